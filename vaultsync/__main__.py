@@ -1,0 +1,5 @@
+import sys
+
+from vaultsync.cli.main import main
+
+sys.exit(main())

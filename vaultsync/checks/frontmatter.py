@@ -1,0 +1,89 @@
+"""Per-note frontmatter checks: presence, shape, JSON Schema, controlled vocabulary."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+from vaultsync.checks.schema import load_validator, validate_frontmatter
+from vaultsync.diagnostics import Diagnostic
+from vaultsync.vault.config import TypeSpec
+from vaultsync.vault.note import Note
+from vaultsync.vault.vault import Vault
+
+_MADR_SUPERSEDED = re.compile(r"^superseded\s+by\s+(.+)$", re.IGNORECASE)
+
+
+def normalised_frontmatter(data: dict[str, Any]) -> dict[str, Any]:
+    """Read the MADR habit ``status: superseded by [[X]]`` as ``status: superseded`` + ``superseded_by: [[X]]``."""
+    status = data.get("status")
+    if isinstance(status, str):
+        m = _MADR_SUPERSEDED.match(status.strip())
+        if m:
+            data = dict(data)
+            data["status"] = "superseded"
+            data.setdefault("superseded_by", m.group(1).strip())
+    return data
+
+
+def check_frontmatter(vault: Vault, note: Note, spec: TypeSpec | None) -> list[Diagnostic]:
+    """Shape, schema and vocabulary of one note's frontmatter.
+
+    Notes outside any type folder only need well-formed YAML (already reported
+    by the parser); notes in a type folder must match the type's schema.
+    """
+    if spec is None or not note.readable or note.fm_state == "invalid":
+        return []
+    try:
+        validator = load_validator(spec.schema, str(vault.root))
+    except (FileNotFoundError, ValueError) as exc:
+        return [Diagnostic(".vaultsync.yaml", 0, 0, "CF003", f"type '{spec.name}': {exc}")]
+    required = list(validator.schema.get("required", [])) or ["memory_id", "type", "title", "status", "created"]
+    if note.fm_state == "none":
+        if vault.config.checks.get("require_frontmatter", True) is False:
+            return []
+        return [Diagnostic(note.path, 1, 1, "FM012",
+                           f"missing frontmatter: a {spec.name} note needs '---' on line 1 with {', '.join(required)}")]
+    if note.fm_state == "empty":
+        return [Diagnostic(note.path, 1, 1, "FM010", f"frontmatter is empty (required: {', '.join(_all_required(validator))})")]
+    if note.fm_state == "not-mapping":
+        return [Diagnostic(note.path, 1, 1, "FM011", f"frontmatter must be a mapping, got {note.fm_type}")]
+    data = normalised_frontmatter(note.frontmatter)
+    found = validate_frontmatter(note, data, validator)
+    declared = data.get("type")
+    if isinstance(declared, str) and declared != spec.name and not any(d.message.startswith("type:") for d in found):
+        line, col = note.position(("type",))
+        found.append(Diagnostic(note.path, line, col, "SC004",
+                                f"type: '{declared}' does not match the folder's type '{spec.name}' ({spec.folder}/)"))
+    found.extend(check_vocabulary(vault, note))
+    return found
+
+
+def _all_required(validator: Any) -> list[str]:
+    required = list(validator.schema.get("required", []))
+    ref = validator.schema.get("$ref")
+    if ref:
+        try:
+            base = validator.registry.resolver(base_uri=validator.schema.get("$id", "")).lookup(ref).contents
+            required = list(base.get("required", [])) + [r for r in required if r not in base.get("required", [])]
+        except Exception:  # noqa: BLE001 - the list is a hint only
+            pass
+    return required
+
+
+def check_vocabulary(vault: Vault, note: Note) -> list[Diagnostic]:
+    """Every term of a vocabulary-controlled field (``tags``, ``projects``...) must be known."""
+    out: list[Diagnostic] = []
+    for field_name, allowed in vault.config.vocabulary.items():
+        values = note.frontmatter.get(field_name)
+        if not isinstance(values, list):
+            continue
+        allowed_set = set(allowed)
+        for i, term in enumerate(values):
+            if isinstance(term, str) and term not in allowed_set:
+                close = difflib.get_close_matches(term, allowed, n=1, cutoff=0.6)
+                hint = f" (did you mean '{close[0]}'?)" if close else f" (add it to vocabulary.{field_name} in .vaultsync.yaml)"
+                line, col = note.position((field_name, i))
+                out.append(Diagnostic(note.path, line, col, "VC001", f"{field_name}[{i}]: unknown term '{term}'{hint}"))
+    return out

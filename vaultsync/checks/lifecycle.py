@@ -1,0 +1,190 @@
+"""Lifecycle checks: dates (TTL), unique ``memory_id``, supersession both ways and acyclic.
+
+Supersession model: ``A.supersedes`` lists B ⇔ ``B.superseded_by`` names A. A
+superseded note's ``status`` must say so. References are ``"[[WikiLinks]]"``
+or ``memory_id``s (see :meth:`Vault.resolve_ref`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from vaultsync.checks.frontmatter import normalised_frontmatter
+from vaultsync.checks.schema import parse_vault_date
+from vaultsync.diagnostics import ERROR, WARNING, Diagnostic
+from vaultsync.vault.note import Note
+from vaultsync.vault.vault import Vault
+
+
+def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING) -> list[Diagnostic]:
+    """``expires`` after ``created``; ``last_validated`` not in the future nor before ``created``; expiry."""
+    fm = note.frontmatter
+    out: list[Diagnostic] = []
+    created = parse_vault_date(fm.get("created"))
+    expires = parse_vault_date(fm.get("expires"))
+    validated = parse_vault_date(fm.get("last_validated"))
+    if created and expires and expires <= created:
+        line, col = note.position(("expires",))
+        out.append(Diagnostic(note.path, line, col, "DT002",
+                              f"expires: {expires} is not after created ({created})"))
+    if validated and validated > today:
+        line, col = note.position(("last_validated",))
+        out.append(Diagnostic(note.path, line, col, "DT003",
+                              f"last_validated: {validated} is in the future (today is {today})"))
+    elif validated and created and validated < created:
+        line, col = note.position(("last_validated",))
+        out.append(Diagnostic(note.path, line, col, "DT003",
+                              f"last_validated: {validated} is before created ({created})"))
+    if expires and expires < today and expired_severity != "off":
+        line, col = note.position(("expires",))
+        out.append(Diagnostic(
+            note.path, line, col, "DT004",
+            f"expired on {expires}: re-validate it (move expires forward, update last_validated) or supersede it",
+            severity=ERROR if expired_severity == "error" else WARNING,
+        ))
+    return out
+
+
+def check_duplicate_ids(vault: Vault) -> list[Diagnostic]:
+    """A ``memory_id`` may be used by one note only."""
+    out: list[Diagnostic] = []
+    for mid, paths in vault.by_memory_id.items():
+        if len(paths) < 2:
+            continue
+        for path in paths:
+            others = ", ".join(sorted(p for p in paths if p != path))
+            line, col = vault.notes[path].position(("memory_id",))
+            out.append(Diagnostic(path, line, col, "ID001", f"memory_id '{mid}' is also used by {others}"))
+    return out
+
+
+@dataclass(frozen=True)
+class Supersession:
+    """One edge ``newer`` supersedes ``older``, and where each side declares it."""
+
+    newer: str
+    older: str
+    declared_by_newer: bool
+    declared_by_older: bool
+
+
+def _refs(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)]
+    return []
+
+
+def supersession_edges(vault: Vault) -> tuple[list[Supersession], list[Diagnostic]]:
+    """Collect supersession edges from both directions; report unresolvable references."""
+    declared: dict[tuple[str, str], list[bool]] = {}
+    out: list[Diagnostic] = []
+    for path, note in vault.notes.items():
+        if note.fm_state != "mapping":
+            continue
+        fm = normalised_frontmatter(note.frontmatter)
+        for field_name, newer_side in (("supersedes", True), ("superseded_by", False)):
+            for i, ref in enumerate(_refs(fm.get(field_name))):
+                res = vault.resolve_ref(ref, path)
+                where = (field_name, i) if isinstance(fm.get(field_name), list) else (field_name,)
+                if field_name not in note.frontmatter:  # came from a MADR status line
+                    where = ("status",)
+                if res.status != "ok" or res.path is None:
+                    line, col = note.position(where)
+                    why = ("ambiguous; candidates: " + ", ".join(res.candidates)) if res.status == "ambiguous" \
+                        else "no note with that memory_id or name"
+                    out.append(Diagnostic(path, line, col, "SS001", f"{field_name}: '{ref}' → {why}"))
+                    continue
+                if res.path == path:
+                    line, col = note.position(where)
+                    out.append(Diagnostic(path, line, col, "SS003", f"{field_name}: a note cannot supersede itself"))
+                    continue
+                key = (path, res.path) if newer_side else (res.path, path)
+                flags = declared.setdefault(key, [False, False])
+                flags[0 if newer_side else 1] = True
+    edges = [Supersession(n, o, f[0], f[1]) for (n, o), f in sorted(declared.items())]
+    return edges, out
+
+
+def check_supersession(vault: Vault) -> list[Diagnostic]:
+    """Targets exist, both directions agree, no cycles, superseded notes say so in ``status``."""
+    edges, out = supersession_edges(vault)
+    for edge in edges:
+        newer, older = vault.notes[edge.newer], vault.notes[edge.older]
+        if edge.declared_by_newer and not edge.declared_by_older:
+            line, col = older.position(("superseded_by",), key=True)
+            out.append(Diagnostic(
+                edge.older, line, col, "SS002",
+                f"superseded_by: missing back-reference to {vault.display_name(edge.newer)} "
+                f"({edge.newer} supersedes this note) — run `vaultsync check --fix`",
+            ))
+        if edge.declared_by_older and not edge.declared_by_newer:
+            line, col = newer.position(("supersedes",), key=True)
+            out.append(Diagnostic(
+                edge.newer, line, col, "SS002",
+                f"supersedes: missing back-reference to {vault.display_name(edge.older)} "
+                f"({edge.older} says it is superseded by this note) — run `vaultsync check --fix`",
+            ))
+    superseded = {e.older for e in edges}
+    for path in sorted(superseded):
+        note = vault.notes[path]
+        status = normalised_frontmatter(note.frontmatter).get("status")
+        if status != "superseded":
+            line, col = note.position(("status",))
+            out.append(Diagnostic(path, line, col, "SS004",
+                                  f"status: is '{status}' but the note is superseded — set status: superseded"))
+    for path, note in vault.notes.items():
+        if note.fm_state == "mapping" and path not in superseded:
+            if normalised_frontmatter(note.frontmatter).get("status") == "superseded" and "superseded_by" not in note.frontmatter \
+                    and not _is_madr_status(note):
+                line, col = note.position(("status",))
+                out.append(Diagnostic(path, line, col, "SS004",
+                                      "status: superseded, but no note supersedes it — add superseded_by"))
+    out.extend(_cycles(vault, edges))
+    return out
+
+
+def _is_madr_status(note: Note) -> bool:
+    status = note.frontmatter.get("status")
+    return isinstance(status, str) and status.strip().lower().startswith("superseded by")
+
+
+def _cycles(vault: Vault, edges: list[Supersession]) -> list[Diagnostic]:
+    graph: dict[str, list[str]] = {}
+    for e in edges:
+        graph.setdefault(e.newer, []).append(e.older)
+    out: list[Diagnostic] = []
+    reported: set[frozenset[str]] = set()
+    state: dict[str, int] = {}  # 1 = on stack, 2 = done
+    for start in sorted(graph):
+        if state.get(start):
+            continue
+        stack: list[tuple[str, int]] = [(start, 0)]
+        trail: list[str] = []
+        while stack:
+            node, i = stack.pop()
+            if i == 0:
+                state[node] = 1
+                trail.append(node)
+            children = graph.get(node, [])
+            if i < len(children):
+                stack.append((node, i + 1))
+                child = children[i]
+                if state.get(child) == 1:
+                    cycle = trail[trail.index(child):]
+                    key = frozenset(cycle)
+                    if key not in reported:
+                        reported.add(key)
+                        chain = " → ".join(vault.display_name(p) for p in cycle + [child])
+                        first = min(cycle)
+                        line, col = vault.notes[first].position(("supersedes",), key=True)
+                        out.append(Diagnostic(first, line, col, "SS003", f"supersession cycle: {chain}"))
+                elif not state.get(child):
+                    stack.append((child, 0))
+            else:
+                state[node] = 2
+                trail.pop()
+    return out

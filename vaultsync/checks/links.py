@@ -1,0 +1,109 @@
+"""WikiLink checks over the whole vault: dangling, ambiguous, missing anchors, empty links.
+
+Every note is checked, staged or not, so deleting or renaming a note that
+another note still links to fails the commit (field case WL-10): when a
+``previous`` vault (HEAD) is given, a dangling link whose target existed there
+says "target removed in this commit".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from vaultsync.diagnostics import WARNING, Diagnostic
+from vaultsync.vault.resolve import LinkIndex, is_attachment, match_heading
+from vaultsync.vault.vault import Vault, is_note_path
+from vaultsync.vault.wikilinks import WikiLink
+
+
+@dataclass(frozen=True)
+class LinkOutcome:
+    """How one link resolved: ``status`` is ok, heading_ok_normalised, dangling,
+    ambiguous, heading_missing, block_missing, empty; ``path`` when a file was found."""
+
+    source: str
+    link: WikiLink
+    status: str
+    path: str | None = None
+    candidates: tuple[str, ...] = ()
+
+
+def resolve_links(vault: Vault) -> Iterator[LinkOutcome]:
+    """Resolve every link of every readable note, in path order."""
+    index = vault.link_index
+    for source in sorted(vault.notes):
+        note = vault.notes[source]
+        if not note.readable:
+            continue
+        for link in note.links:
+            yield resolve_one(vault, index, source, link)
+
+
+def resolve_one(vault: Vault, index: LinkIndex, source: str, link: WikiLink) -> LinkOutcome:
+    """Resolve ``link`` written in ``source``, including its heading or block anchor."""
+    if link.is_empty:
+        return LinkOutcome(source, link, "empty")
+    res = index.resolve(link.target, source)
+    if res.status == "ambiguous":
+        return LinkOutcome(source, link, "ambiguous", candidates=res.candidates)
+    if res.status != "ok" or res.path is None:
+        return LinkOutcome(source, link, "dangling")
+    target = vault.notes.get(res.path)
+    if target is None or not is_note_path(res.path):
+        return LinkOutcome(source, link, "ok", res.path)  # attachment: `#page=3`, `|300` are display hints
+    if link.block is not None:
+        if link.block.lower() in {b.lower() for b in target.block_ids}:
+            return LinkOutcome(source, link, "ok", res.path)
+        return LinkOutcome(source, link, "block_missing", res.path)
+    if link.heading is not None and link.heading.strip():
+        how = match_heading(link.heading, (h.text for h in target.headings))
+        if how is None:
+            return LinkOutcome(source, link, "heading_missing", res.path)
+        return LinkOutcome(source, link, "ok" if how == "exact" else "heading_ok_normalised", res.path)
+    return LinkOutcome(source, link, "ok", res.path)
+
+
+def check_links(vault: Vault, previous: Vault | None = None, empty_severity: str = WARNING) -> list[Diagnostic]:
+    """Diagnostics for every link that does not resolve cleanly.
+
+    Args:
+        vault: the vault being checked (e.g. the staged index).
+        previous: the vault at HEAD, to explain links broken by a delete/rename.
+        empty_severity: ``warning`` (default), ``error`` or ``off`` for ``[[]]``.
+    """
+    out: list[Diagnostic] = []
+    for outcome in resolve_links(vault):
+        d = _diagnostic(vault, previous, outcome, empty_severity)
+        if d is not None:
+            out.append(d)
+    return out
+
+
+def _where(link: WikiLink) -> str:
+    return f" (frontmatter '{link.field}')" if link.field else ""
+
+
+def _diagnostic(vault: Vault, previous: Vault | None, o: LinkOutcome, empty_severity: str) -> Diagnostic | None:
+    link = o.link
+    at = (o.source, link.line, link.col)
+    if o.status in ("ok", "heading_ok_normalised"):
+        return None
+    if o.status == "empty":
+        if empty_severity == "off":
+            return None
+        return Diagnostic(*at, "WL005", f"empty wikilink {link.raw}", severity=empty_severity)
+    if o.status == "ambiguous":
+        return Diagnostic(*at, "WL002", f"{link.raw} → ambiguous link; candidates: {', '.join(o.candidates)} "
+                                        "(write the folder: [[folder/name]])")
+    if o.status == "heading_missing":
+        return Diagnostic(*at, "WL003", f"{link.raw} → heading not found in {o.path}: '{link.heading}'")
+    if o.status == "block_missing":
+        return Diagnostic(*at, "WL004", f"{link.raw} → block ^{link.block} not found in {o.path}")
+    if previous is not None:
+        before = previous.link_index.resolve(link.target, o.source)
+        if before.status == "ok" and before.path and before.path not in vault.link_index.files:
+            return Diagnostic(*at, "WL007", f"{link.raw} → target removed in this commit ({before.path})")
+    if is_attachment(link.target):
+        return Diagnostic(*at, "WL006", f"{link.raw}{_where(link)} → missing attachment '{link.target}'")
+    return Diagnostic(*at, "WL001", f"{link.raw}{_where(link)} → no such note")

@@ -1,0 +1,211 @@
+"""JSON Schema (2020-12) validation of frontmatter, with messages that tell the fix.
+
+Schemas come from the built-in ``schemas/`` folder (``adr``, ``incident``,
+``rule``, ``memory``) or from a JSON file in the repository named in
+``.vaultsync.yaml``. Errors become ``SC*`` diagnostics at the offending value's
+line: ``field: expected boolean, got 'yes' (use true/false)``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from referencing import Registry, Resource
+
+from vaultsync.diagnostics import Diagnostic
+from vaultsync.resources import data_dir
+from vaultsync.vault.note import Note
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATETIME = re.compile(r"^(\d{4}-\d{2}-\d{2})[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?$")
+_JSON_TYPES = {
+    "string": "string", "number": "number", "integer": "integer", "boolean": "boolean",
+    "array": "list", "object": "mapping", "null": "null",
+}
+
+
+def parse_vault_date(value: Any) -> dt.date | None:
+    """The calendar date of a ``YYYY-MM-DD`` or RFC 3339 date-time string, else None."""
+    if not isinstance(value, str):
+        return None
+    m = _DATETIME.match(value)
+    text = m.group(1) if m else value
+    if not _DATE.match(text):
+        return None
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+_FORMATS = jsonschema.FormatChecker()
+
+
+@_FORMATS.checks("vault-date")
+def _is_vault_date(value: object) -> bool:
+    return not isinstance(value, str) or parse_vault_date(value) is not None
+
+
+@lru_cache(maxsize=1)
+def _builtin_registry() -> Registry:
+    resources = []
+    for file in sorted(data_dir("schemas").glob("*.schema.json")):
+        schema = json.loads(file.read_text(encoding="utf-8"))
+        resources.append((schema["$id"], Resource.from_contents(schema)))
+    return Registry().with_resources(resources)
+
+
+def builtin_schema_names() -> list[str]:
+    """Names of the schemas that ship with vaultsync (``adr``, ``incident``, ...)."""
+    return sorted(p.name.removesuffix(".schema.json") for p in data_dir("schemas").glob("*.schema.json"))
+
+
+@lru_cache(maxsize=64)
+def load_validator(name_or_path: str, repo_root: str = ".") -> jsonschema.protocols.Validator:
+    """A compiled validator for a built-in schema name or a repo-relative schema file.
+
+    Raises:
+        FileNotFoundError: no such built-in schema or file.
+        ValueError: the file is not valid JSON / not a valid schema.
+    """
+    builtin = data_dir("schemas") / f"{name_or_path}.schema.json"
+    if builtin.is_file():
+        schema = json.loads(builtin.read_text(encoding="utf-8"))
+    else:
+        path = Path(repo_root) / name_or_path
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"schema {name_or_path!r} is neither built in ({', '.join(builtin_schema_names())}) nor a file"
+            )
+        try:
+            schema = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"schema {name_or_path}: {exc}") from None
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise ValueError(f"schema {name_or_path}: {exc.message}") from None
+    return jsonschema.Draft202012Validator(schema, registry=_builtin_registry(), format_checker=_FORMATS)
+
+
+def field_name(path: tuple[Any, ...]) -> str:
+    """``('related', 0)`` → ``related[0]``."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null (empty value)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "a nested list" if value and all(isinstance(v, list) for v in value) else "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, str):
+        return repr(value)
+    return repr(value)
+
+
+def _expected(schema_type: Any) -> str:
+    if isinstance(schema_type, list):
+        return " or ".join(_JSON_TYPES.get(t, t) for t in schema_type)
+    return _JSON_TYPES.get(schema_type, str(schema_type))
+
+
+def _suggest(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ...], str, bool]:
+    """(path, message, at_key) for one validation error."""
+    path = tuple(err.absolute_path)
+    name = field_name(path)
+    value = err.instance
+    kw = err.validator
+    if kw == "type":
+        expected = _expected(err.validator_value)
+        if isinstance(value, list) and r"\[\[" in str(err.schema.get("pattern", "")):
+            return path, f'{name}: expected "[[note]]" string, got a nested list — quote wikilinks in YAML', False
+        hint = " (use true/false)" if expected == "boolean" and isinstance(value, str) else ""
+        return path, f"{name}: expected {expected}, got {_describe(value)}{hint}", False
+    if kw == "required":
+        missing = re.findall(r"'([^']+)' is a required property", err.message)
+        what = missing[0] if missing else err.message
+        return path, f"missing required field '{what}'", True
+    if kw in ("additionalProperties", "unevaluatedProperties"):
+        known = list((err.schema.get("properties") or {}).keys()) + _ref_properties(err)
+        extras = [k for k in value if k not in known] if isinstance(value, dict) else []
+        return path, "; ".join(
+            f"{key}: additional property not allowed{_suggest(key, known)}" for key in extras
+        ) or err.message, True
+    if kw == "enum":
+        options = [str(o) for o in err.validator_value]
+        return path, f"{name}: {_describe(value)} is not one of: {', '.join(options)}{_suggest(str(value), options)}", False
+    if kw == "const":
+        return path, f"{name}: must be {err.validator_value!r}, got {_describe(value)}", False
+    if kw == "minLength" and err.validator_value == 1:
+        return path, f"{name}: should be non-empty", False
+    if kw == "format":
+        return path, f"{name}: {_describe(value)} is not a valid date (use YYYY-MM-DD)", False
+    if kw == "pattern":
+        example = err.schema.get("examples") or []
+        desc = err.schema.get("description", "")
+        hint = f" (e.g. {example[0]})" if example else (f" ({desc})" if desc else "")
+        return path, f"{name}: {_describe(value)} has the wrong form{hint}", False
+    if kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        side = "at least" if "inimum" in kw else "at most"
+        return path, f"{name}: {_describe(value)} must be {side} {err.validator_value}", False
+    if kw == "uniqueItems":
+        return path, f"{name}: has duplicate items", False
+    return path, f"{name or 'frontmatter'}: {err.message}", False
+
+
+def _ref_properties(err: jsonschema.ValidationError) -> list[str]:
+    ref = err.schema.get("$ref")
+    if not ref:
+        return []
+    try:
+        resolved = _builtin_registry().resolver(base_uri="https://vaultsync.dev/schemas/").lookup(ref)
+    except Exception:  # noqa: BLE001 - a suggestion is best effort
+        return []
+    return list((resolved.contents.get("properties") or {}).keys())
+
+
+def validate_frontmatter(note: Note, data: dict[str, Any], validator: jsonschema.protocols.Validator) -> list[Diagnostic]:
+    """Validate ``data`` (the note's frontmatter, possibly normalised) and locate each error."""
+    out: list[Diagnostic] = []
+    errors = sorted(validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
+    seen: set[tuple[Any, ...]] = set()
+    for err in errors:
+        if err.validator in ("$ref", "allOf"):
+            continue
+        path, message, at_key = _message(err, note)
+        if err.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(err.instance, dict):
+            for part in message.split("; "):
+                key = part.split(":", 1)[0]
+                line, col = note.position(path + (key,), key=True)
+                out.append(Diagnostic(note.path, line, col, "SC003", part))
+            continue
+        if (path, message) in seen:
+            continue
+        seen.add((path, message))
+        line, col = note.position(path, key=at_key) if path else (1, 1)
+        code = {"required": "SC002", "additionalProperties": "SC003", "unevaluatedProperties": "SC003"}.get(
+            str(err.validator), "SC001"
+        )
+        if err.validator == "format":
+            code = "DT001"
+        out.append(Diagnostic(note.path, line, col, code, message))
+    return out

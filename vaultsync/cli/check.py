@@ -1,0 +1,104 @@
+"""``vaultsync check``: validate the vault (the pre-commit hook and the PR-time job)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pygit2
+
+from vaultsync.checks.report import FORMATS, report
+from vaultsync.checks.runner import run_checks
+from vaultsync.diagnostics import ERROR
+from vaultsync.git import IndexSnapshot, TreeSnapshot, WorktreeSnapshot, head_tree, open_repo, workdir
+from vaultsync.vault.config import CONFIG_NAME, ConfigError, load_config
+from vaultsync.vault.vault import Vault, load_vault
+
+
+def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    p = sub.add_parser(name, help=help_text, description=__doc__)
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--staged", action="store_true",
+                        help="validate what is staged (the git index; GIT_INDEX_FILE honoured) — the pre-commit mode")
+    source.add_argument("--rev", metavar="REV", help="validate a commit's tree (e.g. HEAD in CI)")
+    p.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    p.add_argument("--fix", action="store_true",
+                   help="write missing supersession back-references into the working tree (nothing else)")
+    p.add_argument("--root", type=Path, default=None, help="repository or vault folder (default: current directory)")
+    p.add_argument("paths", nargs="*", help="only report problems in these files (the whole vault is still read)")
+    p.set_defaults(run=run)
+
+
+def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, Vault | None]:
+    repo = open_repo(root)
+    if repo is None:
+        if args.staged or args.rev:
+            raise ValueError(f"{root} is not inside a git repository (needed for --staged/--rev)")
+        config = load_config(root)
+        return load_vault(WorktreeSnapshot(root, config.vault), config, root), None
+    top = workdir(repo)
+    if args.rev:
+        commit = repo.revparse_single(args.rev).peel(pygit2.Commit)
+        snapshot = TreeSnapshot(repo, commit.tree)
+    elif args.staged:
+        snapshot = IndexSnapshot(repo)
+    else:
+        snapshot = None
+    config_text = None
+    if snapshot is not None and CONFIG_NAME in snapshot.paths():
+        config_text = snapshot.read(CONFIG_NAME).decode("utf-8-sig", errors="replace").replace("\r\n", "\n")
+        config = load_config(top, config_text)
+    elif snapshot is not None:
+        config = load_config(top, "")
+    else:
+        config = load_config(top)
+    if snapshot is None:
+        snapshot = WorktreeSnapshot(top, config.vault, repo)
+    vault = load_vault(snapshot, config, top)
+    previous = None
+    if args.staged:
+        tree = head_tree(repo)
+        if tree is not None:
+            previous = load_vault(TreeSnapshot(repo, tree), config, top)
+    return vault, previous
+
+
+def run(args: argparse.Namespace) -> int:
+    root = (args.root or Path.cwd()).resolve()
+    try:
+        vault, previous = _load(root, args)
+    except ConfigError as exc:
+        print(exc.diagnostic.render(), file=sys.stderr)
+        return 1
+    except (ValueError, KeyError, OSError, pygit2.GitError) as exc:
+        print(f"vaultsync check: {exc}", file=sys.stderr)
+        return 2
+    if args.fix:
+        if args.staged or args.rev:
+            print("vaultsync check: --fix edits the working tree; drop --staged/--rev", file=sys.stderr)
+            return 2
+        from vaultsync.checks.fix import apply_fix, plan_fixes
+
+        for fix in plan_fixes(vault):
+            if apply_fix(vault.root, vault, fix):
+                print(f"fixed: {fix.path}: added {fix.field}: {fix.ref}", file=sys.stderr)
+            else:
+                print(f"not fixed: {fix.path}: add {fix.field}: {fix.ref} by hand", file=sys.stderr)
+        vault, previous = _load(root, args)
+    diagnostics = run_checks(vault, previous)
+    if args.paths:
+        wanted = {_relative(vault.root, p) for p in args.paths}
+        diagnostics = [d for d in diagnostics if d.path in wanted]
+    report(diagnostics, args.format, sys.stdout, checked=len(vault.notes))
+    return 1 if any(d.severity == ERROR for d in diagnostics) else 0
+
+
+def _relative(root: Path, path: str) -> str:
+    p = Path(path)
+    if p.is_absolute():
+        try:
+            return p.resolve().relative_to(root).as_posix()
+        except ValueError:
+            return p.as_posix()
+    return (Path.cwd() / p).resolve().relative_to(root).as_posix() if (Path.cwd() / p).exists() else p.as_posix()

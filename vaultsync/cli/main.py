@@ -1,0 +1,74 @@
+"""Command-line entry point: builds the argparse sub-commands and dispatches.
+
+Each sub-command lives in its own module of ``vaultsync.cli`` exposing
+``add_parser(subparsers)`` and ``run(args) -> int``; modules are imported
+lazily so that a fast command (``check``, a git hook) never pays for the
+heavy ones (models, LanceDB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from vaultsync import __version__
+
+# command name -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("vaultsync.cli.check", "validate the vault's notes (frontmatter, lifecycle, WikiLinks)"),
+    "install": ("vaultsync.cli.install", "install the git hook shims and the `git memsearch` alias"),
+    "sync": ("vaultsync.cli.sync", "bring the derived index up to HEAD (incremental)"),
+    "index": ("vaultsync.cli.index", "rebuild the derived index from scratch"),
+    "status": ("vaultsync.cli.status", "show the index state: indexed commit vs HEAD, counts, last error"),
+    "search": ("vaultsync.cli.search", "search the vault (hybrid BM25 + vector, graph hop, rerank)"),
+    "serve": ("vaultsync.cli.serve", "run the warm local search daemon on 127.0.0.1"),
+    "models": ("vaultsync.cli.models", "build and list the local ONNX models"),
+    "eval": ("vaultsync.cli.eval", "measure retrieval quality on an evaluation dataset"),
+}
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """Build the top-level parser; with ``only``, import just that command's module."""
+    parser = argparse.ArgumentParser(prog="vaultsync", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"vaultsync {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_text) in COMMANDS.items():
+        if only is not None and name != only:
+            sub.add_parser(name, help=help_text)
+            continue
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:  # a command not built yet in this checkout
+            if exc.name != module:
+                raise
+            continue
+        mod.add_parser(sub, name, help_text)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the process exit code (0 ok, 1 findings/errors, 2 usage)."""
+    argv = sys.argv[1:] if argv is None else argv
+    command = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(command if command in COMMANDS else None)
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # last line of defence: one clear line, never a traceback
+        if os.environ.get("VAULTSYNC_DEBUG"):
+            raise
+        print(f"vaultsync {args.command}: error: {exc} (set VAULTSYNC_DEBUG=1 for details)", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,163 @@
+"""Every git access of vaultsync: repository discovery and file snapshots.
+
+A *snapshot* is a read-only view of the vault's files at one moment: the
+working tree, the staged index (``GIT_INDEX_FILE`` honoured, which pygit2
+itself ignores), or a commit's tree. Snapshots list regular files only:
+symlinks (mode 120000) and submodules (gitlinks, mode 160000) are never read
+(field case GH-12). Content of index and tree snapshots comes from blobs, never
+from disk, so a case-insensitive file system or an unstaged edit cannot leak
+in (GH-04, GH-09).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Protocol
+
+import pygit2
+
+_REGULAR = (pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE)
+
+
+def open_repo(start: Path | str = ".") -> pygit2.Repository | None:
+    """The repository containing ``start`` (worktrees and ``.git`` files included), or None."""
+    try:
+        found = pygit2.discover_repository(str(start))
+    except (pygit2.GitError, OSError):
+        return None
+    if found is None:
+        return None
+    try:
+        return pygit2.Repository(found)
+    except pygit2.GitError:
+        return None
+
+
+def workdir(repo: pygit2.Repository) -> Path:
+    """The repository's working-tree root (the git dir's parent for a bare repo)."""
+    return Path(repo.workdir or Path(repo.path).parent).resolve()
+
+
+def is_valid_utf8_path(path: str) -> bool:
+    """False when a path decoded from git holds surrogate escapes (non-UTF-8 bytes, GH-05)."""
+    return not any("\udc80" <= ch <= "\udcff" for ch in path)
+
+
+def printable_path(path: str) -> str:
+    """The path with undecodable bytes shown as ``?``."""
+    return "".join("?" if "\udc80" <= ch <= "\udcff" else ch for ch in path)
+
+
+def head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
+    """HEAD's tree, or None on an unborn branch."""
+    try:
+        return repo.head.peel(pygit2.Commit).tree
+    except (pygit2.GitError, KeyError):
+        return None
+
+
+def head_commit_id(repo: pygit2.Repository) -> str | None:
+    """HEAD's commit id as hex, or None on an unborn branch."""
+    try:
+        return str(repo.head.target)
+    except (pygit2.GitError, KeyError):
+        return None
+
+
+class Snapshot(Protocol):
+    """A read-only set of files: ``paths()`` lists them, ``read(path)`` returns bytes."""
+
+    def paths(self) -> list[str]: ...
+
+    def read(self, path: str) -> bytes: ...
+
+
+class _EntriesSnapshot:
+    """Files from an index-like list of (path, oid) entries."""
+
+    def __init__(self, repo: pygit2.Repository, entries: Iterable[pygit2.IndexEntry]) -> None:
+        self._repo = repo
+        self._oids: dict[str, pygit2.Oid] = {}
+        for entry in entries:
+            if entry.mode in _REGULAR:
+                self._oids[entry.path] = entry.id
+
+    def paths(self) -> list[str]:
+        return list(self._oids)
+
+    def read(self, path: str) -> bytes:
+        return self._repo[self._oids[path]].data  # type: ignore[attr-defined,no-any-return]
+
+    def oid(self, path: str) -> str:
+        """The blob id (hex) of ``path``."""
+        return str(self._oids[path])
+
+
+class IndexSnapshot(_EntriesSnapshot):
+    """What is staged: the index file named by ``GIT_INDEX_FILE``, else the repository's."""
+
+    def __init__(self, repo: pygit2.Repository) -> None:
+        index_file = os.environ.get("GIT_INDEX_FILE")
+        if index_file:
+            path = Path(index_file)
+            if not path.is_absolute():  # hooks run at the work tree root
+                path = workdir(repo) / path
+            index = pygit2.Index(str(path))
+        else:
+            index = repo.index
+            index.read(False)
+        super().__init__(repo, index)
+
+
+class TreeSnapshot(_EntriesSnapshot):
+    """The files of one tree (a commit's content)."""
+
+    def __init__(self, repo: pygit2.Repository, tree: pygit2.Tree | None) -> None:
+        index = pygit2.Index()
+        if tree is not None:
+            index.read_tree(tree)
+        super().__init__(repo, index)
+
+
+class WorktreeSnapshot:
+    """Files on disk under ``roots`` (repo-relative), minus git-ignored ones and dot-folders."""
+
+    def __init__(self, root: Path, roots: Iterable[str] = (".",), repo: pygit2.Repository | None = None) -> None:
+        self._root = root
+        self._paths: list[str] = []
+        for folder in roots:
+            base = root if folder == "." else root / folder
+            for dirpath, dirnames, filenames in os.walk(base):
+                rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+                rel_dir = "" if rel_dir == "." else rel_dir + "/"
+                dirnames[:] = sorted(
+                    d for d in dirnames
+                    if not d.startswith(".") and not _ignored(repo, rel_dir + d + "/")
+                )
+                for name in sorted(filenames):
+                    rel = rel_dir + name
+                    full = os.path.join(dirpath, name)
+                    try:
+                        mode = os.lstat(full).st_mode
+                    except OSError:
+                        continue
+                    if stat.S_ISREG(mode) and not _ignored(repo, rel):
+                        self._paths.append(rel)
+
+    def paths(self) -> list[str]:
+        return list(self._paths)
+
+    def read(self, path: str) -> bytes:
+        return (self._root / path).read_bytes()
+
+
+def _ignored(repo: pygit2.Repository | None, rel: str) -> bool:
+    if repo is None:
+        return False
+    try:
+        return bool(repo.path_is_ignored(rel))
+    except (pygit2.GitError, UnicodeError):
+        return False

@@ -1,0 +1,24 @@
+"""Locate the data files that ship with vaultsync (schemas, model manifests, git hook shims).
+
+In a wheel they live under ``vaultsync/_data/``; in a source checkout or an
+editable install they are the top-level ``schemas/``, ``models/`` and
+``githooks/`` folders of the repository.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def data_dir(name: str) -> Path:
+    """Return the directory of shipped data ``name`` (``schemas``, ``models`` or ``githooks``).
+
+    Raises:
+        FileNotFoundError: when neither the installed nor the source location exists.
+    """
+    for candidate in (_PACKAGE / "_data" / name, _PACKAGE.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"vaultsync data folder {name!r} not found (broken install?)")

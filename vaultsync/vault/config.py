@@ -1,0 +1,174 @@
+"""The repository's own configuration file, ``.vaultsync.yaml``.
+
+It names the vault folders, maps memory types to folders and schemas, holds the
+controlled vocabulary, the ephemeral (scratch) globs, check severities and
+search/index settings. It is validated against ``schemas/config.schema.json``;
+without a file, the whole repository is the vault and no type schemas apply.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from vaultsync.diagnostics import Diagnostic
+from vaultsync.resources import data_dir
+from vaultsync.vault.yamlload import YamlProblem, load_yaml
+
+CONFIG_NAME = ".vaultsync.yaml"
+
+
+class ConfigError(Exception):
+    """The config file is invalid; ``diagnostic`` says where and why."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.render())
+        self.diagnostic = diagnostic
+
+
+@dataclass(frozen=True)
+class TypeSpec:
+    """One memory type: notes under ``folder`` validate against ``schema``."""
+
+    name: str
+    folder: str
+    schema: str
+
+
+@dataclass
+class Config:
+    """Parsed ``.vaultsync.yaml`` (defaults when absent)."""
+
+    vault: list[str] = field(default_factory=lambda: ["."])
+    types: list[TypeSpec] = field(default_factory=list)
+    vocabulary: dict[str, list[str]] = field(default_factory=dict)
+    ephemeral: list[str] = field(default_factory=list)
+    checks: dict[str, Any] = field(default_factory=dict)
+    index: dict[str, Any] = field(default_factory=dict)
+    search: dict[str, Any] = field(default_factory=dict)
+    models: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def in_vault(self, path: str) -> bool:
+        """Whether repo-relative ``path`` lies in one of the vault folders."""
+        return any(root == "." or path == root or path.startswith(root + "/") for root in self.vault)
+
+    def type_for(self, path: str) -> TypeSpec | None:
+        """The memory type whose folder holds ``path`` (deepest folder wins), or None."""
+        best: TypeSpec | None = None
+        for spec in self.types:
+            if path.startswith(spec.folder + "/") and (best is None or len(spec.folder) > len(best.folder)):
+                best = spec
+        return best
+
+    def is_ephemeral(self, path: str) -> str | None:
+        """The first ephemeral glob matching ``path``, or None."""
+        for pattern in self.ephemeral:
+            if _glob_regex(pattern).fullmatch(path):
+                return pattern
+        return None
+
+    def severity(self, check: str, default: str) -> str:
+        """Configured severity (``error``/``warning``/``off``) of a check."""
+        return str(self.checks.get(check, default))
+
+
+def _norm_folder(folder: str) -> str:
+    folder = folder.strip().replace("\\", "/").strip("/")
+    while folder.startswith("./"):
+        folder = folder[2:]
+    return folder or "."
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """Translate a gitignore-like glob (``**`` crosses folders, ``*`` does not) to a regex."""
+    pattern = pattern.lstrip("/")
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            end = pattern.find("]", i + 1)
+            if end < 0:
+                out.append(re.escape(c))
+                i += 1
+            else:
+                body = pattern[i + 1:end].replace("\\", "\\\\")
+                out.append("[^" + body[1:] + "]" if body.startswith("!") else "[" + body + "]")
+                i = end + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    if "/" not in pattern.rstrip("/"):  # a bare name matches at any depth, like .gitignore
+        return re.compile("(?:.*/)?" + "".join(out) + "(?:/.*)?")
+    return re.compile("".join(out) + "(?:/.*)?")
+
+
+@lru_cache(maxsize=1)
+def _config_validator() -> jsonschema.protocols.Validator:
+    schema = json.loads((data_dir("schemas") / "config.schema.json").read_text(encoding="utf-8"))
+    return jsonschema.Draft202012Validator(schema)
+
+
+def load_config(root: Path, text: str | None = None) -> Config:
+    """Load and validate ``<root>/.vaultsync.yaml``.
+
+    Args:
+        root: repository root.
+        text: the file's content if already read (e.g. from the git index).
+    Raises:
+        ConfigError: YAML or schema error, located in the config file.
+    """
+    path = root / CONFIG_NAME
+    if text is None:
+        if not path.is_file():
+            return Config()
+        try:
+            text = path.read_bytes().decode("utf-8-sig").replace("\r\n", "\n")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(Diagnostic(CONFIG_NAME, 1, 1, "CF001", f"cannot read config: {exc}")) from None
+    try:
+        doc = load_yaml(text)
+    except YamlProblem as exc:
+        raise ConfigError(Diagnostic(CONFIG_NAME, exc.line + 1, exc.col + 1, exc.code, exc.render(0))) from None
+    data = doc.data if doc.data is not None else {}
+    if not isinstance(data, dict):
+        raise ConfigError(Diagnostic(CONFIG_NAME, 1, 1, "CF001", "config must be a YAML mapping"))
+    errors = sorted(_config_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        err = errors[0]
+        where = tuple(err.absolute_path)
+        line, col = doc.positions.get(where, (0, 0))
+        field_name = ".".join(str(p) for p in where) or "(top level)"
+        raise ConfigError(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", f"{field_name}: {err.message}"))
+    vault = data.get("vault", ".")
+    roots = [_norm_folder(v) for v in ([vault] if isinstance(vault, str) else vault)]
+    types = [
+        TypeSpec(name, _norm_folder(spec["folder"]), spec.get("schema", name))
+        for name, spec in (data.get("types") or {}).items()
+    ]
+    return Config(
+        vault=roots, types=types, vocabulary=dict(data.get("vocabulary") or {}),
+        ephemeral=list(data.get("ephemeral") or []), checks=dict(data.get("checks") or {}),
+        index=dict(data.get("index") or {}), search=dict(data.get("search") or {}),
+        models=dict(data.get("models") or {}), raw=data,
+    )

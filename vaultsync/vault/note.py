@@ -1,0 +1,181 @@
+"""Read one Markdown note: bytes → text → frontmatter + body, every problem located.
+
+The file's bytes are never modified. A UTF-8 BOM is skipped and CRLF is read
+as LF (field case FM-07), so a Windows-authored note validates and indexes
+exactly like its LF twin. Frontmatter is recognised only when line 1 is
+``---`` (FM-09); YAML is read by :mod:`vaultsync.vault.yamlload`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from vaultsync.diagnostics import Diagnostic
+from vaultsync.vault import markdown
+from vaultsync.vault.wikilinks import WikiLink, frontmatter_links, iter_links
+from vaultsync.vault.yamlload import YamlProblem, load_yaml
+
+MAX_NOTE_BYTES = 20 * 1024 * 1024
+_BOM = "\ufeff"
+
+
+@dataclass
+class Note:
+    """A parsed note.
+
+    Attributes:
+        path: repository-relative POSIX path.
+        text: decoded text (BOM removed, CRLF → LF); ``""`` when undecodable.
+        frontmatter: the YAML mapping, ``{}`` when absent or invalid.
+        fm_state: ``"none"`` (no frontmatter), ``"mapping"``, ``"empty"``,
+            ``"not-mapping"`` (valid YAML, not a mapping) or ``"invalid"``.
+        fm_type: YAML type name when ``fm_state == "not-mapping"``.
+        body: Markdown after the frontmatter.
+        body_line: 1-based file line of the body's first line.
+        diagnostics: problems found while reading (encoding, YAML).
+    """
+
+    path: str
+    text: str = ""
+    frontmatter: dict[str, Any] = field(default_factory=dict)
+    fm_state: str = "none"
+    fm_type: str = ""
+    body: str = ""
+    body_line: int = 1
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    readable: bool = True
+    _positions: dict[tuple[Any, ...], tuple[int, int]] = field(default_factory=dict, repr=False)
+    _key_positions: dict[tuple[Any, ...], tuple[int, int]] = field(default_factory=dict, repr=False)
+
+    def position(self, path: tuple[Any, ...], key: bool = False) -> tuple[int, int]:
+        """1-based (line, col) in the file of a frontmatter value (or its key), best effort.
+
+        Falls back to the nearest enclosing value, then to line 1.
+        """
+        table = self._key_positions if key else self._positions
+        while path:
+            if path in table:
+                return table[path]
+            if key and path in self._positions:
+                return self._positions[path]
+            path = path[:-1]
+        return (1, 1)
+
+    @cached_property
+    def masked_body(self) -> str:
+        """The body with code replaced by spaces (see :func:`markdown.mask_code`)."""
+        return markdown.mask_code(self.body)
+
+    @cached_property
+    def links(self) -> list[WikiLink]:
+        """Every WikiLink of the note: frontmatter values first, then the body."""
+        found = sorted(frontmatter_links(self.frontmatter, self._positions), key=lambda k: (k.line, k.col))
+        found.extend(iter_links(self.masked_body, self.body_line))
+        return found
+
+    @cached_property
+    def headings(self) -> list[markdown.Heading]:
+        """ATX headings of the body (lines relative to the body)."""
+        return markdown.headings(self.body, self.masked_body)
+
+    @cached_property
+    def block_ids(self) -> set[str]:
+        """Block ids (``^id``) defined in the body."""
+        return markdown.block_ids(self.masked_body) if "^" in self.body else set()
+
+
+def decode(path: str, data: bytes) -> tuple[str | None, Diagnostic | None]:
+    """Decode note bytes to text (BOM dropped, CRLF → LF), or explain why not.
+
+    Returns:
+        (text, None) on success; (None, diagnostic) for binary, non-UTF-8 or huge input.
+    """
+    if len(data) > MAX_NOTE_BYTES:
+        size = len(data) / 1024 / 1024
+        return None, Diagnostic(path, 1, 1, "FM014", f"file too large to be a note ({size:.0f} MB > 20 MB)")
+    if b"\0" in data[:8192]:
+        return None, Diagnostic(path, 0, 0, "FM002", "binary content in a .md file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        byte = data[exc.start]
+        return None, Diagnostic(
+            path, line, col, "FM001",
+            f"not valid UTF-8 (byte 0x{byte:02X} at offset {exc.start}) — re-save as UTF-8",
+        )
+    if text.startswith(_BOM):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    return text, None
+
+
+def parse_note(path: str, data: bytes) -> Note:
+    """Parse a note from its bytes; never raises on bad content.
+
+    Args:
+        path: repository-relative POSIX path (used in diagnostics).
+        data: the file's bytes (working tree or git blob).
+    Returns:
+        A :class:`Note`; problems are in ``note.diagnostics``.
+    """
+    text, problem = decode(path, data)
+    if text is None:
+        return Note(path=path, readable=False, diagnostics=[problem] if problem else [])
+    return parse_text(path, text)
+
+
+def parse_text(path: str, text: str) -> Note:
+    """Parse already-decoded note text (LF line endings)."""
+    note = Note(path=path, text=text, body=text)
+    if not text.startswith("---"):
+        _misplaced_frontmatter(note)
+        return note
+    lines = text.split("\n")
+    if lines[0].rstrip() != "---":
+        return note  # e.g. "----" or "--- x": a thematic break or text, not frontmatter
+    close = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
+    if close is None:
+        note.fm_state = "invalid"
+        note.diagnostics.append(
+            Diagnostic(path, 1, 1, "FM004", "frontmatter opened on line 1 is never closed (add a '---' line)")
+        )
+        return note
+    note.body = "\n".join(lines[close + 1:])
+    note.body_line = close + 2
+    yaml_text = "\n".join(lines[1:close])
+    try:
+        doc = load_yaml(yaml_text)
+    except YamlProblem as exc:
+        note.fm_state = "invalid"
+        note.diagnostics.append(Diagnostic(path, exc.line + 2, exc.col + 1, exc.code, exc.render(1)))
+        return note
+    if doc.data is None:
+        note.fm_state = "empty"
+    elif not isinstance(doc.data, dict):
+        note.fm_state = "not-mapping"
+        note.fm_type = "a list" if isinstance(doc.data, list) else f"a {type(doc.data).__name__}"
+    else:
+        note.fm_state = "mapping"
+        note.frontmatter = doc.data
+        note._positions = {p: (ln + 2, col + 1) for p, (ln, col) in doc.positions.items()}
+        note._key_positions = {p: (ln + 2, col + 1) for p, (ln, col) in doc.key_positions.items()}
+    return note
+
+
+def _misplaced_frontmatter(note: Note) -> None:
+    """Report a frontmatter block that does not start at line 1, column 1 (FM-09)."""
+    for i, line in enumerate(note.text.split("\n", 8)[:8]):
+        if line.strip() == "---":
+            col = len(line) - len(line.lstrip()) + 1
+            note.diagnostics.append(Diagnostic(
+                note.path, i + 1, col, "FM003",
+                f"frontmatter must start on line 1, column 1 (found '---' on line {i + 1})",
+            ))
+            return
+        if line.strip():
+            return

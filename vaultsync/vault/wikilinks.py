@@ -1,0 +1,127 @@
+"""Obsidian WikiLink extraction.
+
+Forms (https://help.obsidian.md/links): ``[[note]]``, ``[[note|alias]]``,
+``[[note#Heading]]``, ``[[note#H1#H2]]``, ``[[note#^block]]``, ``[[#Heading]]``
+(same note), ``![[embed]]``, ``![[image.png|300]]``, ``[[folder/note]]``,
+``[[note.md]]``, and ``[[note\\|alias]]`` inside tables. Links inside code are
+ignored (callers pass code-masked text, see :mod:`vaultsync.vault.markdown`).
+A link never spans lines; ``[[`` without ``]]`` on the same line is text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+# No nested brackets, no newline: linear time even on "[[[[[[..." (WL-04).
+_LINK = re.compile(r"(!?)\[\[([^\[\]\n]*)\]\]")
+
+
+@dataclass(frozen=True)
+class WikiLink:
+    """One WikiLink occurrence.
+
+    Attributes:
+        raw: the link as written, ``![[a#b|c]]``.
+        target: the note or file part, ``""`` for a link into the same note.
+        heading: heading subpath (may hold ``A#B`` for nested headings) or None.
+        block: block id without ``^`` or None.
+        alias: display text after ``|`` or None.
+        embed: True for ``![[...]]``.
+        line, col: 1-based position of the link's first character in the file.
+        field: None for a body link, else the frontmatter field it came from.
+    """
+
+    raw: str
+    target: str
+    heading: str | None
+    block: str | None
+    alias: str | None
+    embed: bool
+    line: int
+    col: int
+    field: str | None = None
+
+    @property
+    def is_empty(self) -> bool:
+        """``[[]]``, ``[[ ]]``, ``[[|alias]]``: no target and no subpath."""
+        return not self.target and self.heading is None and self.block is None
+
+    @property
+    def subpath(self) -> str | None:
+        """``#Heading`` or ``#^block`` as written after the target, without the ``#``."""
+        if self.block is not None:
+            return "^" + self.block
+        return self.heading
+
+
+def parse_inner(inner: str) -> tuple[str, str | None, str | None, str | None]:
+    """Split the text between ``[[`` and ``]]`` into (target, heading, block, alias)."""
+    alias: str | None = None
+    bar = inner.find("|")
+    if bar >= 0:
+        alias = inner[bar + 1:]
+        inner = inner[:bar]
+        if inner.endswith("\\"):  # `[[note\|alias]]` inside a table
+            inner = inner[:-1]
+    heading: str | None = None
+    block: str | None = None
+    hash_at = inner.find("#")
+    if hash_at >= 0:
+        sub = inner[hash_at + 1:].strip()
+        inner = inner[:hash_at]
+        if sub.startswith("^"):
+            block = sub[1:].strip()
+        else:
+            heading = sub
+    return inner.strip(), heading, block, alias
+
+
+def iter_links(text: str, first_line: int = 1, field: str | None = None) -> Iterator[WikiLink]:
+    """Yield the WikiLinks of ``text`` (already code-masked for Markdown bodies).
+
+    Args:
+        text: the text to scan.
+        first_line: the file line number of ``text``'s first line.
+        field: frontmatter field name when scanning a frontmatter value.
+    """
+    if "[[" not in text:
+        return
+    line = first_line
+    line_start = 0
+    scanned = 0
+    for m in _LINK.finditer(text):
+        start = m.start()
+        newlines = text.count("\n", scanned, start)
+        if newlines:
+            line += newlines
+            line_start = text.rfind("\n", 0, start) + 1
+        scanned = start
+        target, heading, block, alias = parse_inner(m.group(2))
+        yield WikiLink(
+            raw=m.group(0), target=target, heading=heading, block=block, alias=alias,
+            embed=bool(m.group(1)), line=line, col=start - line_start + 1, field=field,
+        )
+
+
+def frontmatter_links(
+    data: dict[str, Any], positions: dict[tuple[Any, ...], tuple[int, int]]
+) -> Iterator[WikiLink]:
+    """Yield links written as string values anywhere in the frontmatter (FM-13).
+
+    ``positions`` maps value paths to 1-based (line, col) in the file.
+    """
+    stack: list[tuple[tuple[Any, ...], Any]] = [((key,), value) for key, value in data.items()]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            if "[[" in value:
+                line, col = positions.get(path, (1, 1))
+                for link in iter_links(value, line, field=str(path[0])):
+                    yield WikiLink(**{**link.__dict__, "col": col + link.col - 1})
+        elif isinstance(value, list):
+            stack.extend((path + (i,), item) for i, item in enumerate(value))
+        elif isinstance(value, dict):
+            stack.extend((path + (str(k),), v) for k, v in value.items())

@@ -1,0 +1,262 @@
+"""A strict, safe YAML loader for frontmatter.
+
+Differences from ``yaml.safe_load`` (all deliberate, see field cases FM-01..FM-11):
+
+* YAML 1.2 core schema for scalars: only ``true``/``false`` (any capitalisation
+  of those two words) are booleans, so ``NO``, ``yes``, ``on`` stay strings;
+  integers are decimal, ``0o``/``0x`` only (no sexagesimal ``1:20``, no ``_``).
+* Timestamps are never resolved: ``2024-03-01`` stays the string it was written as.
+* Duplicate mapping keys are an error naming both lines, at any depth.
+* Only the safe standard tags construct; any other tag (``!!python/...``, ``!Ref``)
+  is an error, and nothing is ever executed.
+* Aliases are allowed, but a document whose alias-expanded size exceeds
+  ``MAX_EXPANDED_NODES`` is rejected ("billion laughs").
+* Mapping keys are always strings: a non-scalar key is an error.
+
+Errors are :class:`YamlProblem` with a 0-based line/column relative to the YAML
+text; callers add the frontmatter's offset in the Markdown file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+try:  # the libyaml parser is ~10x faster; fall back to pure Python
+    from yaml import CSafeLoader as _BaseLoader
+except ImportError:  # pragma: no cover - depends on the PyYAML build
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+
+MAX_EXPANDED_NODES = 10_000
+
+_SAFE_TAGS = {
+    "tag:yaml.org,2002:str",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+    "tag:yaml.org,2002:seq",
+    "tag:yaml.org,2002:map",
+}
+
+
+@dataclass(frozen=True)
+class YamlProblem(Exception):
+    """A YAML error at ``line``/``col`` (0-based, relative to the YAML text)."""
+
+    line: int
+    col: int
+    message: str
+    code: str = "FM005"
+    other_line: int | None = None  # duplicate keys: the first definition
+
+    def __str__(self) -> str:
+        return self.message
+
+    def render(self, line_offset: int) -> str:
+        """The message with any referenced line shifted by ``line_offset`` and made 1-based."""
+        if self.other_line is None:
+            return self.message
+        return self.message.replace("{first}", str(self.other_line + line_offset + 1))
+
+
+class _StrictLoader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """SafeLoader with the YAML 1.2 core resolvers and strict mappings."""
+
+    yaml_implicit_resolvers: dict[str | None, list[tuple[str, re.Pattern[str]]]] = {}
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if not isinstance(node, yaml.MappingNode):  # pragma: no cover - guarded by the composer
+            raise YamlProblem(node.start_mark.line, node.start_mark.column, "expected a mapping")
+        self.flatten_mapping(node)
+        seen: dict[str, yaml.Node] = {}
+        mapping: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                mark = key_node.start_mark
+                raise YamlProblem(mark.line, mark.column, "mapping keys must be plain strings")
+            key = str(key_node.value)
+            if key in seen:
+                first = seen[key].start_mark.line
+                mark = key_node.start_mark
+                raise YamlProblem(
+                    mark.line, mark.column,
+                    f"duplicate key '{key}' (first defined on line {{first}})",  # see render()
+                    code="FM007", other_line=first,
+                )
+            seen[key] = key_node
+            mapping[key] = self.construct_object(value_node, deep=deep)
+        return mapping
+
+
+def _add_resolver(tag: str, pattern: str, first: str) -> None:
+    _StrictLoader.add_implicit_resolver(tag, re.compile(pattern, re.X), list(first))
+
+
+# YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution)
+_add_resolver("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF")
+_StrictLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
+)
+_add_resolver("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789")
+_add_resolver(
+    "tag:yaml.org,2002:float",
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+    "-+0123456789.",
+)
+
+
+def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
+    text = str(node.value)
+    if text.startswith("0o"):
+        return int(text[2:], 8)
+    if text.startswith("0x"):
+        return int(text[2:], 16)
+    return int(text, 10)
+
+
+def _construct_bool(loader: _StrictLoader, node: yaml.ScalarNode) -> bool:
+    return str(node.value).lower() == "true"
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_StrictLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
+_StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _StrictLoader.construct_yaml_str)
+_StrictLoader.add_constructor("tag:yaml.org,2002:map", _StrictLoader.construct_yaml_map)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
+
+
+def _check_tags_and_size(root: yaml.Node) -> None:
+    """Reject unsafe tags, recursive aliases and alias bombs in one post-order walk."""
+    sizes: dict[int, int] = {}
+    visiting: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        key = id(node)
+        mark = node.start_mark
+        if expanded:
+            total = 1
+            for child in _children(node):
+                size = sizes.get(id(child))
+                if size is None:
+                    raise YamlProblem(mark.line, mark.column, "recursive YAML alias", code="FM009")
+                total += size
+            if total > MAX_EXPANDED_NODES:
+                raise YamlProblem(
+                    mark.line, mark.column,
+                    f"YAML aliases expand to more than {MAX_EXPANDED_NODES} nodes (alias bomb?)", code="FM009",
+                )
+            sizes[key] = total
+            continue
+        if key in sizes:
+            continue
+        if key in visiting:
+            raise YamlProblem(mark.line, mark.column, "recursive YAML alias", code="FM009")
+        if node.tag not in _SAFE_TAGS:
+            raise YamlProblem(mark.line, mark.column, f"unsupported YAML tag '{_short_tag(node.tag)}'", code="FM008")
+        visiting.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+
+
+def _short_tag(tag: str) -> str:
+    return "!!" + tag[len("tag:yaml.org,2002:"):] if tag.startswith("tag:yaml.org,2002:") else tag
+
+
+@dataclass
+class YamlDocument:
+    """A loaded YAML document: ``data`` plus the 0-based (line, col) of every value.
+
+    ``positions`` maps a path tuple (keys and list indices, as in JSON Schema's
+    ``absolute_path``) to the position of that value's node; the key of a mapping
+    entry is at ``key_positions[path]``.
+    """
+
+    data: Any
+    positions: dict[tuple[Any, ...], tuple[int, int]]
+    key_positions: dict[tuple[Any, ...], tuple[int, int]]
+
+
+def load_yaml(text: str) -> YamlDocument:
+    """Parse one YAML document strictly.
+
+    Args:
+        text: the YAML source (LF line endings).
+    Returns:
+        YamlDocument with the data and a position map.
+    Raises:
+        YamlProblem: syntax error, tab indentation, duplicate key, unsafe tag,
+            alias bomb, or more than one document.
+    """
+    loader = _StrictLoader(text)
+    try:
+        try:
+            node = loader.get_single_node()
+        except yaml.MarkedYAMLError as exc:
+            raise _problem_from(exc, text) from None
+        if node is None:
+            return YamlDocument(None, {}, {})
+        _check_tags_and_size(node)
+        try:
+            data = loader.construct_document(node)
+        except yaml.MarkedYAMLError as exc:
+            raise _problem_from(exc, text) from None
+        except (ValueError, TypeError, RecursionError) as exc:
+            mark = node.start_mark
+            raise YamlProblem(mark.line, mark.column, f"YAML error: {exc}") from None
+        positions: dict[tuple[Any, ...], tuple[int, int]] = {}
+        key_positions: dict[tuple[Any, ...], tuple[int, int]] = {}
+        _index_positions(node, (), positions, key_positions, depth=0)
+        return YamlDocument(data, positions, key_positions)
+    except RecursionError:
+        raise YamlProblem(0, 0, "YAML nested too deeply") from None
+    finally:
+        loader.dispose()
+
+
+def _index_positions(
+    node: yaml.Node,
+    path: tuple[Any, ...],
+    positions: dict[tuple[Any, ...], tuple[int, int]],
+    key_positions: dict[tuple[Any, ...], tuple[int, int]],
+    depth: int,
+) -> None:
+    if path in positions or depth > 50:
+        return
+    positions[path] = (node.start_mark.line, node.start_mark.column)
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            child = path + (str(k.value),)
+            key_positions[child] = (k.start_mark.line, k.start_mark.column)
+            _index_positions(v, child, positions, key_positions, depth + 1)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, v in enumerate(node.value):
+            _index_positions(v, path + (i,), positions, key_positions, depth + 1)
+
+
+def _problem_from(exc: yaml.MarkedYAMLError, text: str) -> YamlProblem:
+    mark = exc.problem_mark or exc.context_mark
+    line, col = (mark.line, mark.column) if mark is not None else (0, 0)
+    problem = exc.problem or str(exc)
+    lines = text.split("\n")
+    here = lines[line] if 0 <= line < len(lines) else ""
+    indent = here[: len(here) - len(here.lstrip(" \t"))]
+    if "\t" in indent or here[col : col + 1] == "\t":
+        col = here.index("\t")
+        return YamlProblem(line, col, "YAML error: tab used for indentation (YAML needs spaces)", code="FM006")
+    if "found undefined tag handle" in problem or "could not determine a constructor" in problem:
+        return YamlProblem(line, col, f"unsupported YAML tag: {problem}", code="FM008")
+    if "expected a single document" in problem or "but found another document" in problem:
+        return YamlProblem(line, col, "frontmatter holds more than one YAML document", code="FM005")
+    return YamlProblem(line, col, f"YAML error: {problem}")
