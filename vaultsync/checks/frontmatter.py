@@ -33,7 +33,7 @@ def check_frontmatter(vault: Vault, note: Note, spec: TypeSpec | None) -> list[D
     Notes outside any type folder only need well-formed YAML (already reported
     by the parser); notes in a type folder must match the type's schema.
     """
-    if spec is None or not note.readable or note.fm_state == "invalid":
+    if spec is None or not note.readable or note.fm_state in ("invalid", "misplaced"):
         return []
     try:
         validator = load_validator(spec.schema, str(vault.root))

@@ -8,6 +8,7 @@ line: ``field: expected boolean, got 'yes' (use true/false)``.
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import difflib
 import json
@@ -92,7 +93,42 @@ def load_validator(name_or_path: str, repo_root: str = ".") -> jsonschema.protoc
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:
         raise ValueError(f"schema {name_or_path}: {exc.message}") from None
-    return jsonschema.Draft202012Validator(schema, registry=_builtin_registry(), format_checker=_FORMATS)
+    return jsonschema.Draft202012Validator(flatten(schema), registry=_builtin_registry(), format_checker=_FORMATS)
+
+
+def flatten(schema: dict[str, Any]) -> dict[str, Any]:
+    """Inline a top-level ``$ref`` to a built-in schema closed by ``unevaluatedProperties: false``.
+
+    ``{"$ref": base, "properties": P, "unevaluatedProperties": false}`` accepts
+    exactly what ``base`` with ``P`` merged into its properties and
+    ``additionalProperties: false`` accepts, and the latter validates several
+    times faster (no annotation collection). Other shapes are returned unchanged.
+    """
+    ref = schema.get("$ref")
+    if not isinstance(ref, str) or schema.get("unevaluatedProperties") is not False:
+        return schema
+    if set(schema) - {"$schema", "$id", "$ref", "title", "description", "properties", "required",
+                      "unevaluatedProperties"}:
+        return schema
+    try:
+        base = _builtin_registry().resolver(base_uri=schema.get("$id", "")).lookup(ref).contents
+    except Exception:  # noqa: BLE001 - an unresolvable $ref is reported by validation itself
+        return schema
+    if not isinstance(base, dict) or "$ref" in base or base.get("type") != "object":
+        return schema
+    merged = copy.deepcopy(base)
+    properties = merged.setdefault("properties", {})
+    for key, sub in (schema.get("properties") or {}).items():
+        if key in properties and set(properties[key]) & set(sub):
+            properties[key] = {"allOf": [properties[key], sub]}
+        else:
+            properties[key] = {**properties.get(key, {}), **sub}
+    merged["required"] = list(dict.fromkeys(list(base.get("required", [])) + list(schema.get("required", []))))
+    merged["additionalProperties"] = False
+    for key in ("$id", "title", "description"):
+        if key in schema:
+            merged[key] = schema[key]
+    return merged
 
 
 def field_name(path: tuple[Any, ...]) -> str:

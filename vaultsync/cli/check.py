@@ -32,6 +32,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 
 def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, Vault | None]:
     repo = open_repo(root)
+    if repo is not None and args.root is not None and workdir(repo) != root:
+        repo = None  # --root names a vault folder inside a bigger repository: check it as a folder
     if repo is None:
         if args.staged or args.rev:
             raise ValueError(f"{root} is not inside a git repository (needed for --staged/--rev)")

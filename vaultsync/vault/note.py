@@ -15,7 +15,7 @@ from typing import Any
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.vault import markdown
 from vaultsync.vault.wikilinks import WikiLink, frontmatter_links, iter_links
-from vaultsync.vault.yamlload import YamlProblem, load_yaml
+from vaultsync.vault.yamlload import YamlProblem, load_yaml, yaml_positions
 
 MAX_NOTE_BYTES = 20 * 1024 * 1024
 _BOM = "\ufeff"
@@ -29,7 +29,8 @@ class Note:
         path: repository-relative POSIX path.
         text: decoded text (BOM removed, CRLF → LF); ``""`` when undecodable.
         frontmatter: the YAML mapping, ``{}`` when absent or invalid.
-        fm_state: ``"none"`` (no frontmatter), ``"mapping"``, ``"empty"``,
+        fm_state: ``"none"`` (no frontmatter), ``"misplaced"`` (a ``---`` block
+            below line 1, reported as FM003), ``"mapping"``, ``"empty"``,
             ``"not-mapping"`` (valid YAML, not a mapping) or ``"invalid"``.
         fm_type: YAML type name when ``fm_state == "not-mapping"``.
         body: Markdown after the frontmatter.
@@ -46,20 +47,31 @@ class Note:
     body_line: int = 1
     diagnostics: list[Diagnostic] = field(default_factory=list)
     readable: bool = True
-    _positions: dict[tuple[Any, ...], tuple[int, int]] = field(default_factory=dict, repr=False)
-    _key_positions: dict[tuple[Any, ...], tuple[int, int]] = field(default_factory=dict, repr=False)
+    yaml_text: str = field(default="", repr=False)
+
+    @cached_property
+    def _position_maps(
+        self,
+    ) -> tuple[dict[tuple[Any, ...], tuple[int, int]], dict[tuple[Any, ...], tuple[int, int]]]:
+        if self.fm_state != "mapping":
+            return {}, {}
+        values, keys = yaml_positions(self.yaml_text)
+        return ({p: (ln + 2, col + 1) for p, (ln, col) in values.items()},
+                {p: (ln + 2, col + 1) for p, (ln, col) in keys.items()})
 
     def position(self, path: tuple[Any, ...], key: bool = False) -> tuple[int, int]:
         """1-based (line, col) in the file of a frontmatter value (or its key), best effort.
 
-        Falls back to the nearest enclosing value, then to line 1.
+        Falls back to the nearest enclosing value, then to line 1. Computed on
+        first use (a second YAML compose), since only notes with problems need it.
         """
-        table = self._key_positions if key else self._positions
+        values, keys = self._position_maps
+        table = keys if key else values
         while path:
             if path in table:
                 return table[path]
-            if key and path in self._positions:
-                return self._positions[path]
+            if key and path in values:
+                return values[path]
             path = path[:-1]
         return (1, 1)
 
@@ -71,7 +83,7 @@ class Note:
     @cached_property
     def links(self) -> list[WikiLink]:
         """Every WikiLink of the note: frontmatter values first, then the body."""
-        found = sorted(frontmatter_links(self.frontmatter, self._positions), key=lambda k: (k.line, k.col))
+        found = sorted(frontmatter_links(self.frontmatter, self), key=lambda k: (k.line, k.col))
         found.extend(iter_links(self.masked_body, self.body_line))
         return found
 
@@ -148,8 +160,9 @@ def parse_text(path: str, text: str) -> Note:
     note.body = "\n".join(lines[close + 1:])
     note.body_line = close + 2
     yaml_text = "\n".join(lines[1:close])
+    note.yaml_text = yaml_text
     try:
-        doc = load_yaml(yaml_text)
+        doc = load_yaml(yaml_text, with_positions=False)
     except YamlProblem as exc:
         note.fm_state = "invalid"
         note.diagnostics.append(Diagnostic(path, exc.line + 2, exc.col + 1, exc.code, exc.render(1)))
@@ -162,8 +175,6 @@ def parse_text(path: str, text: str) -> Note:
     else:
         note.fm_state = "mapping"
         note.frontmatter = doc.data
-        note._positions = {p: (ln + 2, col + 1) for p, (ln, col) in doc.positions.items()}
-        note._key_positions = {p: (ln + 2, col + 1) for p, (ln, col) in doc.key_positions.items()}
     return note
 
 
@@ -171,6 +182,7 @@ def _misplaced_frontmatter(note: Note) -> None:
     """Report a frontmatter block that does not start at line 1, column 1 (FM-09)."""
     for i, line in enumerate(note.text.split("\n", 8)[:8]):
         if line.strip() == "---":
+            note.fm_state = "misplaced"
             col = len(line) - len(line.lstrip()) + 1
             note.diagnostics.append(Diagnostic(
                 note.path, i + 1, col, "FM003",

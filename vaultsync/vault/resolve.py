@@ -4,7 +4,8 @@ Rules, in order (field cases WL-01, WL-06, WL-07):
 
 1. An empty target (``[[#Heading]]``) is the linking note itself.
 2. ``<target>`` and then ``<target>.md`` are tried for every target, as a
-   vault-relative path, case-insensitively (exact case wins among variants).
+   vault-relative (then repository-relative) path, case-insensitively (exact
+   case wins among variants).
 3. A target with a ``/`` then matches by path suffix (``[[adrs/README]]``).
 4. A bare name matches basenames; text after a dot is never stripped, and no
    substring or partial-suffix matching happens.
@@ -58,6 +59,8 @@ class LinkIndex:
             self.files.add(path)
             rel = path[len(self.root):] if self.root and path.startswith(self.root) else path
             self._by_path[rel.lower()].append(path)
+            if rel != path:  # a repository-relative path works too
+                self._by_path[path.lower()].append(path)
             self._by_name[posixpath.basename(rel).lower()].append(path)
         self._aliases: dict[str, list[str]] = defaultdict(list)
         for alias, owners in (aliases or {}).items():

@@ -28,7 +28,8 @@ class Vault:
     Attributes:
         root: repository root on disk.
         config: the repository config.
-        files: every regular file under the vault folders (notes and attachments).
+        files: every regular file under the vault folders (notes and attachments),
+            except ephemeral (scratch) files, which are never notes.
         all_files: every regular file of the snapshot (for the ephemeral-path check).
         notes: parsed notes by path.
     """
@@ -87,7 +88,7 @@ class Vault:
 def load_vault(snapshot: Snapshot, config: Config, root: Path) -> Vault:
     """Parse every note of ``snapshot`` that lies in the configured vault folders."""
     all_files = snapshot.paths()
-    files = [p for p in all_files if config.in_vault(p)]
+    files = [p for p in all_files if config.in_vault(p) and not config.is_ephemeral(p)]
     vault = Vault(root=root, config=config, files=files, all_files=all_files)
     for path in files:
         if is_note_path(path) and is_valid_utf8_path(path):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 # No nested brackets, no newline: linear time even on "[[[[[[..." (WL-04).
 _LINK = re.compile(r"(!?)\[\[([^\[\]\n]*)\]\]")
@@ -106,19 +106,21 @@ def iter_links(text: str, first_line: int = 1, field: str | None = None) -> Iter
         )
 
 
-def frontmatter_links(
-    data: dict[str, Any], positions: dict[tuple[Any, ...], tuple[int, int]]
-) -> Iterator[WikiLink]:
+class _Positions(Protocol):
+    def position(self, path: tuple[Any, ...], key: bool = False) -> tuple[int, int]: ...
+
+
+def frontmatter_links(data: dict[str, Any], where: _Positions) -> Iterator[WikiLink]:
     """Yield links written as string values anywhere in the frontmatter (FM-13).
 
-    ``positions`` maps value paths to 1-based (line, col) in the file.
+    ``where.position(path)`` gives a value's 1-based (line, col) in the file.
     """
     stack: list[tuple[tuple[Any, ...], Any]] = [((key,), value) for key, value in data.items()]
     while stack:
         path, value = stack.pop()
         if isinstance(value, str):
             if "[[" in value:
-                line, col = positions.get(path, (1, 1))
+                line, col = where.position(path)
                 for link in iter_links(value, line, field=str(path[0])):
                     yield WikiLink(**{**link.__dict__, "col": col + link.col - 1})
         elif isinstance(value, list):

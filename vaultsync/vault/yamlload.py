@@ -180,7 +180,8 @@ class YamlDocument:
 
     ``positions`` maps a path tuple (keys and list indices, as in JSON Schema's
     ``absolute_path``) to the position of that value's node; the key of a mapping
-    entry is at ``key_positions[path]``.
+    entry is at ``key_positions[path]``. Positions are only computed by
+    :func:`yaml_positions` when a caller needs them.
     """
 
     data: Any
@@ -188,13 +189,18 @@ class YamlDocument:
     key_positions: dict[tuple[Any, ...], tuple[int, int]]
 
 
-def load_yaml(text: str) -> YamlDocument:
+_MAYBE_TAG_OR_ALIAS = re.compile(r"[!&*]")
+
+
+def load_yaml(text: str, with_positions: bool = True) -> YamlDocument:
     """Parse one YAML document strictly.
 
     Args:
         text: the YAML source (LF line endings).
+        with_positions: also build the position maps (skip for speed, then call
+            :func:`yaml_positions` on demand).
     Returns:
-        YamlDocument with the data and a position map.
+        YamlDocument with the data (and positions when asked).
     Raises:
         YamlProblem: syntax error, tab indentation, duplicate key, unsafe tag,
             alias bomb, or more than one document.
@@ -207,7 +213,8 @@ def load_yaml(text: str) -> YamlDocument:
             raise _problem_from(exc, text) from None
         if node is None:
             return YamlDocument(None, {}, {})
-        _check_tags_and_size(node)
+        if _MAYBE_TAG_OR_ALIAS.search(text):  # no '!', '&', '*' anywhere: no tags, no aliases
+            _check_tags_and_size(node)
         try:
             data = loader.construct_document(node)
         except yaml.MarkedYAMLError as exc:
@@ -217,10 +224,27 @@ def load_yaml(text: str) -> YamlDocument:
             raise YamlProblem(mark.line, mark.column, f"YAML error: {exc}") from None
         positions: dict[tuple[Any, ...], tuple[int, int]] = {}
         key_positions: dict[tuple[Any, ...], tuple[int, int]] = {}
-        _index_positions(node, (), positions, key_positions, depth=0)
+        if with_positions:
+            _index_positions(node, (), positions, key_positions, depth=0)
         return YamlDocument(data, positions, key_positions)
     except RecursionError:
         raise YamlProblem(0, 0, "YAML nested too deeply") from None
+    finally:
+        loader.dispose()
+
+
+def yaml_positions(
+    text: str,
+) -> tuple[dict[tuple[Any, ...], tuple[int, int]], dict[tuple[Any, ...], tuple[int, int]]]:
+    """(value positions, key positions) of a YAML text that :func:`load_yaml` accepted."""
+    loader = _StrictLoader(text)
+    try:
+        node = loader.get_single_node()
+        positions: dict[tuple[Any, ...], tuple[int, int]] = {}
+        key_positions: dict[tuple[Any, ...], tuple[int, int]] = {}
+        if node is not None:
+            _index_positions(node, (), positions, key_positions, depth=0)
+        return positions, key_positions
     finally:
         loader.dispose()
 

@@ -1,0 +1,246 @@
+"""Field cases FM-01..FM-14: frontmatter parsing and schema errors, with the exact output a user sees."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import adr
+from vaultsync.vault.note import parse_note
+from vaultsync.vault.yamlload import YamlProblem, load_yaml
+
+P = "docs/adrs/ADR-0001.md"
+
+
+def test_fm01_dates_stay_strings_and_impossible_dates_are_reported(vault):
+    vault.write(P, adr("ADR-0001", extra="expires: 2024-02-30\nlast_validated: 2024-03-01T10:20:30Z\n")
+                .replace('created: "2024-03-01"', "created: 2024-03-01"))
+    res = vault.check()
+    assert res.code == 1
+    assert res.lines == [f"{P}:7:10: DT001 expires: '2024-02-30' is not a valid date (use YYYY-MM-DD)"]
+    note = parse_note(P, (vault.root / P).read_bytes())
+    assert note.frontmatter["created"] == "2024-03-01"
+    assert note.frontmatter["last_validated"] == "2024-03-01T10:20:30Z"
+    json.dumps(note.frontmatter)  # storable as JSON in the index
+
+
+def test_fm01_quoted_and_bare_dates_give_the_same_result(make_vault):
+    bare = make_vault({P: adr("ADR-0001", extra="expires: 2024-02-30\n")})
+    quoted = make_vault({P: adr("ADR-0001", extra='expires: "2024-02-30"\n')})
+    assert [line.replace(":10:", ":X:").replace(":10 ", "") for line in bare.check().lines] == \
+        [line.replace(":10:", ":X:") for line in quoted.check().lines]
+
+
+def test_fm02_yaml11_booleans_are_strings(vault):
+    vault.write("docs/rules/RULE-0001.md", (
+        "---\nmemory_id: RULE-0001\ntype: rule\ntitle: Norway office rules\nstatus: active\n"
+        'created: "2024-03-02"\ntags: [NO]\nreviewed: yes\non: push\n---\n'))
+    doc = load_yaml("country: NO\nlanguages: [no, en]\nreviewed: yes\non: push\nok: true\nno2: False\n").data
+    assert doc == {"country": "NO", "languages": ["no", "en"], "reviewed": "yes", "on": "push",
+                   "ok": True, "no2": False}
+    res = vault.check()
+    assert res.lines == [
+        "docs/rules/RULE-0001.md:7:8: VC001 tags[0]: unknown term 'NO' (add it to vocabulary.tags in .vaultsync.yaml)",
+        "docs/rules/RULE-0001.md:8:1: SC003 reviewed: additional property not allowed",
+        "docs/rules/RULE-0001.md:9:1: SC003 on: additional property not allowed",
+    ]
+    assert "True" not in res.out
+
+
+def test_fm02_boolean_field_rejects_yes(tmp_path, make_vault):
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+              "properties": {"reviewed": {"type": "boolean"}}, "patternProperties": {"^x": {}}}
+    v = make_vault({
+        ".vaultsync.yaml": "vault: docs\ntypes:\n  note: {folder: docs/notes, schema: s.json}\n",
+        "s.json": json.dumps(schema),
+        "docs/notes/a.md": "---\nreviewed: yes\non: push\n---\n",
+    })
+    assert v.check().lines == ["docs/notes/a.md:2:11: SC001 reviewed: expected boolean, got 'yes' (use true/false)"]
+
+
+def test_fm03_duplicate_keys_name_both_lines_at_any_depth(vault):
+    vault.write("docs/adrs/ADR-0002.md", "---\nmemory_id: ADR-0002\ntitle: Keep LanceDB local\nstatus: proposed\n"
+                'created: "2024-03-03"\nstatus: accepted\n---\n')
+    vault.write("docs/adrs/ADR-0003.md", "---\nx:\n  a: 1\n  b: 2\n  a: 3\n---\n")
+    assert vault.check().lines == [
+        "docs/adrs/ADR-0002.md:6:1: FM007 duplicate key 'status' (first defined on line 4)",
+        "docs/adrs/ADR-0003.md:5:3: FM007 duplicate key 'a' (first defined on line 3)",
+    ]
+
+
+def test_fm06_tab_indentation(vault):
+    vault.write("docs/rules/RULE-0002.md", "---\nmemory_id: RULE-0002\ntitle: Tabs\nstatus: active\n"
+                'created: "2024-03-05"\ntags:\n\t- ops\n---\n')
+    res = vault.check()
+    assert res.code == 1
+    assert res.lines == ["docs/rules/RULE-0002.md:7:1: FM006 YAML error: tab used for indentation (YAML needs spaces)"]
+    assert "Traceback" not in res.out + res.err
+
+
+@pytest.mark.parametrize("variant", ["bom", "crlf", "bom+crlf"])
+def test_fm07_bom_and_crlf_validate_like_lf(make_vault, variant):
+    text = adr("ADR-0003", extra="expires: 2024-02-30\n")
+    data = text.encode()
+    if "crlf" in variant:
+        data = data.replace(b"\n", b"\r\n")
+    if "bom" in variant:
+        data = b"\xef\xbb\xbf" + data
+    plain = make_vault({P: text}).check()
+    odd = make_vault({P: data})
+    res = odd.check()
+    assert res.lines == plain.lines
+    note = parse_note(P, data)
+    assert not any(isinstance(v, str) and v.endswith("\r") for v in note.frontmatter.values())
+    assert note.frontmatter == parse_note(P, text.encode()).frontmatter
+    odd.commit("x", "--no-verify")
+    assert (odd.root / P).read_bytes() == data  # nothing rewrote the file
+
+
+def test_fm08_dashes_in_body_values_and_fences(vault):
+    body = ("Intro, see [[ADR-0001]].\n\n---\n\n```yaml\n---\nkey: value\n---\n```\nLater: [[ADR-0002]]\n")
+    vault.write("docs/adrs/ADR-0004.md", adr("ADR-0004", title='"Split --- or not"', body=body))
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002"))
+    note = parse_note("x.md", (vault.root / "docs/adrs/ADR-0004.md").read_bytes())
+    assert len(note.frontmatter) == 5 and note.frontmatter["title"] == "Split --- or not"
+    assert "key: value" in note.body and "\n---\n" in note.body
+    assert [link.target for link in note.links] == ["ADR-0001", "ADR-0002"]
+    assert vault.check().code == 0
+
+
+@pytest.mark.parametrize("content, expected", [
+    ("\n---\nmemory_id: ADR-0005\n---\n", "2:1: FM003 frontmatter must start on line 1, column 1 (found '---' on line 2)"),
+    (" ---\nmemory_id: ADR-0005\n---\n", "1:2: FM003 frontmatter must start on line 1, column 1 (found '---' on line 1)"),
+    ("---\nmemory_id: ADR-0006\ntitle: x\n\n# Heading\nBody\n",
+     "1:1: FM004 frontmatter opened on line 1 is never closed (add a '---' line)"),
+])
+def test_fm09_frontmatter_not_on_line_one_or_unclosed(vault, content, expected):
+    vault.write(P, content)
+    lines = vault.check().lines
+    assert lines[0] == f"{P}:{expected}"
+    assert not any("Heading" in line or "required" in line for line in lines)
+
+
+@pytest.mark.parametrize("content, expected", [
+    ("---\n---\nbody", "1:1: FM010 frontmatter is empty (required: memory_id, type, title, status, created)"),
+    ("---\n# only a comment\n---\n", "1:1: FM010 frontmatter is empty (required: memory_id, type, title, status, created)"),
+    ("---\n- a\n- b\n---\n", "1:1: FM011 frontmatter must be a mapping, got a list"),
+    (adr("ADR-0001", extra="tags:\n"), "7:6: SC001 tags: expected list, got null (empty value)"),
+    (adr("ADR-0001", extra="tags: ~\n"), "7:7: SC001 tags: expected list, got null (empty value)"),
+    (adr("ADR-0001", title="''"), "4:8: SC001 title: should be non-empty"),
+])
+def test_fm10_empty_null_and_non_mapping_frontmatter(vault, content, expected):
+    vault.write(P, content)
+    res = vault.check()
+    assert res.code == 1
+    assert res.lines == [f"{P}:{expected}"]
+
+
+@pytest.mark.parametrize("line, col, tag", [
+    ('payload: !!python/object/apply:os.system ["touch {marker}"]', 10, "!!python/object/apply:os.system"),
+    ("x: !Ref foo", 4, "!Ref"),
+])
+def test_fm11_unsafe_tags_never_execute(vault, tmp_path, line, col, tag):
+    marker = tmp_path / "pwned"
+    vault.write("docs/incidents/INC-0002.md", "---\nmemory_id: INC-0002\n" + line.format(marker=marker) + "\n---\n")
+    res = vault.check()
+    assert res.lines == [f"docs/incidents/INC-0002.md:3:{col}: FM008 unsupported YAML tag '{tag}'"]
+    assert not marker.exists()
+
+
+def test_fm11_alias_bomb_is_rejected_quickly():
+    bomb = "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+    with pytest.raises(YamlProblem) as exc:
+        load_yaml(bomb)
+    assert exc.value.code == "FM009"
+    assert load_yaml("base: &b {x: 1}\nother: *b\n").data == {"base": {"x": 1}, "other": {"x": 1}}
+
+
+def test_fm13_wikilinks_in_frontmatter(vault):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002"))
+    vault.write("docs/adrs/ADR-0007.md", adr("ADR-0007", extra=(
+        'related:\n  - [[ADR-0001]]\n  - "[[ADR-0099]]"\n  - "[[ADR-0002|keep local]]"\n')))
+    assert vault.check().lines == [
+        'docs/adrs/ADR-0007.md:8:5: SC001 related[0]: expected "[[note]]" string, got a nested list — quote wikilinks in YAML',
+        "docs/adrs/ADR-0007.md:9:5: WL001 [[ADR-0099]] (frontmatter 'related') → no such note",
+    ]
+
+
+def test_fm14_non_utf8_and_binary_md_files(vault):
+    vault.write("docs/rules/legacy.md", "---\ntitle: caf".encode() + b"\xe9\n---\n")
+    vault.write("docs/assets/diagram.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    vault.write("docs/adrs/ADR-0008.md", adr("ADR-0008", extra="confidence: 2\n"))
+    res = vault.check()
+    assert res.code == 1
+    assert res.lines == [
+        "docs/adrs/ADR-0008.md:7:13: SC001 confidence: 2 must be at most 1",
+        "docs/assets/diagram.md: FM002 binary content in a .md file",
+        "docs/rules/legacy.md:2:11: FM001 not valid UTF-8 (byte 0xE9 at offset 14) — re-save as UTF-8",
+    ]
+
+
+def test_huge_and_pathological_files_never_crash(vault):
+    vault.write("docs/big.md", "---\ntitle: x\n---\n" + ("word " * 200_000 + "\n") * 3)
+    vault.write("docs/deep.md", "---\nx: " + "[" * 5000 + "]" * 5000 + "\n---\n")
+    vault.write("docs/huge.md", b"x" * (21 * 1024 * 1024))
+    res = vault.check()
+    assert "Traceback" not in res.out + res.err
+    assert any("FM014" in line for line in res.lines)
+    assert res.code == 1
+
+
+def test_schema_errors_suggest_the_fix(vault):
+    vault.write(P, adr("ADR-0001", status="acepted", extra="expries: \"2025-01-01\"\ntags: [databse]\n"))
+    assert vault.check().lines == [
+        f"{P}:5:9: SC001 status: 'acepted' is not one of: proposed, accepted, rejected, deprecated, superseded "
+        "(did you mean 'accepted'?)",
+        f"{P}:7:1: SC003 expries: additional property not allowed (did you mean 'expires'?)",
+        f"{P}:8:8: VC001 tags[0]: unknown term 'databse' (did you mean 'database'?)",
+    ]
+
+
+def test_type_folder_mismatch_and_missing_frontmatter(vault):
+    vault.write(P, adr("ADR-0001").replace("type: adr", "type: rule"))
+    vault.write("docs/adrs/ADR-0002.md", "# No frontmatter\n")
+    vault.write("docs/free-note.md", "# Outside type folders frontmatter is optional\n")
+    lines = vault.check().lines
+    assert lines == [
+        f"{P}:3:7: SC001 type: must be 'adr', got 'rule'",
+        "docs/adrs/ADR-0002.md:1:1: FM012 missing frontmatter: a adr note needs '---' on line 1 with "
+        "memory_id, type, title, status, created",
+    ]
+
+
+def test_parsing_never_touches_the_file(tmp_path):
+    path = tmp_path / "n.md"
+    data = b"\xef\xbb\xbf---\r\ntitle: x\r\n---\r\nbody\r\n"
+    path.write_bytes(data)
+    before = os.stat(path).st_mtime_ns
+    parse_note("n.md", path.read_bytes())
+    assert path.read_bytes() == data and os.stat(path).st_mtime_ns == before
+
+
+def test_config_errors_are_located(vault):
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  adr: {folder: docs/adrs, shema: adr}\n")
+    res = vault.check()
+    assert res.code == 1
+    assert ".vaultsync.yaml:3:8: CF002 types.adr: Additional properties are not allowed ('shema' was unexpected)" in res.err
+
+
+def test_frontmatter_positions_are_lazy_but_exact():
+    note = parse_note(P, b"---\na: 1\nlist:\n  - x\n  - y\n---\n")
+    assert note.position(("list", 1)) == (5, 5)
+    assert note.position(("list",), key=True) == (3, 1)
+    assert note.position(("missing",)) == (1, 1)
+
+
+def test_project_dogfoods_its_own_adrs():
+    """The project's own decisions in docs/adr pass its own checks."""
+    from conftest import REPO_ROOT, run_cli
+    res = run_cli(["check", "--root", str(REPO_ROOT)], Path(REPO_ROOT))
+    assert res.code == 0, res.out

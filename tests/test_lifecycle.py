@@ -1,0 +1,144 @@
+"""Lifecycle checks: TTL dates, unique memory_id, supersession (both ways, acyclic), `check --fix`."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from conftest import adr
+
+TODAY = dt.date.today()
+
+
+def d(days: int) -> str:
+    return (TODAY + dt.timedelta(days=days)).isoformat()
+
+
+def test_date_order_future_validation_and_expiry(vault):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=f'expires: "2024-02-01"\nlast_validated: "{d(3)}"\n'))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra=f'expires: "{d(-1)}"\n'))
+    vault.write("docs/adrs/ADR-0003.md", adr("ADR-0003", extra=f'expires: "{d(30)}"\nlast_validated: "{d(0)}"\n'))
+    res = vault.check()
+    assert res.lines == [
+        "docs/adrs/ADR-0001.md:7:10: DT002 expires: 2024-02-01 is not after created (2024-03-01)",
+        "docs/adrs/ADR-0001.md:7:10: DT004 warning: expired on 2024-02-01: re-validate it (move expires forward, "
+        "update last_validated) or supersede it",
+        f"docs/adrs/ADR-0001.md:8:17: DT003 last_validated: {d(3)} is in the future (today is {TODAY})",
+        f"docs/adrs/ADR-0002.md:7:10: DT004 warning: expired on {d(-1)}: re-validate it (move expires forward, "
+        "update last_validated) or supersede it",
+    ]
+
+
+def test_expired_severity_is_configurable(vault):
+    vault.write(".vaultsync.yaml", vault.root.joinpath(".vaultsync.yaml").read_text() + "checks: {expired: error}\n")
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra=f'expires: "{d(-1)}"\n'))
+    res = vault.check()
+    assert res.code == 1 and "DT004 expired" in res.out
+    vault.write(".vaultsync.yaml", vault.root.joinpath(".vaultsync.yaml").read_text().replace("error", "off"))
+    assert vault.check().lines == []
+
+
+def test_duplicate_memory_id_names_the_other_files(vault):
+    vault.write("docs/adrs/ADR-0001-a.md", adr("ADR-0001"))
+    vault.write("docs/adrs/ADR-0001-b.md", adr("ADR-0001"))
+    assert vault.check().lines == [
+        "docs/adrs/ADR-0001-a.md:2:12: ID001 memory_id 'ADR-0001' is also used by docs/adrs/ADR-0001-b.md",
+        "docs/adrs/ADR-0001-b.md:2:12: ID001 memory_id 'ADR-0001' is also used by docs/adrs/ADR-0001-a.md",
+    ]
+
+
+def test_supersession_consistent_both_ways_passes(vault):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", status="superseded", extra='superseded_by: "[[ADR-0002]]"\n'))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra="supersedes: [ADR-0001]\n"))
+    assert vault.check().lines == []
+
+
+def test_madr_status_line_counts_as_supersession(vault):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", status='"superseded by [[ADR-0002]]"'))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra='supersedes: ["[[ADR-0001]]"]\n'))
+    assert vault.check().lines == []
+
+
+def test_supersession_errors(vault):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))  # no back-reference, status not superseded
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra='supersedes: ["[[ADR-0001]]", ADR-0099]\n'))
+    vault.write("docs/adrs/ADR-0003.md", adr("ADR-0003", status="superseded"))
+    assert vault.check().lines == [
+        "docs/adrs/ADR-0001.md:1:1: SS002 superseded_by: missing back-reference to ADR-0002 "
+        "(docs/adrs/ADR-0002.md supersedes this note) — run `vaultsync check --fix`",
+        "docs/adrs/ADR-0001.md:5:9: SS004 status: is 'accepted' but the note is superseded — set status: superseded",
+        "docs/adrs/ADR-0002.md:7:30: SS001 supersedes: 'ADR-0099' → no note with that memory_id or name",
+        "docs/adrs/ADR-0003.md:5:9: SS004 status: superseded, but no note supersedes it — add superseded_by",
+    ]
+
+
+def test_supersession_cycle_is_reported_once(vault):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", status="superseded",
+                                             extra="supersedes: [ADR-0002]\nsuperseded_by: ADR-0002\n"))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", status="superseded",
+                                             extra="supersedes: [ADR-0001]\nsuperseded_by: ADR-0001\n"))
+    cycles = [line for line in vault.check().lines if "SS003" in line]
+    assert cycles == ["docs/adrs/ADR-0001.md:7:1: SS003 supersession cycle: ADR-0001 → ADR-0002 → ADR-0001"]
+
+
+def test_fix_writes_only_the_back_reference(vault):
+    older = ("\ufeff" + adr("ADR-0001", status="superseded", extra="# keep this comment\ntags:   [ops]\n")).replace("\n", "\r\n")
+    vault.write("docs/adrs/ADR-0001.md", older.encode())
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra='supersedes:\n  - "[[ADR-0001]]"\n'))
+    vault.write("docs/adrs/ADR-0003.md", adr("ADR-0003", status="superseded", extra="superseded_by: ADR-0004\n"))
+    vault.write("docs/adrs/ADR-0004.md", adr("ADR-0004", extra="supersedes: [ADR-0005]\n"))
+    vault.write("docs/adrs/ADR-0005.md", adr("ADR-0005", status="superseded", extra="superseded_by: ADR-0004\n"))
+    before = {p.name: p.read_bytes() for p in (vault.root / "docs/adrs").iterdir()}
+    res = vault.check("--fix")
+    assert res.code == 0, res.out
+    after = {p.name: p.read_bytes() for p in (vault.root / "docs/adrs").iterdir()}
+    assert after["ADR-0001.md"] == before["ADR-0001.md"].replace(
+        b"tags:   [ops]\r\n", b'tags:   [ops]\r\nsuperseded_by: "[[ADR-0002]]"\r\n')
+    assert after["ADR-0004.md"] == before["ADR-0004.md"].replace(
+        b"supersedes: [ADR-0005]", b'supersedes: [ADR-0005, "[[ADR-0003]]"]')
+    assert {k for k in after if after[k] != before[k]} == {"ADR-0001.md", "ADR-0004.md"}
+
+
+def test_fix_appends_to_a_block_list(vault):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra="supersedes:\n  - ADR-0002\ntags: [ops]\n"))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", status="superseded", extra="superseded_by: ADR-0001\n"))
+    vault.write("docs/adrs/ADR-0003.md", adr("ADR-0003", status="superseded", extra="superseded_by: ADR-0001\n"))
+    assert vault.check("--fix").code == 0
+    text = (vault.root / "docs/adrs/ADR-0001.md").read_text()
+    assert 'supersedes:\n  - ADR-0002\n  - "[[ADR-0003]]"\ntags: [ops]\n' in text
+
+
+def test_check_without_fix_never_writes(vault):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra="supersedes: [ADR-0001]\n"))
+    before = (vault.root / "docs/adrs/ADR-0001.md").read_bytes()
+    for fmt in ("text", "json", "github"):
+        vault.check("--format", fmt)
+    assert (vault.root / "docs/adrs/ADR-0001.md").read_bytes() == before
+
+
+def test_json_and_github_formats(vault):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra="confidence: 1.5\n") + "[[nope]]\n")
+    data = json.loads(vault.check("--format", "json").out)
+    assert data["errors"] == 2 and data["checked"] == 1
+    assert data["diagnostics"][0] == {"path": "docs/adrs/ADR-0001.md", "line": 7, "col": 13, "code": "SC001",
+                                      "severity": "error", "message": "confidence: 1.5 must be at most 1"}
+    gh = vault.check("--format", "github")
+    assert gh.code == 1
+    assert gh.out.splitlines()[1] == ("::error file=docs/adrs/ADR-0001.md,line=10,col=1,title=WL001::"
+                                      "[[nope]] → no such note")
+
+
+def test_ephemeral_paths_and_report_filtering(vault):
+    vault.write("docs/scratch/idea.md", "# wip\n")
+    vault.write("docs/rules/x.tmp.md", "# wip\n")
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001") + "[[nope]]\n")
+    res = vault.check()
+    hint = "— unstage it (git rm --cached) and add it to .gitignore"
+    assert res.lines == [
+        "docs/adrs/ADR-0001.md:9:1: WL001 [[nope]] → no such note",
+        f"docs/rules/x.tmp.md: PA001 ephemeral/scratch file must not be committed (matches '**/*.tmp.md') {hint}",
+        f"docs/scratch/idea.md: PA001 ephemeral/scratch file must not be committed (matches '**/scratch/**') {hint}",
+    ]
+    only = vault.check("docs/scratch/idea.md")
+    assert only.lines == [line for line in res.lines if line.startswith("docs/scratch/idea.md")]

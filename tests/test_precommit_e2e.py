@@ -1,0 +1,127 @@
+"""End to end with real `git` and a real `pre-commit install` in temporary repositories.
+
+The hook repository is a snapshot of this working tree (committed into a temp
+repo), so the test exercises the `.pre-commit-hooks.yaml` that ships, with
+pre-commit building its own virtualenv from it. Covers WL-10 (delete/rename a
+linked note), GH-09 (partially staged notes), FM-14 and ephemeral paths.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import CONFIG, REPO_ROOT, Vault, adr, git
+
+pytestmark = pytest.mark.slow
+
+
+def _precommit_bin() -> str:
+    found = shutil.which("pre-commit") or str(Path(os.sys.executable).parent / "pre-commit")
+    if not Path(found).exists():
+        pytest.skip("pre-commit is not installed (pip install -e '.[test]')")
+    return found
+
+
+@pytest.fixture(scope="session")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """This working tree, committed into a temporary repo: (path, commit sha)."""
+    dest = tmp_path_factory.mktemp("hookrepo")
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO_ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for rel in filter(None, listed):
+        src = REPO_ROOT / rel
+        if src.is_file() and not rel.startswith(("tests/", "bench/")):
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    git(dest, "init", "-q", "-b", "main")
+    git(dest, "add", "-A")
+    git(dest, "commit", "-qm", "snapshot", "--no-verify")
+    sha = git(dest, "rev-parse", "HEAD").stdout.strip()
+    return dest, sha
+
+
+@pytest.fixture(scope="session")
+def precommit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One pre-commit cache for the session, so the hook env is built once."""
+    return Path(os.environ.get("VAULTSYNC_TEST_PRE_COMMIT_HOME") or tmp_path_factory.mktemp("pre-commit-home"))
+
+
+@pytest.fixture
+def hooked(tmp_path: Path, hook_repo: tuple[Path, str], precommit_home: Path, monkeypatch) -> Vault:
+    """A vault repo with `pre-commit install` done and one valid commit."""
+    exe = _precommit_bin()
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(precommit_home))
+    root = tmp_path / "vault"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    v = Vault(root)
+    path, sha = hook_repo
+    v.write(".pre-commit-config.yaml",
+            f"repos:\n- repo: {path}\n  rev: {sha}\n  hooks:\n  - id: vaultsync-check\n")
+    v.write(".vaultsync.yaml", CONFIG)
+    v.write("docs/adrs/ADR-0001.md", adr("ADR-0001", body="# ADR-0001\n## Decision\nUse SQLite.\n"))
+    v.write("docs/adrs/ADR-0002.md", adr("ADR-0002", body="Builds on [[ADR-0001]].\n"))
+    subprocess.run([exe, "install"], cwd=root, check=True, capture_output=True)
+    first = v.git("add", "-A") and v.git("commit", "-m", "init", check=False)
+    assert first.returncode == 0, first.stdout + first.stderr
+    return v
+
+
+def test_valid_commit_passes_and_bad_frontmatter_is_rejected(hooked):
+    hooked.write("docs/adrs/ADR-0003.md", adr("ADR-0003", extra="confidence: high\n"))
+    hooked.git("add", "-A")
+    res = hooked.git("commit", "-m", "bad", check=False)
+    assert res.returncode == 1
+    assert "docs/adrs/ADR-0003.md:7:13: SC001 confidence: expected number, got 'high'" in res.stdout + res.stderr
+    assert "Traceback" not in res.stdout + res.stderr
+
+
+def test_wl10_deleting_a_linked_note_fails_the_commit(hooked):
+    hooked.git("rm", "-q", "docs/adrs/ADR-0001.md")
+    res = hooked.git("commit", "-m", "drop ADR-0001", check=False)
+    assert res.returncode == 1
+    assert ("docs/adrs/ADR-0002.md:8:11: WL007 [[ADR-0001]] → target removed in this commit "
+            "(docs/adrs/ADR-0001.md)") in res.stdout + res.stderr
+
+
+def test_wl10_renaming_a_linked_note_fails_the_commit(hooked):
+    hooked.git("mv", "docs/adrs/ADR-0001.md", "docs/adrs/ADR-0001-sqlite.md")
+    res = hooked.git("commit", "-m", "rename", check=False)
+    assert res.returncode == 1
+    assert "WL007 [[ADR-0001]] → target removed in this commit (docs/adrs/ADR-0001.md)" in res.stdout + res.stderr
+
+
+def test_gh09_partially_staged_note_validates_what_is_staged(hooked):
+    note = hooked.root / "docs/adrs/ADR-0011.md"
+    hooked.write("docs/adrs/ADR-0011.md", adr("ADR-0011"))
+    hooked.git("add", "docs/adrs/ADR-0011.md")
+    broken = adr("ADR-0011").replace("title: A decision", "title: [unclosed")
+    note.write_text(broken)
+    res = hooked.git("commit", "-m", "x", check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert note.read_text() == broken  # the unstaged edit is still on disk
+    committed = hooked.git("show", "HEAD:docs/adrs/ADR-0011.md").stdout
+    assert committed == adr("ADR-0011")
+
+
+def test_commit_all_uses_the_temporary_index(hooked):
+    """`git commit -a` points GIT_INDEX_FILE at a temporary index; the hook must read that one."""
+    (hooked.root / "docs/adrs/ADR-0002.md").write_text(adr("ADR-0002", body="Now links [[nowhere]].\n"))
+    res = hooked.git("commit", "-am", "edit", check=False)
+    assert res.returncode == 1
+    assert "docs/adrs/ADR-0002.md:8:11: WL001 [[nowhere]] → no such note" in res.stdout + res.stderr
+
+
+def test_fm14_bad_files_and_scratch_paths_are_rejected(hooked):
+    hooked.write("docs/rules/legacy.md", b"caf\xe9\n")
+    hooked.write("docs/scratch/todo.md", "# wip\n")
+    hooked.git("add", "-A")
+    res = hooked.git("commit", "-m", "x", check=False)
+    assert res.returncode == 1
+    assert "docs/rules/legacy.md:1:4: FM001 not valid UTF-8 (byte 0xE9 at offset 3) — re-save as UTF-8" in res.stdout + res.stderr
+    assert "docs/scratch/todo.md: PA001 ephemeral/scratch file must not be committed" in res.stdout + res.stderr
