@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import difflib
 import re
+from pathlib import Path
 from typing import Any
 
 from vaultsync.checks.schema import load_validator, validate_frontmatter
 from vaultsync.diagnostics import Diagnostic
-from vaultsync.vault.config import TypeSpec
+from vaultsync.vault.config import Config
 from vaultsync.vault.note import Note
-from vaultsync.vault.vault import Vault
 
 _MADR_SUPERSEDED = re.compile(r"^superseded\s+by\s+(.+)$", re.IGNORECASE)
 
@@ -27,21 +27,22 @@ def normalised_frontmatter(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def check_frontmatter(vault: Vault, note: Note, spec: TypeSpec | None) -> list[Diagnostic]:
+def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic]:
     """Shape, schema and vocabulary of one note's frontmatter.
 
     Notes outside any type folder only need well-formed YAML (already reported
     by the parser); notes in a type folder must match the type's schema.
     """
+    spec = config.type_for(note.path)
     if spec is None or not note.readable or note.fm_state in ("invalid", "misplaced"):
         return []
     try:
-        validator = load_validator(spec.schema, str(vault.root))
+        validator = load_validator(spec.schema, str(root))
     except (FileNotFoundError, ValueError) as exc:
         return [Diagnostic(".vaultsync.yaml", 0, 0, "CF003", f"type '{spec.name}': {exc}")]
     required = list(validator.schema.get("required", [])) or ["memory_id", "type", "title", "status", "created"]
     if note.fm_state == "none":
-        if vault.config.checks.get("require_frontmatter", True) is False:
+        if config.checks.get("require_frontmatter", True) is False:
             return []
         return [Diagnostic(note.path, 1, 1, "FM012",
                            f"missing frontmatter: a {spec.name} note needs '---' on line 1 with {', '.join(required)}")]
@@ -56,7 +57,7 @@ def check_frontmatter(vault: Vault, note: Note, spec: TypeSpec | None) -> list[D
         line, col = note.position(("type",))
         found.append(Diagnostic(note.path, line, col, "SC004",
                                 f"type: '{declared}' does not match the folder's type '{spec.name}' ({spec.folder}/)"))
-    found.extend(check_vocabulary(vault, note))
+    found.extend(check_vocabulary(config, note))
     return found
 
 
@@ -72,10 +73,10 @@ def _all_required(validator: Any) -> list[str]:
     return required
 
 
-def check_vocabulary(vault: Vault, note: Note) -> list[Diagnostic]:
+def check_vocabulary(config: Config, note: Note) -> list[Diagnostic]:
     """Every term of a vocabulary-controlled field (``tags``, ``projects``...) must be known."""
     out: list[Diagnostic] = []
-    for field_name, allowed in vault.config.vocabulary.items():
+    for field_name, allowed in config.vocabulary.items():
         values = note.frontmatter.get(field_name)
         if not isinstance(values, list):
             continue

@@ -64,12 +64,12 @@ def resolve_one(vault: Vault, index: LinkIndex, source: str, link: WikiLink) -> 
     return LinkOutcome(source, link, "ok", res.path)
 
 
-def check_links(vault: Vault, previous: Vault | None = None, empty_severity: str = WARNING) -> list[Diagnostic]:
+def check_links(vault: Vault, previous: LinkIndex | None = None, empty_severity: str = WARNING) -> list[Diagnostic]:
     """Diagnostics for every link that does not resolve cleanly.
 
     Args:
         vault: the vault being checked (e.g. the staged index).
-        previous: the vault at HEAD, to explain links broken by a delete/rename.
+        previous: resolution tables of the vault at HEAD, to explain links broken by a delete/rename.
         empty_severity: ``warning`` (default), ``error`` or ``off`` for ``[[]]``.
     """
     out: list[Diagnostic] = []
@@ -84,7 +84,7 @@ def _where(link: WikiLink) -> str:
     return f" (frontmatter '{link.field}')" if link.field else ""
 
 
-def _diagnostic(vault: Vault, previous: Vault | None, o: LinkOutcome, empty_severity: str) -> Diagnostic | None:
+def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_severity: str) -> Diagnostic | None:
     link = o.link
     at = (o.source, link.line, link.col)
     if o.status in ("ok", "heading_ok_normalised"):
@@ -101,7 +101,7 @@ def _diagnostic(vault: Vault, previous: Vault | None, o: LinkOutcome, empty_seve
     if o.status == "block_missing":
         return Diagnostic(*at, "WL004", f"{link.raw} → block ^{link.block} not found in {o.path}")
     if previous is not None:
-        before = previous.link_index.resolve(link.target, o.source)
+        before = previous.resolve(link.target, o.source)
         if before.status == "ok" and before.path and before.path not in vault.link_index.files:
             return Diagnostic(*at, "WL007", f"{link.raw} → target removed in this commit ({before.path})")
     if is_attachment(link.target):

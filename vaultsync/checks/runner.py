@@ -1,23 +1,58 @@
-"""Run every check over a loaded vault and collect the diagnostics, sorted by location."""
+"""Run every check over a vault and collect the diagnostics, sorted by location.
+
+Per-note checks (parsing, schema, vocabulary) run in :func:`analyse_note`, which
+:func:`load_checked_vault` may spread over worker processes; checks across notes
+(links, supersession, duplicate ids) run afterwards in :func:`run_checks`.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import os
+from functools import partial
+from pathlib import Path
 
 from vaultsync.checks.frontmatter import check_frontmatter
 from vaultsync.checks.lifecycle import check_dates, check_duplicate_ids, check_supersession
 from vaultsync.checks.links import check_links
 from vaultsync.checks.paths import check_paths
 from vaultsync.diagnostics import WARNING, Diagnostic
-from vaultsync.vault.vault import Vault
+from vaultsync.git import Snapshot
+from vaultsync.vault.config import Config
+from vaultsync.vault.note import Note
+from vaultsync.vault.resolve import LinkIndex
+from vaultsync.vault.vault import Vault, load_vault
 
 
-def run_checks(vault: Vault, previous: Vault | None = None, today: dt.date | None = None) -> list[Diagnostic]:
+def analyse_note(config: Config, root: Path, note: Note) -> list[Diagnostic]:
+    """Per-note diagnostics: reading, frontmatter shape, schema, vocabulary.
+
+    Also computes the note's links so that a worker process returns them ready.
+    """
+    found = list(note.diagnostics) + check_frontmatter(config, root, note)
+    if note.readable:
+        _ = note.links
+    return found
+
+
+def load_checked_vault(snapshot: Snapshot, config: Config, root: Path, jobs: int | None = None) -> Vault:
+    """Load ``snapshot`` and run the per-note checks (in parallel on large vaults).
+
+    ``jobs`` defaults to ``$VAULTSYNC_CHECK_JOBS`` or the number of CPUs (at most 4).
+    """
+    if jobs is None:
+        jobs = int(os.environ.get("VAULTSYNC_CHECK_JOBS") or min(4, os.cpu_count() or 1))
+    return load_vault(snapshot, config, root, analyse=partial(analyse_note, config, root), jobs=jobs)
+
+
+def run_checks(vault: Vault, previous: LinkIndex | None = None, today: dt.date | None = None) -> list[Diagnostic]:
     """All diagnostics for ``vault``.
 
     Args:
-        vault: the snapshot being validated (staged index, working tree or a commit).
-        previous: the vault at HEAD, used to explain links broken by this commit.
+        vault: the snapshot being validated (staged index, working tree or a commit),
+            loaded by :func:`load_checked_vault` (or :func:`load_vault`, then per-note
+            checks run here).
+        previous: link resolution over the vault at HEAD, to explain links broken by this commit.
         today: the date expiry is judged against (default: today, UTC).
     Returns:
         Diagnostics sorted by path, line, column, code.
@@ -27,8 +62,8 @@ def run_checks(vault: Vault, previous: Vault | None = None, today: dt.date | Non
     out: list[Diagnostic] = list(check_paths(vault))
     for path in sorted(vault.notes):
         note = vault.notes[path]
-        out.extend(note.diagnostics)
-        out.extend(check_frontmatter(vault, note, config.type_for(path)))
+        found = vault.findings.get(path)
+        out.extend(found if found is not None else analyse_note(config, vault.root, note))
         if note.fm_state == "mapping":
             out.extend(check_dates(note, today, config.severity("expired", WARNING)))
     out.extend(check_duplicate_ids(vault))

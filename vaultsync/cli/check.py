@@ -9,11 +9,12 @@ from pathlib import Path
 import pygit2
 
 from vaultsync.checks.report import FORMATS, report
-from vaultsync.checks.runner import run_checks
+from vaultsync.checks.runner import load_checked_vault, run_checks
 from vaultsync.diagnostics import ERROR
 from vaultsync.git import IndexSnapshot, TreeSnapshot, WorktreeSnapshot, head_tree, open_repo, workdir
 from vaultsync.vault.config import CONFIG_NAME, ConfigError, load_config
-from vaultsync.vault.vault import Vault, load_vault
+from vaultsync.vault.resolve import LinkIndex
+from vaultsync.vault.vault import Vault
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -30,7 +31,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.set_defaults(run=run)
 
 
-def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, Vault | None]:
+def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None]:
     repo = open_repo(root)
     if repo is not None and args.root is not None and workdir(repo) != root:
         repo = None  # --root names a vault folder inside a bigger repository: check it as a folder
@@ -38,7 +39,7 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, Vault | None]:
         if args.staged or args.rev:
             raise ValueError(f"{root} is not inside a git repository (needed for --staged/--rev)")
         config = load_config(root)
-        return load_vault(WorktreeSnapshot(root, config.vault), config, root), None
+        return load_checked_vault(WorktreeSnapshot(root, config.vault), config, root), None
     top = workdir(repo)
     if args.rev:
         commit = repo.revparse_single(args.rev).peel(pygit2.Commit)
@@ -57,12 +58,13 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, Vault | None]:
         config = load_config(top)
     if snapshot is None:
         snapshot = WorktreeSnapshot(top, config.vault, repo)
-    vault = load_vault(snapshot, config, top)
+    vault = load_checked_vault(snapshot, config, top)
     previous = None
     if args.staged:
         tree = head_tree(repo)
         if tree is not None:
-            previous = load_vault(TreeSnapshot(repo, tree), config, top)
+            head_files = [p for p in TreeSnapshot(repo, tree).paths() if config.in_vault(p)]
+            previous = LinkIndex(head_files, root=config.link_root)
     return vault, previous
 
 

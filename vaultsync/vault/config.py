@@ -59,6 +59,11 @@ class Config:
         """Whether repo-relative ``path`` lies in one of the vault folders."""
         return any(root == "." or path == root or path.startswith(root + "/") for root in self.vault)
 
+    @property
+    def link_root(self) -> str:
+        """The folder WikiLink paths are relative to: the vault folder, or the repository when several."""
+        return self.vault[0] if len(self.vault) == 1 else "."
+
     def type_for(self, path: str) -> TypeSpec | None:
         """The memory type whose folder holds ``path`` (deepest folder wins), or None."""
         best: TypeSpec | None = None

@@ -30,7 +30,6 @@ _ATX = re.compile(r"^[ ]{0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _BLOCK_ID = re.compile(r"(?:^|\s|\]\])\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$")
 _BACKTICKS = re.compile(r"`+")
 _BLANK_LINE = re.compile(r"\n[ \t>]*\n")
-_MAYBE_CODE = re.compile(r"`|~~~|^(?:[ ]{4}|[ ]{0,3}\t)", re.MULTILINE)
 
 
 def _blank(segment: str) -> str:
@@ -46,8 +45,8 @@ def mask_code(text: str) -> str:
     Returns:
         A string of the same length; newlines are kept, code characters are spaces.
     """
-    if not _MAYBE_CODE.search(text):
-        return text
+    if "`" not in text and "~~~" not in text and "\t" not in text and "    " not in text:
+        return text  # no backtick, tilde fence, tab or 4-space run: no code at all
     lines = text.split("\n")
     out: list[str] = []
     fence: tuple[str, int, str] | None = None  # (char, length, container prefix)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import posixpath
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 
 from vaultsync.diagnostics import Diagnostic
@@ -32,6 +34,7 @@ class Vault:
             except ephemeral (scratch) files, which are never notes.
         all_files: every regular file of the snapshot (for the ephemeral-path check).
         notes: parsed notes by path.
+        findings: per-note diagnostics of the ``analyse`` step of :func:`load_vault`.
     """
 
     root: Path
@@ -39,6 +42,7 @@ class Vault:
     files: list[str]
     all_files: list[str]
     notes: dict[str, Note] = field(default_factory=dict)
+    findings: dict[str, list[Diagnostic]] = field(default_factory=dict)
 
     @cached_property
     def link_index(self) -> LinkIndex:
@@ -50,8 +54,7 @@ class Vault:
                 for alias in values:
                     if isinstance(alias, str) and alias.strip():
                         aliases[alias].append(path)
-        root = self.config.vault[0] if len(self.config.vault) == 1 else "."
-        return LinkIndex(self.files, aliases, root=root)
+        return LinkIndex(self.files, aliases, root=self.config.link_root)
 
     @cached_property
     def by_memory_id(self) -> dict[str, list[str]]:
@@ -85,19 +88,51 @@ class Vault:
         return mid if isinstance(mid, str) else posixpath.splitext(posixpath.basename(path))[0]
 
 
-def load_vault(snapshot: Snapshot, config: Config, root: Path) -> Vault:
-    """Parse every note of ``snapshot`` that lies in the configured vault folders."""
+NoteAnalysis = Callable[[Note], list[Diagnostic]]
+PARALLEL_MIN_NOTES = 2000
+
+
+def load_vault(
+    snapshot: Snapshot, config: Config, root: Path, analyse: NoteAnalysis | None = None, jobs: int = 1,
+) -> Vault:
+    """Parse every note of ``snapshot`` that lies in the configured vault folders.
+
+    Args:
+        snapshot: where the files come from (working tree, index or a tree).
+        config: the repository config.
+        root: repository root on disk.
+        analyse: optional per-note check, run right after parsing; its findings
+            are stored in ``vault.findings[path]``. Must be picklable when ``jobs > 1``.
+        jobs: worker processes for parsing + analysis (used from
+            ``PARALLEL_MIN_NOTES`` notes on; results are identical to ``jobs=1``).
+    """
     all_files = snapshot.paths()
     files = [p for p in all_files if config.in_vault(p) and not config.is_ephemeral(p)]
     vault = Vault(root=root, config=config, files=files, all_files=all_files)
+    items: list[tuple[str, bytes | None, str]] = []
     for path in files:
         if is_note_path(path) and is_valid_utf8_path(path):
             try:
-                data = snapshot.read(path)
+                items.append((path, snapshot.read(path), ""))
             except OSError as exc:
-                note = Note(path=path, readable=False)
-                note.diagnostics.append(Diagnostic(path, 0, 0, "FM015", f"cannot read file: {exc.strerror or exc}"))
-                vault.notes[path] = note
-                continue
-            vault.notes[path] = parse_note(path, data)
+                items.append((path, None, str(exc.strerror or exc)))
+    work = partial(_load_one, analyse)
+    if jobs > 1 and len(items) >= PARALLEL_MIN_NOTES and "fork" in mp.get_all_start_methods():
+        with mp.get_context("fork").Pool(jobs) as pool:
+            results = pool.map(work, items, chunksize=max(64, len(items) // (jobs * 8)))
+    else:
+        results = [work(item) for item in items]
+    for note, found in results:
+        vault.notes[note.path] = note
+        vault.findings[note.path] = found
     return vault
+
+
+def _load_one(analyse: NoteAnalysis | None, item: tuple[str, bytes | None, str]) -> tuple[Note, list[Diagnostic]]:
+    path, data, error = item
+    if data is None:
+        note = Note(path=path, readable=False)
+        note.diagnostics.append(Diagnostic(path, 0, 0, "FM015", f"cannot read file: {error}"))
+        return note, []
+    note = parse_note(path, data)
+    return note, (analyse(note) if analyse else [])

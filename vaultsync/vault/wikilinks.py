@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 # No nested brackets, no newline: linear time even on "[[[[[[..." (WL-04).
 _LINK = re.compile(r"(!?)\[\[([^\[\]\n]*)\]\]")
 
 
-@dataclass(frozen=True)
-class WikiLink:
+class WikiLink(NamedTuple):
     """One WikiLink occurrence.
 
     Attributes:
@@ -122,7 +120,7 @@ def frontmatter_links(data: dict[str, Any], where: _Positions) -> Iterator[WikiL
             if "[[" in value:
                 line, col = where.position(path)
                 for link in iter_links(value, line, field=str(path[0])):
-                    yield WikiLink(**{**link.__dict__, "col": col + link.col - 1})
+                    yield link._replace(col=col + link.col - 1)
         elif isinstance(value, list):
             stack.extend((path + (i,), item) for i, item in enumerate(value))
         elif isinstance(value, dict):
