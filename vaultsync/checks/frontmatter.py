@@ -10,22 +10,8 @@ from typing import Any
 from vaultsync.checks.schema import load_validator, validate_frontmatter
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.vault.config import Config
+from vaultsync.vault.fields import normalised_frontmatter
 from vaultsync.vault.note import Note
-
-_MADR_SUPERSEDED = re.compile(r"^superseded\s+by\s+(.+)$", re.IGNORECASE)
-
-
-def normalised_frontmatter(data: dict[str, Any]) -> dict[str, Any]:
-    """Read the MADR habit ``status: superseded by [[X]]`` as ``status: superseded`` + ``superseded_by: [[X]]``."""
-    status = data.get("status")
-    if isinstance(status, str):
-        m = _MADR_SUPERSEDED.match(status.strip())
-        if m:
-            data = dict(data)
-            data["status"] = "superseded"
-            data.setdefault("superseded_by", m.group(1).strip())
-    return data
-
 
 def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic]:
     """Shape, schema and vocabulary of one note's frontmatter.

@@ -11,8 +11,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from vaultsync.checks.frontmatter import normalised_frontmatter
-from vaultsync.checks.schema import parse_vault_date
+from vaultsync.vault.fields import normalised_frontmatter, parse_vault_date
 from vaultsync.diagnostics import ERROR, WARNING, Diagnostic
 from vaultsync.vault.note import Note
 from vaultsync.vault.vault import Vault

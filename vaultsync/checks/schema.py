@@ -9,7 +9,6 @@ line: ``field: expected boolean, got 'yes' (use true/false)``.
 from __future__ import annotations
 
 import copy
-import datetime as dt
 import difflib
 import json
 import re
@@ -22,28 +21,13 @@ from referencing import Registry, Resource
 
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.resources import data_dir
+from vaultsync.vault.fields import parse_vault_date
 from vaultsync.vault.note import Note
 
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_DATETIME = re.compile(r"^(\d{4}-\d{2}-\d{2})[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?$")
 _JSON_TYPES = {
     "string": "string", "number": "number", "integer": "integer", "boolean": "boolean",
     "array": "list", "object": "mapping", "null": "null",
 }
-
-
-def parse_vault_date(value: Any) -> dt.date | None:
-    """The calendar date of a ``YYYY-MM-DD`` or RFC 3339 date-time string, else None."""
-    if not isinstance(value, str):
-        return None
-    m = _DATETIME.match(value)
-    text = m.group(1) if m else value
-    if not _DATE.match(text):
-        return None
-    try:
-        return dt.date.fromisoformat(text)
-    except ValueError:
-        return None
 
 
 _FORMATS = jsonschema.FormatChecker()

@@ -1,0 +1,32 @@
+"""``vaultsync index --rebuild``: drop the derived index and build it again from HEAD."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from vaultsync.git import open_repo
+
+
+def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    p = sub.add_parser(name, help=help_text, description=__doc__)
+    p.add_argument("--rebuild", action="store_true", required=True, help="drop the index and rebuild it from HEAD")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    repo = open_repo(Path.cwd())
+    if repo is None:
+        print("vaultsync index: not inside a git repository", file=sys.stderr)
+        return 2
+    from vaultsync.index.sync import sync
+
+    report = sync(repo, rebuild=True, progress=sys.stderr.isatty() and not args.quiet, wait=60.0)
+    if report.status == "busy":
+        print("vaultsync index: another sync holds the lock; try again", file=sys.stderr)
+        return 1
+    if not args.quiet:
+        print(report.summary())
+    return 0

@@ -1,0 +1,96 @@
+"""``vaultsync search "query"`` (also ``git memsearch``): the memories that matter, within a token budget.
+
+Uses a running ``vaultsync serve`` daemon for this repository when there is one,
+and runs the pipeline in-process otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from vaultsync.git import open_repo, workdir
+
+
+def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    p = sub.add_parser(name, help=help_text, description=__doc__)
+    p.add_argument("query", nargs="+", help="what to look for, in any language")
+    p.add_argument("--top-k", type=int, help="at most this many chunks (default 5)")
+    p.add_argument("--budget", type=int, help="token budget for all returned text (default 1200)")
+    p.add_argument("--type", action="append", dest="types", help="only notes of this type (repeatable)")
+    p.add_argument("--tag", action="append", dest="tags", help="only notes with this tag (repeatable)")
+    p.add_argument("--scope", help="only notes under this folder")
+    p.add_argument("--include-expired", action="store_true", help="also return notes past their `expires` date")
+    p.add_argument("--include-superseded", action="store_true", help="also return superseded notes")
+    p.add_argument("--min-confidence", type=float, help="hide notes below this confidence (default 0.5)")
+    p.add_argument("--no-rerank", action="store_true", help="skip the rerank stage")
+    p.add_argument("--rerank", help="rerank stage: none, maxsim, cross-encoder[:DIR] (default from config)")
+    p.add_argument("--explain", action="store_true", help="show every stage's rank and score for each hit")
+    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    p.add_argument("--no-daemon", action="store_true", help="always search in-process")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from vaultsync.search.query import QueryError, parse_query
+
+    raw = " ".join(args.query)
+    try:
+        parse_query(raw)
+    except QueryError as exc:
+        print(f"vaultsync search: {exc}", file=sys.stderr)
+        return 2
+    repo = open_repo(Path.cwd())
+    if repo is None:
+        print("vaultsync search: not inside a git repository", file=sys.stderr)
+        return 2
+    from vaultsync.index.sync import config_at
+    from vaultsync.search.render import render
+
+    try:
+        tree = repo.head.peel().tree
+    except Exception:  # noqa: BLE001 - unborn branch
+        tree = None
+    config, _ = config_at(repo, tree)
+    options = {
+        "top_k": args.top_k, "budget": args.budget, "types": args.types, "tags": args.tags, "scope": args.scope,
+        "include_expired": args.include_expired or None, "include_superseded": args.include_superseded or None,
+        "min_confidence": args.min_confidence, "rerank": False if args.no_rerank else None,
+    }
+    options = {k: v for k, v in options.items() if v is not None}
+    result = None
+    if not args.no_daemon:
+        from vaultsync.serve.client import daemon_port, search_via_daemon
+
+        try:
+            data = search_via_daemon(daemon_port(config.search.get("port")), str(workdir(repo)), raw, options,
+                                     args.rerank)
+        except ValueError as exc:
+            print(f"vaultsync search: {exc}", file=sys.stderr)
+            return 2
+        if data is not None:
+            from vaultsync.search.pipeline import SearchResult
+
+            result = SearchResult.from_dict(data)
+    if result is None:
+        result = _in_process(repo, config, raw, options, args.rerank)
+    print(render(result, args.format, explain=args.explain))
+    return 0
+
+
+def _in_process(repo, config, raw: str, options: dict, rerank: str | None):  # type: ignore[no-untyped-def]
+    from vaultsync.search.engine import NoIndexError, open_searcher, options_for
+
+    try:
+        searcher, head = open_searcher(repo, config, rerank=rerank)
+    except NoIndexError:
+        from vaultsync.index.sync import sync
+
+        print("vaultsync: indexing this vault for the first time…", file=sys.stderr)
+        sync(repo, progress=sys.stderr.isatty(), wait=60.0)
+        searcher, head = open_searcher(repo, config, rerank=rerank)
+    try:
+        return searcher.search(raw, options_for(config, **options), head=head)
+    finally:
+        searcher.close()

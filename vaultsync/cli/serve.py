@@ -1,0 +1,58 @@
+"""``vaultsync serve``: keep models and the index warm behind a small JSON API on 127.0.0.1."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import sys
+from pathlib import Path
+
+from vaultsync.git import open_repo
+
+
+def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    from vaultsync.serve.daemon import DEFAULT_PORT
+
+    p = sub.add_parser(name, help=help_text, description=__doc__)
+    p.add_argument("--port", type=int, default=None, help=f"TCP port (default {DEFAULT_PORT}, or search.port)")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, loopback only)")
+    p.add_argument("--allow-remote", action="store_true", help="allow binding a non-loopback address")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    repo = open_repo(Path.cwd())
+    if repo is None:
+        print("vaultsync serve: not inside a git repository", file=sys.stderr)
+        return 2
+    try:
+        loopback = args.host == "localhost" or ipaddress.ip_address(args.host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback and not args.allow_remote:
+        print(f"vaultsync serve: refusing to bind {args.host}: not a loopback address (use --allow-remote)",
+              file=sys.stderr)
+        return 2
+    from vaultsync.index.sync import config_at
+    from vaultsync.serve.client import daemon_port
+    from vaultsync.serve.daemon import serve
+
+    try:
+        tree = repo.head.peel().tree
+    except Exception:  # noqa: BLE001
+        tree = None
+    config, _ = config_at(repo, tree)
+    port = args.port or daemon_port(config.search.get("port"))
+    try:
+        server = serve(repo, args.host, port)
+    except OSError as exc:
+        print(f"vaultsync serve: cannot listen on {args.host}:{port}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    print(f"vaultsync serve: listening on http://{args.host}:{port} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0

@@ -1,0 +1,87 @@
+"""``vaultsync status``: indexed commit vs HEAD, counts, hooks, last sync and last error."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from vaultsync.git import head_commit_id, open_repo, workdir
+
+
+def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    p = sub.add_parser(name, help=help_text, description=__doc__)
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.set_defaults(run=run)
+
+
+def collect(repo: Any) -> dict[str, Any]:
+    """Status facts as a dict (what ``--format json`` prints)."""
+    from vaultsync.cli.install import HOOKS, hooks_path_setting, installed_hooks
+    from vaultsync.index.layout import layout_for
+    from vaultsync.index.sqlite_store import SqliteStore
+    from vaultsync.index.sync import config_at, read_state
+
+    tree = None
+    try:
+        tree = repo.head.peel().tree
+    except Exception:  # noqa: BLE001 - unborn branch
+        pass
+    config, _ = config_at(repo, tree)
+    layout = layout_for(repo, config)
+    head = head_commit_id(repo)
+    info: dict[str, Any] = {"repository": str(workdir(repo)), "index_dir": str(layout.dir), "head": head}
+    if layout.sqlite.exists():
+        store = SqliteStore(layout.sqlite, readonly=True)
+        try:
+            meta = store.meta()
+            info.update(store.counts())
+        finally:
+            store.close()
+        info["indexed_commit"] = meta.get("indexed_commit") or None
+        info["embed_model"] = meta.get("embed_model")
+        info["synced_at"] = meta.get("synced_at")
+    else:
+        info["indexed_commit"] = None
+    info["up_to_date"] = info["indexed_commit"] == head and head is not None
+    state = read_state(layout)
+    info["last_error"] = state.get("last_error")
+    info["last_status"] = state.get("last_status")
+    setting = hooks_path_setting(repo)
+    present = installed_hooks(repo)
+    info["hooks"] = present
+    if setting and len(present) < len(HOOKS):
+        info["hooks_problem"] = f"hooks not active: core.hooksPath={setting} (unset it or chain our hooks from there)"
+    elif len(present) < len(HOOKS):
+        info["hooks_problem"] = "git hooks not installed (run `vaultsync install`)"
+    return info
+
+
+def run(args: argparse.Namespace) -> int:
+    repo = open_repo(Path.cwd())
+    if repo is None:
+        print("vaultsync status: not inside a git repository", file=sys.stderr)
+        return 2
+    info = collect(repo)
+    if args.format == "json":
+        print(json.dumps(info, indent=2))
+        return 0
+    head = (info["head"] or "(no commits)")[:10]
+    indexed = (info["indexed_commit"] or "(none)")[:10]
+    state = "up to date" if info["up_to_date"] else "BEHIND HEAD"
+    print(f"repository  {info['repository']}")
+    print(f"index       {info['index_dir']}")
+    print(f"indexed     {indexed}   HEAD {head}   {state}")
+    if "notes" in info:
+        print(f"contents    {info['notes']} notes, {info['chunks']} chunks, {info['links']} links; "
+              f"embedder {info.get('embed_model') or '-'}")
+    if info.get("synced_at"):
+        print(f"last sync   {info['synced_at']} ({info.get('last_status') or 'ok'})")
+    print(f"hooks       {', '.join(info['hooks']) or 'none'}")
+    if info.get("hooks_problem"):
+        print(f"warning     {info['hooks_problem']}")
+    if info.get("last_error"):
+        print(f"last error  {info['last_error']}")
+    return 0

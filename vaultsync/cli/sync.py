@@ -1,0 +1,114 @@
+"""``vaultsync sync``: bring the derived index up to HEAD (what the git hooks run)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from vaultsync.git import open_repo
+
+HOOK_TIMEOUT_S = 900
+
+
+def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    p = sub.add_parser(name, help=help_text, description=__doc__)
+    p.add_argument("--hook", metavar="NAME", help="called from a git hook (post-commit, post-merge, ...): never fails")
+    p.add_argument("--background", action="store_true", help="start the sync detached and return at once")
+    p.add_argument("--quiet", action="store_true", help="print nothing (errors still go to the index log)")
+    p.add_argument("--wait", type=float, default=0.0, help="seconds to wait for a running sync (default: 0, mark dirty)")
+    p.add_argument("hook_args", nargs="*", help=argparse.SUPPRESS)
+    p.set_defaults(run=run)
+
+
+def spawn_detached(args: list[str], log: Path) -> None:
+    """Start ``vaultsync ARGS`` in its own session with output appended to ``log`` (GH-10)."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as out, open(os.devnull, "rb") as devnull:
+        kwargs: dict[str, object] = {"stdin": devnull, "stdout": out, "stderr": out, "close_fds": True}
+        if os.name == "posix":
+            kwargs["start_new_session"] = True
+        else:  # pragma: no cover - Windows
+            kwargs["creationflags"] = 0x00000008 | 0x00000200  # DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP
+        subprocess.Popen([sys.executable, "-m", "vaultsync", *args], **kwargs)  # noqa: S603
+
+
+def framework_hook() -> str | None:
+    """Which git hook the pre-commit framework is running us from, read from its environment."""
+    if os.environ.get("PRE_COMMIT_REWRITE_COMMAND"):
+        return "post-rewrite"
+    if os.environ.get("PRE_COMMIT_CHECKOUT_TYPE"):
+        return "post-checkout"
+    if os.environ.get("PRE_COMMIT_IS_SQUASH_MERGE"):
+        return "post-merge"
+    if os.environ.get("PRE_COMMIT") or os.environ.get("PRE_COMMIT_HOME"):
+        return "post-commit"
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    hook_mode = bool(args.hook or args.background)
+    try:
+        return _run(args)
+    except Exception as exc:  # a hook never fails git; the error goes to state.json and the log
+        if not hook_mode:
+            raise
+        _record_error(exc)
+        return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    repo = open_repo(Path.cwd())
+    if repo is None:
+        if args.hook or args.background:
+            return 0
+        print("vaultsync sync: not inside a git repository", file=sys.stderr)
+        return 2
+    from vaultsync.index.layout import layout_for
+    from vaultsync.index.lock import SyncLock
+    from vaultsync.index.sync import rebase_in_progress, sync, write_state
+
+    layout = layout_for(repo)
+    if args.background:
+        hook = args.hook or framework_hook()
+        forwarded = ["sync", "--quiet"] + (["--hook", hook] if hook else [])
+        if os.environ.get("PRE_COMMIT_CHECKOUT_TYPE") == "0":
+            return 0  # pre-commit framework, file checkout: HEAD did not move
+        spawn_detached(forwarded, layout.log)
+        return 0
+    if args.hook == "post-commit" and rebase_in_progress(repo):
+        SyncLock(layout.lock, layout.dirty).mark_dirty()  # post-rewrite will run the sync (GH-02)
+        return 0
+    if args.hook == "post-checkout" and args.hook_args[2:3] == ["0"]:
+        return 0  # a file checkout: HEAD did not move
+    if args.hook and hasattr(signal, "SIGALRM"):
+        signal.alarm(int(os.environ.get("VAULTSYNC_SYNC_TIMEOUT", HOOK_TIMEOUT_S)))
+    started = time.time()
+    report = sync(repo, progress=sys.stderr.isatty() and not args.quiet, wait=args.wait)
+    if report.status != "busy":
+        write_state(layout, last_run=started, last_status=report.status, last_commit=report.commit,
+                    last_seconds=round(report.seconds, 3), last_error=None, warnings=report.warnings)
+    for warning in report.warnings:
+        print(f"vaultsync sync: warning: {warning}", file=sys.stderr)
+    if not args.quiet:
+        print(report.summary())
+    return 0
+
+
+def _record_error(exc: BaseException) -> None:
+    from vaultsync.index.sync import format_exception, write_state
+
+    line = format_exception(exc)
+    print(f"vaultsync sync: error: {line}", file=sys.stderr)
+    try:
+        from vaultsync.index.layout import layout_for
+
+        repo = open_repo(Path.cwd())
+        if repo is not None:
+            write_state(layout_for(repo), last_error=line, last_error_at=time.time())
+    except Exception:  # noqa: BLE001 - nothing more we can do without failing the hook
+        pass

@@ -1,0 +1,70 @@
+"""Where a repository's derived index lives.
+
+Per worktree (``<git dir>/vaultsync/``): ``index.sqlite``, ``lance/`` (chunk
+vectors), ``sync.lock``, ``dirty``, ``state.json`` and ``hook.log``. Per
+repository (``<common git dir>/vaultsync/embeddings/``): the embedding cache, so
+linked worktrees and branches share embeddings. ``index.dir`` in
+``.vaultsync.yaml`` moves the per-worktree part (relative to the work tree).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from vaultsync.git import workdir
+from vaultsync.vault.config import Config
+
+
+@dataclass(frozen=True)
+class IndexLayout:
+    """Paths of one worktree's index."""
+
+    dir: Path
+    common: Path
+
+    @property
+    def sqlite(self) -> Path:
+        return self.dir / "index.sqlite"
+
+    @property
+    def lance(self) -> Path:
+        return self.dir / "lance"
+
+    @property
+    def embeddings(self) -> Path:
+        return self.common / "embeddings"
+
+    @property
+    def lock(self) -> Path:
+        return self.dir / "sync.lock"
+
+    @property
+    def dirty(self) -> Path:
+        return self.dir / "dirty"
+
+    @property
+    def state(self) -> Path:
+        return self.dir / "state.json"
+
+    @property
+    def log(self) -> Path:
+        return self.dir / "hook.log"
+
+
+def common_git_dir(repo: pygit2.Repository) -> Path:
+    """The git dir shared by all worktrees (``.git`` of the main worktree)."""
+    gitdir = Path(repo.path)
+    pointer = gitdir / "commondir"
+    if pointer.is_file():
+        return (gitdir / pointer.read_text(encoding="utf-8").strip()).resolve()
+    return gitdir.resolve()
+
+
+def layout_for(repo: pygit2.Repository, config: Config | None = None) -> IndexLayout:
+    """The index layout of ``repo``'s current worktree."""
+    custom = (config.index.get("dir") if config else None)
+    base = (workdir(repo) / custom) if custom else Path(repo.path) / "vaultsync"
+    return IndexLayout(dir=base.resolve(), common=common_git_dir(repo) / "vaultsync")

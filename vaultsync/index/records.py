@@ -1,0 +1,83 @@
+"""Turn a parsed note into what the index stores: lifecycle columns, chunks, graph edges."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Any
+
+from vaultsync.vault.fields import normalised_frontmatter, parse_vault_date
+from vaultsync.index.chunking import chunk_note
+from vaultsync.index.sqlite_store import LinkRow, NoteRecord
+from vaultsync.vault.note import Note
+from vaultsync.vault.resolve import LinkIndex
+from vaultsync.vault.wikilinks import parse_inner
+
+_H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+
+
+def note_title(note: Note) -> str:
+    """Frontmatter ``title``, else the first H1, else the file name without ``.md``."""
+    title = note.frontmatter.get("title") if note.frontmatter else None
+    if isinstance(title, str) and title.strip():
+        return title.strip()
+    m = _H1.search(note.body)
+    if m:
+        return m.group(1).strip()
+    return posixpath.splitext(posixpath.basename(note.path))[0]
+
+
+def _number(value: Any, kind: type) -> Any:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return kind(value)
+
+
+def _date(value: Any) -> str | None:
+    parsed = parse_vault_date(value)
+    return parsed.isoformat() if parsed else None
+
+
+def lifecycle(note: Note, index: LinkIndex) -> dict[str, Any]:
+    """The lifecycle columns of ``notes``; invalid values become NULL (the checker reports them)."""
+    fm = normalised_frontmatter(note.frontmatter) if note.frontmatter else {}
+    superseded_by = None
+    ref = fm.get("superseded_by")
+    if isinstance(ref, str) and ref.strip():
+        target = ref.strip().lstrip("!")
+        if target.startswith("[[") and target.endswith("]]"):
+            target = parse_inner(target[2:-2])[0]
+        superseded_by = index.resolve(target, note.path).path or target
+    text = lambda key: fm.get(key) if isinstance(fm.get(key), str) else None  # noqa: E731
+    return {
+        "memory_id": text("memory_id"), "type": text("type"), "status": text("status"),
+        "created": _date(fm.get("created")), "last_validated": _date(fm.get("last_validated")),
+        "expires": _date(fm.get("expires")), "confidence": _number(fm.get("confidence"), float),
+        "importance": _number(fm.get("importance"), int), "superseded_by": superseded_by,
+    }
+
+
+def link_rows(note: Note, index: LinkIndex) -> list[LinkRow]:
+    """Graph edges of ``note``: body links, embeds, and frontmatter links (kind ``frontmatter``)."""
+    rows: list[LinkRow] = []
+    for link in note.links:
+        if link.is_empty:
+            continue
+        kind = "frontmatter" if link.field else ("embed" if link.embed else "link")
+        res = index.resolve(link.target, note.path)
+        rows.append(LinkRow(note.path, link.target or "", link.subpath, kind,
+                            res.path if res.status == "ok" else None, link.line))
+    return rows
+
+
+def note_record(note: Note, blob: str, index: LinkIndex, warnings: list[str], target_tokens: int) -> NoteRecord:
+    """Everything the SQLite store keeps about ``note`` (chunks included)."""
+    title = note_title(note)
+    aliases = note.frontmatter.get("aliases") if note.frontmatter else None
+    return NoteRecord(
+        path=note.path, blob=blob, title=title, frontmatter=note.frontmatter or {},
+        lifecycle=lifecycle(note, index),
+        aliases=[a for a in aliases if isinstance(a, str)] if isinstance(aliases, list) else [],
+        warnings=warnings, chunks=chunk_note(note.path, title, note.body, note.body_line, target_tokens),
+        links=link_rows(note, index),
+    )

@@ -1,0 +1,247 @@
+"""The SQLite half of the derived index: notes, chunks, FTS5 trigram text, the WikiLink graph, meta.
+
+Schema (``SCHEMA_VERSION``; a cache, so a version change simply rebuilds):
+
+* ``notes``  — path, blob oid, lifecycle columns (memory_id, type, status,
+  created, last_validated, expires, confidence, importance, superseded_by path),
+  title, aliases and the whole frontmatter as JSON, parse/validation warnings.
+* ``chunks`` — one row per chunk (id ``path#n``, heading path, text, content
+  hash, lines, block ids) plus ``norm``: the NFKC, case-folded text that the
+  short-term fallback scans with ``instr`` (trigram FTS cannot match < 3 chars).
+* ``chunks_fts`` — FTS5 ``tokenize='trigram'`` over NFKC-normalised title,
+  heading and text; ``rowid`` = ``chunks.rowid``.
+* ``links`` — source path, target as written, anchor, kind (link, embed,
+  frontmatter), resolved path (NULL when dangling), line.
+* ``meta`` — indexed commit and tree, schema version, embedder model id, the
+  LanceDB table version that matches this state, config hash.
+
+All writes of one sync happen in a single ``BEGIN IMMEDIATE`` transaction, and
+``meta`` is written in it, so a reader (WAL mode) always sees one consistent commit.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vaultsync.index.chunking import Chunk
+
+SCHEMA_VERSION = "3"
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS notes (
+    path TEXT PRIMARY KEY,
+    blob TEXT NOT NULL,
+    title TEXT NOT NULL,
+    memory_id TEXT,
+    type TEXT,
+    status TEXT,
+    created TEXT,
+    last_validated TEXT,
+    expires TEXT,
+    confidence REAL,
+    importance INTEGER,
+    superseded_by TEXT,
+    aliases TEXT NOT NULL,
+    frontmatter TEXT NOT NULL,
+    warnings TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    path TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    heading TEXT NOT NULL,
+    text TEXT NOT NULL,
+    norm TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    tokens INTEGER NOT NULL,
+    blocks TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(title, heading, text, tokenize='trigram');
+CREATE TABLE IF NOT EXISTS links (
+    source TEXT NOT NULL,
+    target TEXT NOT NULL,
+    anchor TEXT,
+    kind TEXT NOT NULL,
+    resolved TEXT,
+    line INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS links_source ON links(source);
+CREATE INDEX IF NOT EXISTS links_resolved ON links(resolved);
+"""
+
+
+def normalise(text: str) -> str:
+    """NFKC + case folding: what both the index and the queries go through."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+@dataclass(frozen=True)
+class LinkRow:
+    """One edge of the WikiLink graph."""
+
+    source: str
+    target: str
+    anchor: str | None
+    kind: str
+    resolved: str | None
+    line: int
+
+
+@dataclass
+class NoteRecord:
+    """Everything the index stores about one note."""
+
+    path: str
+    blob: str
+    title: str
+    frontmatter: dict[str, Any]
+    lifecycle: dict[str, Any]
+    aliases: list[str]
+    warnings: list[str]
+    chunks: list[Chunk]
+    links: list[LinkRow] = field(default_factory=list)
+
+
+class SqliteStore:
+    """Reads and writes ``index.sqlite`` (see the module docstring for the schema)."""
+
+    def __init__(self, path: Path, readonly: bool = False) -> None:
+        self.path = path
+        if readonly:
+            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            if self._schema_version() not in (None, SCHEMA_VERSION):
+                self._drop_all()
+            self.db.executescript(_DDL)
+            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _schema_version(self) -> str | None:
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except sqlite3.OperationalError:
+            return None
+        return row[0] if row else None
+
+    def _drop_all(self) -> None:
+        for (name, kind) in self.db.execute(
+            "SELECT name, type FROM sqlite_master WHERE type IN ('table') AND name NOT LIKE 'sqlite_%' "
+            "AND name NOT LIKE 'chunks_fts_%'"
+        ).fetchall():
+            self.db.execute(f'DROP TABLE IF EXISTS "{name}"')
+
+    def meta(self) -> dict[str, str]:
+        """All ``meta`` keys (indexed_commit, indexed_tree, embed_model, lance_version, ...)."""
+        return dict(self.db.execute("SELECT key, value FROM meta").fetchall())
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        """Write ``meta`` keys in their own transaction."""
+        with self.transaction():
+            self._write_meta(values)
+
+    def _write_meta(self, values: dict[str, str]) -> None:
+        self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [(k, str(v)) for k, v in values.items()])
+
+    def transaction(self) -> _Transaction:
+        """``with store.transaction():`` — BEGIN IMMEDIATE … COMMIT (ROLLBACK on error)."""
+        return _Transaction(self.db)
+
+    def paths(self) -> dict[str, str]:
+        """Indexed note path → blob oid."""
+        return dict(self.db.execute("SELECT path, blob FROM notes").fetchall())
+
+    def aliases(self) -> dict[str, list[str]]:
+        """Indexed note path → its frontmatter aliases."""
+        return {p: json.loads(a) for p, a in self.db.execute("SELECT path, aliases FROM notes")}
+
+    def apply(self, removed: Sequence[str], records: Sequence[NoteRecord], meta: dict[str, str],
+              relinks: Iterable[tuple[str | None, int]] = ()) -> None:
+        """Apply one sync in one transaction.
+
+        Args:
+            removed: note paths to delete (renamed-away paths included).
+            records: notes to insert or replace, with their chunks and links.
+            meta: ``meta`` keys to write in the same transaction.
+            relinks: ``(resolved path, links.rowid)`` updates for links whose
+                target resolution changed because other notes came or went.
+        """
+        with self.transaction():
+            gone = list(removed) + [r.path for r in records]
+            for start in range(0, len(gone), 500):
+                batch = gone[start:start + 500]
+                marks = ",".join("?" * len(batch))
+                self.db.execute(
+                    f"DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE path IN ({marks}))", batch)
+                self.db.execute(f"DELETE FROM chunks WHERE path IN ({marks})", batch)
+                self.db.execute(f"DELETE FROM links WHERE source IN ({marks})", batch)
+                self.db.execute(f"DELETE FROM notes WHERE path IN ({marks})", batch)
+            for rec in records:
+                self._insert(rec)
+            self.db.executemany("UPDATE links SET resolved = ? WHERE rowid = ?", list(relinks))
+            self._write_meta(meta)
+
+    def _insert(self, rec: NoteRecord) -> None:
+        lc = rec.lifecycle
+        self.db.execute(
+            "INSERT INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (rec.path, rec.blob, rec.title, lc.get("memory_id"), lc.get("type"), lc.get("status"),
+             lc.get("created"), lc.get("last_validated"), lc.get("expires"), lc.get("confidence"),
+             lc.get("importance"), lc.get("superseded_by"), json.dumps(rec.aliases, ensure_ascii=False),
+             json.dumps(rec.frontmatter, ensure_ascii=False, sort_keys=True, default=str),
+             json.dumps(rec.warnings, ensure_ascii=False)),
+        )
+        title_norm = unicodedata.normalize("NFKC", rec.title)
+        for c in rec.chunks:
+            cur = self.db.execute(
+                "INSERT INTO chunks (id, path, n, heading, text, norm, hash, start_line, end_line, tokens, blocks) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (c.id, c.path, c.n, c.heading, c.text, normalise(f"{rec.title}\n{c.heading}\n{c.text}"), c.hash,
+                 c.start_line, c.end_line, c.tokens, json.dumps(list(c.blocks))),
+            )
+            self.db.execute(
+                "INSERT INTO chunks_fts (rowid, title, heading, text) VALUES (?,?,?,?)",
+                (cur.lastrowid, title_norm, unicodedata.normalize("NFKC", c.heading),
+                 unicodedata.normalize("NFKC", c.text)),
+            )
+        self.db.executemany(
+            "INSERT INTO links VALUES (?,?,?,?,?,?)",
+            [(k.source, k.target, k.anchor, k.kind, k.resolved, k.line) for k in rec.links],
+        )
+
+    def link_rows(self) -> list[tuple[int, str, str, str | None]]:
+        """``(rowid, source, target, resolved)`` of every link."""
+        return self.db.execute("SELECT rowid, source, target, resolved FROM links").fetchall()
+
+    def counts(self) -> dict[str, int]:
+        """Row counts per table."""
+        return {t: self.db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                for t in ("notes", "chunks", "links")}
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")

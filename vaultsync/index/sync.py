@@ -1,0 +1,389 @@
+"""Bring the derived index up to HEAD, re-indexing only what changed.
+
+The base of every sync is the **indexed tree** stored in the index itself, never
+``HEAD~1``: whatever happened in between (first commit, merges, rebases, amend,
+checkout, reset, a shallow clone, a killed sync), diffing the indexed tree
+against HEAD's tree converges to the same state as a full rebuild. The diff is
+pygit2's tree diff with rename detection; a missing base (first run, gc'd object,
+config change, model change) falls back to comparing HEAD with the paths the
+index holds.
+
+Order of writes, for crash safety: embeddings cache → LanceDB (one
+``merge_insert`` = one version) → SQLite (one transaction that also records the
+LanceDB version and the indexed tree). A sync killed before the SQLite commit
+leaves the previous state readable (readers check out the recorded LanceDB
+version), and the next sync redoes the same work.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import posixpath
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import pygit2
+
+from vaultsync import __version__
+from vaultsync.checks.runner import analyse_note
+from vaultsync.git import TreeSnapshot, head_commit_id, is_valid_utf8_path, printable_path, workdir
+from vaultsync.index.chunking import DEFAULT_TARGET_TOKENS
+from vaultsync.index.layout import IndexLayout, layout_for
+from vaultsync.index.lock import SyncLock
+from vaultsync.index.records import note_record
+from vaultsync.index.sqlite_store import NoteRecord, SqliteStore
+from vaultsync.vault.config import CONFIG_NAME, Config, load_config
+from vaultsync.vault.note import parse_note
+from vaultsync.vault.resolve import LinkIndex
+from vaultsync.vault.vault import is_note_path
+
+
+class PassageEmbedder(Protocol):
+    """What the index needs from an embedder."""
+
+    model_id: str
+    dim: int
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+EmbedderFactory = Callable[[Config], PassageEmbedder]
+
+
+def default_embedder(config: Config) -> PassageEmbedder:
+    """The configured embedder (``index.embedder``, default multilingual-e5-small), built on first use."""
+    from vaultsync.models.embedder import Embedder
+
+    name = str(config.index.get("embedder") or "multilingual-e5-small")
+    threads = int(config.models.get("threads") or min(2, os.cpu_count() or 1))
+    return Embedder.load(name, threads=threads, cache_dir=config.models.get("cache_dir"))
+
+
+@dataclass
+class SyncReport:
+    """What one sync did."""
+
+    status: str  # "updated", "up-to-date", "busy", "deferred"
+    commit: str | None = None
+    added: int = 0
+    modified: int = 0
+    removed: int = 0
+    renamed: int = 0
+    chunks_embedded: int = 0
+    chunks_reused: int = 0
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        if self.status != "updated":
+            return f"index {self.status}" + (f" at {self.commit[:10]}" if self.commit else "")
+        return (f"indexed {self.commit[:10] if self.commit else '(empty)'}: +{self.added} ~{self.modified} "
+                f"-{self.removed} renamed {self.renamed}; {self.chunks_embedded} chunks embedded, "
+                f"{self.chunks_reused} reused; {self.seconds:.2f} s")
+
+
+def config_at(repo: pygit2.Repository, tree: pygit2.Tree | None) -> tuple[Config, str]:
+    """The config committed in ``tree`` (defaults when absent) and its text."""
+    text = ""
+    if tree is not None and CONFIG_NAME in tree:
+        text = repo[tree[CONFIG_NAME].id].data.decode("utf-8", errors="replace").replace("\r\n", "\n")  # type: ignore[attr-defined]
+    return load_config(workdir(repo), text), text
+
+
+def rebase_in_progress(repo: pygit2.Repository) -> bool:
+    """True while git replays commits (rebase, or a multi-commit cherry-pick/revert)."""
+    gitdir = Path(repo.path)
+    return any((gitdir / name).exists() for name in ("rebase-merge", "rebase-apply", "sequencer"))
+
+
+def _config_hash(text: str, target_tokens: int) -> str:
+    payload = json.dumps([text, target_tokens, __version__], ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def vault_notes(snapshot: TreeSnapshot, config: Config) -> tuple[dict[str, str], list[str]]:
+    """Indexable note path → blob oid, and warnings for paths that cannot be indexed."""
+    notes: dict[str, str] = {}
+    warnings: list[str] = []
+    for path in snapshot.paths():
+        if not (is_note_path(path) and config.in_vault(path)) or config.is_ephemeral(path):
+            continue
+        if not is_valid_utf8_path(path):
+            warnings.append(f"skipping path with invalid UTF-8: {printable_path(path)}")
+            continue
+        notes[path] = snapshot.oid(path)
+    return notes, warnings
+
+
+def sync(repo: pygit2.Repository, *, rebuild: bool = False, embedder_factory: EmbedderFactory = default_embedder,
+         progress: bool = False, wait: float = 0.0) -> SyncReport:
+    """Bring ``repo``'s index up to HEAD (see the module docstring).
+
+    Args:
+        repo: the repository (any worktree).
+        rebuild: drop the index first and index everything.
+        embedder_factory: builds the embedder (only called when chunks must be embedded).
+        progress: show a progress bar while embedding.
+        wait: seconds to wait for a running sync's lock before marking dirty.
+    Returns:
+        A :class:`SyncReport`; ``status == "busy"`` when another sync held the lock
+        (it will run again for us).
+    Raises:
+        ConfigError, pygit2.GitError, OSError, and whatever the embedder raises.
+    """
+    commit_tree = _head_tree(repo)
+    config, _ = config_at(repo, commit_tree)
+    layout = layout_for(repo, config)
+    lock = SyncLock(layout.lock, layout.dirty, wait=wait)
+    with lock as held:
+        if not held:
+            return SyncReport("busy", head_commit_id(repo))
+        if rebuild:
+            _drop(layout)
+        report = SyncReport("up-to-date")
+        while True:
+            lock.take_dirty()
+            report = _sync_once(repo, layout, embedder_factory, progress, report)
+            if not lock.take_dirty():
+                break
+            lock.mark_dirty()  # someone committed meanwhile: go again
+        return report
+
+
+def _head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
+    try:
+        return repo.head.peel(pygit2.Commit).tree
+    except (pygit2.GitError, KeyError):
+        return None
+
+
+def _drop(layout: IndexLayout) -> None:
+    import shutil
+
+    for p in (layout.sqlite, Path(str(layout.sqlite) + "-wal"), Path(str(layout.sqlite) + "-shm")):
+        p.unlink(missing_ok=True)
+    shutil.rmtree(layout.lance, ignore_errors=True)
+
+
+def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: EmbedderFactory, progress: bool,
+               previous: SyncReport) -> SyncReport:
+    started = time.perf_counter()
+    tree = _head_tree(repo)
+    commit = head_commit_id(repo) if tree is not None else None
+    config, config_text = config_at(repo, tree)
+    target = int(config.index.get("chunk_tokens") or DEFAULT_TARGET_TOKENS)
+    chash = _config_hash(config_text, target)
+    store = SqliteStore(layout.sqlite)
+    try:
+        meta = store.meta()
+        tree_id = str(tree.id) if tree is not None else ""
+        if meta.get("indexed_tree") == tree_id and meta.get("config_hash") == chash and "indexed_tree" in meta:
+            if meta.get("indexed_commit") != (commit or ""):
+                store.set_meta({"indexed_commit": commit or ""})
+            return SyncReport("up-to-date", commit, seconds=time.perf_counter() - started)
+        report = SyncReport("updated", commit)
+        snapshot = TreeSnapshot(repo, tree)
+        head_notes, report.warnings = vault_notes(snapshot, config)
+        indexed = store.paths()
+        full = meta.get("config_hash") != chash
+        changed, removed, renamed = _changes(repo, meta.get("indexed_tree"), tree, head_notes, indexed, full)
+        report.renamed = renamed
+        report.added = sum(1 for p in changed if p not in indexed) - renamed
+        report.modified = sum(1 for p in changed if p in indexed)
+        report.removed = len(removed) - renamed
+
+        notes = {}
+        for path in sorted(changed):
+            note = parse_note(path, snapshot.read(path))
+            warnings = [d.render() for d in analyse_note(config, workdir(repo), note)]
+            if note.readable:
+                notes[path] = (note, warnings)
+            else:
+                report.warnings.append(f"skipping unreadable note: {'; '.join(warnings)}")
+        before = store.aliases()
+        after = {p: a for p, a in before.items() if p not in changed and p not in removed}
+        after.update({p: _note_aliases(n) for p, (n, _) in notes.items()})
+        index = LinkIndex(_vault_files(snapshot, config), _alias_index(after), config.link_root)
+        records = [note_record(n, head_notes[p], index, w, target) for p, (n, w) in notes.items()]
+        paths_changed = bool(removed) or any(p not in indexed for p in changed)
+        aliases_changed = any(before.get(p, []) != after.get(p, []) for p in changed | removed)
+        relinks = _relinks(store, index, changed | removed) if paths_changed or aliases_changed else []
+
+        embedder = None
+        chunks = [c for r in records for c in r.chunks]
+        from vaultsync.index.vector_store import ChunkVectors, EmbeddingCache, prune_snapshots, write_snapshot
+
+        model_changed = False
+        if chunks or not meta.get("embed_model"):
+            embedder = embedder_factory(config)
+            model_changed = bool(meta.get("embed_model")) and meta.get("embed_model") != embedder.model_id
+        if model_changed:
+            return _full_reembed(repo, layout, embedder_factory, progress, store)
+        dim = embedder.dim if embedder else int(meta.get("embed_dim") or 384)
+        cache = EmbeddingCache(layout.embeddings, dim)
+        model_id = embedder.model_id if embedder else meta.get("embed_model", "")
+        vectors, report.chunks_embedded, report.chunks_reused = _embed(chunks, embedder, cache, model_id, progress)
+        table = ChunkVectors(layout.lance, dim)
+        touched = sorted(set(changed) | set(removed))
+        version = table.apply(touched, [c.id for c in chunks], [c.path for c in chunks], [c.hash for c in chunks],
+                              vectors)
+        snapshot_file = meta.get("vectors_file", "")
+        if touched or not snapshot_file or not (layout.dir / snapshot_file).exists():
+            snapshot_file = write_snapshot(layout.dir, version, *table.read())
+        store.apply(removed, records, {
+            "indexed_commit": commit or "", "indexed_tree": tree_id, "config_hash": chash,
+            "embed_model": model_id, "embed_dim": str(dim), "lance_version": str(version),
+            "chunk_tokens": str(target), "vaultsync_version": __version__, "vectors_file": snapshot_file,
+            "synced_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        }, relinks)
+        prune_snapshots(layout.dir, snapshot_file)
+        if table.maintain():
+            store.set_meta({"lance_version": str(table.version)})
+        table.ensure_ann_index(int(config.index.get("ann_min_rows") or 100_000))
+        report.seconds = time.perf_counter() - started
+        return report
+    finally:
+        store.close()
+
+
+def _alias_index(by_path: dict[str, list[str]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for path, aliases in sorted(by_path.items()):
+        for alias in aliases:
+            out.setdefault(alias, []).append(path)
+    return out
+
+
+def _note_aliases(note: object) -> list[str]:
+    values = note.frontmatter.get("aliases") if note.frontmatter else None  # type: ignore[attr-defined]
+    return [a for a in values if isinstance(a, str)] if isinstance(values, list) else []
+
+
+def _resolve(index: LinkIndex, target: str, source: str) -> str | None:
+    res = index.resolve(target, source)
+    return res.path if res.status == "ok" else None
+
+
+def _relinks(store: SqliteStore, index: LinkIndex, skip: set[str]) -> list[tuple[str | None, int]]:
+    """Re-resolve stored links of unchanged notes whose target may now resolve differently."""
+    updates: list[tuple[str | None, int]] = []
+    for rowid, source, target, resolved in store.link_rows():
+        if source not in skip:
+            now = _resolve(index, target, source)
+            if now != resolved:
+                updates.append((now, rowid))
+    return updates
+
+
+def _vault_files(snapshot: TreeSnapshot, config: Config) -> list[str]:
+    return [p for p in snapshot.paths() if config.in_vault(p) and not config.is_ephemeral(p)]
+
+
+def _changes(repo: pygit2.Repository, base_tree_id: str | None, tree: pygit2.Tree | None, head_notes: dict[str, str],
+             indexed: dict[str, str], full: bool) -> tuple[set[str], set[str], int]:
+    """(paths to (re)index, paths to remove, number of renames)."""
+    base = None
+    if base_tree_id and not full:
+        try:
+            base = repo[base_tree_id]
+        except (KeyError, ValueError):
+            base = None
+    if base is None or tree is None:
+        changed = {p for p, oid in head_notes.items() if indexed.get(p) != oid}
+        removed = set(indexed) - set(head_notes)
+        return changed, removed, 0
+    diff = base.diff_to_tree(tree)
+    diff.find_similar()
+    changed: set[str] = set()
+    removed: set[str] = set()
+    renamed = 0
+    for delta in diff.deltas:
+        old, new = delta.old_file.path, delta.new_file.path
+        if old in indexed and old not in head_notes:
+            removed.add(old)
+        if new in head_notes:
+            changed.add(new)
+            if delta.status == pygit2.enums.DeltaStatus.RENAMED and old in indexed:
+                renamed += 1
+    # Belt and braces: the index must hold exactly HEAD's notes.
+    changed |= {p for p, oid in head_notes.items() if p not in indexed and p not in changed}
+    removed |= set(indexed) - set(head_notes)
+    return changed, removed, renamed
+
+
+def _embed(chunks: list, embedder: PassageEmbedder | None, cache: object, model_id: str,
+           progress: bool) -> tuple[np.ndarray, int, int]:
+    """Vectors for ``chunks`` in order: from the cache, else from the embedder (then cached)."""
+    dim = cache.dim  # type: ignore[attr-defined]
+    if not chunks:
+        return np.zeros((0, dim), dtype=np.float32), 0, 0
+    hashes = sorted({c.hash for c in chunks})
+    found = cache.get(model_id, hashes)  # type: ignore[attr-defined]
+    missing = [h for h in hashes if h not in found]
+    if missing:
+        assert embedder is not None
+        text_of = {c.hash: c.embed_text for c in chunks}
+        new = _embed_batches(embedder, [text_of[h] for h in missing], progress)
+        cache.put(model_id, missing, new)  # type: ignore[attr-defined]
+        found.update(zip(missing, new))
+    return np.stack([found[c.hash] for c in chunks]).astype(np.float32), len(missing), len(hashes) - len(missing)
+
+
+def _embed_batches(embedder: PassageEmbedder, texts: list[str], progress: bool, batch: int = 64) -> np.ndarray:
+    if not progress or len(texts) <= batch:
+        return np.asarray(embedder.embed_passages(texts), dtype=np.float32)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    parts = []
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                  TimeRemainingColumn(), transient=True) as bar:
+        task = bar.add_task("embedding chunks", total=len(texts))
+        for start in range(0, len(texts), batch):
+            parts.append(np.asarray(embedder.embed_passages(texts[start:start + batch]), dtype=np.float32))
+            bar.advance(task, len(parts[-1]))
+    return np.concatenate(parts)
+
+
+def _full_reembed(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: EmbedderFactory, progress: bool,
+                  store: SqliteStore) -> SyncReport:
+    store.close()
+    _drop(layout)
+    return _sync_once(repo, layout, embedder_factory, progress, SyncReport("updated"))
+
+
+def write_state(layout: IndexLayout, **values: object) -> None:
+    """Merge ``values`` into ``state.json`` (last run, last error) atomically."""
+    layout.dir.mkdir(parents=True, exist_ok=True)
+    try:
+        state = json.loads(layout.state.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        state = {}
+    state.update(values)
+    tmp = layout.state.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, indent=2, default=str), encoding="utf-8")
+    os.replace(tmp, layout.state)
+
+
+def read_state(layout: IndexLayout) -> dict[str, object]:
+    """``state.json`` as a dict (empty when absent)."""
+    try:
+        return json.loads(layout.state.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def format_exception(exc: BaseException) -> str:
+    """One line for the log/status: type and message, plus the innermost frame."""
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" ({posixpath.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+

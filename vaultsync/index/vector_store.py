@@ -1,0 +1,190 @@
+"""The LanceDB half of the derived index: chunk vectors, and an embedding cache.
+
+* ``chunks`` (per worktree): ``id`` (``path#n``), ``path``, ``hash``, ``vector``.
+  One sync is **one** ``merge_insert`` — upserts by ``id`` and deletes the rows
+  of changed or removed paths that the new state lacks — so the table gains one
+  version per sync (field case IX-05) and a killed sync never half-applies.
+  The SQLite ``meta.lance_version`` names the version that matches the SQLite
+  state; readers check that version out, so both halves always agree.
+* ``embeddings`` (per repository, shared by worktrees and branches): ``key`` =
+  ``model id | content hash`` → ``vector``. An unchanged chunk is never embedded
+  twice, not after a rename, not in another worktree.
+
+Predicates quote strings SQL-style (``'`` doubled), never with double quotes
+(IX-04). Search is flat (exact) below ``ANN_MIN_ROWS``; an ANN index is only
+built past that threshold, once (IX-06).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+ANN_MIN_ROWS = 100_000
+COMPACT_EVERY = 20  # versions between compaction + cleanup of old versions
+
+
+def sql_string(value: str) -> str:
+    """A SQL string literal: ``o'brien`` → ``'o''brien'``."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def in_list(column: str, values: Iterable[str]) -> str:
+    """``column IN ('a', 'b')`` with every value quoted by :func:`sql_string`."""
+    return f"{column} IN ({', '.join(sql_string(v) for v in values)})"
+
+
+def _connect(path: Path) -> Any:
+    import lancedb
+
+    path.mkdir(parents=True, exist_ok=True)
+    return lancedb.connect(str(path))
+
+
+class EmbeddingCache:
+    """``(model id, content hash) → vector``, shared by every worktree of a repository."""
+
+    def __init__(self, path: Path, dim: int) -> None:
+        self.dim = dim
+        self._db = _connect(path)
+        schema = pa.schema([("key", pa.string()), ("vector", pa.list_(pa.float32(), dim))])
+        self._table = self._db.create_table(f"embeddings_{dim}", schema=schema, exist_ok=True)
+
+    def get(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Cached vectors for ``hashes`` (missing ones are absent from the result)."""
+        found: dict[str, np.ndarray] = {}
+        prefix = model_id + "|"
+        for start in range(0, len(hashes), 2000):
+            keys = [prefix + h for h in hashes[start:start + 2000]]
+            if not keys:
+                continue
+            rows = self._table.search().where(in_list("key", keys)).limit(len(keys)).to_arrow()
+            vectors = _matrix(rows, self.dim)
+            for key, vec in zip(rows.column("key").to_pylist(), vectors):
+                found[key[len(prefix):]] = vec
+        return found
+
+    def put(self, model_id: str, hashes: Sequence[str], vectors: np.ndarray) -> None:
+        """Store new vectors (idempotent: existing keys are left alone)."""
+        if not len(hashes):
+            return
+        data = pa.table({
+            "key": [f"{model_id}|{h}" for h in hashes],
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.astype(np.float32).ravel()), self.dim),
+        })
+        self._table.merge_insert("key").when_not_matched_insert_all().execute(data)
+        if self._table.version % COMPACT_EVERY == 0:
+            self._table.optimize(cleanup_older_than=dt.timedelta(minutes=1))
+
+
+def _matrix(rows: pa.Table, dim: int) -> np.ndarray:
+    if rows.num_rows == 0:
+        return np.zeros((0, dim), dtype=np.float32)
+    flat = rows.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    return np.asarray(flat, dtype=np.float32).reshape(rows.num_rows, dim)
+
+
+class ChunkVectors:
+    """The ``chunks`` vector table of one worktree's index."""
+
+    def __init__(self, path: Path, dim: int) -> None:
+        self.dim = dim
+        self._db = _connect(path)
+        schema = pa.schema([("id", pa.string()), ("path", pa.string()), ("hash", pa.string()),
+                            ("vector", pa.list_(pa.float32(), dim))])
+        self.table = self._db.create_table(f"chunks_{dim}", schema=schema, exist_ok=True)
+
+    @property
+    def version(self) -> int:
+        return int(self.table.version)
+
+    def apply(self, touched_paths: Sequence[str], ids: Sequence[str], paths: Sequence[str],
+              hashes: Sequence[str], vectors: np.ndarray) -> int:
+        """Make the rows of ``touched_paths`` exactly the given rows, in one version.
+
+        Args:
+            touched_paths: every path added, modified, renamed or removed by the sync.
+            ids, paths, hashes, vectors: the new rows (vectors float32 [n, dim]).
+        Returns:
+            The table version holding the result.
+        """
+        if not touched_paths:
+            return self.version
+        data = pa.table({
+            "id": pa.array(ids, pa.string()), "path": pa.array(paths, pa.string()),
+            "hash": pa.array(hashes, pa.string()),
+            "vector": pa.FixedSizeListArray.from_arrays(
+                pa.array(np.asarray(vectors, np.float32).ravel(), pa.float32()), self.dim),
+        })
+        (self.table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+         .when_not_matched_by_source_delete(in_list("path", sorted(set(touched_paths)))).execute(data))
+        return self.version
+
+    def maintain(self) -> bool:
+        """Compact and drop old versions every ``COMPACT_EVERY`` versions; True when it did.
+
+        Callers must record the new :attr:`version` (same rows, new files).
+        """
+        if self.version % COMPACT_EVERY:
+            return False
+        self.table.optimize(cleanup_older_than=dt.timedelta(seconds=0))
+        return True
+
+    def ensure_ann_index(self, min_rows: int = ANN_MIN_ROWS) -> bool:
+        """Build an IVF-PQ index once the table reaches ``min_rows`` rows; True when built now."""
+        if self.table.count_rows() < min_rows or self.table.list_indices():
+            return False
+        self.table.create_index(metric="cosine", vector_column_name="vector")
+        return True
+
+    def read(self, version: int | None = None) -> tuple[list[str], np.ndarray]:
+        """All (ids, vectors [n, dim]) at ``version`` (default: latest)."""
+        if version is not None and version != self.version:
+            self.table.checkout(version)
+        try:
+            rows = self.table.to_arrow().select(["id", "vector"])
+        finally:
+            if version is not None:
+                self.table.checkout_latest()
+        return rows.column("id").to_pylist(), _matrix(rows, self.dim)
+
+    def count(self, where: str | None = None) -> int:
+        return int(self.table.count_rows(where) if where else self.table.count_rows())
+
+
+def snapshot_name(version: int) -> str:
+    """File name of the vector snapshot matching LanceDB ``version``."""
+    return f"vectors-v{version}.npz"
+
+
+def write_snapshot(folder: Path, version: int, ids: Sequence[str], matrix: np.ndarray) -> str:
+    """Write the read-path copy of all chunk vectors (ids + float32 matrix) atomically.
+
+    Search loads this file instead of importing LanceDB (whose import alone
+    costs ~1.2 s): a cold query stays fast. Returns the file name.
+    """
+    name = snapshot_name(version)
+    tmp = folder / (name + ".tmp")
+    with open(tmp, "wb") as fh:
+        np.savez(fh, ids=np.asarray(list(ids), dtype=object).astype(str), matrix=np.asarray(matrix, np.float32))
+    os.replace(tmp, folder / name)
+    return name
+
+
+def prune_snapshots(folder: Path, keep: str) -> None:
+    """Delete vector snapshots other than ``keep``."""
+    for old in folder.glob("vectors-v*.npz"):
+        if old.name != keep:
+            old.unlink(missing_ok=True)
+
+
+def load_snapshot(path: Path) -> tuple[list[str], np.ndarray]:
+    """(chunk ids, float32 [n, dim]) from a snapshot written by :func:`write_snapshot`."""
+    with np.load(path, allow_pickle=False) as data:
+        return [str(x) for x in data["ids"]], np.asarray(data["matrix"], dtype=np.float32)

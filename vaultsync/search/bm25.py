@@ -1,0 +1,117 @@
+"""BM25 leg: SQLite FTS5 trigram MATCH, with safe quoting and a short-term fallback.
+
+* Every term goes to MATCH as an FTS5 string (``"`` + term with ``"`` doubled +
+  ``"``), so ``-``, ``:``, ``OR``, ``NEAR``, ``*``, ``C++`` or an unbalanced quote are
+  plain text and never raise (field case IX-02).
+* Two passes: all terms (implicit AND) first, then any term (OR) to fill up to
+  ``limit``, so a keyword query ranks exact co-occurrences first and a question
+  still finds the chunks that share its rare words. Ranking is FTS5's ``bm25()``
+  (Robertson & Zaragoza 2009) with column weights title 2, heading 1.5, text 1.
+* Trigram FTS cannot match terms under 3 characters (``CI``, ``DB``, ``東京``).
+  Those run against the plain ``chunks.norm`` column — ASCII terms as whole words,
+  others as substrings — and are intersected with the MATCH result when the
+  query also has long terms (IX-01).
+* CJK runs longer than 3 characters are also split into overlapping trigrams for
+  the OR pass, since CJK text has no spaces.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+
+from vaultsync.search.query import Query
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_WEIGHTS = "2.0, 1.5, 1.0"
+
+
+def fts_string(term: str) -> str:
+    """Quote ``term`` as an FTS5 string literal."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A chunk proposed by a leg: ``rowid`` of ``chunks``, leg score (higher is better), 0-based rank."""
+
+    rowid: int
+    score: float
+    rank: int
+
+
+def _or_terms(query: Query) -> list[str]:
+    terms: list[str] = []
+    for term in query.long_terms:
+        terms.append(term)
+        if _CJK.search(term) and len(term) > 3:
+            terms.extend(term[i:i + 3] for i in range(len(term) - 2))
+    return list(dict.fromkeys(terms))
+
+
+def _short_filter(db: sqlite3.Connection, terms: tuple[str, ...], rowids: list[int] | None) -> dict[int, float]:
+    """Chunks containing every short term: ASCII terms as words, others as substrings; score = hits."""
+    clauses, params = [], []
+    for term in terms:
+        clauses.append("instr(norm, ?) > 0")
+        params.append(term)
+    sql = "SELECT rowid, norm FROM chunks WHERE " + " AND ".join(clauses)
+    if rowids is not None:
+        if not rowids:
+            return {}
+        sql += f" AND rowid IN ({','.join('?' * len(rowids))})"
+        params.extend(rowids)
+    words = [re.compile(r"(?<![\w])" + re.escape(t) + r"(?![\w])") for t in terms if t.isascii()]
+    found: dict[int, float] = {}
+    for rowid, norm in db.execute(sql, params):
+        hits = [len(w.findall(norm)) for w in words]
+        if all(hits):
+            found[rowid] = float(sum(hits) + sum(norm.count(t) for t in terms if not t.isascii()))
+    return found
+
+
+def bm25_candidates(db: sqlite3.Connection, query: Query, limit: int = 50,
+                    restrict_sql: str = "", restrict_params: tuple[object, ...] = ()) -> list[Candidate]:
+    """Top ``limit`` chunks for ``query`` by BM25 (see the module docstring).
+
+    Args:
+        db: connection to the index's SQLite file.
+        query: a parsed query.
+        limit: number of candidates.
+        restrict_sql: extra condition on ``chunks`` (alias ``c``), e.g. a folder scope.
+        restrict_params: parameters of ``restrict_sql``.
+    Returns:
+        Candidates best first; BM25 scores are negated ``bm25()`` values (higher is better).
+    """
+    where = f" AND {restrict_sql}" if restrict_sql else ""
+    long_terms, short_terms = query.long_terms, query.short_terms
+    scored: dict[int, float] = {}
+    if long_terms:
+        passes = [" ".join(fts_string(t) for t in long_terms)]
+        or_terms = _or_terms(query)
+        if len(or_terms) > 1 or or_terms != list(long_terms):
+            passes.append(" OR ".join(fts_string(t) for t in or_terms))
+        for i, match in enumerate(passes):
+            if len(scored) >= limit and i > 0:
+                break
+            rows = db.execute(
+                f"SELECT c.rowid, -bm25(chunks_fts, {_WEIGHTS}) FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
+                f"WHERE chunks_fts MATCH ?{where} ORDER BY bm25(chunks_fts, {_WEIGHTS}) LIMIT ?",
+                (match, *restrict_params, limit * 2 if short_terms else limit),
+            ).fetchall()
+            bonus = 1000.0 if i == 0 and len(passes) > 1 else 0.0  # AND hits rank above OR-only hits
+            for rowid, score in rows:
+                scored.setdefault(rowid, score + bonus)
+        if short_terms and scored:
+            keep = _short_filter(db, short_terms, list(scored))
+            scored = {r: s for r, s in scored.items() if r in keep} or scored
+    elif short_terms:
+        scored = _short_filter(db, short_terms, None)
+        if restrict_sql and scored:
+            marks = ",".join("?" * len(scored))
+            allowed = {r for (r,) in db.execute(
+                f"SELECT c.rowid FROM chunks c WHERE c.rowid IN ({marks}){where}", (*scored, *restrict_params))}
+            scored = {r: s for r, s in scored.items() if r in allowed}
+    ranked = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+    return [Candidate(rowid, score, rank) for rank, (rowid, score) in enumerate(ranked)]

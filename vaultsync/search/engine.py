@@ -1,0 +1,79 @@
+"""Open a repository's index for searching: the SQLite file, the vector snapshot, the models.
+
+Used in-process by ``vaultsync search`` and kept warm by ``vaultsync serve``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from vaultsync.git import head_commit_id
+from vaultsync.index.layout import layout_for
+from vaultsync.search.pipeline import Reranker, Searcher, SearchOptions
+from vaultsync.vault.config import Config
+
+
+class NoIndexError(RuntimeError):
+    """The repository has no index yet."""
+
+
+def load_reranker(spec: str | None, embedder: Any, config: Config) -> Reranker | None:
+    """The rerank stage named by ``spec``: ``none``, ``maxsim`` or ``cross-encoder[:DIR]``.
+
+    A cross-encoder without a directory uses ``models.reranker_dir`` from the
+    config. Raises ``ValueError`` for an unknown name.
+    """
+    spec = (spec or "none").strip()
+    if spec in ("none", "off", ""):
+        return None
+    if spec == "maxsim":
+        from vaultsync.models.maxsim import MaxSimReranker
+
+        return MaxSimReranker(embedder)  # type: ignore[no-any-return]
+    if spec.startswith("cross-encoder"):
+        from vaultsync.models.cross_encoder import CrossEncoder
+
+        folder = spec.partition(":")[2] or str(config.models.get("reranker_dir") or "")
+        if not folder:
+            raise ValueError("cross-encoder rerank needs a model folder: models.reranker_dir in .vaultsync.yaml")
+        return CrossEncoder.load(folder, threads=int(config.models.get("threads") or 2))  # type: ignore[no-any-return]
+    raise ValueError(f"unknown rerank stage {spec!r} (none, maxsim, cross-encoder[:DIR])")
+
+
+def open_searcher(repo: pygit2.Repository, config: Config, rerank: str | None = None,
+                  embedder: Any = None) -> tuple[Searcher, str | None]:
+    """A :class:`Searcher` over ``repo``'s index, and HEAD's commit id.
+
+    Raises:
+        NoIndexError: nothing indexed yet.
+    """
+    layout = layout_for(repo, config)
+    if not layout.sqlite.exists():
+        raise NoIndexError("no index yet: run `vaultsync sync` (and `vaultsync install` to keep it in step)")
+    import sqlite3
+
+    db = sqlite3.connect(f"file:{layout.sqlite}?mode=ro", uri=True)
+    try:
+        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+    finally:
+        db.close()
+    vectors = layout.dir / meta["vectors_file"] if meta.get("vectors_file") else None
+    if vectors is not None and not vectors.exists():
+        vectors = None
+    if embedder is None and vectors is not None and os.environ.get("VAULTSYNC_NO_VECTORS") != "1":
+        from vaultsync.index.sync import default_embedder
+
+        embedder = default_embedder(config)
+    spec = rerank if rerank is not None else str(config.search.get("rerank", "none"))
+    reranker = load_reranker(spec, embedder, config) if embedder is not None or spec.startswith("cross") else None
+    return Searcher(layout.sqlite, vectors, embedder, reranker), head_commit_id(repo)
+
+
+def options_for(config: Config, **overrides: Any) -> SearchOptions:
+    """Search options: config ``search:`` section, then explicit overrides."""
+    values = {k: v for k, v in config.search.items() if k != "rerank"}
+    return SearchOptions.from_config(values, **overrides)

@@ -1,0 +1,405 @@
+"""The search pipeline: a query in any language → the 3–5 chunks that matter, with provenance.
+
+Stages (each in its own module, each switchable for evaluation):
+
+1. ``dense`` (vector top-N) and ``bm25`` (FTS5 top-N) run in parallel threads;
+   lifecycle exclusions (expired, superseded, low confidence), type/tag filters
+   and the folder scope are applied to both legs *before* anything is ranked.
+2. Fusion: RRF, k = 60 (Cormack et al. 2009), with per-query leg weights
+   (:func:`leg_weights`): BM25 counts in proportion to how many query terms the
+   vault contains at all, so a query in another language leans on the vectors.
+3. Graph hop over WikiLinks (both directions, decayed).
+4. Superseded hits are replaced by their superseding note.
+5. Rerank of the top candidates (MaxSim or a cross-encoder), then the
+   importance/recency blend.
+6. At most ``per_note`` chunks per note, then the top-k within the token budget.
+
+Every hit carries a ``trace`` of its rank and score at each stage (``--explain``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from vaultsync.search import budget as budget_mod
+from vaultsync.search import graph, scoring
+from vaultsync.search.bm25 import Candidate, bm25_candidates, fts_string
+from vaultsync.search.dense import VectorIndex
+from vaultsync.search.fusion import rrf
+from vaultsync.search.lifecycle import Exclusions, LifecyclePolicy, exclusions
+from vaultsync.search.query import Query, parse_query
+
+
+class QueryEmbedder(Protocol):
+    model_id: str
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]: ...
+
+
+class Reranker(Protocol):
+    name: str
+
+    def score(self, query: str, passages: list[str]) -> np.ndarray: ...
+
+
+@dataclass
+class SearchOptions:
+    """Knobs of one search (defaults chosen on the evaluation sets, see docs/eval.md)."""
+
+    top_k: int = 5
+    budget: int = 1200
+    candidates: int = 50
+    rerank_top: int = 20
+    rrf_k: int = 60
+    fusion: str = "adaptive"  # "adaptive" | "rrf" (equal weights)
+    legs: tuple[str, ...] = ("bm25", "dense")
+    graph_hops: int = 1
+    graph_decay: float = 0.5
+    graph_seeds: int = 5
+    rerank: bool = True
+    w_importance: float = 0.1
+    w_recency: float = 0.05
+    half_life_days: float = 365.0
+    per_note: int = 2
+    types: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    scope: str | None = None
+    include_expired: bool = False
+    include_superseded: bool = False
+    min_confidence: float = 0.5
+    today: dt.date | None = None
+
+    @classmethod
+    def from_config(cls, values: dict[str, Any], **overrides: Any) -> SearchOptions:
+        """Options from the ``search:`` section of ``.vaultsync.yaml`` plus explicit overrides."""
+        known = {k: v for k, v in values.items() if k in cls.__dataclass_fields__}
+        known.update({k: v for k, v in overrides.items() if v is not None})
+        for key in ("legs", "types", "tags"):
+            if key in known and not isinstance(known[key], tuple):
+                known[key] = tuple(known[key])
+        return cls(**known)
+
+
+@dataclass
+class Hit:
+    """One result chunk with its provenance."""
+
+    chunk_id: str
+    path: str
+    title: str
+    heading: str
+    text: str
+    score: float
+    start_line: int
+    end_line: int
+    blocks: list[str]
+    links: list[str]
+    tokens: int = 0
+    trace: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+@dataclass
+class SearchResult:
+    """Hits plus what the caller should know (stale index, token counting, timings)."""
+
+    query: str
+    hits: list[Hit]
+    warnings: list[str]
+    indexed_commit: str | None
+    head: str | None
+    token_counter: str
+    rerank: str | None
+    timings_ms: dict[str, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SearchResult:
+        """Inverse of :meth:`to_dict` (what the daemon sends back)."""
+        hits = [Hit(**h) for h in data.get("hits", [])]
+        return cls(**{**data, "hits": hits})
+
+
+def leg_weights(db: sqlite3.Connection, query: Query, mode: str) -> dict[str, float]:
+    """Per-query leg weights for fusion.
+
+    ``rrf`` gives equal weights. ``adaptive`` weighs BM25 by its *coverage*: the
+    share of the query's long terms (≥ 3 characters) that occur anywhere in the
+    vault, squared. A German or Japanese query over English notes has coverage
+    near 0 and leaves ranking to the vectors; an English query keeps both legs.
+    """
+    if mode != "adaptive":
+        return {"bm25": 1.0, "dense": 1.0}
+    terms = query.long_terms[:16]
+    if not terms:
+        return {"bm25": 0.5 if query.short_terms else 0.0, "dense": 1.0}
+    found = 0
+    for term in terms:
+        row = db.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (fts_string(term),)).fetchone()
+        found += row is not None
+    coverage = found / len(terms)
+    return {"bm25": coverage ** 2, "dense": 1.0}
+
+
+class Searcher:
+    """Holds the warm resources of one index: SQLite, chunk vectors, embedder, reranker.
+
+    Args:
+        db_path: the index's ``index.sqlite``.
+        vectors_path: the vector snapshot (``vectors-v*.npz``) or None (BM25 only).
+        embedder: query embedder (None: BM25 only).
+        reranker: rerank stage (None: no rerank).
+    """
+
+    def __init__(self, db_path: Path, vectors_path: Path | None, embedder: QueryEmbedder | None,
+                 reranker: Reranker | None = None) -> None:
+        self.db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False, timeout=10)
+        self.meta = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
+        self.embedder = embedder
+        self.reranker = reranker
+        self.vectors: VectorIndex | None = None
+        self._chunk_paths: np.ndarray | None = None
+        if vectors_path is not None and embedder is not None:
+            from vaultsync.index.vector_store import load_snapshot
+
+            ids, matrix = load_snapshot(vectors_path)
+            rowid_of = dict(self.db.execute("SELECT id, rowid FROM chunks"))
+            keep = [i for i, cid in enumerate(ids) if cid in rowid_of]
+            self.vectors = VectorIndex(np.array([rowid_of[ids[i]] for i in keep], dtype=np.int64), matrix[keep])
+            path_of = dict(self.db.execute("SELECT rowid, path FROM chunks"))
+            self._chunk_paths = np.array([path_of[int(r)] for r in self.vectors.rowids], dtype=object)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- stages ---------------------------------------------------------------------------------
+
+    def _allowed(self, opts: SearchOptions, excluded: Exclusions) -> set[str] | None:
+        """Paths that may be returned (None = all), from type/tag/scope filters and exclusions."""
+        clauses, params = [], []
+        if opts.types:
+            clauses.append(f"type IN ({','.join('?' * len(opts.types))})")
+            params.extend(opts.types)
+        if opts.tags:
+            clauses.append("EXISTS (SELECT 1 FROM json_each(notes.frontmatter, '$.tags') t "
+                           f"WHERE t.value IN ({','.join('?' * len(opts.tags))}))")
+            params.extend(opts.tags)
+        if opts.scope:
+            clauses.append("substr(path, 1, ?) = ?")
+            params.extend([len(opts.scope), opts.scope])
+        if not clauses and not excluded.reasons:
+            return None
+        sql = "SELECT path FROM notes" + (" WHERE " + " AND ".join(clauses) if clauses else "")
+        # Superseded notes with a successor stay in the legs: they are swapped for it after fusion.
+        return {p for (p,) in self.db.execute(sql, params) if p not in excluded or p in excluded.replacement}
+
+    def _dense(self, qvec: np.ndarray | None, opts: SearchOptions, allowed: set[str] | None) -> list[Candidate]:
+        if qvec is None or self.vectors is None:
+            return []
+        mask = None
+        if allowed is not None and self._chunk_paths is not None:
+            mask = np.fromiter((p in allowed for p in self._chunk_paths), dtype=bool, count=len(self._chunk_paths))
+        return self.vectors.top(qvec, opts.candidates, mask)
+
+    def _bm25(self, query: Query, opts: SearchOptions, allowed: set[str] | None) -> list[Candidate]:
+        restrict, params = "", ()
+        if opts.scope:
+            restrict, params = "substr(c.path, 1, ?) = ?", (len(opts.scope), opts.scope)
+        raw = bm25_candidates(self.db, query, opts.candidates * 3 if allowed is not None else opts.candidates,
+                              restrict, params)
+        if allowed is not None:
+            paths = self._paths([c.rowid for c in raw])
+            raw = [c for c in raw if paths.get(c.rowid) in allowed]
+        return [Candidate(c.rowid, c.score, rank) for rank, c in enumerate(raw[:opts.candidates])]
+
+    def _paths(self, rowids: Sequence[int]) -> dict[int, str]:
+        if not rowids:
+            return {}
+        marks = ",".join("?" * len(rowids))
+        return dict(self.db.execute(f"SELECT rowid, path FROM chunks WHERE rowid IN ({marks})", list(rowids)))
+
+    def _best_chunk(self, path: str, qvec: np.ndarray | None) -> int | None:
+        rowids = [r for (r,) in self.db.execute("SELECT rowid FROM chunks WHERE path = ? ORDER BY n", (path,))]
+        if not rowids:
+            return None
+        if qvec is not None and self.vectors is not None:
+            sims = self.vectors.similarity(qvec, rowids)
+            if sims:
+                return max(sims, key=lambda r: (sims[r], -r))
+        return rowids[0]
+
+    # -- the pipeline ---------------------------------------------------------------------------
+
+    def search(self, raw_query: str, opts: SearchOptions | None = None, head: str | None = None) -> SearchResult:
+        """Run the whole pipeline (see the module docstring).
+
+        Raises:
+            QueryError: empty query.
+        """
+        opts = opts or SearchOptions()
+        query = parse_query(raw_query)
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        excluded = exclusions(self.db, LifecyclePolicy(opts.include_expired, opts.include_superseded,
+                                                       opts.min_confidence, opts.today))
+        allowed = self._allowed(opts, excluded)
+        use_dense = "dense" in opts.legs and self.embedder is not None and self.vectors is not None
+        use_bm25 = "bm25" in opts.legs
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            qfut = pool.submit(self.embedder.embed_queries, [query.text]) if use_dense else None  # type: ignore[union-attr]
+            bm25 = self._bm25(query, opts, allowed) if use_bm25 else []
+            weights = leg_weights(self.db, query, opts.fusion) if use_bm25 and use_dense else {"bm25": 1, "dense": 1}
+            qvec = np.asarray(qfut.result()[0], dtype=np.float32) if qfut else None
+        dense = self._dense(qvec, opts, allowed) if use_dense else []
+        timings["retrieve"] = (time.perf_counter() - t0) * 1000
+        legs = {"bm25": bm25, "dense": dense}
+        fused = rrf({k: v for k, v in legs.items() if v}, weights, opts.rrf_k)
+        trace: dict[int, dict[str, dict[str, float]]] = {}
+        for name, cands in legs.items():
+            for c in cands:
+                trace.setdefault(c.rowid, {})[name] = {"rank": c.rank + 1, "score": round(c.score, 4)}
+        for rank, (rowid, score) in enumerate(fused):
+            trace.setdefault(rowid, {})["fusion"] = {"rank": rank + 1, "score": round(score, 5),
+                                                     **{f"w_{k}": round(v, 3) for k, v in weights.items()}}
+        pool_size = max(opts.rerank_top, opts.top_k * 4)
+        ranked = list(fused[:pool_size])
+        paths = self._paths([r for r, _ in ranked])
+        ranked = self._supersede(ranked, paths, excluded, allowed, qvec, trace)
+        # graph hop
+        t1 = time.perf_counter()
+        if opts.graph_hops > 0 and ranked:
+            seeds: dict[str, float] = {}
+            for rowid, score in ranked[:opts.graph_seeds]:
+                seeds.setdefault(paths[rowid], score)
+            present = set(paths.values())
+            for path, (score, seed, depth) in graph.neighbours(self.db, seeds, opts.graph_hops, opts.graph_decay).items():
+                if path in present or (allowed is not None and path not in allowed):
+                    continue
+                rowid = self._best_chunk(path, qvec)
+                if rowid is not None:
+                    ranked.append((rowid, score))
+                    paths[rowid] = path
+                    trace.setdefault(rowid, {})["graph"] = {"depth": depth, "score": round(score, 5)}
+            ranked.sort(key=lambda kv: (-kv[1], kv[0]))
+            ranked = ranked[:pool_size]
+        timings["graph"] = (time.perf_counter() - t1) * 1000
+        rows = self._rows([r for r, _ in ranked])
+        relevance = {r: s for r, s in ranked}
+        # rerank
+        t2 = time.perf_counter()
+        rerank_name = None
+        if opts.rerank and self.reranker is not None and ranked:
+            head_ids = [r for r, _ in ranked[:opts.rerank_top]]
+            scores = self.reranker.score(query.text, [rows[r]["rerank_text"] for r in head_ids])
+            rerank_name = self.reranker.name
+            order = sorted(range(len(head_ids)), key=lambda i: (-float(scores[i]), head_ids[i]))
+            for pos, i in enumerate(order):
+                trace.setdefault(head_ids[i], {})["rerank"] = {"rank": pos + 1, "score": round(float(scores[i]), 4)}
+            tail = [r for r, _ in ranked[opts.rerank_top:]]
+            reordered = [head_ids[i] for i in order] + tail
+            # relevance on one scale: reranked head above the tail, in rerank order
+            relevance = {r: float(len(reordered) - pos) for pos, r in enumerate(reordered)}
+            ranked = [(r, relevance[r]) for r in reordered]
+        timings["rerank"] = (time.perf_counter() - t2) * 1000
+        # blend
+        today = opts.today or dt.datetime.now(dt.timezone.utc).date()
+        ids = [r for r, _ in ranked]
+        final = scoring.blend([relevance[r] for r in ids], [rows[r]["importance"] for r in ids],
+                              [rows[r]["last_validated"] or rows[r]["created"] for r in ids], today,
+                              opts.w_importance, opts.w_recency, opts.half_life_days)
+        order = sorted(range(len(ids)), key=lambda i: (-final[i], i))
+        per_note: dict[str, int] = {}
+        chosen: list[Hit] = []
+        for i in order:
+            row = rows[ids[i]]
+            if per_note.get(row["path"], 0) >= opts.per_note:
+                continue
+            per_note[row["path"]] = per_note.get(row["path"], 0) + 1
+            trace.setdefault(ids[i], {})["final"] = {"rank": len(chosen) + 1, "score": round(final[i], 4)}
+            chosen.append(self._hit(row, final[i], trace.get(ids[i], {})))
+            if len(chosen) >= opts.top_k * 3:
+                break
+        counter = "estimate"
+        if self.embedder is not None and hasattr(self.embedder, "count_tokens"):
+            counts = list(self.embedder.count_tokens([h.text for h in chosen]))
+            counter = f"{self.embedder.model_id} tokenizer"
+        else:
+            counts = [rows_tokens for rows_tokens in (self._estimate(h.text) for h in chosen)]
+        for h, n in zip(chosen, counts):
+            h.tokens = int(n)
+        hits = budget_mod.cut(chosen, counts, opts.budget, opts.top_k)
+        timings["total"] = (time.perf_counter() - t0) * 1000
+        warnings: list[str] = []
+        indexed = self.meta.get("indexed_commit") or None
+        if head and indexed != head:
+            warnings.append(f"index is behind HEAD (indexed {indexed[:10] if indexed else 'nothing'}, HEAD {head[:10]}); "
+                            "run `vaultsync sync`")
+        if "dense" in opts.legs and not use_dense:
+            warnings.append("vector leg unavailable (no embeddings in the index): BM25 only")
+        return SearchResult(query.text, hits, warnings, indexed, head, counter, rerank_name,
+                            {k: round(v, 1) for k, v in timings.items()})
+
+    def _supersede(self, ranked: list[tuple[int, float]], paths: dict[int, str], excluded: Exclusions,
+                   allowed: set[str] | None, qvec: np.ndarray | None,
+                   trace: dict[int, dict[str, dict[str, float]]]) -> list[tuple[int, float]]:
+        """Swap chunks of superseded notes for the best chunk of their successor (dropped if present)."""
+        present = {paths[r] for r, _ in ranked if paths[r] not in excluded.replacement}
+        out: list[tuple[int, float]] = []
+        for rowid, score in ranked:
+            path = paths[rowid]
+            successor = excluded.replacement.get(path)
+            if successor is None:
+                out.append((rowid, score))
+                continue
+            if successor in present or (allowed is not None and successor not in allowed):
+                continue
+            best = self._best_chunk(successor, qvec)
+            if best is None:
+                continue
+            present.add(successor)
+            paths[best] = successor
+            trace.setdefault(best, {})["supersedes"] = {"replaces": path, "score": round(score, 5)}  # type: ignore[dict-item]
+            out.append((best, score))
+        return out
+
+    @staticmethod
+    def _estimate(text: str) -> int:
+        from vaultsync.index.chunking import estimate_tokens
+
+        return estimate_tokens(text)
+
+    def _rows(self, rowids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        if not rowids:
+            return {}
+        marks = ",".join("?" * len(rowids))
+        out: dict[int, dict[str, Any]] = {}
+        for (rowid, cid, path, heading, text, start, end, blocks, title, importance, created, validated) in self.db.execute(
+            "SELECT c.rowid, c.id, c.path, c.heading, c.text, c.start_line, c.end_line, c.blocks, n.title, "
+            f"n.importance, n.created, n.last_validated FROM chunks c JOIN notes n ON n.path = c.path "
+            f"WHERE c.rowid IN ({marks})", list(rowids),
+        ):
+            context = " > ".join(p for p in (title, heading) if p)
+            out[rowid] = {"id": cid, "path": path, "heading": heading, "text": text, "start": start, "end": end,
+                          "blocks": json.loads(blocks), "title": title, "importance": importance,
+                          "created": created, "last_validated": validated, "rerank_text": f"{context}\n{text}"}
+        return out
+
+    def _hit(self, row: dict[str, Any], score: float, trace: dict[str, dict[str, float]]) -> Hit:
+        links = [t for (t,) in self.db.execute(
+            "SELECT DISTINCT resolved FROM links WHERE source = ? AND resolved IS NOT NULL AND resolved != source "
+            "ORDER BY resolved", (row["path"],))]
+        return Hit(row["id"], row["path"], row["title"], row["heading"], row["text"], round(score, 4), row["start"],
+                   row["end"], row["blocks"], links, trace=trace)

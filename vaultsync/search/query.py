@@ -1,0 +1,60 @@
+"""Query normalisation and term splitting, shared by every stage.
+
+Queries are NFKC-normalised and case-folded like the indexed text. Terms are the
+whitespace-separated tokens with surrounding punctuation that FTS5 would choke
+on left as part of the literal (``C++``, ``title:``, ``"trigram``) — every term is
+later sent to FTS5 as a quoted string, so nothing in a query is syntax (IX-02).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+MAX_QUERY_CHARS = 4000
+
+
+class QueryError(ValueError):
+    """The query cannot be searched (empty after normalisation)."""
+
+
+@dataclass(frozen=True)
+class Query:
+    """A normalised query.
+
+    Attributes:
+        text: NFKC-normalised text, trimmed to ``MAX_QUERY_CHARS``.
+        norm: ``text`` case-folded (what BM25 and the short-term fallback match).
+        terms: distinct case-folded whitespace tokens, in order.
+    """
+
+    text: str
+    norm: str
+    terms: tuple[str, ...]
+
+    @property
+    def long_terms(self) -> tuple[str, ...]:
+        """Terms FTS5 trigram can match (3+ characters)."""
+        return tuple(t for t in self.terms if len(t) >= 3)
+
+    @property
+    def short_terms(self) -> tuple[str, ...]:
+        """Terms under 3 characters, matched as substrings by the fallback."""
+        return tuple(t for t in self.terms if len(t) < 3)
+
+
+def parse_query(raw: str) -> Query:
+    """Normalise ``raw``; raises :class:`QueryError` when nothing searchable is left."""
+    text = unicodedata.normalize("NFKC", raw or "").strip()[:MAX_QUERY_CHARS]
+    text = "".join(ch for ch in text if ch.isprintable() or ch.isspace())
+    if not text.strip():
+        raise QueryError("empty query")
+    norm = text.casefold()
+    seen: dict[str, None] = {}
+    for token in norm.split():
+        token = token.strip(".,;:!?()[]{}<>\"'`“”‘’«»、。，．！？：；（）「」")
+        if token and token not in seen:
+            seen[token] = None
+    if not seen:
+        seen[norm.strip()] = None
+    return Query(text=text, norm=norm, terms=tuple(seen))

@@ -1,0 +1,37 @@
+"""Meaning of frontmatter fields shared by the checks and the index: dates and supersession status."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATETIME = re.compile(r"^(\d{4}-\d{2}-\d{2})[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?$")
+_MADR_SUPERSEDED = re.compile(r"^superseded\s+by\s+(.+)$", re.IGNORECASE)
+
+
+def parse_vault_date(value: Any) -> dt.date | None:
+    """The calendar date of a ``YYYY-MM-DD`` or RFC 3339 date-time string, else None."""
+    if not isinstance(value, str):
+        return None
+    m = _DATETIME.match(value)
+    text = m.group(1) if m else value
+    if not _DATE.match(text):
+        return None
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def normalised_frontmatter(data: dict[str, Any]) -> dict[str, Any]:
+    """Read the MADR habit ``status: superseded by [[X]]`` as ``status: superseded`` + ``superseded_by: [[X]]``."""
+    status = data.get("status")
+    if isinstance(status, str):
+        m = _MADR_SUPERSEDED.match(status.strip())
+        if m:
+            data = dict(data)
+            data["status"] = "superseded"
+            data.setdefault("superseded_by", m.group(1).strip())
+    return data
