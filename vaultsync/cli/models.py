@@ -81,7 +81,9 @@ def _rows(cache_dir: str | None) -> list[dict[str, Any]]:
             else:
                 row["status"] = "built"
                 row["files"] = info["files"]
-                row["model_id"] = f"{m.name}@v{m.version}+{info['files']['model.onnx']['sha256'][:12]}"
+                from vaultsync.models.embedder import model_id
+
+                row["model_id"] = model_id(m.name, m.version, info)
                 row["build_seconds"] = info.get("build_seconds")
         else:
             spec = importlib.util.find_spec(next(iter(m.sources.values())).package)

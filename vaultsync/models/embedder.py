@@ -16,6 +16,7 @@ Usage::
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -24,12 +25,12 @@ from typing import Any
 
 import numpy as np
 import onnxruntime as ort
-from tokenizers import Tokenizer
 
 from vaultsync.models import cache
 from vaultsync.models import manifest as manifests
 from vaultsync.models.base import Kind, TextEmbedder, check_texts
 from vaultsync.models.batching import pad_right, plan_batches
+from vaultsync.models.tokenization import Backend, load_tokenizer
 
 DEFAULT_MODEL = "multilingual-e5-small"
 _CUT_FACTOR = 64  # pre-cut texts longer than max_tokens * this many characters (see _encode)
@@ -57,6 +58,14 @@ def make_session(path: Path, threads: int = 2, *, spin: bool = False) -> ort.Inf
     return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
 
 
+def model_id(name: str, version: int, build_info: dict[str, Any]) -> str:
+    """``name@v<manifest version>+<12 hex>``: the hex digest covers model.onnx and tokenizer.json,
+    so the id changes whenever a rebuild could change a vector."""
+    files = build_info["files"]
+    digest = hashlib.sha256((files["model.onnx"]["sha256"] + files["tokenizer.json"]["sha256"]).encode()).hexdigest()
+    return f"{name}@v{version}+{digest[:12]}"
+
+
 def stderr_progress(message: str) -> None:
     """Default progress sink: one line on stderr."""
     print(f"vaultsync: {message}", file=sys.stderr, flush=True)
@@ -69,8 +78,7 @@ class Embedder:
         name: model name (manifest).
         dim: embedding width (384).
         max_tokens: input limit including special tokens (512).
-        model_id: ``name@v<manifest version>+<model.onnx sha256[:12]>``; changes
-            whenever the vectors would.
+        model_id: see :func:`model_id`; changes whenever the vectors would.
         folder: where the built model lives.
     """
 
@@ -84,12 +92,13 @@ class Embedder:
         max_batch_tokens: int = 8192,
         max_batch_size: int | None = None,
         spin: bool = False,
+        tokenizer: Backend = "auto",
     ) -> None:
         self.folder = Path(folder)
         self.name = manifest.name
         self.dim = manifest.dims
         self.max_tokens = int(manifest.max_tokens or 512)
-        self.model_id = f"{manifest.name}@v{manifest.version}+{build_info['files']['model.onnx']['sha256'][:12]}"
+        self.model_id = model_id(manifest.name, manifest.version, build_info)
         self.threads = threads
         self.max_batch_tokens = max_batch_tokens
         # INT8 dynamic quantisation takes activation scales over the whole batch, so a
@@ -99,20 +108,13 @@ class Embedder:
         self.max_batch_size = max_batch_size if max_batch_size is not None else (64 if invariant else 1)
         self._prefixes = {"query": manifest.prefixes.get("query", ""), "passage": manifest.prefixes.get("passage", "")}
         self._session = make_session(self.folder / "model.onnx", threads, spin=spin)
-        self._tok = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
-        self._tok.no_truncation()
-        self._tok.no_padding()
-        added = self._tok.get_added_tokens_decoder()
-        self._special_ids = {i for i, t in added.items() if t.special}
-        self._pad_id = self._tok.token_to_id("<pad>") or 0
-        eos = self._tok.token_to_id("</s>")
-        if eos is None:
-            raise ValueError(f"{self.folder / 'tokenizer.json'} has no </s> token")
-        self._eos_id: int = eos
+        self._tok = load_tokenizer(self.folder, tokenizer)
+        self._pad_id = self._tok.pad_id
+        self._eos_id = self._tok.eos_id
         space = self._tok.token_to_id("▁")
-        self._skip_ids = self._special_ids | ({space} if space is not None else set())
+        self._skip_ids = self._tok.special_ids | ({space} if space is not None else set())
         self._prefix_tokens = {
-            k: len(self._tok.encode(p.rstrip(), add_special_tokens=False).ids) if p.strip() else 0
+            k: len(self._tok.encode(p.rstrip(), add_special_tokens=False)) if p.strip() else 0
             for k, p in self._prefixes.items()
         }
 
@@ -129,6 +131,7 @@ class Embedder:
         max_batch_tokens: int = 8192,
         max_batch_size: int | None = None,
         spin: bool = False,
+        tokenizer: Backend = "auto",
     ) -> TextEmbedder:
         """Load ``model`` from the cache, building it first when absent and ``build``.
 
@@ -136,7 +139,9 @@ class Embedder:
         ``use-multilingual`` (:class:`vaultsync.models.use_embedder.UseEmbedder`,
         needs the ``use`` extra). ``max_batch_size=None`` means 1 for builds that are
         not batch-invariant (INT8 dynamic quantisation) and 64 otherwise. ``spin``: see
-        :func:`make_session`.
+        :func:`make_session`. ``tokenizer``: ``auto`` (the compact Python Unigram when the
+        build has ``unigram.npz``: ~220 MB less RSS), ``compact`` or ``rust`` (``tokenizers``);
+        both give identical ids.
 
         Raises:
             ModelNotBuiltError: not built and ``build`` is False.
@@ -164,6 +169,7 @@ class Embedder:
             max_batch_tokens=max_batch_tokens,
             max_batch_size=max_batch_size,
             spin=spin,
+            tokenizer=tokenizer,
         )
 
     # -- public API ---------------------------------------------------------
@@ -209,7 +215,7 @@ class Embedder:
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Tokens of each raw text: no prefix, no ``<s>``/``</s>``, no truncation."""
         texts = check_texts(texts)
-        return [len(e.ids) for e in self._tok.encode_batch(texts, add_special_tokens=False)]
+        return [len(ids) for ids in self._tok.encode_batch(texts, add_special_tokens=False)]
 
     # -- internals ----------------------------------------------------------
     def _embed(self, texts: list[str], kind: Kind) -> np.ndarray:
@@ -228,11 +234,11 @@ class Embedder:
         prefix = self._prefixes[kind]
         limit = self.max_tokens * _CUT_FACTOR
         inputs = [prefix + _cut(t, limit) for t in texts]
-        rows = [e.ids for e in self._tok.encode_batch(inputs)]
+        rows = self._tok.encode_batch(inputs)
         for i, (t, r) in enumerate(zip(texts, rows, strict=True)):
             if len(r) <= self.max_tokens and len(t) > limit and _cut(t, limit) != t:
                 # the cut text ran out of tokens before the limit: use the whole text
-                r = self._tok.encode(prefix + t).ids
+                r = self._tok.encode(prefix + t)
             if len(r) > self.max_tokens:
                 r = [*r[: self.max_tokens - 1], self._eos_id]
             rows[i] = r
