@@ -2,7 +2,7 @@
 
 Command (from the repository root; builds the model first if the cache is empty)::
 
-    python bench/bench_models.py [--threads 2] [--runs 5] [--cache-dir DIR] [--rebuild] [--spin] [--json OUT]
+    python bench/bench_models.py [--threads 2] [--runs 5] [--cache-dir DIR] [--rebuild] [--spin] [--tokenizer auto|rust] [--json OUT]
 
 Reports medians over ``--runs`` repetitions (each run shuffles the order):
 
@@ -100,12 +100,12 @@ def _pct(xs: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(xs), q))
 
 
-def rss_child(cache_dir: str | None, threads: int, spin: bool) -> None:
+def rss_child(cache_dir: str | None, threads: int, spin: bool, tokenizer: str) -> None:
     """Run in a fresh process: RSS after load and after one long passage, printed as JSON."""
     from vaultsync.models.embedder import Embedder
 
     base = _rss()
-    emb = Embedder.load(cache_dir=cache_dir, threads=threads, build=False, spin=spin)
+    emb = Embedder.load(cache_dir=cache_dir, threads=threads, build=False, spin=spin, tokenizer=tokenizer)  # type: ignore[arg-type]
     loaded = _rss()
     emb.embed_passages([" ".join(SENTENCES * 3)])
     emb.embed_queries(["warm up"])
@@ -119,6 +119,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
     from vaultsync.models.embedder import Embedder, stderr_progress
 
     report: dict[str, Any] = {
+        "tokenizer": args.tokenizer,
         "threads": args.threads,
         "runs": args.runs,
         "spin": args.spin,
@@ -137,7 +138,8 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
     child = subprocess.run(
         [sys.executable, __file__, "--rss-child", "--threads", str(args.threads)]
         + (["--cache-dir", args.cache_dir] if args.cache_dir else [])
-        + (["--spin"] if args.spin else []),
+        + (["--spin"] if args.spin else [])
+        + ["--tokenizer", args.tokenizer],
         capture_output=True,
         text=True,
         check=True,
@@ -145,7 +147,9 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
     report["rss_mb"] = json.loads(child.stdout.strip().splitlines()[-1])
 
     t = time.perf_counter()
-    emb = Embedder.load(cache_dir=args.cache_dir, threads=args.threads, build=False, spin=args.spin)
+    emb = Embedder.load(
+        cache_dir=args.cache_dir, threads=args.threads, build=False, spin=args.spin, tokenizer=args.tokenizer
+    )
     report["load_seconds"] = round(time.perf_counter() - t, 2)
     assert isinstance(emb, Embedder)
 
@@ -310,11 +314,12 @@ def main() -> None:
     ap.add_argument("--rebuild", action="store_true", help="also time a fresh build into a temporary cache")
     ap.add_argument("--no-cross-encoder", action="store_true")
     ap.add_argument("--spin", action="store_true", help="let onnxruntime worker threads busy-wait (off by default)")
+    ap.add_argument("--tokenizer", default="auto", choices=["auto", "compact", "rust"], help="tokenizer back end")
     ap.add_argument("--json", default=None, help="write the report here too")
     ap.add_argument("--rss-child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.rss_child:
-        rss_child(args.cache_dir, args.threads, args.spin)
+        rss_child(args.cache_dir, args.threads, args.spin, args.tokenizer)
         return
     report = bench(args)
     text = json.dumps(report, indent=2, ensure_ascii=False)

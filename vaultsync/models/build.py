@@ -132,7 +132,7 @@ def build_model(
         cache.sweep(folder.parent)
         source = m.sources["weights"]
         path = locate_source(source)
-        say(f"building {m.name} into {folder} (one-time, about a minute)")
+        say(f"building {m.name} into {folder} (one-time, under a minute)")
         t0 = time.perf_counter()
         verify_source(path, source)
         try:

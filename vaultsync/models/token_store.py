@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -67,26 +68,28 @@ class OnDemandTokenVectors:
         self.encoder = encoder
         self.capacity = capacity
         self._lru: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()  # a warm daemon may rerank for several requests at once
         self.hits = 0
         self.misses = 0
 
     def get(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Token vectors per text (float16 in the cache, float32 out)."""
         keys = [content_key(t) for t in texts]
-        missing = [i for i, k in enumerate(keys) if k not in self._lru]
-        self.hits += len(keys) - len(missing)
-        self.misses += len(missing)
-        if missing:
-            fresh = self.encoder.token_vectors([texts[i] for i in missing], "passage")
-            for i, v in zip(missing, fresh, strict=True):
-                self._lru[keys[i]] = v.astype(np.float16)
-        out = []
-        for k in keys:
-            self._lru.move_to_end(k)
-            out.append(self._lru[k].astype(np.float32))
-        while len(self._lru) > self.capacity:
-            self._lru.popitem(last=False)
-        return out
+        with self._lock:
+            found = {i: self._lru[k] for i, k in enumerate(keys) if k in self._lru}
+        missing = [i for i in range(len(keys)) if i not in found]
+        fresh = self.encoder.token_vectors([texts[i] for i in missing], "passage") if missing else []
+        for i, v in zip(missing, fresh, strict=True):
+            found[i] = v.astype(np.float16)
+        with self._lock:
+            self.hits += len(keys) - len(missing)
+            self.misses += len(missing)
+            for i, k in enumerate(keys):
+                self._lru[k] = found[i]
+                self._lru.move_to_end(k)
+            while len(self._lru) > self.capacity:
+                self._lru.popitem(last=False)
+        return [found[i].astype(np.float32) for i in range(len(keys))]
 
     def project_query(self, vectors: np.ndarray) -> np.ndarray:
         """Identity: passages stay in the encoder's space."""
