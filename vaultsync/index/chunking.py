@@ -154,3 +154,21 @@ def _make(path: str, title: str, heading_path: tuple[str, ...], group: list[_Blo
     digest = hashlib.sha256(embed_text.encode("utf-8")).hexdigest()
     return Chunk(id=f"{path}#{n}", path=path, n=n, heading=heading, text=text or title, embed_text=embed_text,
                  hash=digest, start_line=start, end_line=end, tokens=estimate_tokens(embed_text), blocks=blocks)
+
+
+def title_chunks(path: str, title: str, aliases: list[str]) -> list[Chunk]:
+    """The note's *name vectors*: ``path#title`` and one ``path#alias:N`` per alias.
+
+    They are never returned as hits; they let a note rank by its name, which is
+    what a known-item query in another language matches best (a translated
+    title against a 200-token section dilutes; one vector per name beats one
+    vector of all names joined — see docs/eval.md).
+    """
+    names = list(dict.fromkeys(n.strip() for n in [title, *aliases] if n and n.strip()))
+    out = []
+    for i, name in enumerate(names):
+        digest = hashlib.sha256(name.encode("utf-8")).hexdigest()
+        out.append(Chunk(id=f"{path}#title" if i == 0 else f"{path}#alias:{i}", path=path, n=-1 - i, heading="",
+                         text=name, embed_text=name, hash=digest, start_line=0, end_line=0,
+                         tokens=estimate_tokens(name), blocks=()))
+    return out

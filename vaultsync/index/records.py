@@ -3,28 +3,32 @@
 from __future__ import annotations
 
 import posixpath
-import re
 from typing import Any
 
 from vaultsync.vault.fields import normalised_frontmatter, parse_vault_date
-from vaultsync.index.chunking import chunk_note
+from vaultsync.index.chunking import chunk_note, title_chunks
 from vaultsync.index.sqlite_store import LinkRow, NoteRecord
 from vaultsync.vault.note import Note
 from vaultsync.vault.resolve import LinkIndex
 from vaultsync.vault.wikilinks import parse_inner
 
-_H1 = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+
+
+_GENERIC_STEMS = {"readme", "index", "_index", "home"}
 
 
 def note_title(note: Note) -> str:
-    """Frontmatter ``title``, else the first H1, else the file name without ``.md``."""
+    """Frontmatter ``title``, else the file name without ``.md`` (Obsidian's title), else — for
+    generic names such as ``README`` — the first H1 outside code."""
     title = note.frontmatter.get("title") if note.frontmatter else None
     if isinstance(title, str) and title.strip():
         return title.strip()
-    m = _H1.search(note.body)
-    if m:
-        return m.group(1).strip()
-    return posixpath.splitext(posixpath.basename(note.path))[0]
+    stem = posixpath.splitext(posixpath.basename(note.path))[0]
+    if stem.lower() in _GENERIC_STEMS:
+        h1 = next((h.text for h in note.headings if h.level == 1 and h.text), None)
+        if h1:
+            return h1
+    return stem
 
 
 def _number(value: Any, kind: type) -> Any:
@@ -73,11 +77,12 @@ def link_rows(note: Note, index: LinkIndex) -> list[LinkRow]:
 def note_record(note: Note, blob: str, index: LinkIndex, warnings: list[str], target_tokens: int) -> NoteRecord:
     """Everything the SQLite store keeps about ``note`` (chunks included)."""
     title = note_title(note)
-    aliases = note.frontmatter.get("aliases") if note.frontmatter else None
+    raw_aliases = note.frontmatter.get("aliases") if note.frontmatter else None
+    aliases = [a for a in raw_aliases if isinstance(a, str)] if isinstance(raw_aliases, list) else []
     return NoteRecord(
         path=note.path, blob=blob, title=title, frontmatter=note.frontmatter or {},
-        lifecycle=lifecycle(note, index),
-        aliases=[a for a in aliases if isinstance(a, str)] if isinstance(aliases, list) else [],
+        lifecycle=lifecycle(note, index), aliases=aliases, name_chunks=title_chunks(note.path, title, aliases),
         warnings=warnings, chunks=chunk_note(note.path, title, note.body, note.body_line, target_tokens),
+        body=note.body,
         links=link_rows(note, index),
     )

@@ -10,6 +10,8 @@ Schema (``SCHEMA_VERSION``; a cache, so a version change simply rebuilds):
   short-term fallback scans with ``instr`` (trigram FTS cannot match < 3 chars).
 * ``chunks_fts`` — FTS5 ``tokenize='trigram'`` over NFKC-normalised title,
   heading and text; ``rowid`` = ``chunks.rowid``.
+* ``notes_fts`` — the same over whole notes (title, body): BM25 at note level,
+  where terms spread over a long note still meet.
 * ``links`` — source path, target as written, anchor, kind (link, embed,
   frontmatter), resolved path (NULL when dangling), line.
 * ``meta`` — indexed commit and tree, schema version, embedder model id, the
@@ -31,7 +33,7 @@ from typing import Any
 
 from vaultsync.index.chunking import Chunk
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "7"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -68,6 +70,7 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(title, heading, text, tokenize='trigram');
+CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(path UNINDEXED, title, body, tokenize='trigram');
 CREATE TABLE IF NOT EXISTS links (
     source TEXT NOT NULL,
     target TEXT NOT NULL,
@@ -110,6 +113,8 @@ class NoteRecord:
     aliases: list[str]
     warnings: list[str]
     chunks: list[Chunk]
+    name_chunks: list[Chunk] = field(default_factory=list)
+    body: str = ""
     links: list[LinkRow] = field(default_factory=list)
 
 
@@ -190,6 +195,7 @@ class SqliteStore:
                 self.db.execute(
                     f"DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE path IN ({marks}))", batch)
                 self.db.execute(f"DELETE FROM chunks WHERE path IN ({marks})", batch)
+                self.db.execute(f"DELETE FROM notes_fts WHERE path IN ({marks})", batch)
                 self.db.execute(f"DELETE FROM links WHERE source IN ({marks})", batch)
                 self.db.execute(f"DELETE FROM notes WHERE path IN ({marks})", batch)
             for rec in records:
@@ -208,6 +214,8 @@ class SqliteStore:
              json.dumps(rec.warnings, ensure_ascii=False)),
         )
         title_norm = unicodedata.normalize("NFKC", rec.title)
+        self.db.execute("INSERT INTO notes_fts (path, title, body) VALUES (?,?,?)",
+                        (rec.path, title_norm, unicodedata.normalize("NFKC", rec.body)))
         for c in rec.chunks:
             cur = self.db.execute(
                 "INSERT INTO chunks (id, path, n, heading, text, norm, hash, start_line, end_line, tokens, blocks) "

@@ -218,7 +218,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         relinks = _relinks(store, index, changed | removed) if paths_changed or aliases_changed else []
 
         embedder = None
-        chunks = [c for r in records for c in r.chunks]
+        chunks = [c for r in records for c in r.chunks] + [c for r in records for c in r.name_chunks]
         from vaultsync.index.vector_store import ChunkVectors, EmbeddingCache, prune_snapshots, write_snapshot
 
         model_changed = False

@@ -115,3 +115,28 @@ def bm25_candidates(db: sqlite3.Connection, query: Query, limit: int = 50,
             scored = {r: s for r, s in scored.items() if r in allowed}
     ranked = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
     return [Candidate(rowid, score, rank) for rank, (rowid, score) in enumerate(ranked)]
+
+
+def bm25_notes(db: sqlite3.Connection, query: Query, limit: int = 50) -> list[tuple[str, float]]:
+    """Top ``limit`` whole notes for ``query`` by BM25 over ``notes_fts`` (title weight 2).
+
+    Same quoting and AND-then-OR passes as :func:`bm25_candidates`; short terms
+    are left to the chunk leg. Returns ``(path, score)`` best first.
+    """
+    if not query.long_terms:
+        return []
+    passes = [" ".join(fts_string(t) for t in query.long_terms)]
+    or_terms = _or_terms(query)
+    if len(or_terms) > 1:
+        passes.append(" OR ".join(fts_string(t) for t in or_terms))
+    scored: dict[str, float] = {}
+    for i, match in enumerate(passes):
+        if len(scored) >= limit:
+            break
+        bonus = 1000.0 if i == 0 and len(passes) > 1 else 0.0
+        for path, score in db.execute(
+            "SELECT path, -bm25(notes_fts, 0.0, 2.0, 1.0) FROM notes_fts WHERE notes_fts MATCH ? "
+            "ORDER BY bm25(notes_fts, 0.0, 2.0, 1.0) LIMIT ?", (match, limit),
+        ):
+            scored.setdefault(path, score + bonus)
+    return sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]

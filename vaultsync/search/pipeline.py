@@ -33,7 +33,7 @@ import numpy as np
 
 from vaultsync.search import budget as budget_mod
 from vaultsync.search import graph, scoring
-from vaultsync.search.bm25 import Candidate, bm25_candidates, fts_string
+from vaultsync.search.bm25 import Candidate, bm25_candidates, bm25_notes, fts_string
 from vaultsync.search.dense import VectorIndex
 from vaultsync.search.fusion import rrf
 from vaultsync.search.lifecycle import Exclusions, LifecyclePolicy, exclusions
@@ -65,6 +65,7 @@ class SearchOptions:
     rrf_k: int = 60
     fusion: str = "adaptive"  # "adaptive" | "rrf" (equal weights)
     legs: tuple[str, ...] = ("bm25", "dense")
+    title_vectors: bool = True
     graph_hops: int = 1
     graph_decay: float = 0.5
     graph_seeds: int = 5
@@ -136,22 +137,43 @@ class SearchResult:
 def leg_weights(db: sqlite3.Connection, query: Query, mode: str) -> dict[str, float]:
     """Per-query leg weights for fusion.
 
-    ``rrf`` gives equal weights. ``adaptive`` weighs BM25 by its *coverage*: the
-    share of the query's long terms (≥ 3 characters) that occur anywhere in the
-    vault, squared. A German or Japanese query over English notes has coverage
-    near 0 and leaves ranking to the vectors; an English query keeps both legs.
+    ``rrf`` gives equal weights. ``adaptive`` weighs BM25 by its *coverage* of
+    the query: the share of the query's informative characters that occur in the
+    vault at all, squared. Units are the long terms (CJK terms as 3-character
+    shingles); a unit present in more than half of the notes says nothing about
+    which note is meant and is left out of both sides of the ratio. A German or
+    Japanese query over English notes, or "Obsidian 同步", gets a weight near 0 and
+    leaves ranking to the vectors; an English query over English notes keeps both.
     """
     if mode != "adaptive":
         return {"bm25": 1.0, "dense": 1.0}
-    terms = query.long_terms[:16]
-    if not terms:
+    units = [u for u in _or_units(query)][:24]
+    if not units:
         return {"bm25": 0.5 if query.short_terms else 0.0, "dense": 1.0}
-    found = 0
-    for term in terms:
-        row = db.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (fts_string(term),)).fetchone()
-        found += row is not None
-    coverage = found / len(terms)
+    total_notes = db.execute("SELECT count(*) FROM notes").fetchone()[0] or 1
+    common = total_notes // 2 + 1
+    seen = matched = 0
+    for unit in units:
+        df = db.execute("SELECT count(*) FROM (SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? LIMIT ?)",
+                        (fts_string(unit), common)).fetchone()[0]
+        if df >= common and total_notes > 2:
+            continue
+        seen += len(unit)
+        matched += len(unit) if df else 0
+    coverage = matched / seen if seen else 0.25
     return {"bm25": coverage ** 2, "dense": 1.0}
+
+
+def _or_units(query: Query) -> list[str]:
+    from vaultsync.search.bm25 import _CJK
+
+    units: list[str] = []
+    for term in query.long_terms:
+        if _CJK.search(term) and len(term) > 3:
+            units.extend(term[i:i + 3] for i in range(len(term) - 2))
+        else:
+            units.append(term)
+    return list(dict.fromkeys(units))
 
 
 class Searcher:
@@ -171,16 +193,24 @@ class Searcher:
         self.embedder = embedder
         self.reranker = reranker
         self.vectors: VectorIndex | None = None
+        self._replaced: dict[str, str] = {}
+        self._title_paths: list[str] = []
+        self._title_matrix = np.zeros((0, 1), dtype=np.float32)
         self._chunk_paths: np.ndarray | None = None
         if vectors_path is not None and embedder is not None:
             from vaultsync.index.vector_store import load_snapshot
 
             ids, matrix = load_snapshot(vectors_path)
             rowid_of = dict(self.db.execute("SELECT id, rowid FROM chunks"))
+            notes = {p for (p,) in self.db.execute("SELECT path FROM notes")}
             keep = [i for i, cid in enumerate(ids) if cid in rowid_of]
             self.vectors = VectorIndex(np.array([rowid_of[ids[i]] for i in keep], dtype=np.int64), matrix[keep])
             path_of = dict(self.db.execute("SELECT rowid, path FROM chunks"))
             self._chunk_paths = np.array([path_of[int(r)] for r in self.vectors.rowids], dtype=object)
+            names = [(i, cid.rpartition("#")[0]) for i, cid in enumerate(ids)
+                     if (cid.endswith("#title") or "#alias:" in cid) and cid.rpartition("#")[0] in notes]
+            self._title_paths = [p for _, p in names]
+            self._title_matrix = matrix[[i for i, _ in names]]
 
     def close(self) -> None:
         self.db.close()
@@ -212,7 +242,23 @@ class Searcher:
         mask = None
         if allowed is not None and self._chunk_paths is not None:
             mask = np.fromiter((p in allowed for p in self._chunk_paths), dtype=bool, count=len(self._chunk_paths))
-        return self.vectors.top(qvec, opts.candidates, mask)
+        return self.vectors.top(qvec, opts.candidates * 4, mask)  # deep: many notes get a best-chunk score
+
+    def _dense_notes(self, qvec: np.ndarray | None, chunks: list[Candidate], paths: dict[int, str],
+                     allowed: set[str] | None, opts: SearchOptions) -> list[str]:
+        """Notes by their best vector: the max over their chunks and their title vector."""
+        best: dict[str, float] = {}
+        for c in chunks:
+            p = paths[c.rowid]
+            if c.score > best.get(p, -2.0):
+                best[p] = c.score
+        if qvec is not None and len(self._title_paths) and opts.title_vectors:
+            sims = self._title_matrix @ qvec
+            for p, sim in zip(self._title_paths, sims):
+                if (allowed is None or p in allowed) and (not opts.scope or p.startswith(opts.scope)) \
+                        and sim > best.get(p, -2.0):
+                    best[p] = float(sim)
+        return sorted(best, key=lambda p: -best[p])
 
     def _bm25(self, query: Query, opts: SearchOptions, allowed: set[str] | None) -> list[Candidate]:
         restrict, params = "", ()
@@ -231,16 +277,6 @@ class Searcher:
         marks = ",".join("?" * len(rowids))
         return dict(self.db.execute(f"SELECT rowid, path FROM chunks WHERE rowid IN ({marks})", list(rowids)))
 
-    def _best_chunk(self, path: str, qvec: np.ndarray | None) -> int | None:
-        rowids = [r for (r,) in self.db.execute("SELECT rowid FROM chunks WHERE path = ? ORDER BY n", (path,))]
-        if not rowids:
-            return None
-        if qvec is not None and self.vectors is not None:
-            sims = self.vectors.similarity(qvec, rowids)
-            if sims:
-                return max(sims, key=lambda r: (sims[r], -r))
-        return rowids[0]
-
     # -- the pipeline ---------------------------------------------------------------------------
 
     def search(self, raw_query: str, opts: SearchOptions | None = None, head: str | None = None) -> SearchResult:
@@ -258,72 +294,85 @@ class Searcher:
         allowed = self._allowed(opts, excluded)
         use_dense = "dense" in opts.legs and self.embedder is not None and self.vectors is not None
         use_bm25 = "bm25" in opts.legs
+        trace: dict[int, dict[str, dict[str, Any]]] = {}
+        # 1. both legs, in parallel (onnxruntime and SQLite release the GIL)
         with ThreadPoolExecutor(max_workers=2) as pool:
             qfut = pool.submit(self.embedder.embed_queries, [query.text]) if use_dense else None  # type: ignore[union-attr]
-            bm25 = self._bm25(query, opts, allowed) if use_bm25 else []
+            bm25_chunks = self._bm25(query, opts, allowed) if use_bm25 else []
+            bm25_notes = self._bm25_notes(query, opts, allowed) if use_bm25 else []
             weights = leg_weights(self.db, query, opts.fusion) if use_bm25 and use_dense else {"bm25": 1, "dense": 1}
             qvec = np.asarray(qfut.result()[0], dtype=np.float32) if qfut else None
-        dense = self._dense(qvec, opts, allowed) if use_dense else []
+        dense_chunks = self._dense(qvec, opts, allowed) if use_dense else []
         timings["retrieve"] = (time.perf_counter() - t0) * 1000
-        legs = {"bm25": bm25, "dense": dense}
-        fused = rrf({k: v for k, v in legs.items() if v}, weights, opts.rrf_k)
-        trace: dict[int, dict[str, dict[str, float]]] = {}
-        for name, cands in legs.items():
+        for name, cands in (("bm25", bm25_chunks), ("dense", dense_chunks)):
             for c in cands:
                 trace.setdefault(c.rowid, {})[name] = {"rank": c.rank + 1, "score": round(c.score, 4)}
-        for rank, (rowid, score) in enumerate(fused):
-            trace.setdefault(rowid, {})["fusion"] = {"rank": rank + 1, "score": round(score, 5),
-                                                     **{f"w_{k}": round(v, 3) for k, v in weights.items()}}
-        pool_size = max(opts.rerank_top, opts.top_k * 4)
-        ranked = list(fused[:pool_size])
-        paths = self._paths([r for r, _ in ranked])
-        ranked = self._supersede(ranked, paths, excluded, allowed, qvec, trace)
-        # graph hop
+        # 2. fusion at note level: BM25 over whole notes, dense = a note's best chunk
+        paths = self._paths([c.rowid for c in bm25_chunks + dense_chunks])
+        note_legs = {
+            "bm25": [p for p, _ in bm25_notes],
+            "dense": self._dense_notes(qvec, dense_chunks, paths, allowed, opts) if use_dense else [],
+        }
+        fused_notes = rrf({k: v for k, v in note_legs.items() if v}, weights, opts.rrf_k)
+        chunk_scores = dict(rrf({"bm25": [c.rowid for c in bm25_chunks], "dense": [c.rowid for c in dense_chunks]},
+                                weights, opts.rrf_k))
+        notes = dict(fused_notes[:max(opts.rerank_top, opts.top_k * 4)])
+        notes = self._supersede_notes(notes, excluded, allowed)
+        # 3. graph hop
         t1 = time.perf_counter()
-        if opts.graph_hops > 0 and ranked:
-            seeds: dict[str, float] = {}
-            for rowid, score in ranked[:opts.graph_seeds]:
-                seeds.setdefault(paths[rowid], score)
-            present = set(paths.values())
+        graph_added: dict[str, dict[str, Any]] = {}
+        if opts.graph_hops > 0 and notes:
+            seeds = dict(list(notes.items())[:opts.graph_seeds])
             for path, (score, seed, depth) in graph.neighbours(self.db, seeds, opts.graph_hops, opts.graph_decay).items():
-                if path in present or (allowed is not None and path not in allowed):
-                    continue
-                rowid = self._best_chunk(path, qvec)
-                if rowid is not None:
-                    ranked.append((rowid, score))
-                    paths[rowid] = path
-                    trace.setdefault(rowid, {})["graph"] = {"depth": depth, "score": round(score, 5)}
-            ranked.sort(key=lambda kv: (-kv[1], kv[0]))
-            ranked = ranked[:pool_size]
+                if path not in notes and (allowed is None or path in allowed) and path not in excluded:
+                    notes[path] = score
+                    graph_added[path] = {"from": seed, "depth": depth, "score": round(score, 5)}
         timings["graph"] = (time.perf_counter() - t1) * 1000
+        # 4. chunks of the best notes: the note's best chunk carries its score, a second one half of it
+        ranked: list[tuple[int, float]] = []
+        for rank, (path, score) in enumerate(sorted(notes.items(), key=lambda kv: -kv[1])):
+            for i, rowid in enumerate(self._chunks_for(path, chunk_scores, qvec)[:2]):
+                ranked.append((rowid, score * (1.0 if i == 0 else 0.5)))
+                entry = trace.setdefault(rowid, {})
+                entry["fusion"] = {"note_rank": rank + 1, "score": round(score, 5),
+                                   **{f"w_{k}": round(v, 3) for k, v in weights.items()}}
+                if path in graph_added:
+                    entry["graph"] = graph_added[path]
+                if path in self._replaced:
+                    entry["supersedes"] = {"replaces": self._replaced[path]}
+        ranked.sort(key=lambda kv: -kv[1])
+        ranked = ranked[:max(opts.rerank_top, opts.top_k * 4)]
         rows = self._rows([r for r, _ in ranked])
-        relevance = {r: s for r, s in ranked}
-        # rerank
+        relevance = dict(ranked)
+        # 5. rerank
         t2 = time.perf_counter()
         rerank_name = None
         if opts.rerank and self.reranker is not None and ranked:
             head_ids = [r for r, _ in ranked[:opts.rerank_top]]
             scores = self.reranker.score(query.text, [rows[r]["rerank_text"] for r in head_ids])
             rerank_name = self.reranker.name
-            order = sorted(range(len(head_ids)), key=lambda i: (-float(scores[i]), head_ids[i]))
+            order = sorted(range(len(head_ids)), key=lambda i: -float(scores[i]))
             for pos, i in enumerate(order):
                 trace.setdefault(head_ids[i], {})["rerank"] = {"rank": pos + 1, "score": round(float(scores[i]), 4)}
-            tail = [r for r, _ in ranked[opts.rerank_top:]]
-            reordered = [head_ids[i] for i in order] + tail
-            # relevance on one scale: reranked head above the tail, in rerank order
+            reordered = [head_ids[i] for i in order] + [r for r, _ in ranked[opts.rerank_top:]]
             relevance = {r: float(len(reordered) - pos) for pos, r in enumerate(reordered)}
             ranked = [(r, relevance[r]) for r in reordered]
         timings["rerank"] = (time.perf_counter() - t2) * 1000
-        # blend
+        hits = self._finish(ranked, rows, relevance, trace, opts)
+        timings["total"] = (time.perf_counter() - t0) * 1000
+        return self._result(query, hits, opts, use_dense, head, rerank_name, timings)
+
+    def _finish(self, ranked: list[tuple[int, float]], rows: dict[int, dict[str, Any]], relevance: dict[int, float],
+                trace: dict[int, dict[str, dict[str, Any]]], opts: SearchOptions) -> list[Hit]:
+        """Importance/recency blend, per-note cap, token counts, budget cut."""
         today = opts.today or dt.datetime.now(dt.timezone.utc).date()
         ids = [r for r, _ in ranked]
         final = scoring.blend([relevance[r] for r in ids], [rows[r]["importance"] for r in ids],
                               [rows[r]["last_validated"] or rows[r]["created"] for r in ids], today,
                               opts.w_importance, opts.w_recency, opts.half_life_days)
-        order = sorted(range(len(ids)), key=lambda i: (-final[i], i))
         per_note: dict[str, int] = {}
         chosen: list[Hit] = []
-        for i in order:
+        for i in sorted(range(len(ids)), key=lambda i: (-final[i], i)):
             row = rows[ids[i]]
             if per_note.get(row["path"], 0) >= opts.per_note:
                 continue
@@ -332,16 +381,16 @@ class Searcher:
             chosen.append(self._hit(row, final[i], trace.get(ids[i], {})))
             if len(chosen) >= opts.top_k * 3:
                 break
-        counter = "estimate"
         if self.embedder is not None and hasattr(self.embedder, "count_tokens"):
-            counts = list(self.embedder.count_tokens([h.text for h in chosen]))
-            counter = f"{self.embedder.model_id} tokenizer"
+            counts = [int(n) for n in self.embedder.count_tokens([h.text for h in chosen])]
         else:
-            counts = [rows_tokens for rows_tokens in (self._estimate(h.text) for h in chosen)]
+            counts = [self._estimate(h.text) for h in chosen]
         for h, n in zip(chosen, counts):
-            h.tokens = int(n)
-        hits = budget_mod.cut(chosen, counts, opts.budget, opts.top_k)
-        timings["total"] = (time.perf_counter() - t0) * 1000
+            h.tokens = n
+        return budget_mod.cut(chosen, counts, opts.budget, opts.top_k)
+
+    def _result(self, query: Query, hits: list[Hit], opts: SearchOptions, use_dense: bool, head: str | None,
+                rerank_name: str | None, timings: dict[str, float]) -> SearchResult:
         warnings: list[str] = []
         indexed = self.meta.get("indexed_commit") or None
         if head and indexed != head:
@@ -349,30 +398,47 @@ class Searcher:
                             "run `vaultsync sync`")
         if "dense" in opts.legs and not use_dense:
             warnings.append("vector leg unavailable (no embeddings in the index): BM25 only")
+        counter = (f"{self.embedder.model_id} tokenizer" if self.embedder is not None
+                   and hasattr(self.embedder, "count_tokens") else "estimate (no tokenizer loaded)")
         return SearchResult(query.text, hits, warnings, indexed, head, counter, rerank_name,
                             {k: round(v, 1) for k, v in timings.items()})
 
-    def _supersede(self, ranked: list[tuple[int, float]], paths: dict[int, str], excluded: Exclusions,
-                   allowed: set[str] | None, qvec: np.ndarray | None,
-                   trace: dict[int, dict[str, dict[str, float]]]) -> list[tuple[int, float]]:
-        """Swap chunks of superseded notes for the best chunk of their successor (dropped if present)."""
-        present = {paths[r] for r, _ in ranked if paths[r] not in excluded.replacement}
-        out: list[tuple[int, float]] = []
-        for rowid, score in ranked:
-            path = paths[rowid]
+    def _bm25_notes(self, query: Query, opts: SearchOptions, allowed: set[str] | None) -> list[tuple[str, float]]:
+        raw = bm25_notes(self.db, query, opts.candidates * 3 if (allowed is not None or opts.scope) else opts.candidates)
+        if opts.scope:
+            raw = [(p, s) for p, s in raw if p.startswith(opts.scope)]
+        if allowed is not None:
+            raw = [(p, s) for p, s in raw if p in allowed]
+        return raw[:opts.candidates]
+
+    def _chunks_for(self, path: str, chunk_scores: dict[int, float], qvec: np.ndarray | None) -> list[int]:
+        """A note's chunks, best first: by fused chunk evidence, else by similarity to the query."""
+        rowids = self._note_chunks(path)
+        scored = [r for r in rowids if r in chunk_scores]
+        scored.sort(key=lambda r: -chunk_scores[r])
+        if len(scored) >= 2 or not rowids:
+            return scored
+        rest = [r for r in rowids if r not in chunk_scores]
+        if qvec is not None and self.vectors is not None:
+            sims = self.vectors.similarity(qvec, rest)
+            rest.sort(key=lambda r: -sims.get(r, -1.0))
+        return scored + rest
+
+    def _note_chunks(self, path: str) -> list[int]:
+        return [r for (r,) in self.db.execute("SELECT rowid FROM chunks WHERE path = ? ORDER BY n", (path,))]
+
+    def _supersede_notes(self, notes: dict[str, float], excluded: Exclusions,
+                         allowed: set[str] | None) -> dict[str, float]:
+        """Swap superseded notes for their successor (kept at the superseded note's place)."""
+        self._replaced: dict[str, str] = {}
+        out: dict[str, float] = {}
+        for path, score in notes.items():
             successor = excluded.replacement.get(path)
             if successor is None:
-                out.append((rowid, score))
-                continue
-            if successor in present or (allowed is not None and successor not in allowed):
-                continue
-            best = self._best_chunk(successor, qvec)
-            if best is None:
-                continue
-            present.add(successor)
-            paths[best] = successor
-            trace.setdefault(best, {})["supersedes"] = {"replaces": path, "score": round(score, 5)}  # type: ignore[dict-item]
-            out.append((best, score))
+                out.setdefault(path, score)
+            elif successor not in notes and (allowed is None or successor in allowed) and successor not in out:
+                out[successor] = score
+                self._replaced[successor] = path
         return out
 
     @staticmethod

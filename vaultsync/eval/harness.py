@@ -1,0 +1,165 @@
+"""Evaluation harness: index a dataset's vault through the real sync path, run every query
+through the real pipeline (any stage switchable), and score the rankings.
+
+Dataset format (``<root>/<name>/``): ``vault/**.md`` and ``queries.jsonl`` with
+``{"id", "query", "relevant": [paths], "lang", "category", "scope"?, "relevant_blocks"?}``.
+
+Scores: note level (a note's rank is the rank of its best chunk) and, when the
+dataset has ``relevant_blocks``, turn level (a block is found when a returned
+chunk contains it; blocks are ranked by their chunk's rank). Metrics: recall@5,
+hit@5, MRR@10, nDCG@10, overall and per category and language; per-query latency.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import statistics
+import subprocess
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vaultsync.eval.metrics import dedupe, hit_at, mrr_at, ndcg_at, recall_at
+from vaultsync.search.budget import cut
+from vaultsync.search.pipeline import Searcher, SearchOptions
+
+K_RECALL = 5
+K_RANK = 10
+TURN_BUDGET = 1200  # tokens: the default search budget
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One pipeline configuration: option overrides and a rerank stage name."""
+
+    name: str
+    options: dict[str, Any] = field(default_factory=dict)
+    rerank: str = "none"
+
+
+def load_queries(dataset_dir: Path, limit: int | None = None, every: int = 1) -> list[dict[str, Any]]:
+    """The dataset's queries (every ``every``-th, at most ``limit``), in file order."""
+    rows = [json.loads(line) for line in (dataset_dir / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    rows = rows[::every]
+    return rows[:limit] if limit else rows
+
+
+def _git(cwd: Path, *args: str) -> None:
+    env = {"GIT_AUTHOR_NAME": "eval", "GIT_AUTHOR_EMAIL": "eval@example.com",
+           "GIT_COMMITTER_NAME": "eval", "GIT_COMMITTER_EMAIL": "eval@example.com", "PATH": "/usr/bin:/bin"}
+    import os
+
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env={**os.environ, **env})
+
+
+def prepare_workspace(dataset_dir: Path, workdir: Path, embedder: str, chunk_tokens: int | None,
+                      sync_fn: Callable[[Path], Any] | None = None) -> Path:
+    """A git repository holding the dataset's vault, committed and indexed.
+
+    The workspace is reused between runs (the embedding cache lives in its
+    ``.git``), so changing only search options costs no re-embedding.
+    """
+    repo = workdir / f"{dataset_dir.name}-{embedder}"
+    vault_src = dataset_dir / "vault"
+    if not (repo / ".git").exists():
+        if repo.exists():
+            shutil.rmtree(repo)
+        shutil.copytree(vault_src, repo)
+        _git(repo, "init", "-q", "-b", "main")
+    config = f"vault: .\nindex:\n  embedder: {embedder}\n" + (f"  chunk_tokens: {chunk_tokens}\n" if chunk_tokens else "")
+    config_path = repo / ".vaultsync.yaml"
+    if not config_path.exists() or config_path.read_text(encoding="utf-8") != config:
+        config_path.write_text(config, encoding="utf-8")
+    _git(repo, "add", "-A")
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
+    if status.strip() or not (repo / ".git" / "refs" / "heads" / "main").exists():
+        _git(repo, "commit", "-qm", "dataset", "--allow-empty", "--no-verify")
+    if sync_fn is None:
+        from vaultsync.git import open_repo
+        from vaultsync.index.sync import sync
+
+        sync(open_repo(repo), progress=True, wait=600)  # type: ignore[arg-type]
+    else:
+        sync_fn(repo)
+    return repo
+
+
+@dataclass
+class QueryOutcome:
+    """The rankings one query produced."""
+
+    query: dict[str, Any]
+    notes: list[str]
+    blocks: list[str]
+    ms: float
+
+
+def run_queries(searcher: Searcher, queries: Iterable[dict[str, Any]], base: SearchOptions) -> list[QueryOutcome]:
+    """Search every query with ``base`` options (scope from the query when it has one)."""
+    outcomes: list[QueryOutcome] = []
+    for q in queries:
+        opts = dataclasses.replace(base, scope=q.get("scope") or base.scope)
+        start = time.perf_counter()
+        result = searcher.search(q["query"], opts)
+        ms = (time.perf_counter() - start) * 1000
+        notes = dedupe([h.path for h in result.hits])
+        # Turn level: what an agent would receive — top 5 chunks, ≤ 2 per note, within the token budget.
+        per_note: dict[str, int] = {}
+        agent_view = []
+        for h in result.hits:
+            if per_note.get(h.path, 0) < 2:
+                per_note[h.path] = per_note.get(h.path, 0) + 1
+                agent_view.append(h)
+        agent_view = cut(agent_view, [h.tokens for h in agent_view], TURN_BUDGET, K_RECALL)
+        blocks = dedupe([f"{h.path}#^{b}" for h in agent_view for b in h.blocks])
+        outcomes.append(QueryOutcome(q, notes, blocks, ms))
+    return outcomes
+
+
+def _scores(ranking: list[str], relevant: list[str]) -> dict[str, float]:
+    return {"recall@5": recall_at(ranking, relevant, K_RECALL), "hit@5": hit_at(ranking, relevant, K_RECALL),
+            "mrr@10": mrr_at(ranking, relevant, K_RANK), "ndcg@10": ndcg_at(ranking, relevant, K_RANK)}
+
+
+def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
+    if not rows:
+        return {}
+    return {k: round(sum(r[k] for r in rows) / len(rows), 4) for k in rows[0]} | {"n": len(rows)}
+
+
+def summarise(outcomes: list[QueryOutcome]) -> dict[str, Any]:
+    """Metrics overall / per category / per language, note- and turn-level, plus latency."""
+    levels: dict[str, dict[str, list[dict[str, float]]]] = {"notes": defaultdict(list), "turns": defaultdict(list)}
+    for o in outcomes:
+        keys = ["all", f"category:{o.query.get('category', '-')}", f"lang:{o.query.get('lang', '-')}"]
+        note_scores = _scores(o.notes, o.query["relevant"])
+        for key in keys:
+            levels["notes"][key].append(note_scores)
+        if o.query.get("relevant_blocks"):
+            turn_scores = _scores(o.blocks, o.query["relevant_blocks"])
+            for key in keys:
+                levels["turns"][key].append(turn_scores)
+    latencies = sorted(o.ms for o in outcomes)
+    out: dict[str, Any] = {level: {k: _mean(v) for k, v in sorted(groups.items())}
+                           for level, groups in levels.items() if groups}
+    if latencies:
+        out["latency_ms"] = {"p50": round(statistics.median(latencies), 1),
+                             "p95": round(latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))], 1)}
+    return out
+
+
+def evaluation_options(**overrides: Any) -> SearchOptions:
+    """Options for scoring: a deep ranking (30 chunks, ≤ 3 per note, no budget) from which the
+    note ranking and the agent's view (top 5 within the budget) are both derived.
+
+    Lifecycle filters keep their defaults; evaluation vaults carry no lifecycle fields.
+    """
+    base = dict(top_k=30, budget=10**9, per_note=3)
+    base.update(overrides)
+    return SearchOptions(**base)
