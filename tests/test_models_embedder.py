@@ -202,3 +202,15 @@ def test_both_tokenizer_back_ends_give_the_same_vectors(e5: Embedder, e5_cache_d
     texts = [*NOTES[:2], "ｶﾞ e\u0301 <s> 🧑‍💻", ""]
     assert rust.input_ids(texts) == e5.input_ids(texts)  # type: ignore[attr-defined]
     assert np.array_equal(rust.embed_passages(texts), e5.embed_passages(texts))
+
+
+def test_maxsim_many_equals_pairwise() -> None:
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((5, 8)).astype(np.float32)
+    ps = [rng.standard_normal((n, 8)).astype(np.float32) for n in (3, 0, 7, 1)]
+    from vaultsync.models.maxsim import maxsim_many
+
+    for reduce in ("mean", "sum"):
+        got = maxsim_many(q, ps, reduce)  # type: ignore[arg-type]
+        want = [maxsim(q, p, reduce) for p in ps if len(p)]  # type: ignore[arg-type]
+        assert np.allclose(got, want, atol=1e-5)
