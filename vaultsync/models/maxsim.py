@@ -56,8 +56,8 @@ def maxsim_many(query_vectors: np.ndarray, passages: Sequence[np.ndarray], reduc
     starts = np.cumsum([0] + [len(p) for p in parts[:-1]])
     sims = query_vectors @ np.concatenate(parts).T  # [n_q, total passage tokens]
     best = np.maximum.reduceat(sims, starts, axis=1)  # [n_q, n_passages]
-    out = best.mean(axis=0) if reduce == "mean" else best.sum(axis=0)
-    return out.astype(np.float32)
+    out: np.ndarray = (best.mean(axis=0) if reduce == "mean" else best.sum(axis=0)).astype(np.float32)
+    return out
 
 
 class MaxSimReranker:
