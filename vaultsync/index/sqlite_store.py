@@ -33,7 +33,7 @@ from typing import Any
 
 from vaultsync.index.chunking import Chunk
 
-SCHEMA_VERSION = "7"
+SCHEMA_VERSION = "8"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

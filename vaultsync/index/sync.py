@@ -17,6 +17,7 @@ version), and the next sync redoes the same work.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -227,6 +228,8 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
             model_changed = bool(meta.get("embed_model")) and meta.get("embed_model") != embedder.model_id
         if model_changed:
             return _full_reembed(repo, layout, embedder_factory, progress, store)
+        if embedder is not None and hasattr(embedder, "count_tokens"):
+            _count_tokens(records, embedder)
         dim = embedder.dim if embedder else int(meta.get("embed_dim") or 384)
         cache = EmbeddingCache(layout.embeddings, dim)
         model_id = embedder.model_id if embedder else meta.get("embed_model", "")
@@ -242,6 +245,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
             "indexed_commit": commit or "", "indexed_tree": tree_id, "config_hash": chash,
             "embed_model": model_id, "embed_dim": str(dim), "lance_version": str(version),
             "chunk_tokens": str(target), "vaultsync_version": __version__, "vectors_file": snapshot_file,
+            "token_counter": f"{model_id} tokenizer" if embedder is not None else meta.get("token_counter", "estimate"),
             "synced_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         }, relinks)
         prune_snapshots(layout.dir, snapshot_file)
@@ -317,6 +321,15 @@ def _changes(repo: pygit2.Repository, base_tree_id: str | None, tree: pygit2.Tre
     changed |= {p for p, oid in head_notes.items() if p not in indexed and p not in changed}
     removed |= set(indexed) - set(head_notes)
     return changed, removed, renamed
+
+
+def _count_tokens(records: list[NoteRecord], embedder: PassageEmbedder) -> None:
+    """Replace the chunks' estimated token counts by the embedder tokenizer's counts (what the
+    search token budget uses)."""
+    texts = [c.text for r in records for c in r.chunks]
+    counts = iter(embedder.count_tokens(texts))  # type: ignore[attr-defined]
+    for r in records:
+        r.chunks = [dataclasses.replace(c, tokens=int(next(counts))) for c in r.chunks]
 
 
 def _embed(chunks: list, embedder: PassageEmbedder | None, cache: object, model_id: str,

@@ -44,6 +44,14 @@ def load_reranker(spec: str | None, embedder: Any, config: Config) -> Reranker |
     raise ValueError(f"unknown rerank stage {spec!r} (none, maxsim, cross-encoder[:DIR])")
 
 
+DEFAULT_RERANK = "none"
+
+
+def default_rerank(config: Config) -> str:
+    """The rerank stage used when neither the command line nor the config names one."""
+    return str(config.search.get("rerank") or DEFAULT_RERANK)
+
+
 def open_searcher(repo: pygit2.Repository, config: Config, rerank: str | None = None,
                   embedder: Any = None) -> tuple[Searcher, str | None]:
     """A :class:`Searcher` over ``repo``'s index, and HEAD's commit id.
@@ -68,7 +76,7 @@ def open_searcher(repo: pygit2.Repository, config: Config, rerank: str | None = 
         from vaultsync.index.sync import default_embedder
 
         embedder = default_embedder(config)
-    spec = rerank if rerank is not None else str(config.search.get("rerank", "none"))
+    spec = rerank if rerank is not None else default_rerank(config)
     reranker = load_reranker(spec, embedder, config) if embedder is not None or spec.startswith("cross") else None
     return Searcher(layout.sqlite, vectors, embedder, reranker), head_commit_id(repo)
 

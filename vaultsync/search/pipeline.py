@@ -194,6 +194,7 @@ class Searcher:
         self.reranker = reranker
         self.vectors: VectorIndex | None = None
         self._replaced: dict[str, str] = {}
+        self._chunks_of: dict[str, list[int]] | None = None
         self._title_paths: list[str] = []
         self._title_matrix = np.zeros((0, 1), dtype=np.float32)
         self._chunk_paths: np.ndarray | None = None
@@ -381,13 +382,7 @@ class Searcher:
             chosen.append(self._hit(row, final[i], trace.get(ids[i], {})))
             if len(chosen) >= opts.top_k * 3:
                 break
-        if self.embedder is not None and hasattr(self.embedder, "count_tokens"):
-            counts = [int(n) for n in self.embedder.count_tokens([h.text for h in chosen])]
-        else:
-            counts = [self._estimate(h.text) for h in chosen]
-        for h, n in zip(chosen, counts):
-            h.tokens = n
-        return budget_mod.cut(chosen, counts, opts.budget, opts.top_k)
+        return budget_mod.cut(chosen, [h.tokens for h in chosen], opts.budget, opts.top_k)
 
     def _result(self, query: Query, hits: list[Hit], opts: SearchOptions, use_dense: bool, head: str | None,
                 rerank_name: str | None, timings: dict[str, float]) -> SearchResult:
@@ -398,8 +393,7 @@ class Searcher:
                             "run `vaultsync sync`")
         if "dense" in opts.legs and not use_dense:
             warnings.append("vector leg unavailable (no embeddings in the index): BM25 only")
-        counter = (f"{self.embedder.model_id} tokenizer" if self.embedder is not None
-                   and hasattr(self.embedder, "count_tokens") else "estimate (no tokenizer loaded)")
+        counter = self.meta.get("token_counter", "estimate")
         return SearchResult(query.text, hits, warnings, indexed, head, counter, rerank_name,
                             {k: round(v, 1) for k, v in timings.items()})
 
@@ -425,7 +419,11 @@ class Searcher:
         return scored + rest
 
     def _note_chunks(self, path: str) -> list[int]:
-        return [r for (r,) in self.db.execute("SELECT rowid FROM chunks WHERE path = ? ORDER BY n", (path,))]
+        if self._chunks_of is None:
+            self._chunks_of = {}
+            for rowid, p in self.db.execute("SELECT rowid, path FROM chunks ORDER BY path, n"):
+                self._chunks_of.setdefault(p, []).append(rowid)
+        return self._chunks_of.get(path, [])
 
     def _supersede_notes(self, notes: dict[str, float], excluded: Exclusions,
                          allowed: set[str] | None) -> dict[str, float]:
@@ -441,26 +439,22 @@ class Searcher:
                 self._replaced[successor] = path
         return out
 
-    @staticmethod
-    def _estimate(text: str) -> int:
-        from vaultsync.index.chunking import estimate_tokens
-
-        return estimate_tokens(text)
-
     def _rows(self, rowids: Sequence[int]) -> dict[int, dict[str, Any]]:
         if not rowids:
             return {}
         marks = ",".join("?" * len(rowids))
         out: dict[int, dict[str, Any]] = {}
-        for (rowid, cid, path, heading, text, start, end, blocks, title, importance, created, validated) in self.db.execute(
+        for (rowid, cid, path, heading, text, start, end, blocks, title, importance, created, validated,
+             tokens) in self.db.execute(
             "SELECT c.rowid, c.id, c.path, c.heading, c.text, c.start_line, c.end_line, c.blocks, n.title, "
-            f"n.importance, n.created, n.last_validated FROM chunks c JOIN notes n ON n.path = c.path "
+            f"n.importance, n.created, n.last_validated, c.tokens FROM chunks c JOIN notes n ON n.path = c.path "
             f"WHERE c.rowid IN ({marks})", list(rowids),
         ):
             context = " > ".join(p for p in (title, heading) if p)
             out[rowid] = {"id": cid, "path": path, "heading": heading, "text": text, "start": start, "end": end,
                           "blocks": json.loads(blocks), "title": title, "importance": importance,
-                          "created": created, "last_validated": validated, "rerank_text": f"{context}\n{text}"}
+                          "created": created, "last_validated": validated, "rerank_text": f"{context}\n{text}",
+                          "tokens": tokens}
         return out
 
     def _hit(self, row: dict[str, Any], score: float, trace: dict[str, dict[str, float]]) -> Hit:
@@ -468,4 +462,4 @@ class Searcher:
             "SELECT DISTINCT resolved FROM links WHERE source = ? AND resolved IS NOT NULL AND resolved != source "
             "ORDER BY resolved", (row["path"],))]
         return Hit(row["id"], row["path"], row["title"], row["heading"], row["text"], round(score, 4), row["start"],
-                   row["end"], row["blocks"], links, trace=trace)
+                   row["end"], row["blocks"], links, tokens=row["tokens"], trace=trace)
