@@ -129,3 +129,80 @@ def require_eval(name: str) -> Path:
 
 
 PY = sys.executable
+
+
+# --- the real embedding model for index and search tests -------------------------------------
+
+@pytest.fixture(scope="session")
+def model_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A built multilingual-e5-small; ``$VAULTSYNC_CACHE_DIR`` points at it for this process and
+    every subprocess (git hooks, CLI) the tests start."""
+    from models_fixtures import _STATE
+
+    if "cache" not in _STATE:
+        root = Path(os.environ.get("VAULTSYNC_CACHE_DIR") or tmp_path_factory.mktemp("vaultsync-cache"))
+        from vaultsync.models.build import build_model
+
+        _STATE["build"] = build_model("multilingual-e5-small", cache_dir=root)
+        _STATE["cache"] = root
+    os.environ["VAULTSYNC_CACHE_DIR"] = str(_STATE["cache"])
+    return Path(_STATE["cache"])
+
+
+@pytest.fixture(scope="session")
+def embedder(model_env: Path):  # type: ignore[no-untyped-def]
+    """The real embedder, loaded once per session."""
+    from models_fixtures import _STATE
+
+    if "embedder" not in _STATE:
+        from vaultsync.models.embedder import Embedder
+
+        _STATE["embedder"] = Embedder.load(cache_dir=model_env, threads=2, build=False)
+    return _STATE["embedder"]
+
+
+def index_state(root: Path) -> dict[str, object]:
+    """Everything the derived index holds, keyed so that two indices of the same commit compare
+    equal whatever sequence of syncs built them (SQLite rowids and LanceDB row order aside)."""
+    import json as _json
+    import sqlite3
+
+    import numpy as np
+
+    from vaultsync.git import open_repo
+    from vaultsync.index.layout import layout_for
+    from vaultsync.index.vector_store import load_snapshot
+
+    layout = layout_for(open_repo(root))
+    db = sqlite3.connect(layout.sqlite)
+    try:
+        meta = dict(db.execute("SELECT key, value FROM meta"))
+        state: dict[str, object] = {
+            "notes": sorted(db.execute("SELECT * FROM notes")),
+            "chunks": sorted(db.execute(
+                "SELECT id, path, n, heading, text, norm, hash, start_line, end_line, tokens, blocks FROM chunks")),
+            "chunks_fts": sorted(db.execute(
+                "SELECT c.id, f.title, f.heading, f.text FROM chunks_fts f JOIN chunks c ON c.rowid = f.rowid")),
+            "notes_fts": sorted(db.execute("SELECT path, title, body FROM notes_fts")),
+            "links": sorted(db.execute("SELECT source, target, anchor, kind, resolved, line FROM links"),
+                            key=lambda r: _json.dumps(r)),
+            "indexed_tree": meta.get("indexed_tree"),
+        }
+    finally:
+        db.close()
+    ids, matrix = load_snapshot(layout.dir / meta["vectors_file"])
+    order = np.argsort(ids)
+    state["vector_ids"] = [ids[i] for i in order]
+    state["vectors"] = matrix[order]
+    return state
+
+
+def assert_same_index(a: dict[str, object], b: dict[str, object]) -> None:
+    """Two :func:`index_state` results are the same index (vectors within float tolerance)."""
+    import numpy as np
+
+    for key in a:
+        if key == "vectors":
+            np.testing.assert_allclose(a[key], b[key], atol=1e-5)
+        else:
+            assert a[key] == b[key], key

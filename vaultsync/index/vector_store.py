@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -133,7 +134,10 @@ class ChunkVectors:
         """
         if self.version % COMPACT_EVERY:
             return False
-        self.table.optimize(cleanup_older_than=dt.timedelta(seconds=0))
+        with warnings.catch_warnings():
+            # Safe here: writers hold the sync lock and readers use the vector snapshot, not this table.
+            warnings.simplefilter("ignore", UserWarning)
+            self.table.optimize(cleanup_older_than=dt.timedelta(seconds=0))
         return True
 
     def ensure_ann_index(self, min_rows: int = ANN_MIN_ROWS) -> bool:

@@ -311,7 +311,8 @@ class Searcher:
         # 2. fusion at note level: BM25 over whole notes, dense = a note's best chunk
         paths = self._paths([c.rowid for c in bm25_chunks + dense_chunks])
         note_legs = {
-            "bm25": [p for p, _ in bm25_notes],
+            # whole-note BM25 first; notes found only by chunk BM25 (short terms such as "CI") after
+            "bm25": list(dict.fromkeys([p for p, _ in bm25_notes] + [paths[c.rowid] for c in bm25_chunks])),
             "dense": self._dense_notes(qvec, dense_chunks, paths, allowed, opts) if use_dense else [],
         }
         fused_notes = rrf({k: v for k, v in note_legs.items() if v}, weights, opts.rrf_k)

@@ -1,0 +1,338 @@
+"""The derived index: incremental sync from git trees into SQLite FTS5, the link graph and LanceDB.
+
+Real git, real SQLite and LanceDB files in temporary repositories, the real
+embedding model. Field cases GH-01, GH-04, GH-05, GH-12, IX-01, IX-02, IX-04,
+IX-05, IX-06; rebuild equivalence on random histories; a sync killed mid-way.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import Vault, adr, assert_same_index, git, index_state
+
+pytestmark = pytest.mark.slow
+
+LINKS_CONFIG = "vault: docs\n"
+
+
+def sync(root: Path, rebuild: bool = False):  # type: ignore[no-untyped-def]
+    from vaultsync.git import open_repo
+    from vaultsync.index.sync import sync as do_sync
+
+    return do_sync(open_repo(root), rebuild=rebuild, wait=60)
+
+
+def db(root: Path) -> sqlite3.Connection:
+    from vaultsync.git import open_repo
+    from vaultsync.index.layout import layout_for
+
+    return sqlite3.connect(layout_for(open_repo(root)).sqlite)
+
+
+def vectors(root: Path, where: str | None = None) -> int:
+    from vaultsync.git import open_repo
+    from vaultsync.index.layout import layout_for
+    from vaultsync.index.vector_store import ChunkVectors
+
+    return ChunkVectors(layout_for(open_repo(root)).lance, 384).count(where)
+
+
+def search(root: Path, query: str, **opts):  # type: ignore[no-untyped-def]
+    from vaultsync.git import open_repo
+    from vaultsync.search.engine import open_searcher, options_for
+    from vaultsync.vault.config import Config
+
+    searcher, head = open_searcher(open_repo(root), Config(), rerank="none")
+    try:
+        return searcher.search(query, options_for(Config(), **opts), head=head)
+    finally:
+        searcher.close()
+
+
+@pytest.fixture
+def repo(vault: Vault, embedder) -> Vault:  # type: ignore[no-untyped-def]
+    vault.write(".vaultsync.yaml", LINKS_CONFIG)
+    return vault
+
+
+def test_gh01_first_commit_without_parent(repo):
+    for i in range(3):
+        repo.write(f"docs/n{i}.md", f"# Note {i}\nAbout topic number {i}, see [[n{(i + 1) % 3}]].\n")
+    repo.commit("init")
+    report = sync(repo.root)
+    assert report.status == "updated" and report.added == 3
+    head = repo.git("rev-parse", "HEAD").stdout.strip()
+    con = db(repo.root)
+    assert con.execute("SELECT count(*) FROM notes").fetchone()[0] == 3
+    assert con.execute("SELECT count(*) FROM notes_fts").fetchone()[0] == 3
+    assert con.execute("SELECT value FROM meta WHERE key='indexed_commit'").fetchone()[0] == head
+    chunk_count = con.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    assert vectors(repo.root, "id NOT LIKE '%#title'") == chunk_count
+    assert sync(repo.root).status == "up-to-date"
+
+
+def test_gh04_renames_deletes_and_case_only_renames(repo):
+    repo.write("docs/adrs/ADR-0001.md", "---\ntitle: Use SQLite\n---\nWe use SQLite FTS5 for search.\n")
+    repo.write("docs/incidents/INC-0002.md", "# Outage\nThe zqxghost token lives here.\n")
+    repo.write("docs/rules/rule-a.md", "# Rule A\nAlways review.\n")
+    repo.commit("init")
+    sync(repo.root)
+    repo.git("mv", "docs/adrs/ADR-0001.md", "docs/adrs/ADR-0001-sqlite.md")
+    repo.commit("mv")
+    report = sync(repo.root)
+    assert (report.renamed, report.chunks_embedded) == (1, 0)  # same title and text: nothing re-embedded
+    repo.git("rm", "-q", "docs/incidents/INC-0002.md")
+    repo.commit("rm")
+    sync(repo.root)
+    repo.git("mv", "docs/rules/rule-a.md", "docs/rules/Rule-A.md")
+    repo.commit("case")
+    sync(repo.root)
+    con = db(repo.root)
+    paths = [p for (p,) in con.execute("SELECT path FROM notes ORDER BY path")]
+    assert paths == ["docs/adrs/ADR-0001-sqlite.md", "docs/rules/Rule-A.md"]
+    for old in ("docs/adrs/ADR-0001.md", "docs/incidents/INC-0002.md", "docs/rules/rule-a.md"):
+        assert con.execute("SELECT count(*) FROM chunks WHERE path = ?", (old,)).fetchone()[0] == 0
+        assert vectors(repo.root, f"path = '{old}'") == 0
+    assert vectors(repo.root, "path = 'docs/rules/Rule-A.md' AND id NOT LIKE '%#title'") == 1
+    assert search(repo.root, "zqxghost").hits == [] or all(
+        "zqxghost" not in h.text for h in search(repo.root, "zqxghost").hits)
+
+
+def test_gh05_path_encodings(repo):
+    repo.write("docs/rules/no deploy fridays.md", "# No deploy Fridays\nFreeze window starts at noon.\n")
+    nfd = "re\u0301sume\u0301"
+    repo.write(f"docs/rules/{nfd}.md", "# Résumé\nKeep it short.\n")
+    raw = os.fsencode(str(repo.root / "docs/rules")) + b"/caf\xe9.md"
+    with open(raw, "wb") as fh:
+        fh.write(b"# cafe\n")
+    repo.commit("paths")
+    report = sync(repo.root)
+    assert report.warnings == ["skipping path with invalid UTF-8: docs/rules/caf?.md"]
+    paths = {p for (p,) in db(repo.root).execute("SELECT path FROM notes")}
+    assert paths == {"docs/rules/no deploy fridays.md", f"docs/rules/{nfd}.md"}
+    assert search(repo.root, "Freeze window").hits[0].path == "docs/rules/no deploy fridays.md"
+    check = subprocess.run([sys.executable, "-m", "vaultsync", "check", "--staged"], cwd=repo.root,
+                           capture_output=True, text=True)
+    assert check.returncode == 1 and "docs/rules/caf?.md: PA002 path is not valid UTF-8" in check.stdout
+
+
+def test_gh12_submodules_and_symlinks_are_skipped(repo, tmp_path):
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    (other / "x.md").write_text("# sub\n")
+    git(other, "add", "-A")
+    git(other, "commit", "-qm", "x")
+    repo.write("README.md", "# Project\n")
+    repo.write("docs/adrs/ADR-0001.md", "# Real\nA real note.\n")
+    repo.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(other), "docs/rules/shared")
+    os.symlink("../../README.md", repo.root / "docs/adrs/link.md")
+    os.symlink("/etc/hostname", repo.root / "docs/adrs/evil.md")
+    repo.commit("sub")
+    report = sync(repo.root)
+    assert report.status == "updated"
+    assert {p for (p,) in db(repo.root).execute("SELECT path FROM notes")} == {"docs/adrs/ADR-0001.md"}
+    assert repo.check("--staged").code == 0
+
+
+def test_ix01_short_and_cjk_terms(repo):
+    repo.write("docs/adrs/ci.md", "# CI\nCI runs on GitHub Actions and caches sqlite databases.\n")
+    repo.write("docs/rules/tokyo.md", "# Region\n東京 サーバー は 予備 です。\n")
+    repo.write("docs/rules/other.md", "# Other\nNothing relevant: decision, precise, special.\n")
+    repo.commit("init")
+    sync(repo.root)
+    for query, expected in (("CI", "docs/adrs/ci.md"), ("東京", "docs/rules/tokyo.md"), ("CI sqlite", "docs/adrs/ci.md")):
+        hits = search(repo.root, query, legs=("bm25",), graph_hops=0).hits
+        assert hits and hits[0].path == expected, query
+    assert all(h.path != "docs/rules/other.md" for h in search(repo.root, "CI", legs=("bm25",)).hits)
+    assert search(repo.root, "E", legs=("bm25",)).hits is not None
+
+
+@pytest.mark.parametrize("query", ["commit -a", "multi-agent", "Outage: DB", "don't", "lock OR", "SQLite AND",
+                                   "NOT lock", "C++", "(lock", "docs/adrs", "E42.", "''", '"trigram', "title: lock",
+                                   "NEAR(a b)", "*", "a" * 5000, "\x00 lock", "🔒 lock"])
+def test_ix02_query_syntax_never_raises(repo, query):
+    repo.write("docs/a.md", "# Lock\nLock contention in C++ code; commit -a is fine; multi-agent setups.\n")
+    repo.commit("init")
+    sync(repo.root)
+    result = search(repo.root, query)
+    assert isinstance(result.hits, list)
+    if query == "C++":
+        assert result.hits and result.hits[0].path == "docs/a.md"
+
+
+def test_ix02_empty_query_is_a_usage_error(repo):
+    repo.write("docs/a.md", "# A\ntext\n")
+    repo.commit("init")
+    for q in ("", "   ", "\x01\x02"):
+        res = subprocess.run([sys.executable, "-m", "vaultsync", "search", q], cwd=repo.root, capture_output=True,
+                             text=True)
+        assert res.returncode == 2 and "empty query" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_ix04_quotes_in_paths_never_break_predicates(repo):
+    tricky = "docs/incidents/INC-0004-o'brien-db-outage.md"
+    injection = "docs/rules/x' OR '1'='1.md"
+    repo.write(tricky, "# O'Brien\nThe database outage.\n")
+    repo.write(injection, "# Injection\nA note with a hostile name.\n")
+    repo.write("docs/rules/keep.md", "# Keep\nUntouched note.\n")
+    repo.commit("init")
+    sync(repo.root)
+    keep_before = vectors(repo.root, "path = 'docs/rules/keep.md'")
+    repo.write(tricky, "# O'Brien\nThe database outage.\n\n## Follow-up\nMore text here.\n")
+    repo.commit("edit")
+    sync(repo.root)
+    assert vectors(repo.root, "path = 'docs/incidents/INC-0004-o''brien-db-outage.md' AND id NOT LIKE '%#title'") == \
+        db(repo.root).execute("SELECT count(*) FROM chunks WHERE path = ?", (tricky,)).fetchone()[0]
+    repo.git("rm", "-q", tricky, injection)
+    repo.commit("rm")
+    sync(repo.root)
+    assert vectors(repo.root, "path = 'docs/incidents/INC-0004-o''brien-db-outage.md'") == 0
+    assert vectors(repo.root, "path = 'docs/rules/keep.md'") == keep_before
+
+
+def test_ix05_one_version_per_sync_and_bounded_history(repo):
+    from vaultsync.git import open_repo
+    from vaultsync.index.layout import layout_for
+    from vaultsync.index.vector_store import ChunkVectors
+
+    for i in range(50):
+        repo.write(f"docs/n{i}.md", f"# Note {i}\nBody {i}.\n")
+    repo.commit("fifty")
+    sync(repo.root)
+    table = ChunkVectors(layout_for(open_repo(repo.root)).lance, 384)
+    before = table.version
+    for i in range(50):
+        repo.write(f"docs/n{i}.md", f"# Note {i}\nChanged body {i}.\n")
+    repo.commit("touch fifty")
+    sync(repo.root)
+    assert ChunkVectors(layout_for(open_repo(repo.root)).lance, 384).version - before <= 2
+    for i in range(45):
+        repo.write("docs/n0.md", f"# Note 0\nRevision {i}.\n")
+        repo.commit(f"r{i}")
+        sync(repo.root)
+    versions = list((layout_for(open_repo(repo.root)).lance / "chunks_384.lance" / "_versions").iterdir())
+    assert len(versions) <= 25  # compaction + cleanup every 20 versions
+
+
+def test_ix05_concurrent_syncs_are_serialised(repo):
+    for i in range(20):
+        repo.write(f"docs/n{i}.md", f"# Note {i}\nBody number {i} about locks.\n")
+    repo.commit("init")
+    procs = [subprocess.Popen([sys.executable, "-m", "vaultsync", "sync", "--wait", "120"], cwd=repo.root,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    assert not any("Conflict" in o + e for o, e in outs)
+    state = index_state(repo.root)
+    sync(repo.root, rebuild=True)
+    assert_same_index(state, index_state(repo.root))
+
+
+def test_ix06_small_vault_has_no_ann_index_and_flat_search_works(repo):
+    from vaultsync.git import open_repo
+    from vaultsync.index.layout import layout_for
+    from vaultsync.index.vector_store import ChunkVectors
+
+    for i, topic in enumerate(["lock contention in the queue", "backup retention", "deploy freeze", "tls certs",
+                               "dns failover"]):
+        repo.write(f"docs/n{i}.md", f"# {topic.title()}\nNotes on {topic}.\n")
+    repo.commit("init")
+    sync(repo.root)
+    assert ChunkVectors(layout_for(open_repo(repo.root)).lance, 384).table.list_indices() == []
+    assert search(repo.root, "lock contention").hits[0].path == "docs/n0.md"
+
+
+def _random_history(repo: Vault, rng: random.Random, steps: int) -> None:
+    words = "cache index shard replica latency budget rollout canary queue retry backoff lock schema".split()
+    names = [f"docs/topic-{i}.md" for i in range(8)]
+    for step in range(steps):
+        op = rng.choice(["add", "add", "edit", "delete", "rename", "amend", "reset", "branch-merge"])
+        existing = [n for n in names if (repo.root / n).exists()]
+        if op == "add" or not existing:
+            name = rng.choice(names)
+            links = " ".join(f"[[{Path(n).stem}]]" for n in rng.sample(names, 2))
+            repo.write(name, f"# {Path(name).stem}\n{' '.join(rng.choices(words, k=30))}\n\n## Detail\n{links}\n")
+        elif op == "edit":
+            name = rng.choice(existing)
+            repo.write(name, (repo.root / name).read_text() + f"\n{' '.join(rng.choices(words, k=10))}\n")
+        elif op == "delete":
+            repo.git("rm", "-q", rng.choice(existing))
+        elif op == "rename":
+            src = rng.choice(existing)
+            dst = f"docs/moved-{step}.md"
+            repo.git("mv", src, dst)
+            names.append(dst)
+        if op == "amend" and repo.git("rev-parse", "-q", "--verify", "HEAD", check=False).returncode == 0:
+            repo.git("add", "-A")
+            repo.git("commit", "-q", "--amend", "--no-edit", "--allow-empty")
+        elif op == "reset" and repo.git("rev-parse", "-q", "--verify", "HEAD~1", check=False).returncode == 0:
+            repo.git("reset", "-q", "--hard", "HEAD~1")
+        elif op == "branch-merge" and repo.git("rev-parse", "-q", "--verify", "HEAD", check=False).returncode == 0:
+            repo.git("checkout", "-q", "-b", f"b{step}")
+            repo.write(f"docs/branch-{step}.md", f"# branch {step}\n{' '.join(rng.choices(words, k=12))}\n")
+            repo.commit(f"branch {step}", "--allow-empty")
+            repo.git("checkout", "-q", "main")
+            repo.git("merge", "-q", "--no-ff", "-m", "merge", f"b{step}")
+        else:
+            repo.git("add", "-A")
+            repo.git("commit", "-qm", f"step {step}", "--allow-empty")
+        if rng.random() < 0.5:
+            sync(repo.root)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rebuild_equals_any_sequence_of_incremental_syncs(repo, seed):
+    _random_history(repo, random.Random(seed), steps=12)
+    sync(repo.root)
+    incremental = index_state(repo.root)
+    sync(repo.root, rebuild=True)
+    assert_same_index(incremental, index_state(repo.root))
+
+
+def test_a_killed_sync_leaves_a_consistent_index_and_the_next_one_repairs_it(repo):
+    rng = random.Random(3)
+    for i in range(60):
+        repo.write(f"docs/n{i}.md", f"# Note {i}\n" + " ".join(rng.choices("alpha beta gamma delta epsilon".split(), k=150)))
+    repo.commit("init")
+    sync(repo.root)
+    for i in range(0, 60, 2):
+        repo.write(f"docs/n{i}.md", f"# Note {i}\nRewritten {i} " + " ".join(rng.choices("zeta eta theta".split(), k=150)))
+    repo.commit("rewrite half")
+    before = index_state(repo.root)
+    killed_states = set()
+    for delay in (0.3, 1.0, 2.0, 3.5):
+        proc = subprocess.Popen([sys.executable, "-m", "vaultsync", "sync", "--quiet"], cwd=repo.root)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        state = index_state(repo.root)  # must be readable and self-consistent
+        killed_states.add(state["indexed_tree"])
+        assert set(state["vector_ids"]) >= {c[0] for c in state["chunks"]}
+        if state["indexed_tree"] == before["indexed_tree"]:
+            assert_same_index(before, state)
+    sync(repo.root)
+    final = index_state(repo.root)
+    sync(repo.root, rebuild=True)
+    assert_same_index(final, index_state(repo.root))
+    assert killed_states  # the loop ran
+
+
+def test_frontmatter_is_stored_as_json_strings(repo):
+    repo.write(".vaultsync.yaml", "vault: docs\n")
+    repo.write("docs/a.md", adr("ADR-0001", extra="expires: 2024-02-30\nat: 2024-03-01T10:20:30Z\n"))
+    repo.commit("init")
+    sync(repo.root)
+    fm = json.loads(db(repo.root).execute("SELECT frontmatter FROM notes").fetchone()[0])
+    assert fm["created"] == "2024-03-01" and fm["at"] == "2024-03-01T10:20:30Z" and fm["expires"] == "2024-02-30"
