@@ -1,0 +1,228 @@
+"""Git hooks end to end: `vaultsync install` shims and the pre-commit framework's post-* stages.
+
+Field cases GH-01 (first commit), GH-02 (rebase, cherry-pick, amend), GH-03
+(merges), GH-08 (core.hooksPath), GH-10 (hooks never block or fail git), and the
+`git memsearch` alias. The hooks start detached syncs, so each test waits for the
+index to reach HEAD.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import Vault, assert_same_index, git, index_state
+from test_precommit_e2e import _precommit_bin, hook_repo, precommit_home  # noqa: F401
+
+pytestmark = pytest.mark.slow
+
+
+def status(root: Path) -> dict:  # type: ignore[type-arg]
+    res = subprocess.run([sys.executable, "-m", "vaultsync", "status", "--format", "json"], cwd=root,
+                         capture_output=True, text=True, check=True)
+    return json.loads(res.stdout)
+
+
+def wait_indexed(root: Path, timeout: float = 120) -> dict:  # type: ignore[type-arg]
+    """Wait until the index holds HEAD and no sync holds the lock."""
+    from filelock import FileLock, Timeout
+
+    deadline = time.monotonic() + timeout
+    lock = root / ".git" / "vaultsync" / "sync.lock"
+    while time.monotonic() < deadline:
+        info = status(root)
+        if info["up_to_date"] and not (root / ".git/vaultsync/dirty").exists():
+            try:
+                with FileLock(str(lock), timeout=0):
+                    return info
+            except Timeout:
+                pass
+        time.sleep(0.3)
+    raise AssertionError(f"index did not reach HEAD: {status(root)}; log: {_log(root)}")
+
+
+def _log(root: Path) -> str:
+    log = root / ".git/vaultsync/hook.log"
+    return log.read_text() if log.exists() else "(no log)"
+
+
+def memsearch(root: Path, query: str) -> list[str]:
+    res = subprocess.run(["git", "memsearch", query, "--format", "json", "--no-daemon"], cwd=root,
+                         capture_output=True, text=True, check=True)
+    return [h["path"] for h in json.loads(res.stdout)["hits"]]
+
+
+@pytest.fixture
+def hooked(vault: Vault, model_env) -> Vault:  # type: ignore[no-untyped-def]
+    vault.write(".vaultsync.yaml", "vault: docs\n")
+    res = subprocess.run([sys.executable, "-m", "vaultsync", "install"], cwd=vault.root, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    return vault
+
+
+def test_gh01_first_commit_is_indexed_by_the_post_commit_hook(hooked):
+    for i, word in enumerate(("alpha", "bravo", "charlie")):
+        hooked.write(f"docs/{word}.md", f"# {word}\nThe {word}zulu marker lives in note {i}.\n")
+    start = time.monotonic()
+    hooked.commit("init")
+    returned = time.monotonic() - start
+    info = wait_indexed(hooked.root)
+    assert info["notes"] == 3 and info["indexed_commit"] == hooked.git("rev-parse", "HEAD").stdout.strip()
+    assert memsearch(hooked.root, "charliezulu")[0] == "docs/charlie.md"
+    assert returned < 5  # the hook returned long before an index build could finish (timings: bench/)
+
+
+def test_gh02_rebase_defers_to_post_rewrite_and_matches_a_rebuild(hooked):
+    hooked.write("docs/base.md", "# base\nBase note.\n")
+    hooked.commit("base")
+    hooked.git("checkout", "-q", "-b", "feature")
+    for i in range(5):
+        hooked.write(f"docs/feature-{i}.md", f"# feature {i}\nFeature work {i}, see [[base]].\n")
+        hooked.commit(f"feature {i}")
+    hooked.git("checkout", "-q", "main")
+    hooked.write("docs/main-only.md", "# main\nMain moved on.\n")
+    hooked.commit("main")
+    wait_indexed(hooked.root)
+    hooked.git("checkout", "-q", "feature")
+    hooked.git("rebase", "-q", "main")
+    info = wait_indexed(hooked.root)
+    assert info["notes"] == 7
+    incremental = index_state(hooked.root)
+    subprocess.run([sys.executable, "-m", "vaultsync", "index", "--rebuild", "--quiet"], cwd=hooked.root, check=True)
+    assert_same_index(incremental, index_state(hooked.root))
+
+
+def test_gh02_cherry_pick_of_an_invalid_note_and_amend(hooked):
+    hooked.write("docs/ok.md", "# ok\nFine.\n")
+    hooked.commit("ok")
+    hooked.git("checkout", "-q", "-b", "side")
+    hooked.write("docs/bad.md", "---\ntitle: [unclosed\n---\nBody with xyzzyplugh.\n")
+    hooked.commit("bad", "--no-verify")
+    sha = hooked.git("rev-parse", "HEAD").stdout.strip()
+    hooked.git("checkout", "-q", "main")
+    hooked.git("cherry-pick", sha)
+    wait_indexed(hooked.root)
+    assert memsearch(hooked.root, "xyzzyplugh")[0] == "docs/bad.md"
+    con = __import__("sqlite3").connect(hooked.root / ".git/vaultsync/index.sqlite")
+    warnings = json.loads(con.execute("SELECT warnings FROM notes WHERE path='docs/bad.md'").fetchone()[0])
+    assert any("FM005" in w for w in warnings)
+    hooked.write("docs/ok.md", "# ok\nAmended with quuxfrob.\n")
+    hooked.git("add", "-A")
+    hooked.git("commit", "-q", "--amend", "--no-edit")
+    wait_indexed(hooked.root)
+    assert memsearch(hooked.root, "quuxfrob")[0] == "docs/ok.md"
+
+
+def test_gh03_merge_and_fast_forward_fire_post_merge(hooked):
+    hooked.write("docs/start.md", "# start\nStart.\n")
+    hooked.commit("start")
+    hooked.git("checkout", "-q", "-b", "feat")
+    hooked.write("docs/rules/RULE-0009.md", "# RULE-0009\nThe plonkverbatim rule.\n")
+    hooked.commit("rule")
+    hooked.git("checkout", "-q", "main")
+    hooked.git("merge", "-q", "--no-ff", "-m", "merge feat", "feat")
+    wait_indexed(hooked.root)
+    assert memsearch(hooked.root, "plonkverbatim")[0] == "docs/rules/RULE-0009.md"
+    hooked.git("checkout", "-q", "-b", "ff")
+    hooked.write("docs/ff.md", "# ff\nThe fastforwardium note.\n")
+    hooked.commit("ff")
+    hooked.git("checkout", "-q", "main")
+    hooked.git("merge", "-q", "--ff-only", "ff")
+    wait_indexed(hooked.root)
+    assert memsearch(hooked.root, "fastforwardium")[0] == "docs/ff.md"
+
+
+def test_gh10_a_failing_sync_never_fails_the_commit(hooked):
+    hooked.write("docs/a.md", "# a\nA.\n")
+    hooked.commit("a")
+    wait_indexed(hooked.root)
+    lance = hooked.root / ".git/vaultsync/lance"
+    shutil.rmtree(lance)
+    lance.write_text("not a directory")  # the vector store cannot be opened
+    hooked.write("docs/b.md", "# b\nB.\n")
+    res = hooked.commit("b")
+    assert res.returncode == 0
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not status(hooked.root).get("last_error"):
+        time.sleep(0.3)
+    info = status(hooked.root)
+    assert info["last_error"] and not info["up_to_date"]
+    search = subprocess.run([sys.executable, "-m", "vaultsync", "search", "A", "--no-daemon"], cwd=hooked.root,
+                            capture_output=True, text=True)
+    assert "index is behind HEAD" in search.stdout
+    lance.unlink()
+    subprocess.run([sys.executable, "-m", "vaultsync", "sync", "--quiet"], cwd=hooked.root, check=True)
+    assert status(hooked.root)["up_to_date"]
+
+
+def test_gh10_two_quick_commits_end_with_head_indexed(hooked):
+    for i in range(2):
+        hooked.write(f"docs/q{i}.md", f"# q{i}\nQuick commit {i}.\n")
+        hooked.commit(f"q{i}")
+        time.sleep(0.2)
+    info = wait_indexed(hooked.root)
+    assert info["notes"] == 2
+
+
+def test_gh08_core_hookspath_is_reported_not_ignored(vault, tmp_path):
+    hooks = tmp_path / "githooks"
+    vault.git("config", "core.hooksPath", str(hooks))
+    res = subprocess.run([sys.executable, "-m", "vaultsync", "install"], cwd=vault.root, capture_output=True, text=True)
+    assert res.returncode == 1
+    assert f"hooks not active: core.hooksPath={hooks} (unset it or chain our hooks from there" in res.stderr
+    assert "core.hooksPath" in status(vault.root)["hooks_problem"]
+    (hooks).mkdir()
+    (hooks / "post-commit").write_text("#!/bin/sh\necho chained-ran >> \"$(git rev-parse --git-dir)/chained.txt\"\n")
+    (hooks / "post-commit").chmod(0o755)
+    res = subprocess.run([sys.executable, "-m", "vaultsync", "install", "--hooks-path"], cwd=vault.root,
+                         capture_output=True, text=True)
+    assert res.returncode == 0
+    assert (hooks / "post-commit.vaultsync-chained").exists()
+    assert status(vault.root)["hooks"] == ["post-commit", "post-merge", "post-checkout", "post-rewrite"]
+    vault.write("docs/a.md", "# a\n")
+    vault.commit("a")
+    assert (vault.root / ".git/chained.txt").read_text().strip() == "chained-ran"
+
+
+def test_pre_commit_framework_post_commit_stage_indexes(vault, hook_repo, precommit_home, model_env, monkeypatch):  # noqa: F811
+    exe = _precommit_bin()
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(precommit_home))
+    path, sha = hook_repo
+    vault.write(".vaultsync.yaml", "vault: docs\n")
+    vault.write(".pre-commit-config.yaml", f"repos:\n- repo: {path}\n  rev: {sha}\n  hooks:\n"
+                                           "  - id: vaultsync-check\n  - id: vaultsync-index\n")
+    subprocess.run([exe, "install", "--hook-type", "pre-commit", "--hook-type", "post-commit", "--hook-type",
+                    "post-merge", "--hook-type", "post-checkout", "--hook-type", "post-rewrite"],
+                   cwd=vault.root, check=True, capture_output=True)
+    vault.write("docs/fw.md", "# fw\nIndexed through the frameworkium.\n")
+    res = vault.commit("fw")
+    assert res.returncode == 0, res.stdout + res.stderr
+    wait_indexed(vault.root, timeout=300)
+    assert memsearch_installed(vault.root, "frameworkium") == "docs/fw.md"
+
+
+def memsearch_installed(root: Path, query: str) -> str:
+    res = subprocess.run([sys.executable, "-m", "vaultsync", "search", query, "--format", "json", "--no-daemon"],
+                         cwd=root, capture_output=True, text=True, check=True)
+    return json.loads(res.stdout)["hits"][0]["path"]
+
+
+def test_hook_manifest_declares_the_index_stages():
+    import yaml
+
+    from conftest import REPO_ROOT
+
+    hooks = {h["id"]: h for h in yaml.safe_load((REPO_ROOT / ".pre-commit-hooks.yaml").read_text())}
+    index = hooks["vaultsync-index"]
+    assert set(index["stages"]) >= {"post-commit", "post-merge", "post-rewrite", "post-checkout"}
+    assert index["always_run"] is True and index["pass_filenames"] is False
+    check = hooks["vaultsync-check"]
+    assert check["always_run"] is True and check["pass_filenames"] is False
+    assert os.access(REPO_ROOT / "githooks" / "post-commit", os.X_OK)
