@@ -1,0 +1,234 @@
+"""The search pipeline, CLI and daemon: stages, lifecycle filters, formats, the warm daemon,
+and cross-lingual queries on the real Obsidian help vault through git hooks and `git memsearch`."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import Vault, adr, require_eval, run_cli
+from vaultsync.search.budget import cut
+from vaultsync.search.fusion import rrf
+from vaultsync.search.scoring import blend, recency
+
+pytestmark = pytest.mark.slow
+TODAY = dt.date.today()
+
+
+def sync(root: Path):  # type: ignore[no-untyped-def]
+    from vaultsync.git import open_repo
+    from vaultsync.index.sync import sync as do_sync
+
+    return do_sync(open_repo(root), wait=60)
+
+
+def searcher(root: Path):  # type: ignore[no-untyped-def]
+    from vaultsync.git import open_repo
+    from vaultsync.search.engine import open_searcher
+    from vaultsync.vault.config import Config
+
+    return open_searcher(open_repo(root), Config(), rerank="none")
+
+
+# --- small pure stages -------------------------------------------------------------------------
+
+def test_rrf_weights_and_k():
+    fused = rrf({"a": ["x", "y", "z"], "b": ["y", "x"]}, k=60)
+    assert [k for k, _ in fused] == ["x", "y", "z"]
+    assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
+    assert [k for k, _ in rrf({"a": ["x", "y"], "b": ["y", "x"]}, {"a": 0.0, "b": 1.0})] == ["y", "x"]
+
+
+def test_budget_cut_keeps_first_and_skips_what_does_not_fit():
+    assert cut(["a", "b", "c", "d"], [900, 400, 200, 100], budget=1200, top_k=3) == ["a", "c", "d"]
+    assert cut(["a"], [5000], budget=100, top_k=5) == ["a"]
+    assert cut(["a", "b"], [1, 1], budget=100, top_k=1) == ["a"]
+
+
+def test_blend_importance_and_recency():
+    scores = blend([1.0, 1.0], [10, 1], [TODAY.isoformat(), "2000-01-01"], TODAY, 0.1, 0.05, 365)
+    assert scores[0] > scores[1]
+    assert recency(None, TODAY, 365) == 0.5 and recency(TODAY.isoformat(), TODAY, 365) == 1.0
+
+
+# --- the pipeline on a vault with lifecycle fields -----------------------------------------------
+
+def _lifecycle_vault(v: Vault) -> None:
+    v.write("docs/adrs/ADR-0001.md", adr("ADR-0001", title="Retry webhooks in process", status="superseded",
+                                         extra='superseded_by: "[[ADR-0002]]"\n',
+                                         body="Webhook retries run inside the API worker with backoff.\n"))
+    v.write("docs/adrs/ADR-0002.md", adr("ADR-0002", title="Deliver webhooks from a durable queue",
+                                         extra='supersedes: ["[[ADR-0001]]"]\n',
+                                         body="Webhook delivery uses an outbox and a queue with retries.\n"))
+    v.write("docs/adrs/ADR-0003.md", adr("ADR-0003", title="Cache exchange rates", extra='expires: "2020-01-01"\n',
+                                         body="Exchange rates are cached in Redis for sixty seconds.\n"))
+    v.write("docs/adrs/ADR-0004.md", adr("ADR-0004", title="No Friday deploys", extra="confidence: 0.3\n",
+                                         body="Do not deploy on Friday afternoons.\n"))
+
+
+def test_lifecycle_filters_and_the_superseding_note(vault, embedder):
+    _lifecycle_vault(vault)
+    vault.commit("init")
+    sync(vault.root)
+    s, head = searcher(vault.root)
+    from vaultsync.search.pipeline import SearchOptions
+
+    paths = lambda q, **kw: [h.path for h in s.search(q, SearchOptions(**kw)).hits]  # noqa: E731
+    hits = s.search("webhook retries inside the API worker", SearchOptions())
+    assert "docs/adrs/ADR-0001.md" not in [h.path for h in hits.hits]
+    assert hits.hits[0].path == "docs/adrs/ADR-0002.md"
+    assert "docs/adrs/ADR-0003.md" not in paths("exchange rates redis")
+    assert "docs/adrs/ADR-0003.md" in paths("exchange rates redis", include_expired=True)
+    assert "docs/adrs/ADR-0004.md" not in paths("Friday deploys")
+    assert "docs/adrs/ADR-0004.md" in paths("Friday deploys", min_confidence=0.0)
+    assert "docs/adrs/ADR-0001.md" in paths("webhook retries inside the API worker", include_superseded=True)
+    s.close()
+
+
+_fields = st.fixed_dictionaries({
+    "expired": st.booleans(), "superseded": st.booleans(), "confidence": st.sampled_from([None, 0.2, 0.49, 0.5, 0.9]),
+})
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(notes=st.lists(_fields, min_size=3, max_size=8), seed=st.integers(0, 10**6))
+def test_property_hidden_notes_never_leak(tmp_path_factory, embedder, notes, seed):
+    """On random vaults, no expired / superseded / low-confidence note is ever returned without the
+    include flags, whatever the query, and every superseded note's successor can be returned."""
+    from vaultsync.search.pipeline import SearchOptions
+
+    root = tmp_path_factory.mktemp("prop")
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    v = Vault(root)
+    v.write(".vaultsync.yaml", "vault: docs\ntypes:\n  adr: {folder: docs/adrs}\n")
+    rng = random.Random(seed)
+    words = "queue cache deploy retry ledger redis canary backup lock schema token budget".split()
+    hidden: set[str] = set()
+    successors: dict[str, str] = {}
+    n = len(notes)
+    for i, f in enumerate(notes):
+        extra = ""
+        status = "accepted"
+        if f["expired"]:
+            extra += 'expires: "2021-01-01"\n'
+        if f["confidence"] is not None:
+            extra += f"confidence: {f['confidence']}\n"
+        if f["superseded"] and i + 1 < n:
+            status = "superseded"
+            extra += f'superseded_by: "[[ADR-{i + 2:04d}]]"\n'
+            successors[f"docs/adrs/ADR-{i + 1:04d}.md"] = f"docs/adrs/ADR-{i + 2:04d}.md"
+        if i > 0 and notes[i - 1]["superseded"]:
+            extra += f'supersedes: ["[[ADR-{i:04d}]]"]\n'
+        path = f"docs/adrs/ADR-{i + 1:04d}.md"
+        if f["expired"] or (f["superseded"] and i + 1 < n) or (f["confidence"] is not None and f["confidence"] < 0.5):
+            hidden.add(path)
+        v.write(path, adr(f"ADR-{i + 1:04d}", title=" ".join(rng.sample(words, 3)), status=status, extra=extra,
+                          body=" ".join(rng.choices(words, k=40)) + "\n"))
+    v.commit("init")
+    sync(root)
+    s, _ = searcher(root)
+    try:
+        for q in [" ".join(rng.sample(words, 2)) for _ in range(4)]:
+            got = {h.path for h in s.search(q, SearchOptions(top_k=10, budget=10**6)).hits}
+            assert not got & hidden, (q, got & hidden)
+    finally:
+        s.close()
+
+
+# --- CLI formats, daemon --------------------------------------------------------------------------
+
+def test_cli_formats_and_explain(vault, embedder):
+    _lifecycle_vault(vault)
+    vault.commit("init")
+    sync(vault.root)
+    md = run_cli(["search", "durable queue webhooks", "--format", "markdown", "--no-daemon", "--top-k", "3"], vault.root)
+    assert md.code == 0 and "### 1. `docs/adrs/ADR-0002.md#0`" in md.out and "tokens" in md.out
+    data = json.loads(run_cli(["search", "durable queue", "--format", "json", "--explain", "--no-daemon"],
+                              vault.root).out)
+    hit = data["hits"][0]
+    assert {"fusion", "final"} <= set(hit["trace"]) and data["token_counter"].endswith("tokenizer")
+    assert sum(h["tokens"] for h in data["hits"]) <= 1200
+    text = run_cli(["search", "webhook", "--no-daemon", "--type", "adr", "--include-superseded"], vault.root)
+    assert "ADR-0001" in text.out
+    vault.write("docs/adrs/ADR-0005.md", adr("ADR-0005"))
+    vault.commit("more")  # no hook installed: the index is now behind HEAD
+    behind = run_cli(["search", "webhook", "--no-daemon"], vault.root)
+    assert "warning: index is behind HEAD" in behind.out
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_daemon_serves_search_status_and_health(vault, embedder, monkeypatch):
+    from vaultsync.git import open_repo
+    from vaultsync.serve.client import search_via_daemon
+    from vaultsync.serve.daemon import serve
+
+    _lifecycle_vault(vault)
+    vault.commit("init")
+    sync(vault.root)
+    port = _free_port()
+    server = serve(open_repo(vault.root), "127.0.0.1", port)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        data = search_via_daemon(port, str(vault.root.resolve()), "durable queue", {}, None)
+        assert data is not None and data["hits"][0]["path"] == "docs/adrs/ADR-0002.md"
+        assert search_via_daemon(port, "/some/other/repo", "x", {}, None) is None
+        with pytest.raises(ValueError, match="empty query"):
+            search_via_daemon(port, str(vault.root.resolve()), "   ", {}, None)
+        monkeypatch.setenv("VAULTSYNC_PORT", str(port))
+        res = run_cli(["search", "durable queue", "--format", "json"], vault.root)
+        assert json.loads(res.out)["hits"][0]["path"] == "docs/adrs/ADR-0002.md"
+        vault.write("docs/adrs/ADR-0006.md", adr("ADR-0006", title="Zebra stripes", body="Zebrafication rules.\n"))
+        vault.commit("new")
+        sync(vault.root)
+        data = search_via_daemon(port, str(vault.root.resolve()), "zebrafication", {}, None)
+        assert data["hits"][0]["path"] == "docs/adrs/ADR-0006.md"  # the daemon picked up the new index
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_serve_refuses_non_loopback(vault):
+    res = run_cli(["serve", "--host", "0.0.0.0"], vault.root)
+    assert res.code == 2 and "not a loopback address" in res.err
+
+
+# --- the real Obsidian help vault, through git, the hooks and `git memsearch` ---------------------
+
+@pytest.mark.eval
+def test_japanese_and_german_queries_find_the_english_note(tmp_path, model_env):
+    base = require_eval("obsidian-help")
+    queries = [json.loads(line) for line in (base / "queries.jsonl").read_text(encoding="utf-8").splitlines()]
+    picks = {lang: next(q for q in queries if q["lang"] == lang and q["id"].endswith(":2fa:title"))
+             for lang in ("ja", "de")}
+    root = tmp_path / "help"
+    shutil.copytree(base / "vault", root)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    subprocess.run([sys.executable, "-m", "vaultsync", "install"], cwd=root, check=True, capture_output=True)
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "help vault"], cwd=root,
+                   check=True)
+    from test_index_hooks import wait_indexed
+
+    wait_indexed(root, timeout=600)
+    for lang, q in picks.items():
+        res = subprocess.run(["git", "memsearch", q["query"], "--format", "json", "--no-daemon"], cwd=root,
+                             capture_output=True, text=True, check=True)
+        top3 = [h["path"] for h in json.loads(res.stdout)["hits"][:3]]
+        assert q["relevant"][0] in top3, (lang, q["query"], top3)
