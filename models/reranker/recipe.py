@@ -1,0 +1,147 @@
+"""Reproducible recipe for vaultsync's own multilingual cross-encoder reranker (ADR-0030).
+
+Run from the repository root with the ``search`` and ``train`` extras installed
+(``pip install -e '.[search,train]'``; training needs PyTorch CPU only)::
+
+    python models/reranker/recipe.py all --work /tmp/vaultsync-reranker
+
+or stage by stage: ``data`` (pairs + hard negatives, from shared/train only),
+``vocab`` (pruned tokenizer), ``train`` (PyTorch, CPU), ``export`` (ONNX INT8,
+calibration, cut-off threshold, golden probe, manifest). Every stage reads
+``models/reranker/recipe.json`` and writes into ``--work``; ``export`` writes
+the model folder ``models/reranker/<name>/``. Inputs are checked against
+``models/reranker/data-manifest.json`` (paths under shared/train, sha256).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT))
+
+from vaultsync.models.e5_bin import sha256_file  # noqa: E402
+from vaultsync.models.reranker_train import data as datamod  # noqa: E402
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def load_config() -> dict:
+    return json.loads((HERE / "recipe.json").read_text(encoding="utf-8"))
+
+
+def train_dir(cfg: dict) -> Path:
+    return (ROOT / cfg["train_dir"]).resolve()
+
+
+def check_inputs(cfg: dict) -> list[Path]:
+    """The data manifest's inputs: under shared/train, present, sha256 as recorded."""
+    manifest = json.loads((HERE / "data-manifest.json").read_text(encoding="utf-8"))
+    base = train_dir(cfg)
+    out = []
+    for entry in manifest["inputs"]:
+        path = (ROOT / entry["path"]).resolve()
+        if base not in path.parents:
+            raise SystemExit(f"{path} is not under {base}: training may only read shared/train")
+        digest = sha256_file(path)
+        if digest != entry["sha256"]:
+            raise SystemExit(f"{path}: sha256 {digest} differs from the data manifest ({entry['sha256']})")
+        out.append(path)
+    return out
+
+
+def stage_data(cfg: dict, work: Path) -> None:
+    check_inputs(cfg)
+    from vaultsync.models.embedder import Embedder
+
+    dcfg = cfg["data"]
+    corpus = datamod.build_corpus(train_dir(cfg), dcfg, say=log)
+    threads = int(cfg["train"].get("threads", 1))
+    emb = Embedder.load(threads=threads)
+    emb.max_tokens = int(dcfg.get("mine_max_tokens", 160))  # type: ignore[attr-defined]
+    t0 = time.perf_counter()
+
+    def embed(fn):  # noqa: ANN001, ANN202
+        def run(texts: list[str]) -> np.ndarray:
+            out = []
+            for i in range(0, len(texts), 256):
+                out.append(fn(texts[i:i + 256]))
+                if i % 2560 == 0:
+                    log(f"  embedded {i + len(out[-1])}/{len(texts)}")
+            return np.concatenate(out) if out else np.zeros((0, 384), np.float32)
+        return run
+
+    stats = datamod.mine_negatives(corpus, embed(emb.embed_queries), embed(emb.embed_passages), dcfg, say=log,
+                                   vector_cache=work / "vectors")
+    corpus.stats["mining"] = stats
+    corpus.stats["mining_seconds"] = round(time.perf_counter() - t0, 1)
+    datamod.save_corpus(corpus, work / "data")
+    hashes = datamod.training_hashes(corpus)
+    np.save(HERE / "training-hashes.npy", hashes)
+    manifest_path = HERE / "data-manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest["outputs"] = {
+        "queries": corpus.stats["queries"],
+        "validation_queries": corpus.stats["validation"],
+        "passages_used": len({pid for q in corpus.queries for pid in (*q.positives, *q.negatives)}),
+        "by_kind": corpus.stats["by_kind"],
+        "by_lang": corpus.stats["by_lang"],
+        "mining": stats,
+        "hashes": {"file": "training-hashes.npy", "count": int(len(hashes)),
+                   "of": "sha256[:8] of NFKC + casefold + collapsed whitespace of every query and passage"},
+    }
+    manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    log(f"data: {corpus.stats['queries']} queries, mining {corpus.stats['mining_seconds']} s; {stats}")
+
+
+def stage_vocab(cfg: dict, work: Path) -> None:
+    from vaultsync.models.reranker_train import vocab
+
+    check_inputs(cfg)
+    info = vocab.build_pruned_tokenizer(train_dir(cfg), cfg["vocab"], work / "vocab", say=log)
+    log(f"vocab: {info}")
+
+
+def stage_train(cfg: dict, work: Path) -> None:
+    import train_torch
+
+    train_torch.train(cfg, work, say=log)
+
+
+def stage_export(cfg: dict, work: Path) -> None:
+    from vaultsync.models.reranker_train import export
+
+    export.export_model(cfg, work, HERE / cfg["name"], say=log)
+
+
+STAGES = {"data": stage_data, "vocab": stage_vocab, "train": stage_train, "export": stage_export}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("stage", choices=[*STAGES, "all"])
+    p.add_argument("--work", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "vaultsync-reranker")
+    args = p.parse_args(argv)
+    cfg = load_config()
+    args.work.mkdir(parents=True, exist_ok=True)
+    sys.path.insert(0, str(HERE))
+    for name in (list(STAGES) if args.stage == "all" else [args.stage]):
+        t0 = time.perf_counter()
+        log(f"stage {name} ...")
+        STAGES[name](cfg, args.work)
+        log(f"stage {name} done in {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
