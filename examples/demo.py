@@ -3,9 +3,9 @@
     make demo            # or: python examples/demo.py [--keep]
 
 It copies ``examples/vault`` into a temporary git repository, validates it,
-shows a bad note being rejected, and, when the search extra is installed,
-installs the git hooks, indexes the vault and asks it questions in English,
-German and Japanese.
+shows a bad note being rejected, installs the git hooks, commits a new note
+(indexed in the background), and asks the vault questions in English, German
+and Japanese. The first run builds the local embedding model (~15 s).
 """
 
 from __future__ import annotations
@@ -66,6 +66,33 @@ def main() -> int:
         return 1
     sh(repo, "git", "rm", "-q", "--cached", "docs/rules/RULE-0004-draft.md", show=False)
     (repo / "docs/rules/RULE-0004-draft.md").unlink()
+
+    print("\n== 3. Git hooks keep the derived index in step; `git memsearch` searches it ==")
+    if vaultsync(repo, "install").returncode != 0:
+        return 1
+    (repo / "docs/rules/RULE-0004-rotate-secrets.md").write_text(
+        "---\nmemory_id: RULE-0004\ntype: rule\ntitle: Rotate database credentials every 90 days\n"
+        "status: active\nenforcement: must\ncreated: \"2025-11-03\"\nconfidence: 0.9\nimportance: 7\n"
+        "tags: [database, process]\nprojects: [ledger]\n---\n# Rotate database credentials every 90 days\n\n"
+        "## Rule\nLedger database passwords are rotated every 90 days by the secrets job; a rotation\n"
+        "restarts the writers one at a time ([[ADR-0004-canary-deploys]]).\n",
+        encoding="utf-8",
+    )
+    sh(repo, "git", "add", "-A")
+    sh(repo, "git", "commit", "-qm", "Add RULE-0004")
+    print("(the post-commit hook returned at once; the index is built in the background — waiting)")
+    sh(repo, sys.executable, "-m", "vaultsync", "sync", "--wait", "600", show=False)
+    vaultsync(repo, "status")
+    for query in (
+        "how do we retry payment webhooks?",          # the superseded ADR-0003 is replaced by ADR-0007
+        "Wie verhindern wir doppelte Abbuchungen?",   # German: how do we prevent double charges?
+        "データベースのパスワードはいつ変更しますか",     # Japanese: when do we change database passwords?
+    ):
+        sh(repo, "git", "memsearch", query, "--top-k", "3", "--no-daemon")
+    print("\n== 4. What an agent pastes into its context (markdown) ==")
+    sh(repo, "git", "memsearch", "exchange rate cache", "--format", "markdown", "--top-k", "2", "--no-daemon")
+    print("(ADR-0005 is expired, so it is hidden above; --include-expired brings it back)")
+    sh(repo, "git", "memsearch", "exchange rate cache", "--include-expired", "--top-k", "3", "--no-daemon")
 
     if args.keep:
         print(f"\nkept: {repo}")

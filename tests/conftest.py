@@ -85,9 +85,9 @@ class Vault:
     def git(self, *args: str, **kw: object) -> subprocess.CompletedProcess[str]:
         return git(self.root, *args, **kw)  # type: ignore[arg-type]
 
-    def commit(self, message: str = "c", *extra: str) -> subprocess.CompletedProcess[str]:
+    def commit(self, message: str = "c", *extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         self.git("add", "-A")
-        return self.git("commit", "-qm", message, *extra)
+        return self.git("commit", "-qm", message, *extra, env=env)
 
     def check(self, *args: str) -> Result:
         return run_cli(["check", *args], self.root)
@@ -171,7 +171,6 @@ def index_state(root: Path) -> dict[str, object]:
 
     from vaultsync.git import open_repo
     from vaultsync.index.layout import layout_for
-    from vaultsync.index.vector_store import load_snapshot
 
     layout = layout_for(open_repo(root))
     db = sqlite3.connect(layout.sqlite)
@@ -181,6 +180,7 @@ def index_state(root: Path) -> dict[str, object]:
             "notes": sorted(db.execute("SELECT * FROM notes")),
             "chunks": sorted(db.execute(
                 "SELECT id, path, n, heading, text, norm, hash, start_line, end_line, tokens, blocks FROM chunks")),
+            "lance_tree": meta.get("lance_tree"),
             "chunks_fts": sorted(db.execute(
                 "SELECT c.id, f.title, f.heading, f.text FROM chunks_fts f JOIN chunks c ON c.rowid = f.rowid")),
             "notes_fts": sorted(db.execute("SELECT path, title, body FROM notes_fts")),
@@ -190,10 +190,14 @@ def index_state(root: Path) -> dict[str, object]:
         }
     finally:
         db.close()
-    ids, matrix = load_snapshot(layout.dir / meta["vectors_file"])
+    from vaultsync.index.sqlite_store import SqliteStore
+
+    store = SqliteStore(layout.sqlite, readonly=True)
+    ids, _, _, blobs = store.all_vectors()
+    store.close()
     order = np.argsort(ids)
     state["vector_ids"] = [ids[i] for i in order]
-    state["vectors"] = matrix[order]
+    state["vectors"] = np.stack([np.frombuffer(blobs[i], "<f4") for i in order]) if blobs else np.zeros((0, 384))
     return state
 
 

@@ -139,27 +139,47 @@ def test_gh03_merge_and_fast_forward_fire_post_merge(hooked):
     assert memsearch(hooked.root, "fastforwardium")[0] == "docs/ff.md"
 
 
-def test_gh10_a_failing_sync_never_fails_the_commit(hooked):
-    hooked.write("docs/a.md", "# a\nA.\n")
+def _wait_error(root: Path) -> dict:  # type: ignore[type-arg]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not status(root).get("last_error"):
+        time.sleep(0.3)
+    return status(root)
+
+
+def test_gh10_model_unavailable_never_fails_the_commit(hooked, tmp_path):
+    hooked.write("docs/a.md", "# a\nAlpha.\n")
+    hooked.commit("a")
+    wait_indexed(hooked.root)
+    broken = tmp_path / "not-a-folder"
+    broken.write_text("the model cache cannot live here")
+    hooked.write("docs/b.md", "# b\nBravo.\n")
+    start = time.monotonic()
+    res = hooked.commit("b", env={"VAULTSYNC_CACHE_DIR": str(broken)})  # the hook's sync cannot load a model
+    assert res.returncode == 0 and time.monotonic() - start < 5
+    info = _wait_error(hooked.root)
+    assert info["last_error"] and not info["up_to_date"]
+    search = subprocess.run([sys.executable, "-m", "vaultsync", "search", "Alpha", "--no-daemon"], cwd=hooked.root,
+                            capture_output=True, text=True)
+    assert "warning: index is behind HEAD" in search.stdout
+    subprocess.run([sys.executable, "-m", "vaultsync", "sync", "--quiet"], cwd=hooked.root, check=True)
+    assert status(hooked.root)["up_to_date"]
+
+
+def test_gh10_lancedb_unavailable_keeps_search_current(hooked):
+    hooked.write("docs/a.md", "# a\nAlpha.\n")
     hooked.commit("a")
     wait_indexed(hooked.root)
     lance = hooked.root / ".git/vaultsync/lance"
     shutil.rmtree(lance)
-    lance.write_text("not a directory")  # the vector store cannot be opened
-    hooked.write("docs/b.md", "# b\nB.\n")
-    res = hooked.commit("b")
-    assert res.returncode == 0
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not status(hooked.root).get("last_error"):
-        time.sleep(0.3)
-    info = status(hooked.root)
-    assert info["last_error"] and not info["up_to_date"]
-    search = subprocess.run([sys.executable, "-m", "vaultsync", "search", "A", "--no-daemon"], cwd=hooked.root,
-                            capture_output=True, text=True)
-    assert "index is behind HEAD" in search.stdout
+    lance.write_text("not a directory")  # LanceDB cannot be opened
+    hooked.write("docs/b.md", "# b\nThe brontosaurus note.\n")
+    assert hooked.commit("b").returncode == 0
+    info = _wait_error(hooked.root)
+    assert "lance" in info["last_error"] and info["up_to_date"] and info["lancedb_behind"]
+    assert memsearch(hooked.root, "brontosaurus")[0] == "docs/b.md"  # SQLite already holds text and vectors
     lance.unlink()
     subprocess.run([sys.executable, "-m", "vaultsync", "sync", "--quiet"], cwd=hooked.root, check=True)
-    assert status(hooked.root)["up_to_date"]
+    assert not status(hooked.root)["lancedb_behind"]
 
 
 def test_gh10_two_quick_commits_end_with_head_indexed(hooked):

@@ -41,6 +41,7 @@ def collect(repo: Any) -> dict[str, Any]:
         finally:
             store.close()
         info["indexed_commit"] = meta.get("indexed_commit") or None
+        info["lancedb_behind"] = meta.get("lance_tree") != meta.get("indexed_tree")
         info["embed_model"] = meta.get("embed_model")
         info["synced_at"] = meta.get("synced_at")
     else:
@@ -80,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
     if info.get("synced_at"):
         print(f"last sync   {info['synced_at']} ({info.get('last_status') or 'ok'})")
     print(f"hooks       {', '.join(info['hooks']) or 'none'}")
+    if info.get("lancedb_behind"):
+        print("warning     LanceDB (embedding cache, vector table) is behind; the next sync repairs it")
     if info.get("hooks_problem"):
         print(f"warning     {info['hooks_problem']}")
     if info.get("last_error"):

@@ -68,11 +68,17 @@ def _run(args: argparse.Namespace) -> int:
             return 0
         print("vaultsync sync: not inside a git repository", file=sys.stderr)
         return 2
+    from vaultsync.index.fastpath import index_is_current
     from vaultsync.index.layout import layout_for
+
+    layout = layout_for(repo)
+    if not args.background and index_is_current(repo, layout.sqlite) and not layout.dirty.exists():
+        if not args.quiet:
+            print("index up-to-date")
+        return 0
     from vaultsync.index.lock import SyncLock
     from vaultsync.index.sync import rebase_in_progress, sync, write_state
 
-    layout = layout_for(repo)
     if args.background:
         hook = args.hook or framework_hook()
         forwarded = ["sync", "--quiet"] + (["--hook", hook] if hook else [])

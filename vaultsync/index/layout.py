@@ -3,8 +3,7 @@
 Per worktree (``<git dir>/vaultsync/``): ``index.sqlite``, ``lance/`` (chunk
 vectors), ``sync.lock``, ``dirty``, ``state.json`` and ``hook.log``. Per
 repository (``<common git dir>/vaultsync/embeddings/``): the embedding cache, so
-linked worktrees and branches share embeddings. ``index.dir`` in
-``.vaultsync.yaml`` moves the per-worktree part (relative to the work tree).
+linked worktrees and branches share embeddings.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from pathlib import Path
 
 import pygit2
 
-from vaultsync.git import workdir
 from vaultsync.vault.config import Config
 
 
@@ -64,7 +62,5 @@ def common_git_dir(repo: pygit2.Repository) -> Path:
 
 
 def layout_for(repo: pygit2.Repository, config: Config | None = None) -> IndexLayout:
-    """The index layout of ``repo``'s current worktree."""
-    custom = (config.index.get("dir") if config else None)
-    base = (workdir(repo) / custom) if custom else Path(repo.path) / "vaultsync"
-    return IndexLayout(dir=base.resolve(), common=common_git_dir(repo) / "vaultsync")
+    """The index layout of ``repo``'s current worktree (``config`` is accepted for symmetry, unused)."""
+    return IndexLayout(dir=(Path(repo.path) / "vaultsync").resolve(), common=common_git_dir(repo) / "vaultsync")

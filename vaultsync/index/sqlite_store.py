@@ -6,8 +6,11 @@ Schema (``SCHEMA_VERSION``; a cache, so a version change simply rebuilds):
   created, last_validated, expires, confidence, importance, superseded_by path),
   title, aliases and the whole frontmatter as JSON, parse/validation warnings.
 * ``chunks`` — one row per chunk (id ``path#n``, heading path, text, content
-  hash, lines, block ids) plus ``norm``: the NFKC, case-folded text that the
-  short-term fallback scans with ``instr`` (trigram FTS cannot match < 3 chars).
+  hash, lines, block ids, token count, embedding) plus ``norm``: the NFKC,
+  case-folded text that the short-term fallback scans with ``instr`` (trigram
+  FTS cannot match < 3 chars).
+* ``name_vectors`` — one embedding per note name (title, each alias): lets a
+  known-item query match a note by its name.
 * ``chunks_fts`` — FTS5 ``tokenize='trigram'`` over NFKC-normalised title,
   heading and text; ``rowid`` = ``chunks.rowid``.
 * ``notes_fts`` — the same over whole notes (title, body): BM25 at note level,
@@ -19,6 +22,10 @@ Schema (``SCHEMA_VERSION``; a cache, so a version change simply rebuilds):
 
 All writes of one sync happen in a single ``BEGIN IMMEDIATE`` transaction, and
 ``meta`` is written in it, so a reader (WAL mode) always sees one consistent commit.
+Embeddings are float32 little-endian BLOBs written in that same transaction: the
+search path reads them from here (no LanceDB import, whose cost alone is ~1.2 s),
+and a sync commits text and vectors atomically. LanceDB keeps the embedding cache
+and the vector table (see :mod:`vaultsync.index.vector_store`).
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from typing import Any
 
 from vaultsync.index.chunking import Chunk
 
-SCHEMA_VERSION = "8"
+SCHEMA_VERSION = "9"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -66,8 +73,16 @@ CREATE TABLE IF NOT EXISTS chunks (
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
     tokens INTEGER NOT NULL,
-    blocks TEXT NOT NULL
+    blocks TEXT NOT NULL,
+    vector BLOB
 );
+CREATE TABLE IF NOT EXISTS name_vectors (
+    id TEXT PRIMARY KEY,
+    path TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    vector BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS name_vectors_path ON name_vectors(path);
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(title, heading, text, tokenize='trigram');
 CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(path UNINDEXED, title, body, tokenize='trigram');
@@ -177,7 +192,7 @@ class SqliteStore:
         return {p: json.loads(a) for p, a in self.db.execute("SELECT path, aliases FROM notes")}
 
     def apply(self, removed: Sequence[str], records: Sequence[NoteRecord], meta: dict[str, str],
-              relinks: Iterable[tuple[str | None, int]] = ()) -> None:
+              relinks: Iterable[tuple[str | None, int]] = (), vectors: dict[str, bytes] | None = None) -> None:
         """Apply one sync in one transaction.
 
         Args:
@@ -186,7 +201,9 @@ class SqliteStore:
             meta: ``meta`` keys to write in the same transaction.
             relinks: ``(resolved path, links.rowid)`` updates for links whose
                 target resolution changed because other notes came or went.
+            vectors: content hash → float32 embedding bytes for the records' chunks and names.
         """
+        vectors = vectors or {}
         with self.transaction():
             gone = list(removed) + [r.path for r in records]
             for start in range(0, len(gone), 500):
@@ -196,14 +213,15 @@ class SqliteStore:
                     f"DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE path IN ({marks}))", batch)
                 self.db.execute(f"DELETE FROM chunks WHERE path IN ({marks})", batch)
                 self.db.execute(f"DELETE FROM notes_fts WHERE path IN ({marks})", batch)
+                self.db.execute(f"DELETE FROM name_vectors WHERE path IN ({marks})", batch)
                 self.db.execute(f"DELETE FROM links WHERE source IN ({marks})", batch)
                 self.db.execute(f"DELETE FROM notes WHERE path IN ({marks})", batch)
             for rec in records:
-                self._insert(rec)
+                self._insert(rec, vectors)
             self.db.executemany("UPDATE links SET resolved = ? WHERE rowid = ?", list(relinks))
             self._write_meta(meta)
 
-    def _insert(self, rec: NoteRecord) -> None:
+    def _insert(self, rec: NoteRecord, vectors: dict[str, bytes]) -> None:
         lc = rec.lifecycle
         self.db.execute(
             "INSERT INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -218,16 +236,20 @@ class SqliteStore:
                         (rec.path, title_norm, unicodedata.normalize("NFKC", rec.body)))
         for c in rec.chunks:
             cur = self.db.execute(
-                "INSERT INTO chunks (id, path, n, heading, text, norm, hash, start_line, end_line, tokens, blocks) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO chunks (id, path, n, heading, text, norm, hash, start_line, end_line, tokens, blocks, "
+                "vector) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (c.id, c.path, c.n, c.heading, c.text, normalise(f"{rec.title}\n{c.heading}\n{c.text}"), c.hash,
-                 c.start_line, c.end_line, c.tokens, json.dumps(list(c.blocks))),
+                 c.start_line, c.end_line, c.tokens, json.dumps(list(c.blocks)), vectors.get(c.hash)),
             )
             self.db.execute(
                 "INSERT INTO chunks_fts (rowid, title, heading, text) VALUES (?,?,?,?)",
                 (cur.lastrowid, title_norm, unicodedata.normalize("NFKC", c.heading),
                  unicodedata.normalize("NFKC", c.text)),
             )
+        self.db.executemany(
+            "INSERT INTO name_vectors VALUES (?,?,?,?)",
+            [(c.id, c.path, c.hash, vectors[c.hash]) for c in rec.name_chunks if c.hash in vectors],
+        )
         self.db.executemany(
             "INSERT INTO links VALUES (?,?,?,?,?,?)",
             [(k.source, k.target, k.anchor, k.kind, k.resolved, k.line) for k in rec.links],
@@ -241,6 +263,25 @@ class SqliteStore:
         """Row counts per table."""
         return {t: self.db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
                 for t in ("notes", "chunks", "links")}
+
+
+    def vectors_by_hash(self, hashes: Sequence[str]) -> dict[str, bytes]:
+        """Embeddings already in this index for any of ``hashes`` (chunks and names)."""
+        found: dict[str, bytes] = {}
+        for start in range(0, len(hashes), 500):
+            batch = list(hashes[start:start + 500])
+            marks = ",".join("?" * len(batch))
+            for table in ("chunks", "name_vectors"):
+                found.update(self.db.execute(
+                    f"SELECT hash, vector FROM {table} WHERE vector IS NOT NULL AND hash IN ({marks})", batch))
+        return found
+
+    def all_vectors(self) -> tuple[list[str], list[str], list[str], list[bytes]]:
+        """(ids, paths, hashes, vector bytes) of every chunk and name vector."""
+        rows = self.db.execute(
+            "SELECT id, path, hash, vector FROM chunks WHERE vector IS NOT NULL "
+            "UNION ALL SELECT id, path, hash, vector FROM name_vectors ORDER BY 1").fetchall()
+        return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows]
 
 
 class _Transaction:

@@ -37,11 +37,12 @@ from vaultsync import __version__
 from vaultsync.checks.runner import analyse_note
 from vaultsync.git import TreeSnapshot, head_commit_id, is_valid_utf8_path, printable_path, workdir
 from vaultsync.index.chunking import DEFAULT_TARGET_TOKENS
+from vaultsync.index.fastpath import config_hash, config_text_at
 from vaultsync.index.layout import IndexLayout, layout_for
 from vaultsync.index.lock import SyncLock
 from vaultsync.index.records import note_record
 from vaultsync.index.sqlite_store import NoteRecord, SqliteStore
-from vaultsync.vault.config import CONFIG_NAME, Config, load_config
+from vaultsync.vault.config import Config, load_config
 from vaultsync.vault.note import parse_note
 from vaultsync.vault.resolve import LinkIndex
 from vaultsync.vault.vault import is_note_path
@@ -93,9 +94,7 @@ class SyncReport:
 
 def config_at(repo: pygit2.Repository, tree: pygit2.Tree | None) -> tuple[Config, str]:
     """The config committed in ``tree`` (defaults when absent) and its text."""
-    text = ""
-    if tree is not None and CONFIG_NAME in tree:
-        text = repo[tree[CONFIG_NAME].id].data.decode("utf-8", errors="replace").replace("\r\n", "\n")  # type: ignore[attr-defined]
+    text = config_text_at(repo, tree)
     return load_config(workdir(repo), text), text
 
 
@@ -103,11 +102,6 @@ def rebase_in_progress(repo: pygit2.Repository) -> bool:
     """True while git replays commits (rebase, or a multi-commit cherry-pick/revert)."""
     gitdir = Path(repo.path)
     return any((gitdir / name).exists() for name in ("rebase-merge", "rebase-apply", "sequencer"))
-
-
-def _config_hash(text: str, target_tokens: int) -> str:
-    payload = json.dumps([text, target_tokens, __version__], ensure_ascii=False)
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
 def vault_notes(snapshot: TreeSnapshot, config: Config) -> tuple[dict[str, str], list[str]]:
@@ -181,12 +175,14 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
     commit = head_commit_id(repo) if tree is not None else None
     config, config_text = config_at(repo, tree)
     target = int(config.index.get("chunk_tokens") or DEFAULT_TARGET_TOKENS)
-    chash = _config_hash(config_text, target)
+    chash = config_hash(config_text)
     store = SqliteStore(layout.sqlite)
     try:
         meta = store.meta()
         tree_id = str(tree.id) if tree is not None else ""
-        if meta.get("indexed_tree") == tree_id and meta.get("config_hash") == chash and "indexed_tree" in meta:
+        lance_behind = meta.get("lance_tree") != meta.get("indexed_tree")
+        if meta.get("indexed_tree") == tree_id and meta.get("config_hash") == chash and "indexed_tree" in meta \
+                and not lance_behind:
             if meta.get("indexed_commit") != (commit or ""):
                 store.set_meta({"indexed_commit": commit or ""})
             return SyncReport("up-to-date", commit, seconds=time.perf_counter() - started)
@@ -218,44 +214,94 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         aliases_changed = any(before.get(p, []) != after.get(p, []) for p in changed | removed)
         relinks = _relinks(store, index, changed | removed) if paths_changed or aliases_changed else []
 
-        embedder = None
-        chunks = [c for r in records for c in r.chunks] + [c for r in records for c in r.name_chunks]
-        from vaultsync.index.vector_store import ChunkVectors, EmbeddingCache, prune_snapshots, write_snapshot
-
-        model_changed = False
-        if chunks or not meta.get("embed_model"):
-            embedder = embedder_factory(config)
-            model_changed = bool(meta.get("embed_model")) and meta.get("embed_model") != embedder.model_id
-        if model_changed:
-            return _full_reembed(repo, layout, embedder_factory, progress, store)
-        if embedder is not None and hasattr(embedder, "count_tokens"):
-            _count_tokens(records, embedder)
-        dim = embedder.dim if embedder else int(meta.get("embed_dim") or 384)
-        cache = EmbeddingCache(layout.embeddings, dim)
-        model_id = embedder.model_id if embedder else meta.get("embed_model", "")
-        vectors, report.chunks_embedded, report.chunks_reused = _embed(chunks, embedder, cache, model_id, progress)
-        table = ChunkVectors(layout.lance, dim)
-        touched = sorted(set(changed) | set(removed))
-        version = table.apply(touched, [c.id for c in chunks], [c.path for c in chunks], [c.hash for c in chunks],
-                              vectors)
-        snapshot_file = meta.get("vectors_file", "")
-        if touched or not snapshot_file or not (layout.dir / snapshot_file).exists():
-            snapshot_file = write_snapshot(layout.dir, version, *table.read())
+        items = [c for r in records for c in r.chunks] + [c for r in records for c in r.name_chunks]
+        model_id = _current_model_id(config) or meta.get("embed_model", "")
+        if meta.get("embed_model") and model_id and meta["embed_model"] != model_id:
+            store.close()
+            _drop(layout)  # another model: every vector must be recomputed
+            return _sync_once(repo, layout, embedder_factory, progress, SyncReport("updated"))
+        vectors, embedder, report.chunks_embedded, report.chunks_reused = _vectors_for(
+            items, store, layout, config, embedder_factory, model_id, progress)
+        if embedder is not None:
+            model_id = embedder.model_id
+            if hasattr(embedder, "count_tokens"):
+                _count_tokens(records, embedder)
+        dim = embedder.dim if embedder is not None else int(meta.get("embed_dim") or 384)
         store.apply(removed, records, {
             "indexed_commit": commit or "", "indexed_tree": tree_id, "config_hash": chash,
-            "embed_model": model_id, "embed_dim": str(dim), "lance_version": str(version),
-            "chunk_tokens": str(target), "vaultsync_version": __version__, "vectors_file": snapshot_file,
+            "embed_model": model_id, "embed_dim": str(dim), "chunk_tokens": str(target),
+            "vaultsync_version": __version__,
             "token_counter": f"{model_id} tokenizer" if embedder is not None else meta.get("token_counter", "estimate"),
             "synced_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        }, relinks)
-        prune_snapshots(layout.dir, snapshot_file)
-        if table.maintain():
-            store.set_meta({"lance_version": str(table.version)})
-        table.ensure_ann_index(int(config.index.get("ann_min_rows") or 100_000))
+        }, relinks, {h: v.astype("<f4").tobytes() for h, v in vectors.items()})
+        # The change is searchable now. LanceDB (embedding cache + vector table) follows.
+        _update_lance(store, layout, config, model_id, dim, sorted(set(changed) | set(removed)), records, vectors,
+                      full=full or meta.get("lance_tree") != meta.get("indexed_tree"))
         report.seconds = time.perf_counter() - started
         return report
     finally:
         store.close()
+
+
+CACHE_LOOKUP_MIN = 32  # below this many new vectors, embedding is cheaper than importing LanceDB
+
+
+def _current_model_id(config: Config) -> str | None:
+    """The configured embedder's model id from its build info, without loading it (None if not built)."""
+    try:
+        from vaultsync.models import cache, manifest
+        from vaultsync.models.embedder import model_id
+
+        name = str(config.index.get("embedder") or "multilingual-e5-small")
+        spec = manifest.load_manifest(name)
+        info = cache.read_build_info(cache.model_dir(name, spec.version, config.models.get("cache_dir")))
+        return model_id(spec.name, spec.version, info) if info else None
+    except Exception:  # noqa: BLE001 - any doubt: decided when the embedder loads
+        return None
+
+
+def _vectors_for(items: list, store: SqliteStore, layout: IndexLayout, config: Config,  # type: ignore[type-arg]
+                 embedder_factory: EmbedderFactory, model_id: str,
+                 progress: bool) -> tuple[dict[str, np.ndarray], PassageEmbedder | None, int, int]:
+    """Vectors by content hash for ``items``: from this index, then the shared cache, then the embedder."""
+    hashes = sorted({c.hash for c in items})
+    found = {h: np.frombuffer(b, dtype="<f4").copy() for h, b in store.vectors_by_hash(hashes).items()}
+    missing = [h for h in hashes if h not in found]
+    if len(missing) >= CACHE_LOOKUP_MIN and model_id:
+        from vaultsync.index.vector_store import EmbeddingCache
+
+        found.update(EmbeddingCache(layout.embeddings, int(store.meta().get("embed_dim") or 384)).get(model_id, missing))
+        missing = [h for h in hashes if h not in found]
+    embedder = embedder_factory(config) if missing or not model_id else None
+    if missing:
+        text_of = {c.hash: c.embed_text for c in items}
+        new = _embed_batches(embedder, [text_of[h] for h in missing], progress)  # type: ignore[arg-type]
+        found.update(zip(missing, new))
+    return found, embedder, len(missing), len(hashes) - len(missing)
+
+
+def _update_lance(store: SqliteStore, layout: IndexLayout, config: Config, model_id: str, dim: int,
+                  touched: list[str], records: list[NoteRecord], vectors: dict[str, np.ndarray], full: bool) -> None:
+    """Bring LanceDB in step with the committed SQLite state (cache, vector table, ANN index)."""
+    from vaultsync.index.vector_store import ChunkVectors, EmbeddingCache
+
+    if vectors and model_id:
+        hashes = sorted(vectors)
+        EmbeddingCache(layout.embeddings, dim).put(model_id, hashes, np.stack([vectors[h] for h in hashes]))
+    table = ChunkVectors(layout.lance, dim)
+    if full:
+        ids, paths, hashes, blobs = store.all_vectors()
+        touched = sorted(set(paths) | set(touched) | set(table.paths()))
+        matrix = np.stack([np.frombuffer(b, "<f4") for b in blobs]) if blobs else np.zeros((0, dim), np.float32)
+    else:
+        items = [c for r in records for c in (*r.chunks, *r.name_chunks) if c.hash in vectors]
+        ids, paths, hashes = [c.id for c in items], [c.path for c in items], [c.hash for c in items]
+        matrix = np.stack([vectors[h] for h in hashes]) if items else np.zeros((0, dim), np.float32)
+    version = table.apply(touched, ids, paths, hashes, matrix)
+    if table.maintain():
+        version = table.version
+    store.set_meta({"lance_tree": store.meta().get("indexed_tree", ""), "lance_version": str(version)})
+    table.ensure_ann_index(int(config.index.get("ann_min_rows") or 100_000))
 
 
 def _alias_index(by_path: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -332,24 +378,6 @@ def _count_tokens(records: list[NoteRecord], embedder: PassageEmbedder) -> None:
         r.chunks = [dataclasses.replace(c, tokens=int(next(counts))) for c in r.chunks]
 
 
-def _embed(chunks: list, embedder: PassageEmbedder | None, cache: object, model_id: str,
-           progress: bool) -> tuple[np.ndarray, int, int]:
-    """Vectors for ``chunks`` in order: from the cache, else from the embedder (then cached)."""
-    dim = cache.dim  # type: ignore[attr-defined]
-    if not chunks:
-        return np.zeros((0, dim), dtype=np.float32), 0, 0
-    hashes = sorted({c.hash for c in chunks})
-    found = cache.get(model_id, hashes)  # type: ignore[attr-defined]
-    missing = [h for h in hashes if h not in found]
-    if missing:
-        assert embedder is not None
-        text_of = {c.hash: c.embed_text for c in chunks}
-        new = _embed_batches(embedder, [text_of[h] for h in missing], progress)
-        cache.put(model_id, missing, new)  # type: ignore[attr-defined]
-        found.update(zip(missing, new))
-    return np.stack([found[c.hash] for c in chunks]).astype(np.float32), len(missing), len(hashes) - len(missing)
-
-
 def _embed_batches(embedder: PassageEmbedder, texts: list[str], progress: bool, batch: int = 64) -> np.ndarray:
     if not progress or len(texts) <= batch:
         return np.asarray(embedder.embed_passages(texts), dtype=np.float32)
@@ -363,13 +391,6 @@ def _embed_batches(embedder: PassageEmbedder, texts: list[str], progress: bool, 
             parts.append(np.asarray(embedder.embed_passages(texts[start:start + batch]), dtype=np.float32))
             bar.advance(task, len(parts[-1]))
     return np.concatenate(parts)
-
-
-def _full_reembed(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: EmbedderFactory, progress: bool,
-                  store: SqliteStore) -> SyncReport:
-    store.close()
-    _drop(layout)
-    return _sync_once(repo, layout, embedder_factory, progress, SyncReport("updated"))
 
 
 def write_state(layout: IndexLayout, **values: object) -> None:

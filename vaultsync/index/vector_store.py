@@ -1,11 +1,12 @@
 """The LanceDB half of the derived index: chunk vectors, and an embedding cache.
 
-* ``chunks`` (per worktree): ``id`` (``path#n``), ``path``, ``hash``, ``vector``.
-  One sync is **one** ``merge_insert`` — upserts by ``id`` and deletes the rows
-  of changed or removed paths that the new state lacks — so the table gains one
-  version per sync (field case IX-05) and a killed sync never half-applies.
-  The SQLite ``meta.lance_version`` names the version that matches the SQLite
-  state; readers check that version out, so both halves always agree.
+* ``chunks`` (per worktree): ``id`` (``path#n``, ``path#title``), ``path``,
+  ``hash``, ``vector``. One sync is **one** ``merge_insert`` — upserts by ``id``
+  and deletes the rows of changed or removed paths that the new state lacks — so
+  the table gains one version per sync (field case IX-05) and never half-applies.
+  It is written right after the SQLite commit (which already holds the vectors
+  that search reads); ``meta.lance_tree`` says which tree it reflects, and the
+  next sync repairs it from SQLite if a sync died in between.
 * ``embeddings`` (per repository, shared by worktrees and branches): ``key`` =
   ``model id | content hash`` → ``vector``. An unchanged chunk is never embedded
   twice, not after a rename, not in another worktree.
@@ -158,37 +159,10 @@ class ChunkVectors:
                 self.table.checkout_latest()
         return rows.column("id").to_pylist(), _matrix(rows, self.dim)
 
+    def paths(self) -> set[str]:
+        """Distinct note paths present in the table."""
+        return set(self.table.to_arrow().column("path").to_pylist())
+
     def count(self, where: str | None = None) -> int:
         return int(self.table.count_rows(where) if where else self.table.count_rows())
 
-
-def snapshot_name(version: int) -> str:
-    """File name of the vector snapshot matching LanceDB ``version``."""
-    return f"vectors-v{version}.npz"
-
-
-def write_snapshot(folder: Path, version: int, ids: Sequence[str], matrix: np.ndarray) -> str:
-    """Write the read-path copy of all chunk vectors (ids + float32 matrix) atomically.
-
-    Search loads this file instead of importing LanceDB (whose import alone
-    costs ~1.2 s): a cold query stays fast. Returns the file name.
-    """
-    name = snapshot_name(version)
-    tmp = folder / (name + ".tmp")
-    with open(tmp, "wb") as fh:
-        np.savez(fh, ids=np.asarray(list(ids), dtype=object).astype(str), matrix=np.asarray(matrix, np.float32))
-    os.replace(tmp, folder / name)
-    return name
-
-
-def prune_snapshots(folder: Path, keep: str) -> None:
-    """Delete vector snapshots other than ``keep``."""
-    for old in folder.glob("vectors-v*.npz"):
-        if old.name != keep:
-            old.unlink(missing_ok=True)
-
-
-def load_snapshot(path: Path) -> tuple[list[str], np.ndarray]:
-    """(chunk ids, float32 [n, dim]) from a snapshot written by :func:`write_snapshot`."""
-    with np.load(path, allow_pickle=False) as data:
-        return [str(x) for x in data["ids"]], np.asarray(data["matrix"], dtype=np.float32)

@@ -69,16 +69,14 @@ def open_searcher(repo: pygit2.Repository, config: Config, rerank: str | None = 
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
     finally:
         db.close()
-    vectors = layout.dir / meta["vectors_file"] if meta.get("vectors_file") else None
-    if vectors is not None and not vectors.exists():
-        vectors = None
-    if embedder is None and vectors is not None and os.environ.get("VAULTSYNC_NO_VECTORS") != "1":
+    has_vectors = bool(meta.get("embed_model"))
+    if embedder is None and has_vectors and os.environ.get("VAULTSYNC_NO_VECTORS") != "1":
         from vaultsync.index.sync import default_embedder
 
         embedder = default_embedder(config)
     spec = rerank if rerank is not None else default_rerank(config)
     reranker = load_reranker(spec, embedder, config) if embedder is not None or spec.startswith("cross") else None
-    return Searcher(layout.sqlite, vectors, embedder, reranker), head_commit_id(repo)
+    return Searcher(layout.sqlite, embedder, reranker), head_commit_id(repo)
 
 
 def options_for(config: Config, **overrides: Any) -> SearchOptions:

@@ -186,8 +186,7 @@ class Searcher:
         reranker: rerank stage (None: no rerank).
     """
 
-    def __init__(self, db_path: Path, vectors_path: Path | None, embedder: QueryEmbedder | None,
-                 reranker: Reranker | None = None) -> None:
+    def __init__(self, db_path: Path, embedder: QueryEmbedder | None, reranker: Reranker | None = None) -> None:
         self.db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False, timeout=10)
         self.meta = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
         self.embedder = embedder
@@ -198,20 +197,20 @@ class Searcher:
         self._title_paths: list[str] = []
         self._title_matrix = np.zeros((0, 1), dtype=np.float32)
         self._chunk_paths: np.ndarray | None = None
-        if vectors_path is not None and embedder is not None:
-            from vaultsync.index.vector_store import load_snapshot
+        if embedder is not None:
+            self._load_vectors(int(self.meta.get("embed_dim") or 384))
 
-            ids, matrix = load_snapshot(vectors_path)
-            rowid_of = dict(self.db.execute("SELECT id, rowid FROM chunks"))
-            notes = {p for (p,) in self.db.execute("SELECT path FROM notes")}
-            keep = [i for i, cid in enumerate(ids) if cid in rowid_of]
-            self.vectors = VectorIndex(np.array([rowid_of[ids[i]] for i in keep], dtype=np.int64), matrix[keep])
-            path_of = dict(self.db.execute("SELECT rowid, path FROM chunks"))
-            self._chunk_paths = np.array([path_of[int(r)] for r in self.vectors.rowids], dtype=object)
-            names = [(i, cid.rpartition("#")[0]) for i, cid in enumerate(ids)
-                     if (cid.endswith("#title") or "#alias:" in cid) and cid.rpartition("#")[0] in notes]
-            self._title_paths = [p for _, p in names]
-            self._title_matrix = matrix[[i for i, _ in names]]
+    def _load_vectors(self, dim: int) -> None:
+        rows = self.db.execute("SELECT rowid, path, vector FROM chunks WHERE vector IS NOT NULL").fetchall()
+        if not rows:
+            return
+        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(len(rows), dim)
+        self.vectors = VectorIndex(np.array([r[0] for r in rows], dtype=np.int64), matrix)
+        self._chunk_paths = np.array([r[1] for r in rows], dtype=object)
+        names = self.db.execute("SELECT path, vector FROM name_vectors").fetchall()
+        self._title_paths = [p for p, _ in names]
+        if names:
+            self._title_matrix = np.frombuffer(b"".join(v for _, v in names), dtype="<f4").reshape(len(names), dim)
 
     def close(self) -> None:
         self.db.close()

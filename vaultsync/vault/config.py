@@ -15,8 +15,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.resources import data_dir
 from vaultsync.vault.yamlload import YamlProblem, load_yaml
@@ -129,7 +127,9 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
 
 
 @lru_cache(maxsize=1)
-def _config_validator() -> jsonschema.protocols.Validator:
+def _config_validator():  # type: ignore[no-untyped-def]
+    import jsonschema
+
     schema = json.loads((data_dir("schemas") / "config.schema.json").read_text(encoding="utf-8"))
     return jsonschema.Draft202012Validator(schema)
 
