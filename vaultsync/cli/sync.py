@@ -10,8 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-from vaultsync.git import open_repo
-
 HOOK_TIMEOUT_S = 900
 
 
@@ -62,20 +60,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from vaultsync.index.fastpath import quick_is_current
+
+    if not args.background and quick_is_current(Path.cwd()):
+        if not args.quiet:
+            print("index up-to-date")
+        return 0
+    from vaultsync.git import open_repo
+
     repo = open_repo(Path.cwd())
     if repo is None:
         if args.hook or args.background:
             return 0
         print("vaultsync sync: not inside a git repository", file=sys.stderr)
         return 2
-    from vaultsync.index.fastpath import index_is_current
     from vaultsync.index.layout import layout_for
-
-    layout = layout_for(repo)
-    if not args.background and index_is_current(repo, layout.sqlite) and not layout.dirty.exists():
-        if not args.quiet:
-            print("index up-to-date")
-        return 0
     from vaultsync.index.lock import SyncLock
     from vaultsync.index.sync import rebase_in_progress, sync, write_state
 
@@ -112,6 +111,8 @@ def _record_error(exc: BaseException) -> None:
     print(f"vaultsync sync: error: {line}", file=sys.stderr)
     try:
         from vaultsync.index.layout import layout_for
+
+        from vaultsync.git import open_repo
 
         repo = open_repo(Path.cwd())
         if repo is not None:
