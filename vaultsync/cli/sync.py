@@ -74,17 +74,18 @@ def _run(args: argparse.Namespace) -> int:
             return 0
         print("vaultsync sync: not inside a git repository", file=sys.stderr)
         return 2
-    from vaultsync.index.layout import layout_for
-    from vaultsync.index.lock import SyncLock
-    from vaultsync.index.sync import rebase_in_progress, sync, write_state
-
     if args.background:
         hook = args.hook or framework_hook()
         forwarded = ["sync", "--quiet"] + (["--hook", hook] if hook else [])
         if os.environ.get("PRE_COMMIT_CHECKOUT_TYPE") == "0":
             return 0  # pre-commit framework, file checkout: HEAD did not move
-        spawn_detached(forwarded, layout.log)
+        spawn_detached(forwarded, Path(repo.path) / "vaultsync" / "hook.log")
         return 0
+    from vaultsync.index.layout import layout_for
+    from vaultsync.index.lock import SyncLock
+    from vaultsync.index.sync import rebase_in_progress, sync, write_state
+
+    layout = layout_for(repo)
     if args.hook == "post-commit" and rebase_in_progress(repo):
         SyncLock(layout.lock, layout.dirty).mark_dirty()  # post-rewrite will run the sync (GH-02)
         return 0
