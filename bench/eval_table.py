@@ -20,7 +20,13 @@ import sys
 import time
 from pathlib import Path
 
-from vaultsync.eval.harness import evaluation_options, load_queries, prepare_workspace, run_queries, summarise
+from vaultsync.eval.harness import (
+    evaluation_options,
+    load_queries,
+    prepare_workspace,
+    run_queries,
+    summarise,
+)
 from vaultsync.eval.variants import VARIANTS
 from vaultsync.git import open_repo
 from vaultsync.index.layout import layout_for

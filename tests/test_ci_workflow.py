@@ -5,7 +5,6 @@ from __future__ import annotations
 import shlex
 
 import yaml
-
 from conftest import REPO_ROOT, adr, run_cli
 
 WORKFLOW = REPO_ROOT / "examples" / "github-workflow.yml"

@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import adr
+
 from vaultsync.vault.note import parse_note
 from vaultsync.vault.yamlload import YamlProblem, load_yaml
 

@@ -17,8 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from conftest import Vault, assert_same_index, git, index_state
+from conftest import Vault, assert_same_index, index_state
 from test_precommit_e2e import _precommit_bin, hook_repo, precommit_home  # noqa: F401
 
 pytestmark = pytest.mark.slow
@@ -236,7 +235,6 @@ def memsearch_installed(root: Path, query: str) -> str:
 
 def test_hook_manifest_declares_the_index_stages():
     import yaml
-
     from conftest import REPO_ROOT
 
     hooks = {h["id"]: h for h in yaml.safe_load((REPO_ROOT / ".pre-commit-hooks.yaml").read_text())}

@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import Vault, adr, assert_same_index, git, index_state
 
 pytestmark = pytest.mark.slow

@@ -14,7 +14,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import CONFIG, REPO_ROOT, Vault, adr, git
 
 pytestmark = pytest.mark.slow

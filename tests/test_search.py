@@ -14,10 +14,10 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import Vault, adr, require_eval, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import Vault, adr, require_eval, run_cli
 from vaultsync.search.budget import cut
 from vaultsync.search.fusion import rrf
 from vaultsync.search.scoring import blend, recency

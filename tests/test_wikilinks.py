@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import pytest
+from conftest import adr, require_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import adr, require_eval
 from vaultsync.checks.links import resolve_links
 from vaultsync.git import WorktreeSnapshot
 from vaultsync.vault.config import Config

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import re
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ from vaultsync.diagnostics import Diagnostic
 from vaultsync.vault.config import Config
 from vaultsync.vault.fields import normalised_frontmatter
 from vaultsync.vault.note import Note
+
 
 def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic]:
     """Shape, schema and vocabulary of one note's frontmatter.

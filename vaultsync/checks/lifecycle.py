@@ -11,8 +11,8 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from vaultsync.vault.fields import normalised_frontmatter, parse_vault_date
 from vaultsync.diagnostics import ERROR, WARNING, Diagnostic
+from vaultsync.vault.fields import normalised_frontmatter, parse_vault_date
 from vaultsync.vault.note import Note
 from vaultsync.vault.vault import Vault
 

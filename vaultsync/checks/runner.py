@@ -13,7 +13,11 @@ from functools import partial
 from pathlib import Path
 
 from vaultsync.checks.frontmatter import check_frontmatter
-from vaultsync.checks.lifecycle import check_dates, check_duplicate_ids, check_supersession
+from vaultsync.checks.lifecycle import (
+    check_dates,
+    check_duplicate_ids,
+    check_supersession,
+)
 from vaultsync.checks.links import check_links
 from vaultsync.checks.paths import check_paths
 from vaultsync.diagnostics import WARNING, Diagnostic

@@ -11,7 +11,14 @@ import pygit2
 from vaultsync.checks.report import FORMATS, report
 from vaultsync.checks.runner import load_checked_vault, run_checks
 from vaultsync.diagnostics import ERROR
-from vaultsync.git import IndexSnapshot, TreeSnapshot, WorktreeSnapshot, head_tree, open_repo, workdir
+from vaultsync.git import (
+    IndexSnapshot,
+    TreeSnapshot,
+    WorktreeSnapshot,
+    head_tree,
+    open_repo,
+    workdir,
+)
 from vaultsync.vault.config import CONFIG_NAME, ConfigError, load_config
 from vaultsync.vault.resolve import LinkIndex
 from vaultsync.vault.vault import Vault

@@ -31,8 +31,13 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 
 
 def run(args: argparse.Namespace) -> int:
-    from vaultsync.eval.harness import (evaluation_options, load_queries, prepare_workspace, run_queries,
-                                        summarise)
+    from vaultsync.eval.harness import (
+        evaluation_options,
+        load_queries,
+        prepare_workspace,
+        run_queries,
+        summarise,
+    )
     from vaultsync.eval.variants import VARIANTS
     from vaultsync.git import open_repo
     from vaultsync.index.sync import config_at
@@ -63,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         for name in names:
             variant = VARIANTS[name]
-            from vaultsync.search.engine import load_reranker, default_rerank
+            from vaultsync.search.engine import default_rerank, load_reranker
 
             spec = default_rerank(config) if variant.rerank == "default" else variant.rerank
             searcher.reranker = load_reranker(spec, searcher.embedder, config)

@@ -111,9 +111,8 @@ def _record_error(exc: BaseException) -> None:
     line = format_exception(exc)
     print(f"vaultsync sync: error: {line}", file=sys.stderr)
     try:
-        from vaultsync.index.layout import layout_for
-
         from vaultsync.git import open_repo
+        from vaultsync.index.layout import layout_for
 
         repo = open_repo(Path.cwd())
         if repo is not None:

@@ -59,18 +59,23 @@ def _git(cwd: Path, *args: str) -> None:
 
 
 def prepare_workspace(dataset_dir: Path, workdir: Path, embedder: str, chunk_tokens: int | None,
-                      sync_fn: Callable[[Path], Any] | None = None) -> Path:
-    """A git repository holding the dataset's vault, committed and indexed.
+                      sync_fn: Callable[[Path], Any] | None = None, folders: Iterable[str] | None = None) -> Path:
+    """A git repository holding the dataset's vault (or only ``folders`` of it), committed and indexed.
 
     The workspace is reused between runs (the embedding cache lives in its
     ``.git``), so changing only search options costs no re-embedding.
     """
-    repo = workdir / f"{dataset_dir.name}-{embedder}"
+    picked = sorted(folders) if folders else None
+    repo = workdir / (f"{dataset_dir.name}-{embedder}" + (f"-{'-'.join(picked)}" if picked else ""))
     vault_src = dataset_dir / "vault"
     if not (repo / ".git").exists():
         if repo.exists():
             shutil.rmtree(repo)
-        shutil.copytree(vault_src, repo)
+        if picked:
+            for folder in picked:
+                shutil.copytree(vault_src / folder, repo / folder)
+        else:
+            shutil.copytree(vault_src, repo)
         _git(repo, "init", "-q", "-b", "main")
     config = f"vault: .\nindex:\n  embedder: {embedder}\n" + (f"  chunk_tokens: {chunk_tokens}\n" if chunk_tokens else "")
     config_path = repo / ".vaultsync.yaml"

@@ -10,9 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from pathlib import Path
-
 import subprocess
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vaultsync import __version__

@@ -5,14 +5,12 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from vaultsync.vault.fields import normalised_frontmatter, parse_vault_date
 from vaultsync.index.chunking import chunk_note, title_chunks
 from vaultsync.index.sqlite_store import LinkRow, NoteRecord
+from vaultsync.vault.fields import normalised_frontmatter, parse_vault_date
 from vaultsync.vault.note import Note
 from vaultsync.vault.resolve import LinkIndex
 from vaultsync.vault.wikilinks import parse_inner
-
-
 
 _GENERIC_STEMS = {"readme", "index", "_index", "home"}
 

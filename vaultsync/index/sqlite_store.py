@@ -161,9 +161,9 @@ class SqliteStore:
         return row[0] if row else None
 
     def _drop_all(self) -> None:
-        for (name, kind) in self.db.execute(
-            "SELECT name, type FROM sqlite_master WHERE type IN ('table') AND name NOT LIKE 'sqlite_%' "
-            "AND name NOT LIKE 'chunks_fts_%'"
+        for (name,) in self.db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+            "AND name NOT LIKE '%_fts_%'"
         ).fetchall():
             self.db.execute(f'DROP TABLE IF EXISTS "{name}"')
 

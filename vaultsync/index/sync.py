@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import hashlib
 import json
 import os
 import posixpath
@@ -35,7 +34,13 @@ import pygit2
 
 from vaultsync import __version__
 from vaultsync.checks.runner import analyse_note
-from vaultsync.git import TreeSnapshot, head_commit_id, is_valid_utf8_path, printable_path, workdir
+from vaultsync.git import (
+    TreeSnapshot,
+    head_commit_id,
+    is_valid_utf8_path,
+    printable_path,
+    workdir,
+)
 from vaultsync.index.chunking import DEFAULT_TARGET_TOKENS
 from vaultsync.index.fastpath import config_hash, config_text_at
 from vaultsync.index.layout import IndexLayout, layout_for
@@ -381,7 +386,12 @@ def _count_tokens(records: list[NoteRecord], embedder: PassageEmbedder) -> None:
 def _embed_batches(embedder: PassageEmbedder, texts: list[str], progress: bool, batch: int = 64) -> np.ndarray:
     if not progress or len(texts) <= batch:
         return np.asarray(embedder.embed_passages(texts), dtype=np.float32)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TimeRemainingColumn,
+    )
 
     parts = []
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),

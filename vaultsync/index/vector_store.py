@@ -19,7 +19,6 @@ built past that threshold, once (IX-06).
 from __future__ import annotations
 
 import datetime as dt
-import os
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path

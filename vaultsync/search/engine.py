@@ -6,7 +6,6 @@ Used in-process by ``vaultsync search`` and kept warm by ``vaultsync serve``.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import pygit2

@@ -1,0 +1,69 @@
+"""Retrieval-quality smoke test: a slice of both evaluation sets through the real sync path and
+pipeline, with floors a real regression would break (full table: docs/eval.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import require_eval
+
+from vaultsync.eval.harness import (
+    evaluation_options,
+    load_queries,
+    prepare_workspace,
+    run_queries,
+    summarise,
+)
+from vaultsync.eval.metrics import hit_at, mrr_at, ndcg_at, recall_at
+
+pytestmark = [pytest.mark.slow, pytest.mark.eval]
+
+
+def test_metrics_on_a_known_ranking():
+    ranking, relevant = ["a", "b", "c", "d"], {"b", "x"}
+    assert recall_at(ranking, relevant, 5) == 0.5 and hit_at(ranking, relevant, 1) == 0.0
+    assert mrr_at(ranking, relevant, 10) == 0.5
+    assert ndcg_at(["b"], {"b"}, 10) == 1.0 and 0 < ndcg_at(ranking, relevant, 10) < 1
+
+
+def _searcher(repo: Path, embedder):  # type: ignore[no-untyped-def]
+    from vaultsync.git import open_repo
+    from vaultsync.index.layout import layout_for
+    from vaultsync.search.pipeline import Searcher
+
+    return Searcher(layout_for(open_repo(repo)).sqlite, embedder)
+
+
+def _prepare(data: Path, tmp: Path, embedder, folders=None) -> Path:  # type: ignore[no-untyped-def]
+    from vaultsync.git import open_repo
+    from vaultsync.index.sync import sync
+
+    return prepare_workspace(data, tmp, "multilingual-e5-small", None, folders=folders,
+                             sync_fn=lambda r: sync(open_repo(r), embedder_factory=lambda c: embedder, wait=600))
+
+
+def test_smoke_obsidian_cross_lingual(tmp_path_factory, embedder):
+    data = require_eval("obsidian-help")
+    repo = _prepare(data, tmp_path_factory.mktemp("eval"), embedder)
+    queries = load_queries(data, every=10)
+    s = _searcher(repo, embedder)
+    summary = summarise(run_queries(s, queries, evaluation_options()))
+    s.close()
+    notes = summary["notes"]
+    print({k: v["recall@5"] for k, v in notes.items()})
+    assert notes["all"]["recall@5"] >= 0.82
+    assert min(v["recall@5"] for k, v in notes.items() if k.startswith("lang:")) >= 0.65
+
+
+def test_smoke_locomo_two_conversations(tmp_path_factory, embedder):
+    data = require_eval("locomo")
+    folders = ["conv-26", "conv-30"]
+    repo = _prepare(data, tmp_path_factory.mktemp("eval"), embedder, folders)
+    queries = [q for q in load_queries(data) if q["scope"].rstrip("/") in folders][::2]
+    s = _searcher(repo, embedder)
+    summary = summarise(run_queries(s, queries, evaluation_options()))
+    s.close()
+    print(summary["notes"]["all"], summary["turns"]["all"])
+    assert summary["notes"]["all"]["recall@5"] >= 0.80
+    assert summary["turns"]["all"]["recall@5"] >= 0.33
