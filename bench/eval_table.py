@@ -139,7 +139,8 @@ def write_markdown(out: Path, results: dict, elapsed: float, quick: bool) -> Non
                          f"{fmt(notes, 'mrr@10')} | {fmt(notes, 'ndcg@10')} | {fmt(turns, 'recall@5')} | "
                          f"{fmt(turns, 'mrr@10')} | {r['latency_ms']['p50']} |")
         if name == "obsidian-help":
-            langs = sorted({k for r in results.values() for k in r.get("notes", {}) if k.startswith("lang:")})
+            langs = sorted({k for (ds, _, _), r in results.items() if ds == name
+                            for k in r.get("notes", {}) if k.startswith("lang:")})
             lines += ["", "Recall@5 per language:", "",
                       "| embedder | variant | " + " | ".join(l[5:] for l in langs) + " |",
                       "|---|---|" + "---|" * len(langs)]
@@ -148,7 +149,8 @@ def write_markdown(out: Path, results: dict, elapsed: float, quick: bool) -> Non
                     lines.append(f"| {emb} | {variant} | " + " | ".join(
                         fmt(r["notes"].get(l, {}), "recall@5") for l in langs) + " |")
         else:
-            cats = sorted({k for r in results.values() for k in r.get("notes", {}) if k.startswith("category:")})
+            cats = sorted({k for (ds, _, _), r in results.items() if ds == name
+                           for k in r.get("notes", {}) if k.startswith("category:")})
             lines += ["", "Recall@5 per category (notes / turns):", "",
                       "| embedder | variant | " + " | ".join(c[9:] for c in cats) + " |",
                       "|---|---|" + "---|" * len(cats)]
