@@ -31,6 +31,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 
 
 def run(args: argparse.Namespace) -> int:
+    from vaultsync.cli.common import committed_config
     from vaultsync.eval.harness import (
         evaluation_options,
         load_queries,
@@ -40,7 +41,6 @@ def run(args: argparse.Namespace) -> int:
     )
     from vaultsync.eval.variants import VARIANTS
     from vaultsync.git import open_repo
-    from vaultsync.index.sync import config_at
     from vaultsync.search.engine import open_searcher
 
     dataset = Path(args.dataset) if Path(args.dataset).is_dir() else args.data / args.dataset
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     repo_path = prepare_workspace(dataset, workdir, args.embedder, args.chunk_tokens)
     repo = open_repo(repo_path)
-    config, _ = config_at(repo, repo.head.peel().tree)  # type: ignore[union-attr]
+    config = committed_config(repo)  # type: ignore[arg-type]
     queries = load_queries(dataset, args.limit, args.every)
     print(f"{dataset.name}: {len(queries)} queries, workspace {repo_path} ready in "
           f"{time.perf_counter() - started:.1f} s", file=sys.stderr)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from vaultsync.git import open_repo
+from vaultsync.cli.common import repository
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -17,9 +16,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 
 
 def run(args: argparse.Namespace) -> int:
-    repo = open_repo(Path.cwd())
+    repo = repository("index")
     if repo is None:
-        print("vaultsync index: not inside a git repository", file=sys.stderr)
         return 2
     from vaultsync.index.sync import sync
 

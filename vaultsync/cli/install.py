@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pygit2
 
-from vaultsync.git import open_repo
+from vaultsync.cli.common import repository
 from vaultsync.resources import data_dir
 
 HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
@@ -44,11 +44,9 @@ def hooks_dir(repo: pygit2.Repository) -> Path:
     if setting:
         path = Path(setting).expanduser()
         return path if path.is_absolute() else Path(repo.workdir or repo.path) / path
-    common = Path(repo.path)
-    pointer = common / "commondir"
-    if pointer.is_file():
-        common = (common / pointer.read_text(encoding="utf-8").strip()).resolve()
-    return common / "hooks"
+    from vaultsync.index.layout import common_git_dir
+
+    return common_git_dir(repo) / "hooks"
 
 
 def installed_hooks(repo: pygit2.Repository) -> list[str]:
@@ -64,9 +62,8 @@ def shim_text() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    repo = open_repo(Path.cwd())
+    repo = repository("install")
     if repo is None:
-        print("vaultsync install: not inside a git repository", file=sys.stderr)
         return 2
     setting = hooks_path_setting(repo)
     if setting and not args.hooks_path:

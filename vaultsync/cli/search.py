@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from vaultsync.git import open_repo, workdir
+from vaultsync.cli.common import committed_config, repository
+from vaultsync.git import workdir
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -41,18 +41,12 @@ def run(args: argparse.Namespace) -> int:
     except QueryError as exc:
         print(f"vaultsync search: {exc}", file=sys.stderr)
         return 2
-    repo = open_repo(Path.cwd())
+    repo = repository("search")
     if repo is None:
-        print("vaultsync search: not inside a git repository", file=sys.stderr)
         return 2
-    from vaultsync.index.sync import config_at
     from vaultsync.search.render import render
 
-    try:
-        tree = repo.head.peel().tree
-    except Exception:  # noqa: BLE001 - unborn branch
-        tree = None
-    config, _ = config_at(repo, tree)
+    config = committed_config(repo)
     options = {
         "top_k": args.top_k, "budget": args.budget, "types": args.types, "tags": args.tags, "scope": args.scope,
         "include_expired": args.include_expired or None, "include_superseded": args.include_superseded or None,

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import sys
-from pathlib import Path
 
-from vaultsync.git import open_repo
+from vaultsync.cli.common import committed_config, repository
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -21,9 +20,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 
 
 def run(args: argparse.Namespace) -> int:
-    repo = open_repo(Path.cwd())
+    repo = repository("serve")
     if repo is None:
-        print("vaultsync serve: not inside a git repository", file=sys.stderr)
         return 2
     try:
         loopback = args.host == "localhost" or ipaddress.ip_address(args.host).is_loopback
@@ -33,15 +31,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"vaultsync serve: refusing to bind {args.host}: not a loopback address (use --allow-remote)",
               file=sys.stderr)
         return 2
-    from vaultsync.index.sync import config_at
     from vaultsync.serve.client import daemon_port
     from vaultsync.serve.daemon import serve
 
-    try:
-        tree = repo.head.peel().tree
-    except Exception:  # noqa: BLE001
-        tree = None
-    config, _ = config_at(repo, tree)
+    config = committed_config(repo)
     port = args.port or daemon_port(config.search.get("port"))
     try:
         server = serve(repo, args.host, port)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
-from vaultsync.git import head_commit_id, open_repo, workdir
+from vaultsync.cli.common import repository
+from vaultsync.git import head_commit_id, workdir
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -19,17 +18,13 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 
 def collect(repo: Any) -> dict[str, Any]:
     """Status facts as a dict (what ``--format json`` prints)."""
+    from vaultsync.cli.common import committed_config
     from vaultsync.cli.install import HOOKS, hooks_path_setting, installed_hooks
     from vaultsync.index.layout import layout_for
     from vaultsync.index.sqlite_store import SqliteStore
-    from vaultsync.index.sync import config_at, read_state
+    from vaultsync.index.sync import read_state
 
-    tree = None
-    try:
-        tree = repo.head.peel().tree
-    except Exception:  # noqa: BLE001 - unborn branch
-        pass
-    config, _ = config_at(repo, tree)
+    config = committed_config(repo)
     layout = layout_for(repo, config)
     head = head_commit_id(repo)
     info: dict[str, Any] = {"repository": str(workdir(repo)), "index_dir": str(layout.dir), "head": head}
@@ -61,9 +56,8 @@ def collect(repo: Any) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    repo = open_repo(Path.cwd())
+    repo = repository("status")
     if repo is None:
-        print("vaultsync status: not inside a git repository", file=sys.stderr)
         return 2
     info = collect(repo)
     if args.format == "json":

@@ -35,6 +35,16 @@ def config_hash(config_text: str) -> str:
     return hashlib.sha256(json.dumps([config_text, __version__]).encode()).hexdigest()[:16]
 
 
+def head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
+    """HEAD's tree, or None on an unborn branch."""
+    import pygit2
+
+    try:
+        return repo.head.peel(pygit2.Commit).tree
+    except (pygit2.GitError, KeyError):
+        return None
+
+
 def _git(cwd: Path, *args: str) -> str | None:
     res = subprocess.run(["git", *args], cwd=cwd, capture_output=True)
     return res.stdout.decode("utf-8", errors="replace") if res.returncode == 0 else None

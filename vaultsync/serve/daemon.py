@@ -24,6 +24,7 @@ import pygit2
 
 from vaultsync import __version__
 from vaultsync.git import workdir
+from vaultsync.index.fastpath import head_tree
 from vaultsync.index.layout import layout_for
 from vaultsync.index.sync import config_at
 from vaultsync.search.engine import open_searcher, options_for
@@ -46,7 +47,7 @@ class SearchService:
         self._embedder: Any = None
 
     def _index_stamp(self) -> tuple[str, ...]:
-        config, _ = config_at(self.repo, _head_tree(self.repo))
+        config, _ = config_at(self.repo, head_tree(self.repo))
         layout = layout_for(self.repo, config)
         try:
             mtime = str(layout.sqlite.stat().st_mtime_ns)
@@ -58,7 +59,7 @@ class SearchService:
 
     def search(self, query: str, options: dict[str, Any], rerank: str | None) -> dict[str, Any]:
         with self._lock:
-            config, _ = config_at(self.repo, _head_tree(self.repo))
+            config, _ = config_at(self.repo, head_tree(self.repo))
             stamp = self._index_stamp()
             if stamp != self._stamp:
                 for s in self._searchers.values():
@@ -77,13 +78,6 @@ class SearchService:
             head = head or head_commit_id(self.repo)
             result = searcher.search(query, options_for(config, **options), head=head)
             return result.to_dict()
-
-
-def _head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
-    try:
-        return repo.head.peel(pygit2.Commit).tree
-    except (pygit2.GitError, KeyError):
-        return None
 
 
 def make_handler(service: SearchService) -> type[BaseHTTPRequestHandler]:

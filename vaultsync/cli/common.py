@@ -1,0 +1,27 @@
+"""Helpers shared by the commands that work on a repository."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pygit2
+
+from vaultsync.git import open_repo
+from vaultsync.vault.config import Config
+
+
+def repository(command: str) -> pygit2.Repository | None:
+    """The repository around the current directory, or None after printing why (callers exit 2)."""
+    repo = open_repo(Path.cwd())
+    if repo is None:
+        print(f"vaultsync {command}: not inside a git repository", file=sys.stderr)
+    return repo
+
+
+def committed_config(repo: pygit2.Repository) -> Config:
+    """The ``.vaultsync.yaml`` committed at HEAD (the config the index was built with)."""
+    from vaultsync.index.fastpath import head_tree
+    from vaultsync.index.sync import config_at
+
+    return config_at(repo, head_tree(repo))[0]
