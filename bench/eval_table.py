@@ -34,8 +34,8 @@ from vaultsync.search.engine import load_reranker
 from vaultsync.search.pipeline import Searcher
 from vaultsync.vault.config import Config
 
-CHEAP = ["bm25", "dense", "dense-no-names", "rrf", "adaptive", "adaptive+graph"]
-RERANK = ["adaptive+maxsim", "adaptive+cross-encoder"]
+CHEAP = ["bm25", "dense", "dense-no-names", "rrf", "rrf-adaptive", "convex-1st-chunk-only", "convex", "convex+graph"]
+RERANK = ["convex+maxsim", "convex+cross-encoder"]
 
 
 def workspace(data: Path, name: str, embedder: str, chunk: int | None, root: Path, models: dict) -> Searcher:  # type: ignore[type-arg]
@@ -86,7 +86,7 @@ def main() -> None:
             sys.exit(f"missing dataset {args.data / name}")
         s = workspace(args.data, name, "multilingual-e5-small", None, root, models)
         for variant in CHEAP + RERANK:
-            if variant == "adaptive+cross-encoder" and not (Path(reranker_dir) / "model.onnx").exists():
+            if variant == "convex+cross-encoder" and not (Path(reranker_dir) / "model.onnx").exists():
                 continue
             every = (2 if variant in CHEAP else 8) * scale
             queries = load_queries(args.data / name, every=every)
@@ -95,18 +95,15 @@ def main() -> None:
                                                           if k in ("notes", "turns")}), flush=True)
         s.close()
         use = workspace(args.data, name, "use-multilingual", None, root, models)
-        for variant in ("dense", "adaptive"):
+        for variant in ("dense", "convex"):
             results[(name, "use", variant)] = evaluate(use, load_queries(args.data / name, every=4 * scale), variant, config)
         use.close()
         if name == "locomo":
             for chunk in (100, 300):
                 c = workspace(args.data, name, "multilingual-e5-small", chunk, root, models)
-                results[(name, f"e5-c{chunk}", "adaptive")] = evaluate(
-                    c, load_queries(args.data / name, every=4 * scale), "adaptive", config)
+                results[(name, f"e5-c{chunk}", "convex")] = evaluate(
+                    c, load_queries(args.data / name, every=4 * scale), "convex", config)
                 c.close()
-            results[(name, "e5-c200", "adaptive")] = evaluate(
-                workspace(args.data, name, "multilingual-e5-small", None, root, models),
-                load_queries(args.data / name, every=4 * scale), "adaptive", config)
     elapsed = time.perf_counter() - started
     write_markdown(args.out, results, elapsed, args.quick)
     if args.json:

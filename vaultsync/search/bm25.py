@@ -82,11 +82,12 @@ def bm25_candidates(db: sqlite3.Connection, query: Query, limit: int = 50,
         restrict_sql: extra condition on ``chunks`` (alias ``c``), e.g. a folder scope.
         restrict_params: parameters of ``restrict_sql``.
     Returns:
-        Candidates best first; BM25 scores are negated ``bm25()`` values (higher is better).
+        Candidates best first — chunks matching every term, then the others, each
+        group by BM25 — with the negated ``bm25()`` value as score (higher is better).
     """
     where = f" AND {restrict_sql}" if restrict_sql else ""
     long_terms, short_terms = query.long_terms, query.short_terms
-    scored: dict[int, float] = {}
+    scored: dict[int, float] = {}  # insertion order: all-terms matches first, then any-term matches
     if long_terms:
         passes = [" ".join(fts_string(t) for t in long_terms)]
         or_terms = _or_terms(query)
@@ -100,28 +101,28 @@ def bm25_candidates(db: sqlite3.Connection, query: Query, limit: int = 50,
                 f"WHERE chunks_fts MATCH ?{where} ORDER BY bm25(chunks_fts, {_WEIGHTS}) LIMIT ?",
                 (match, *restrict_params, limit * 2 if short_terms else limit),
             ).fetchall()
-            bonus = 1000.0 if i == 0 and len(passes) > 1 else 0.0  # AND hits rank above OR-only hits
             for rowid, score in rows:
-                scored.setdefault(rowid, score + bonus)
+                scored.setdefault(rowid, score)
         if short_terms and scored:
             keep = _short_filter(db, short_terms, list(scored))
             scored = {r: s for r, s in scored.items() if r in keep} or scored
     elif short_terms:
-        scored = _short_filter(db, short_terms, None)
-        if restrict_sql and scored:
-            marks = ",".join("?" * len(scored))
+        found = _short_filter(db, short_terms, None)
+        if restrict_sql and found:
+            marks = ",".join("?" * len(found))
             allowed = {r for (r,) in db.execute(
-                f"SELECT c.rowid FROM chunks c WHERE c.rowid IN ({marks}){where}", (*scored, *restrict_params))}
-            scored = {r: s for r, s in scored.items() if r in allowed}
-    ranked = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
-    return [Candidate(rowid, score, rank) for rank, (rowid, score) in enumerate(ranked)]
+                f"SELECT c.rowid FROM chunks c WHERE c.rowid IN ({marks}){where}", (*found, *restrict_params))}
+            found = {r: s for r, s in found.items() if r in allowed}
+        scored = dict(sorted(found.items(), key=lambda kv: (-kv[1], kv[0])))
+    return [Candidate(rowid, score, rank) for rank, (rowid, score) in enumerate(list(scored.items())[:limit])]
 
 
 def bm25_notes(db: sqlite3.Connection, query: Query, limit: int = 50) -> list[tuple[str, float]]:
     """Top ``limit`` whole notes for ``query`` by BM25 over ``notes_fts`` (title weight 2).
 
     Same quoting and AND-then-OR passes as :func:`bm25_candidates`; short terms
-    are left to the chunk leg. Returns ``(path, score)`` best first.
+    are left to the chunk leg. Returns ``(path, BM25 score)``: notes matching every
+    term first, then the others, each group by score.
     """
     if not query.long_terms:
         return []
@@ -129,14 +130,13 @@ def bm25_notes(db: sqlite3.Connection, query: Query, limit: int = 50) -> list[tu
     or_terms = _or_terms(query)
     if len(or_terms) > 1:
         passes.append(" OR ".join(fts_string(t) for t in or_terms))
-    scored: dict[str, float] = {}
-    for i, match in enumerate(passes):
-        if len(scored) >= limit:
+    ordered: dict[str, float] = {}
+    for match in passes:
+        if len(ordered) >= limit:
             break
-        bonus = 1000.0 if i == 0 and len(passes) > 1 else 0.0
         for path, score in db.execute(
             "SELECT path, -bm25(notes_fts, 0.0, 2.0, 1.0) FROM notes_fts WHERE notes_fts MATCH ? "
             "ORDER BY bm25(notes_fts, 0.0, 2.0, 1.0) LIMIT ?", (match, limit),
         ):
-            scored.setdefault(path, score + bonus)
-    return sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+            ordered.setdefault(path, score)  # AND matches first, then OR matches, each by BM25
+    return list(ordered.items())[:limit]

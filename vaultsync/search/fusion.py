@@ -39,3 +39,23 @@ def rrf(legs: Mapping[str, Sequence[K]], weights: Mapping[str, float] | None = N
             fused[key] = fused.get(key, 0.0) + w / (k + rank)
     order = {key: i for i, key in enumerate(fused)}
     return sorted(fused.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+
+
+def convex(legs: Mapping[str, Mapping[K, float]], weights: Mapping[str, float] | None = None) -> list[tuple[K, float]]:
+    """Convex combination of min-max normalised scores (Bruch, Gai & Ingber, TOIS 2023).
+
+    Each leg's scores are scaled to [0, 1] over its own candidates (an item a leg
+    did not return scores 0 there), then ``Σ w_leg · norm_leg`` is ranked. Unlike RRF
+    it keeps score gaps: a near-exact match stays far ahead of the runner-up.
+    """
+    fused: dict[K, float] = {}
+    for name, scores in legs.items():
+        w = 1.0 if weights is None else float(weights.get(name, 1.0))
+        if w <= 0 or not scores:
+            continue
+        lo, hi = min(scores.values()), max(scores.values())
+        span = hi - lo
+        for key, score in scores.items():
+            fused[key] = fused.get(key, 0.0) + w * ((score - lo) / span if span > 1e-12 else 1.0)
+    order = {key: i for i, key in enumerate(fused)}
+    return sorted(fused.items(), key=lambda kv: (-kv[1], order[kv[0]]))

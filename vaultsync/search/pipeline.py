@@ -5,9 +5,11 @@ Stages (each in its own module, each switchable for evaluation):
 1. ``dense`` (vector top-N) and ``bm25`` (FTS5 top-N) run in parallel threads;
    lifecycle exclusions (expired, superseded, low confidence), type/tag filters
    and the folder scope are applied to both legs *before* anything is ranked.
-2. Fusion: RRF, k = 60 (Cormack et al. 2009), with per-query leg weights
-   (:func:`leg_weights`): BM25 counts in proportion to how many query terms the
-   vault contains at all, so a query in another language leans on the vectors.
+2. Fusion at note level: a convex combination of min-max normalised scores
+   (Bruch et al. 2023; RRF with k = 60, Cormack et al. 2009, as an option), with
+   per-query leg weights (:func:`leg_weights`): BM25 counts in proportion to how
+   much of the query the vault contains at all, so a query in another language
+   leans on the vectors.
 3. Graph hop over WikiLinks (both directions, decayed).
 4. Superseded hits are replaced by their superseding note.
 5. Rerank of the top candidates (MaxSim or a cross-encoder), then the
@@ -35,7 +37,7 @@ from vaultsync.search import budget as budget_mod
 from vaultsync.search import graph, scoring
 from vaultsync.search.bm25 import Candidate, bm25_candidates, bm25_notes, fts_string
 from vaultsync.search.dense import VectorIndex
-from vaultsync.search.fusion import rrf
+from vaultsync.search.fusion import convex, rrf
 from vaultsync.search.lifecycle import Exclusions, LifecyclePolicy, exclusions
 from vaultsync.search.query import Query, parse_query
 
@@ -63,7 +65,7 @@ class SearchOptions:
     candidates: int = 50
     rerank_top: int = 20
     rrf_k: int = 60
-    fusion: str = "adaptive"  # "adaptive" | "rrf" (equal weights)
+    fusion: str = "convex"  # "convex" | "rrf-adaptive" (both with per-query leg weights) | "rrf" (equal)
     legs: tuple[str, ...] = ("bm25", "dense")
     title_vectors: bool = True
     graph_hops: int = 1
@@ -74,6 +76,7 @@ class SearchOptions:
     w_recency: float = 0.05
     half_life_days: float = 365.0
     per_note: int = 2
+    second_chunk: float = 0.8  # a note's second-best chunk ranks at this fraction of the note's score
     types: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     scope: str | None = None
@@ -137,7 +140,7 @@ class SearchResult:
 def leg_weights(db: sqlite3.Connection, query: Query, mode: str) -> dict[str, float]:
     """Per-query leg weights for fusion.
 
-    ``rrf`` gives equal weights. ``adaptive`` weighs BM25 by its *coverage* of
+    ``rrf`` gives equal weights; the other modes weigh BM25 by its *coverage* of
     the query: the share of the query's informative characters that occur in the
     vault at all, squared. Units are the long terms (CJK terms as 3-character
     shingles); a unit present in more than half of the notes says nothing about
@@ -145,7 +148,7 @@ def leg_weights(db: sqlite3.Connection, query: Query, mode: str) -> dict[str, fl
     Japanese query over English notes, or "Obsidian 同步", gets a weight near 0 and
     leaves ranking to the vectors; an English query over English notes keeps both.
     """
-    if mode != "adaptive":
+    if mode == "rrf":
         return {"bm25": 1.0, "dense": 1.0}
     units = [u for u in _or_units(query)][:24]
     if not units:
@@ -245,8 +248,8 @@ class Searcher:
         return self.vectors.top(qvec, opts.candidates * 4, mask)  # deep: many notes get a best-chunk score
 
     def _dense_notes(self, qvec: np.ndarray | None, chunks: list[Candidate], paths: dict[int, str],
-                     allowed: set[str] | None, opts: SearchOptions) -> list[str]:
-        """Notes by their best vector: the max over their chunks and their title vector."""
+                     allowed: set[str] | None, opts: SearchOptions) -> dict[str, float]:
+        """Notes by their best vector: the max cosine over their chunks and name vectors, best first."""
         best: dict[str, float] = {}
         for c in chunks:
             p = paths[c.rowid]
@@ -258,7 +261,7 @@ class Searcher:
                 if (allowed is None or p in allowed) and (not opts.scope or p.startswith(opts.scope)) \
                         and sim > best.get(p, -2.0):
                     best[p] = float(sim)
-        return sorted(best, key=lambda p: -best[p])
+        return dict(sorted(best.items(), key=lambda kv: -kv[1]))
 
     def _bm25(self, query: Query, opts: SearchOptions, allowed: set[str] | None) -> list[Candidate]:
         restrict, params = "", ()
@@ -309,14 +312,23 @@ class Searcher:
                 trace.setdefault(c.rowid, {})[name] = {"rank": c.rank + 1, "score": round(c.score, 4)}
         # 2. fusion at note level: BM25 over whole notes, dense = a note's best chunk
         paths = self._paths([c.rowid for c in bm25_chunks + dense_chunks])
-        note_legs = {
-            # whole-note BM25 first; notes found only by chunk BM25 (short terms such as "CI") after
-            "bm25": list(dict.fromkeys([p for p, _ in bm25_notes] + [paths[c.rowid] for c in bm25_chunks])),
-            "dense": self._dense_notes(qvec, dense_chunks, paths, allowed, opts) if use_dense else [],
-        }
-        fused_notes = rrf({k: v for k, v in note_legs.items() if v}, weights, opts.rrf_k)
-        chunk_scores = dict(rrf({"bm25": [c.rowid for c in bm25_chunks], "dense": [c.rowid for c in dense_chunks]},
-                                weights, opts.rrf_k))
+        # whole-note BM25 first; notes found only by chunk BM25 (short terms such as "CI") after
+        bm25_note_scores = dict(bm25_notes)
+        for c in bm25_chunks:
+            bm25_note_scores.setdefault(paths[c.rowid], min(bm25_note_scores.values(), default=0.0))
+        dense_note_scores = self._dense_notes(qvec, dense_chunks, paths, allowed, opts) if use_dense else {}
+        if opts.fusion == "convex":
+            dense_top = dict(list(dense_note_scores.items())[:opts.candidates])
+            fused_notes = convex({k: v for k, v in (("bm25", bm25_note_scores), ("dense", dense_top)) if v}, weights)
+        else:
+            fused_notes = rrf({k: list(v) for k, v in (("bm25", bm25_note_scores), ("dense", dense_note_scores)) if v},
+                              weights, opts.rrf_k)
+        if opts.fusion == "convex":
+            chunk_scores = dict(convex({"bm25": {c.rowid: c.score for c in bm25_chunks},
+                                        "dense": {c.rowid: c.score for c in dense_chunks}}, weights))
+        else:
+            chunk_scores = dict(rrf({"bm25": [c.rowid for c in bm25_chunks], "dense": [c.rowid for c in dense_chunks]},
+                                    weights, opts.rrf_k))
         notes = dict(fused_notes[:max(opts.rerank_top, opts.top_k * 4)])
         notes = self._supersede_notes(notes, excluded, allowed)
         # 3. graph hop
@@ -333,7 +345,7 @@ class Searcher:
         ranked: list[tuple[int, float]] = []
         for rank, (path, score) in enumerate(sorted(notes.items(), key=lambda kv: -kv[1])):
             for i, rowid in enumerate(self._chunks_for(path, chunk_scores, qvec)[:2]):
-                ranked.append((rowid, score * (1.0 if i == 0 else 0.5)))
+                ranked.append((rowid, score * (1.0 if i == 0 else opts.second_chunk)))
                 entry = trace.setdefault(rowid, {})
                 entry["fusion"] = {"note_rank": rank + 1, "score": round(score, 5),
                                    **{f"w_{k}": round(v, 3) for k, v in weights.items()}}

@@ -61,9 +61,9 @@ GENERIC_HEADINGS = {
     "how we teach this", "source compatibility", "effect on abi stability", "effect on api resilience",
     "acknowledgments", "acknowledgements", "implementation", "future directions", "simple summary", "examples",
     "example", "overview", "background", "references", "description", "design", "usage", "impact on existing code",
-    "effect on abi stability and api resilience", "alternatives considered", "detailed design", "changes",
+    "effect on abi stability and api resilience", "changes",
     "revision history", "open questions", "discussion", "appendix", "notes", "terminology", "definitions",
-    "parameters", "constants", "abi", "api", "unresolved questions", "prior-art", "status", "links", "faq",
+    "parameters", "constants", "abi", "api", "prior-art", "status", "links", "faq",
 }
 
 
