@@ -9,7 +9,7 @@ install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[search,use,test]'
+	$(PY) -m pip install --quiet -e '.[search,test]'
 	touch $@
 
 demo: install

@@ -149,6 +149,14 @@ def model_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return Path(_STATE["cache"])
 
 
+def factory_with(primary):  # type: ignore[no-untyped-def]
+    """An embedder factory for ``sync()`` that reuses an already loaded primary embedder."""
+    from vaultsync.index.sync import default_embedder
+
+    return lambda config, name: primary if name == getattr(primary, "name", "multilingual-e5-small") \
+        else default_embedder(config, name)
+
+
 @pytest.fixture(scope="session")
 def embedder(model_env: Path):  # type: ignore[no-untyped-def]
     """The real embedder, loaded once per session."""
@@ -193,11 +201,12 @@ def index_state(root: Path) -> dict[str, object]:
     from vaultsync.index.sqlite_store import SqliteStore
 
     store = SqliteStore(layout.sqlite, readonly=True)
-    ids, _, _, blobs = store.all_vectors()
+    models = [model for (model,) in store.db.execute("SELECT DISTINCT model FROM vectors ORDER BY model")]
+    vectors = {model: store.all_vectors(model) for model in models}
     store.close()
-    order = np.argsort(ids)
-    state["vector_ids"] = [ids[i] for i in order]
-    state["vectors"] = np.stack([np.frombuffer(blobs[i], "<f4") for i in order]) if blobs else np.zeros((0, 384))
+    state["vector_ids"] = {model: ids for model, (ids, _, _, _) in vectors.items()}
+    state["vectors"] = {model: np.stack([np.frombuffer(b, "<f4") for b in blobs]) for model, (_, _, _, blobs)
+                        in vectors.items()}
     return state
 
 
@@ -207,6 +216,8 @@ def assert_same_index(a: dict[str, object], b: dict[str, object]) -> None:
 
     for key in a:
         if key == "vectors":
-            np.testing.assert_allclose(a[key], b[key], atol=1e-5)
+            assert a[key].keys() == b[key].keys()  # type: ignore[union-attr]
+            for model in a[key]:  # type: ignore[union-attr]
+                np.testing.assert_allclose(a[key][model], b[key][model], atol=1e-5)  # type: ignore[index]
         else:
             assert a[key] == b[key], key

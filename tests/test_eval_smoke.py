@@ -29,18 +29,20 @@ def test_metrics_on_a_known_ranking():
 
 def _searcher(repo: Path, embedder):  # type: ignore[no-untyped-def]
     from vaultsync.git import open_repo
-    from vaultsync.index.layout import layout_for
-    from vaultsync.search.pipeline import Searcher
+    from vaultsync.search.engine import open_searcher
+    from vaultsync.vault.config import Config
 
-    return Searcher(layout_for(open_repo(repo)).sqlite, embedder)
+    return open_searcher(open_repo(repo), Config(), rerank="none", embedder=embedder)[0]
 
 
 def _prepare(data: Path, tmp: Path, embedder, folders=None) -> Path:  # type: ignore[no-untyped-def]
-    from vaultsync.git import open_repo
-    from vaultsync.index.sync import sync
+    from conftest import factory_with
 
-    return prepare_workspace(data, tmp, "multilingual-e5-small", None, folders=folders,
-                             sync_fn=lambda r: sync(open_repo(r), embedder_factory=lambda c: embedder, wait=600))
+    from vaultsync.git import open_repo
+    from vaultsync.index.sync import DEFAULT_EMBEDDERS, sync
+
+    return prepare_workspace(data, tmp, DEFAULT_EMBEDDERS, None, folders=folders,
+                             sync_fn=lambda r: sync(open_repo(r), embedder_factory=factory_with(embedder), wait=600))
 
 
 def test_smoke_obsidian_cross_lingual(tmp_path_factory, embedder):

@@ -22,7 +22,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("--data", type=Path, default=Path("../shared/eval"), help="root of the evaluation sets")
     p.add_argument("--workdir", type=Path, default=None, help="where the indexed workspaces live")
     p.add_argument("--variant", action="append", dest="variants", help="pipeline variant (repeatable; default: full)")
-    p.add_argument("--embedder", default="multilingual-e5-small")
+    p.add_argument("--embedder", action="append", dest="embedders",
+                   help="embedder of the index (repeatable; default: multilingual-e5-small and use-multilingual)")
     p.add_argument("--chunk-tokens", type=int, default=None)
     p.add_argument("--every", type=int, default=1, help="use every N-th query")
     p.add_argument("--limit", type=int, default=None, help="at most N queries")
@@ -56,13 +57,16 @@ def run(args: argparse.Namespace) -> int:
                  / "vaultsync")
     workdir = args.workdir or cache / "eval"
     started = time.perf_counter()
-    repo_path = prepare_workspace(dataset, workdir, args.embedder, args.chunk_tokens)
+    from vaultsync.index.sync import DEFAULT_EMBEDDERS
+
+    embedders = args.embedders or list(DEFAULT_EMBEDDERS)
+    repo_path = prepare_workspace(dataset, workdir, embedders, args.chunk_tokens)
     repo = open_repo(repo_path)
     config = committed_config(repo)  # type: ignore[arg-type]
     queries = load_queries(dataset, args.limit, args.every)
     print(f"{dataset.name}: {len(queries)} queries, workspace {repo_path} ready in "
           f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
-    report: dict[str, object] = {"dataset": dataset.name, "queries": len(queries), "embedder": args.embedder,
+    report: dict[str, object] = {"dataset": dataset.name, "queries": len(queries), "embedders": embedders,
                                  "chunk_tokens": args.chunk_tokens, "variants": {}}
     searcher, _ = open_searcher(repo, config, rerank="none")  # type: ignore[arg-type]
     try:

@@ -19,7 +19,7 @@ import statistics
 import subprocess
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,7 +58,7 @@ def _git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env={**os.environ, **env})
 
 
-def prepare_workspace(dataset_dir: Path, workdir: Path, embedder: str, chunk_tokens: int | None,
+def prepare_workspace(dataset_dir: Path, workdir: Path, embedders: Sequence[str], chunk_tokens: int | None,
                       sync_fn: Callable[[Path], Any] | None = None, folders: Iterable[str] | None = None) -> Path:
     """A git repository holding the dataset's vault (or only ``folders`` of it), committed and indexed.
 
@@ -66,7 +66,7 @@ def prepare_workspace(dataset_dir: Path, workdir: Path, embedder: str, chunk_tok
     ``.git``), so changing only search options costs no re-embedding.
     """
     picked = sorted(folders) if folders else None
-    repo = workdir / (f"{dataset_dir.name}-{embedder}" + (f"-{'-'.join(picked)}" if picked else ""))
+    repo = workdir / (f"{dataset_dir.name}-{'+'.join(embedders)}" + (f"-{'-'.join(picked)}" if picked else ""))
     vault_src = dataset_dir / "vault"
     if not (repo / ".git").exists():
         if repo.exists():
@@ -77,7 +77,8 @@ def prepare_workspace(dataset_dir: Path, workdir: Path, embedder: str, chunk_tok
         else:
             shutil.copytree(vault_src, repo)
         _git(repo, "init", "-q", "-b", "main")
-    config = f"vault: .\nindex:\n  embedder: {embedder}\n" + (f"  chunk_tokens: {chunk_tokens}\n" if chunk_tokens else "")
+    config = (f"vault: .\nindex:\n  embedders: [{', '.join(embedders)}]\n"
+              + (f"  chunk_tokens: {chunk_tokens}\n" if chunk_tokens else ""))
     config_path = repo / ".vaultsync.yaml"
     if not config_path.exists() or config_path.read_text(encoding="utf-8") != config:
         config_path.write_text(config, encoding="utf-8")

@@ -6,11 +6,11 @@ Schema (``SCHEMA_VERSION``; a cache, so a version change simply rebuilds):
   created, last_validated, expires, confidence, importance, superseded_by path),
   title, aliases and the whole frontmatter as JSON, parse/validation warnings.
 * ``chunks`` — one row per chunk (id ``path#n``, heading path, text, content
-  hash, lines, block ids, token count, embedding) plus ``norm``: the NFKC,
-  case-folded text that the short-term fallback scans with ``instr`` (trigram
-  FTS cannot match < 3 chars).
-* ``name_vectors`` — one embedding per note name (title, each alias): lets a
-  known-item query match a note by its name.
+  hash, lines, block ids, token count) plus ``norm``: the NFKC, case-folded text
+  that the short-term fallback scans with ``instr`` (trigram FTS cannot match < 3 chars).
+* ``vectors`` — one embedding per (model, chunk) and per (model, note name: title
+  or alias, ``kind = 'name'``), so several embedders can serve as dense legs and a
+  known-item query can match a note by its name.
 * ``chunks_fts`` — FTS5 ``tokenize='trigram'`` over NFKC-normalised title,
   heading and text; ``rowid`` = ``chunks.rowid``.
 * ``notes_fts`` — the same over whole notes (title, body): BM25 at note level,
@@ -40,7 +40,7 @@ from typing import Any
 
 from vaultsync.index.chunking import Chunk
 
-SCHEMA_VERSION = "9"
+SCHEMA_VERSION = "10"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -73,16 +73,19 @@ CREATE TABLE IF NOT EXISTS chunks (
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
     tokens INTEGER NOT NULL,
-    blocks TEXT NOT NULL,
-    vector BLOB
+    blocks TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS name_vectors (
-    id TEXT PRIMARY KEY,
+CREATE TABLE IF NOT EXISTS vectors (
+    model TEXT NOT NULL,
+    id TEXT NOT NULL,
     path TEXT NOT NULL,
     hash TEXT NOT NULL,
-    vector BLOB NOT NULL
+    kind TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model, id)
 );
-CREATE INDEX IF NOT EXISTS name_vectors_path ON name_vectors(path);
+CREATE INDEX IF NOT EXISTS vectors_path ON vectors(path);
+CREATE INDEX IF NOT EXISTS vectors_hash ON vectors(model, hash);
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(title, heading, text, tokenize='trigram');
 CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(path UNINDEXED, title, body, tokenize='trigram');
@@ -192,7 +195,8 @@ class SqliteStore:
         return {p: json.loads(a) for p, a in self.db.execute("SELECT path, aliases FROM notes")}
 
     def apply(self, removed: Sequence[str], records: Sequence[NoteRecord], meta: dict[str, str],
-              relinks: Iterable[tuple[str | None, int]] = (), vectors: dict[str, bytes] | None = None) -> None:
+              relinks: Iterable[tuple[str | None, int]] = (),
+              vectors: dict[str, dict[str, bytes]] | None = None) -> None:
         """Apply one sync in one transaction.
 
         Args:
@@ -201,7 +205,8 @@ class SqliteStore:
             meta: ``meta`` keys to write in the same transaction.
             relinks: ``(resolved path, links.rowid)`` updates for links whose
                 target resolution changed because other notes came or went.
-            vectors: content hash → float32 embedding bytes for the records' chunks and names.
+            vectors: model id → content hash → float32 embedding bytes, for the records'
+                chunks and names.
         """
         vectors = vectors or {}
         with self.transaction():
@@ -213,7 +218,7 @@ class SqliteStore:
                     f"DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE path IN ({marks}))", batch)
                 self.db.execute(f"DELETE FROM chunks WHERE path IN ({marks})", batch)
                 self.db.execute(f"DELETE FROM notes_fts WHERE path IN ({marks})", batch)
-                self.db.execute(f"DELETE FROM name_vectors WHERE path IN ({marks})", batch)
+                self.db.execute(f"DELETE FROM vectors WHERE path IN ({marks})", batch)
                 self.db.execute(f"DELETE FROM links WHERE source IN ({marks})", batch)
                 self.db.execute(f"DELETE FROM notes WHERE path IN ({marks})", batch)
             for rec in records:
@@ -221,7 +226,7 @@ class SqliteStore:
             self.db.executemany("UPDATE links SET resolved = ? WHERE rowid = ?", list(relinks))
             self._write_meta(meta)
 
-    def _insert(self, rec: NoteRecord, vectors: dict[str, bytes]) -> None:
+    def _insert(self, rec: NoteRecord, vectors: dict[str, dict[str, bytes]]) -> None:
         lc = rec.lifecycle
         self.db.execute(
             "INSERT INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -236,10 +241,10 @@ class SqliteStore:
                         (rec.path, title_norm, unicodedata.normalize("NFKC", rec.body)))
         for c in rec.chunks:
             cur = self.db.execute(
-                "INSERT INTO chunks (id, path, n, heading, text, norm, hash, start_line, end_line, tokens, blocks, "
-                "vector) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO chunks (id, path, n, heading, text, norm, hash, start_line, end_line, tokens, blocks) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (c.id, c.path, c.n, c.heading, c.text, normalise(f"{rec.title}\n{c.heading}\n{c.text}"), c.hash,
-                 c.start_line, c.end_line, c.tokens, json.dumps(list(c.blocks)), vectors.get(c.hash)),
+                 c.start_line, c.end_line, c.tokens, json.dumps(list(c.blocks))),
             )
             self.db.execute(
                 "INSERT INTO chunks_fts (rowid, title, heading, text) VALUES (?,?,?,?)",
@@ -247,8 +252,11 @@ class SqliteStore:
                  unicodedata.normalize("NFKC", c.text)),
             )
         self.db.executemany(
-            "INSERT INTO name_vectors VALUES (?,?,?,?)",
-            [(c.id, c.path, c.hash, vectors[c.hash]) for c in rec.name_chunks if c.hash in vectors],
+            "INSERT INTO vectors VALUES (?,?,?,?,?,?)",
+            [(model, c.id, c.path, c.hash, kind, by_hash[c.hash])
+             for model, by_hash in vectors.items()
+             for kind, items in (("chunk", rec.chunks), ("name", rec.name_chunks))
+             for c in items if c.hash in by_hash],
         )
         self.db.executemany(
             "INSERT INTO links VALUES (?,?,?,?,?,?)",
@@ -265,22 +273,20 @@ class SqliteStore:
                 for t in ("notes", "chunks", "links")}
 
 
-    def vectors_by_hash(self, hashes: Sequence[str]) -> dict[str, bytes]:
-        """Embeddings already in this index for any of ``hashes`` (chunks and names)."""
+    def vectors_by_hash(self, model: str, hashes: Sequence[str]) -> dict[str, bytes]:
+        """Embeddings by ``model`` already in this index for any of ``hashes``."""
         found: dict[str, bytes] = {}
         for start in range(0, len(hashes), 500):
             batch = list(hashes[start:start + 500])
             marks = ",".join("?" * len(batch))
-            for table in ("chunks", "name_vectors"):
-                found.update(self.db.execute(
-                    f"SELECT hash, vector FROM {table} WHERE vector IS NOT NULL AND hash IN ({marks})", batch))
+            found.update(self.db.execute(
+                f"SELECT hash, vector FROM vectors WHERE model = ? AND hash IN ({marks})", [model, *batch]))
         return found
 
-    def all_vectors(self) -> tuple[list[str], list[str], list[str], list[bytes]]:
-        """(ids, paths, hashes, vector bytes) of every chunk and name vector."""
-        rows = self.db.execute(
-            "SELECT id, path, hash, vector FROM chunks WHERE vector IS NOT NULL "
-            "UNION ALL SELECT id, path, hash, vector FROM name_vectors ORDER BY 1").fetchall()
+    def all_vectors(self, model: str) -> tuple[list[str], list[str], list[str], list[bytes]]:
+        """(ids, paths, hashes, vector bytes) of every chunk and name vector of ``model``, by id."""
+        rows = self.db.execute("SELECT id, path, hash, vector FROM vectors WHERE model = ? ORDER BY id",
+                               (model,)).fetchall()
         return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows]
 
 

@@ -62,16 +62,24 @@ class PassageEmbedder(Protocol):
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
-EmbedderFactory = Callable[[Config], PassageEmbedder]
+EmbedderFactory = Callable[[Config, str], PassageEmbedder]
+DEFAULT_EMBEDDERS = ("multilingual-e5-small", "use-multilingual")
 
 
-def default_embedder(config: Config) -> PassageEmbedder:
-    """The configured embedder (``index.embedder``, default multilingual-e5-small), built on first use."""
+def embedder_names(config: Config) -> list[str]:
+    """The embedders of the index, primary first: ``index.embedders`` (or ``index.embedder``), else
+    multilingual-e5-small + USE multilingual (two dense legs; see docs/eval.md)."""
+    names = config.index.get("embedders") or config.index.get("embedder") or list(DEFAULT_EMBEDDERS)
+    return [str(n) for n in ([names] if isinstance(names, str) else names)]
+
+
+def default_embedder(config: Config, name: str | None = None) -> PassageEmbedder:
+    """Load embedder ``name`` (default: the primary one), building it on first use."""
     from vaultsync.models.embedder import Embedder
 
-    name = str(config.index.get("embedder") or "multilingual-e5-small")
     threads = int(config.models.get("threads") or min(2, os.cpu_count() or 1))
-    return Embedder.load(name, threads=threads, cache_dir=config.models.get("cache_dir"))
+    return Embedder.load(name or embedder_names(config)[0], threads=threads,  # type: ignore[return-value]
+                         cache_dir=config.models.get("cache_dir"))
 
 
 @dataclass
@@ -220,27 +228,42 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         relinks = _relinks(store, index, changed | removed) if paths_changed or aliases_changed else []
 
         items = [c for r in records for c in r.chunks] + [c for r in records for c in r.name_chunks]
-        model_id = _current_model_id(config) or meta.get("embed_model", "")
-        if meta.get("embed_model") and model_id and meta["embed_model"] != model_id:
+        models = _models(config, meta)
+        known = json.loads(meta.get("embed_models") or "{}")
+        if known and any(known.get(name, {}).get("id") not in (None, mid) for name, mid in models.items() if mid):
             store.close()
-            _drop(layout)  # another model: every vector must be recomputed
+            _drop(layout)  # a model changed: every vector of the index must be recomputed
             return _sync_once(repo, layout, embedder_factory, progress, SyncReport("updated"))
-        vectors, embedder, report.chunks_embedded, report.chunks_reused = _vectors_for(
-            items, store, layout, config, embedder_factory, model_id, progress)
-        if embedder is not None:
-            model_id = embedder.model_id
-            if hasattr(embedder, "count_tokens"):
-                _count_tokens(records, embedder)
-        dim = embedder.dim if embedder is not None else int(meta.get("embed_dim") or 384)
+        vectors: dict[str, dict[str, np.ndarray]] = {}
+        loaded: dict[str, PassageEmbedder] = {}
+        for i, name in enumerate(models):
+            try:
+                found, embedder, embedded, reused = _vectors_for(
+                    items, store, layout, config, name, embedder_factory, models[name] or "", progress)
+            except ImportError as exc:  # an optional embedder that is not installed: its leg stays empty
+                report.warnings.append(f"embedder {name} unavailable: {exc}")
+                continue
+            if embedder is not None:
+                loaded[name] = embedder
+                models[name] = embedder.model_id
+                known[name] = {"id": embedder.model_id, "dim": embedder.dim}
+            vectors[models[name] or name] = found
+            if i == 0:
+                report.chunks_embedded, report.chunks_reused = embedded, reused
+        primary = next(iter(models))
+        if primary in loaded and hasattr(loaded[primary], "count_tokens"):
+            _count_tokens(records, loaded[primary])
         store.apply(removed, records, {
             "indexed_commit": commit or "", "indexed_tree": tree_id, "config_hash": chash,
-            "embed_model": model_id, "embed_dim": str(dim), "chunk_tokens": str(target),
+            "embed_models": json.dumps(known), "embed_model": known.get(primary, {}).get("id", ""),
+            "embed_dim": str(known.get(primary, {}).get("dim", 384)), "chunk_tokens": str(target),
             "vaultsync_version": __version__,
-            "token_counter": f"{model_id} tokenizer" if embedder is not None else meta.get("token_counter", "estimate"),
+            "token_counter": f"{known[primary]['id']} tokenizer" if primary in loaded
+            else meta.get("token_counter", "estimate"),
             "synced_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        }, relinks, {h: v.astype("<f4").tobytes() for h, v in vectors.items()})
-        # The change is searchable now. LanceDB (embedding cache + vector table) follows.
-        _update_lance(store, layout, config, model_id, dim, sorted(set(changed) | set(removed)), records, vectors,
+        }, relinks, {m: {h: v.astype("<f4").tobytes() for h, v in by_hash.items()} for m, by_hash in vectors.items()})
+        # The change is searchable now. LanceDB (embedding cache + vector tables) follows.
+        _update_lance(store, layout, config, known, sorted(set(changed) | set(removed)), records, vectors,
                       full=full or meta.get("lance_tree") != meta.get("indexed_tree"))
         report.seconds = time.perf_counter() - started
         return report
@@ -251,13 +274,18 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
 CACHE_LOOKUP_MIN = 32  # below this many new vectors, embedding is cheaper than importing LanceDB
 
 
-def _current_model_id(config: Config) -> str | None:
-    """The configured embedder's model id from its build info, without loading it (None if not built)."""
+def _models(config: Config, meta: dict[str, str]) -> dict[str, str | None]:
+    """Configured embedder name → its model id when known without loading it."""
+    known = json.loads(meta.get("embed_models") or "{}")
+    return {name: _current_model_id(config, name) or known.get(name, {}).get("id") for name in embedder_names(config)}
+
+
+def _current_model_id(config: Config, name: str) -> str | None:
+    """A built embedder's model id from its build info, without loading it (None if not built or not a build)."""
     try:
         from vaultsync.models import cache, manifest
         from vaultsync.models.embedder import model_id
 
-        name = str(config.index.get("embedder") or "multilingual-e5-small")
         spec = manifest.load_manifest(name)
         info = cache.read_build_info(cache.model_dir(name, spec.version, config.models.get("cache_dir")))
         return model_id(spec.name, spec.version, info) if info else None
@@ -265,19 +293,22 @@ def _current_model_id(config: Config) -> str | None:
         return None
 
 
-def _vectors_for(items: list, store: SqliteStore, layout: IndexLayout, config: Config,  # type: ignore[type-arg]
+def _vectors_for(items: list, store: SqliteStore, layout: IndexLayout, config: Config, name: str,  # type: ignore[type-arg]
                  embedder_factory: EmbedderFactory, model_id: str,
                  progress: bool) -> tuple[dict[str, np.ndarray], PassageEmbedder | None, int, int]:
-    """Vectors by content hash for ``items``: from this index, then the shared cache, then the embedder."""
+    """Vectors by content hash for ``items`` from embedder ``name``: from this index, then the shared
+    cache, then the embedder. Returns (vectors, the embedder if loaded, embedded, reused)."""
     hashes = sorted({c.hash for c in items})
-    found = {h: np.frombuffer(b, dtype="<f4").copy() for h, b in store.vectors_by_hash(hashes).items()}
+    found = {h: np.frombuffer(b, dtype="<f4").copy() for h, b in store.vectors_by_hash(model_id, hashes).items()}
     missing = [h for h in hashes if h not in found]
     if len(missing) >= CACHE_LOOKUP_MIN and model_id:
         from vaultsync.index.vector_store import EmbeddingCache
 
-        found.update(EmbeddingCache(layout.embeddings, int(store.meta().get("embed_dim") or 384)).get(model_id, missing))
-        missing = [h for h in hashes if h not in found]
-    embedder = embedder_factory(config) if missing or not model_id else None
+        dim = json.loads(store.meta().get("embed_models") or "{}").get(name, {}).get("dim")
+        if dim:
+            found.update(EmbeddingCache(layout.embeddings, int(dim)).get(model_id, missing))
+            missing = [h for h in hashes if h not in found]
+    embedder = embedder_factory(config, name) if missing or not model_id else None
     if missing:
         text_of = {c.hash: c.embed_text for c in items}
         new = _embed_batches(embedder, [text_of[h] for h in missing], progress)  # type: ignore[arg-type]
@@ -285,28 +316,35 @@ def _vectors_for(items: list, store: SqliteStore, layout: IndexLayout, config: C
     return found, embedder, len(missing), len(hashes) - len(missing)
 
 
-def _update_lance(store: SqliteStore, layout: IndexLayout, config: Config, model_id: str, dim: int,
-                  touched: list[str], records: list[NoteRecord], vectors: dict[str, np.ndarray], full: bool) -> None:
-    """Bring LanceDB in step with the committed SQLite state (cache, vector table, ANN index)."""
+def _update_lance(store: SqliteStore, layout: IndexLayout, config: Config, models: dict[str, dict[str, object]],
+                  touched: list[str], records: list[NoteRecord], vectors: dict[str, dict[str, np.ndarray]],
+                  full: bool) -> None:
+    """Bring LanceDB in step with the committed SQLite state (cache, vector tables, ANN index)."""
     from vaultsync.index.vector_store import ChunkVectors, EmbeddingCache
 
-    if vectors and model_id:
-        hashes = sorted(vectors)
-        EmbeddingCache(layout.embeddings, dim).put(model_id, hashes, np.stack([vectors[h] for h in hashes]))
-    table = ChunkVectors(layout.lance, dim)
-    if full:
-        ids, paths, hashes, blobs = store.all_vectors()
-        touched = sorted(set(paths) | set(touched) | set(table.paths()))
-        matrix = np.stack([np.frombuffer(b, "<f4") for b in blobs]) if blobs else np.zeros((0, dim), np.float32)
-    else:
-        items = [c for r in records for c in (*r.chunks, *r.name_chunks) if c.hash in vectors]
-        ids, paths, hashes = [c.id for c in items], [c.path for c in items], [c.hash for c in items]
-        matrix = np.stack([vectors[h] for h in hashes]) if items else np.zeros((0, dim), np.float32)
-    version = table.apply(touched, ids, paths, hashes, matrix)
-    if table.maintain():
-        version = table.version
-    store.set_meta({"lance_tree": store.meta().get("indexed_tree", ""), "lance_version": str(version)})
-    table.ensure_ann_index(int(config.index.get("ann_min_rows") or 100_000))
+    versions = {}
+    for name, info in models.items():
+        model_id, dim = str(info["id"]), int(info["dim"])  # type: ignore[call-overload]
+        by_hash = vectors.get(model_id, {})
+        if by_hash:
+            hashes = sorted(by_hash)
+            EmbeddingCache(layout.embeddings, dim).put(model_id, hashes, np.stack([by_hash[h] for h in hashes]))
+        table = ChunkVectors(layout.lance, dim, name)
+        if full:
+            ids, paths, hashes, blobs = store.all_vectors(model_id)
+            rows_touched = sorted(set(paths) | set(touched) | set(table.paths()))
+            matrix = np.stack([np.frombuffer(b, "<f4") for b in blobs]) if blobs else np.zeros((0, dim), np.float32)
+        else:
+            items = [c for r in records for c in (*r.chunks, *r.name_chunks) if c.hash in by_hash]
+            ids, paths, hashes = [c.id for c in items], [c.path for c in items], [c.hash for c in items]
+            rows_touched = touched
+            matrix = np.stack([by_hash[h] for h in hashes]) if items else np.zeros((0, dim), np.float32)
+        version = table.apply(rows_touched, ids, paths, hashes, matrix)
+        if table.maintain():
+            version = table.version
+        versions[name] = version
+        table.ensure_ann_index(int(config.index.get("ann_min_rows") or 100_000))
+    store.set_meta({"lance_tree": store.meta().get("indexed_tree", ""), "lance_versions": json.dumps(versions)})
 
 
 def _alias_index(by_path: dict[str, list[str]]) -> dict[str, list[str]]:

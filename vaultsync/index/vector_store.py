@@ -92,14 +92,15 @@ def _matrix(rows: pa.Table, dim: int) -> np.ndarray:
 
 
 class ChunkVectors:
-    """The ``chunks`` vector table of one worktree's index."""
+    """The vector table of one embedder in one worktree's index."""
 
-    def __init__(self, path: Path, dim: int) -> None:
+    def __init__(self, path: Path, dim: int, model: str = "multilingual-e5-small") -> None:
         self.dim = dim
         self._db = _connect(path)
         schema = pa.schema([("id", pa.string()), ("path", pa.string()), ("hash", pa.string()),
                             ("vector", pa.list_(pa.float32(), dim))])
-        self.table = self._db.create_table(f"chunks_{dim}", schema=schema, exist_ok=True)
+        slug = "".join(ch if ch.isalnum() else "_" for ch in model)
+        self.table = self._db.create_table(f"chunks_{slug}_{dim}", schema=schema, exist_ok=True)
 
     @property
     def version(self) -> int:

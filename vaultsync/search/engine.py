@@ -5,6 +5,7 @@ Used in-process by ``vaultsync search`` and kept warm by ``vaultsync serve``.
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -52,8 +53,10 @@ def default_rerank(config: Config) -> str:
 
 
 def open_searcher(repo: pygit2.Repository, config: Config, rerank: str | None = None,
-                  embedder: Any = None) -> tuple[Searcher, str | None]:
+                  embedder: Any = None, loaded: dict[str, Any] | None = None) -> tuple[Searcher, str | None]:
     """A :class:`Searcher` over ``repo``'s index, and HEAD's commit id.
+
+    ``embedder`` (the primary one) and ``loaded`` (by name) let a caller reuse models it holds.
 
     Raises:
         NoIndexError: nothing indexed yet.
@@ -68,14 +71,25 @@ def open_searcher(repo: pygit2.Repository, config: Config, rerank: str | None = 
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
     finally:
         db.close()
-    has_vectors = bool(meta.get("embed_model"))
-    if embedder is None and has_vectors and os.environ.get("VAULTSYNC_NO_VECTORS") != "1":
+    embedders: dict[str, Any] = {}
+    if os.environ.get("VAULTSYNC_NO_VECTORS") != "1":
         from vaultsync.index.sync import default_embedder
 
-        embedder = default_embedder(config)
+        for i, name in enumerate(json.loads(meta.get("embed_models") or "{}")):
+            if i == 0 and embedder is not None:
+                embedders[name] = embedder
+                continue
+            if loaded and name in loaded:
+                embedders[name] = loaded[name]
+                continue
+            try:
+                embedders[name] = default_embedder(config, name)
+            except ImportError:
+                continue  # an optional embedder that is no longer installed: its leg is skipped
+    embedder = next(iter(embedders.values()), None)
     spec = rerank if rerank is not None else default_rerank(config)
     reranker = load_reranker(spec, embedder, config) if embedder is not None or spec.startswith("cross") else None
-    return Searcher(layout.sqlite, embedder, reranker), head_commit_id(repo)
+    return Searcher(layout.sqlite, embedders, reranker), head_commit_id(repo)
 
 
 def options_for(config: Config, **overrides: Any) -> SearchOptions:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import sqlite3
 import time
 from collections.abc import Sequence
@@ -66,7 +67,8 @@ class SearchOptions:
     rerank_top: int = 20
     rrf_k: int = 60
     fusion: str = "convex"  # "convex" | "rrf-adaptive" (both with per-query leg weights) | "rrf" (equal)
-    legs: tuple[str, ...] = ("bm25", "dense")
+    legs: tuple[str, ...] = ("bm25", "dense", "dense2")
+    secondary_weight: float = 0.5
     title_vectors: bool = True
     graph_hops: int = 1
     graph_decay: float = 0.5
@@ -137,7 +139,8 @@ class SearchResult:
         return cls(**{**data, "hits": hits})
 
 
-def leg_weights(db: sqlite3.Connection, query: Query, mode: str) -> dict[str, float]:
+def leg_weights(db: sqlite3.Connection, query: Query, mode: str, dense_legs: Sequence[str] = ("dense",),
+                opts: SearchOptions | None = None) -> dict[str, float]:
     """Per-query leg weights for fusion.
 
     ``rrf`` gives equal weights; the other modes weigh BM25 by its *coverage* of
@@ -148,11 +151,12 @@ def leg_weights(db: sqlite3.Connection, query: Query, mode: str) -> dict[str, fl
     Japanese query over English notes, or "Obsidian 同步", gets a weight near 0 and
     leaves ranking to the vectors; an English query over English notes keeps both.
     """
+    weights = {name: 1.0 if name == "dense" else secondary_weight(query, opts) for name in dense_legs}
     if mode == "rrf":
-        return {"bm25": 1.0, "dense": 1.0}
+        return {"bm25": 1.0, **{name: 1.0 for name in dense_legs}}
     units = [u for u in _or_units(query)][:24]
     if not units:
-        return {"bm25": 0.5 if query.short_terms else 0.0, "dense": 1.0}
+        return {"bm25": 0.5 if query.short_terms else 0.0, **weights}
     total_notes = db.execute("SELECT count(*) FROM notes").fetchone()[0] or 1
     common = total_notes // 2 + 1
     seen = matched = 0
@@ -164,7 +168,23 @@ def leg_weights(db: sqlite3.Connection, query: Query, mode: str) -> dict[str, fl
         seen += len(unit)
         matched += len(unit) if df else 0
     coverage = matched / seen if seen else 0.25
-    return {"bm25": coverage ** 2, "dense": 1.0}
+    return {"bm25": coverage ** 2, **weights}
+
+
+# Scripts of the 16 languages USE multilingual was trained on (Yang et al. 2020).
+_USE_SCRIPTS = re.compile(r"[A-Za-zÀ-ɏ\u0400-\u04ff\u0600-\u06ff\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def secondary_weight(query: Query, opts: SearchOptions | None) -> float:
+    """Weight of a secondary dense leg (USE multilingual): ``opts.secondary_weight`` when most of the
+    query's letters are in a script of USE's 16 training languages, else 0 — USE is strong where it
+    was trained and collapses elsewhere, so it must not vote there."""
+    w = opts.secondary_weight if opts is not None else 0.5
+    letters = [ch for ch in query.text if ch.isalpha()]
+    if not letters:
+        return 0.0
+    covered = sum(1 for ch in letters if _USE_SCRIPTS.match(ch))
+    return w if covered / len(letters) >= 0.6 else 0.0
 
 
 def _or_units(query: Query) -> list[str]:
@@ -179,41 +199,66 @@ def _or_units(query: Query) -> list[str]:
     return list(dict.fromkeys(units))
 
 
+@dataclass
+class DenseLeg:
+    """One embedder's vectors: chunk vectors aligned with SQLite rowids, and note-name vectors."""
+
+    name: str
+    embedder: QueryEmbedder
+    chunks: VectorIndex
+    chunk_paths: np.ndarray
+    name_paths: list[str]
+    name_matrix: np.ndarray
+
+
 class Searcher:
-    """Holds the warm resources of one index: SQLite, chunk vectors, embedder, reranker.
+    """Holds the warm resources of one index: SQLite, the vectors of each embedder, the models.
 
     Args:
         db_path: the index's ``index.sqlite``.
-        vectors_path: the vector snapshot (``vectors-v*.npz``) or None (BM25 only).
-        embedder: query embedder (None: BM25 only).
+        embedders: embedder name → query embedder, primary first (the legs ``dense``,
+            ``dense2``, ...); a single embedder is taken as the primary one. None: BM25 only.
         reranker: rerank stage (None: no rerank).
     """
 
-    def __init__(self, db_path: Path, embedder: QueryEmbedder | None, reranker: Reranker | None = None) -> None:
+    def __init__(self, db_path: Path, embedders: dict[str, QueryEmbedder] | QueryEmbedder | None,
+                 reranker: Reranker | None = None) -> None:
         self.db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False, timeout=10)
         self.meta = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
-        self.embedder = embedder
         self.reranker = reranker
-        self.vectors: VectorIndex | None = None
         self._replaced: dict[str, str] = {}
         self._chunks_of: dict[str, list[int]] | None = None
-        self._title_paths: list[str] = []
-        self._title_matrix = np.zeros((0, 1), dtype=np.float32)
-        self._chunk_paths: np.ndarray | None = None
-        if embedder is not None:
-            self._load_vectors(int(self.meta.get("embed_dim") or 384))
+        models = json.loads(self.meta.get("embed_models") or "{}")
+        if embedders is not None and not isinstance(embedders, dict):
+            embedders = {next(iter(models), "primary"): embedders}
+        self.legs: list[DenseLeg] = []
+        for name, embedder in (embedders or {}).items():
+            leg = self._load_leg(name, embedder, models.get(name) or {})
+            if leg is not None:
+                self.legs.append(leg)
 
-    def _load_vectors(self, dim: int) -> None:
-        rows = self.db.execute("SELECT rowid, path, vector FROM chunks WHERE vector IS NOT NULL").fetchall()
+    @property
+    def embedder(self) -> QueryEmbedder | None:
+        """The primary embedder (token counts, MaxSim), if loaded."""
+        return self.legs[0].embedder if self.legs else None
+
+    @property
+    def vectors(self) -> VectorIndex | None:
+        """The primary embedder's chunk vectors."""
+        return self.legs[0].chunks if self.legs else None
+
+    def _load_leg(self, name: str, embedder: QueryEmbedder, info: dict[str, Any]) -> DenseLeg | None:
+        model, dim = info.get("id", getattr(embedder, "model_id", "")), int(info.get("dim") or embedder.dim)
+        rows = self.db.execute("SELECT c.rowid, c.path, v.vector FROM vectors v JOIN chunks c ON c.id = v.id "
+                               "WHERE v.model = ? AND v.kind = 'chunk'", (model,)).fetchall()
         if not rows:
-            return
-        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(len(rows), dim)
-        self.vectors = VectorIndex(np.array([r[0] for r in rows], dtype=np.int64), matrix)
-        self._chunk_paths = np.array([r[1] for r in rows], dtype=object)
-        names = self.db.execute("SELECT path, vector FROM name_vectors").fetchall()
-        self._title_paths = [p for p, _ in names]
-        if names:
-            self._title_matrix = np.frombuffer(b"".join(v for _, v in names), dtype="<f4").reshape(len(names), dim)
+            return None
+        names = self.db.execute("SELECT path, vector FROM vectors WHERE model = ? AND kind = 'name'", (model,)).fetchall()
+        as_matrix = lambda blobs: np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dim)  # noqa: E731
+        return DenseLeg(name, embedder, VectorIndex(np.array([r[0] for r in rows], dtype=np.int64),
+                                                    as_matrix([r[2] for r in rows])),
+                        np.array([r[1] for r in rows], dtype=object), [p for p, _ in names],
+                        as_matrix([v for _, v in names]) if names else np.zeros((0, dim), np.float32))
 
     def close(self) -> None:
         self.db.close()
@@ -239,15 +284,14 @@ class Searcher:
         # Superseded notes with a successor stay in the legs: they are swapped for it after fusion.
         return {p for (p,) in self.db.execute(sql, params) if p not in excluded or p in excluded.replacement}
 
-    def _dense(self, qvec: np.ndarray | None, opts: SearchOptions, allowed: set[str] | None) -> list[Candidate]:
-        if qvec is None or self.vectors is None:
-            return []
+    def _dense(self, leg: DenseLeg, qvec: np.ndarray, opts: SearchOptions,
+               allowed: set[str] | None) -> list[Candidate]:
         mask = None
-        if allowed is not None and self._chunk_paths is not None:
-            mask = np.fromiter((p in allowed for p in self._chunk_paths), dtype=bool, count=len(self._chunk_paths))
-        return self.vectors.top(qvec, opts.candidates * 4, mask)  # deep: many notes get a best-chunk score
+        if allowed is not None:
+            mask = np.fromiter((p in allowed for p in leg.chunk_paths), dtype=bool, count=len(leg.chunk_paths))
+        return leg.chunks.top(qvec, opts.candidates * 4, mask)  # deep: many notes get a best-chunk score
 
-    def _dense_notes(self, qvec: np.ndarray | None, chunks: list[Candidate], paths: dict[int, str],
+    def _dense_notes(self, leg: DenseLeg, qvec: np.ndarray, chunks: list[Candidate], paths: dict[int, str],
                      allowed: set[str] | None, opts: SearchOptions) -> dict[str, float]:
         """Notes by their best vector: the max cosine over their chunks and name vectors, best first."""
         best: dict[str, float] = {}
@@ -255,9 +299,9 @@ class Searcher:
             p = paths[c.rowid]
             if c.score > best.get(p, -2.0):
                 best[p] = c.score
-        if qvec is not None and len(self._title_paths) and opts.title_vectors:
-            sims = self._title_matrix @ qvec
-            for p, sim in zip(self._title_paths, sims):
+        if len(leg.name_paths) and opts.title_vectors:
+            sims = leg.name_matrix @ qvec
+            for p, sim in zip(leg.name_paths, sims):
                 if (allowed is None or p in allowed) and (not opts.scope or p.startswith(opts.scope)) \
                         and sim > best.get(p, -2.0):
                     best[p] = float(sim)
@@ -295,40 +339,40 @@ class Searcher:
         excluded = exclusions(self.db, LifecyclePolicy(opts.include_expired, opts.include_superseded,
                                                        opts.min_confidence, opts.today))
         allowed = self._allowed(opts, excluded)
-        use_dense = "dense" in opts.legs and self.embedder is not None and self.vectors is not None
+        legs = [(f"dense{i + 1 if i else ''}", leg) for i, leg in enumerate(self.legs)]
+        legs = [(name, leg) for name, leg in legs if name in opts.legs]
         use_bm25 = "bm25" in opts.legs
         trace: dict[int, dict[str, dict[str, Any]]] = {}
-        # 1. both legs, in parallel (onnxruntime and SQLite release the GIL)
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            qfut = pool.submit(self.embedder.embed_queries, [query.text]) if use_dense else None  # type: ignore[union-attr]
+        # 1. all legs in parallel (onnxruntime, numpy and SQLite release the GIL)
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            qfuts = {name: pool.submit(leg.embedder.embed_queries, [query.text]) for name, leg in legs}
             bm25_chunks = self._bm25(query, opts, allowed) if use_bm25 else []
             bm25_notes = self._bm25_notes(query, opts, allowed) if use_bm25 else []
-            weights = leg_weights(self.db, query, opts.fusion) if use_bm25 and use_dense else {"bm25": 1, "dense": 1}
-            qvec = np.asarray(qfut.result()[0], dtype=np.float32) if qfut else None
-        dense_chunks = self._dense(qvec, opts, allowed) if use_dense else []
+            weights = leg_weights(self.db, query, opts.fusion, [name for name, _ in legs], opts) if use_bm25 \
+                else {name: 1.0 for name, _ in legs}
+            qvecs = {name: np.asarray(f.result()[0], dtype=np.float32) for name, f in qfuts.items()}
+        dense_chunks = {name: self._dense(leg, qvecs[name], opts, allowed) for name, leg in legs}
+        qvec = qvecs.get("dense")
         timings["retrieve"] = (time.perf_counter() - t0) * 1000
-        for name, cands in (("bm25", bm25_chunks), ("dense", dense_chunks)):
+        for name, cands in (("bm25", bm25_chunks), *dense_chunks.items()):
             for c in cands:
                 trace.setdefault(c.rowid, {})[name] = {"rank": c.rank + 1, "score": round(c.score, 4)}
-        # 2. fusion at note level: BM25 over whole notes, dense = a note's best chunk
-        paths = self._paths([c.rowid for c in bm25_chunks + dense_chunks])
+        # 2. fusion at note level: BM25 over whole notes, dense = a note's best chunk or name
+        paths = self._paths([c.rowid for c in bm25_chunks] + [c.rowid for cs in dense_chunks.values() for c in cs])
         # whole-note BM25 first; notes found only by chunk BM25 (short terms such as "CI") after
         bm25_note_scores = dict(bm25_notes)
         for c in bm25_chunks:
             bm25_note_scores.setdefault(paths[c.rowid], min(bm25_note_scores.values(), default=0.0))
-        dense_note_scores = self._dense_notes(qvec, dense_chunks, paths, allowed, opts) if use_dense else {}
+        note_scores = {"bm25": bm25_note_scores} | {
+            name: self._dense_notes(leg, qvecs[name], dense_chunks[name], paths, allowed, opts) for name, leg in legs}
+        chunk_legs = {"bm25": bm25_chunks, **dense_chunks}
         if opts.fusion == "convex":
-            dense_top = dict(list(dense_note_scores.items())[:opts.candidates])
-            fused_notes = convex({k: v for k, v in (("bm25", bm25_note_scores), ("dense", dense_top)) if v}, weights)
+            fused_notes = convex({k: dict(list(v.items())[:opts.candidates]) for k, v in note_scores.items() if v},
+                                 weights)
+            chunk_scores = dict(convex({k: {c.rowid: c.score for c in v} for k, v in chunk_legs.items()}, weights))
         else:
-            fused_notes = rrf({k: list(v) for k, v in (("bm25", bm25_note_scores), ("dense", dense_note_scores)) if v},
-                              weights, opts.rrf_k)
-        if opts.fusion == "convex":
-            chunk_scores = dict(convex({"bm25": {c.rowid: c.score for c in bm25_chunks},
-                                        "dense": {c.rowid: c.score for c in dense_chunks}}, weights))
-        else:
-            chunk_scores = dict(rrf({"bm25": [c.rowid for c in bm25_chunks], "dense": [c.rowid for c in dense_chunks]},
-                                    weights, opts.rrf_k))
+            fused_notes = rrf({k: list(v) for k, v in note_scores.items() if v}, weights, opts.rrf_k)
+            chunk_scores = dict(rrf({k: [c.rowid for c in v] for k, v in chunk_legs.items()}, weights, opts.rrf_k))
         notes = dict(fused_notes[:max(opts.rerank_top, opts.top_k * 4)])
         notes = self._supersede_notes(notes, excluded, allowed)
         # 3. graph hop
@@ -373,7 +417,7 @@ class Searcher:
         timings["rerank"] = (time.perf_counter() - t2) * 1000
         hits = self._finish(ranked, rows, relevance, trace, opts)
         timings["total"] = (time.perf_counter() - t0) * 1000
-        return self._result(query, hits, opts, use_dense, head, rerank_name, timings)
+        return self._result(query, hits, opts, bool(legs), head, rerank_name, timings)
 
     def _finish(self, ranked: list[tuple[int, float]], rows: dict[int, dict[str, Any]], relevance: dict[int, float],
                 trace: dict[int, dict[str, dict[str, Any]]], opts: SearchOptions) -> list[Hit]:

@@ -44,7 +44,7 @@ class SearchService:
         self._lock = threading.Lock()
         self._searchers: dict[str, Searcher] = {}
         self._stamp: tuple[str, ...] | None = None
-        self._embedder: Any = None
+        self._embedders: dict[str, Any] = {}
 
     def _index_stamp(self) -> tuple[str, ...]:
         config, _ = config_at(self.repo, head_tree(self.repo))
@@ -70,8 +70,8 @@ class SearchService:
             searcher = self._searchers.get(key)
             head = None
             if searcher is None:
-                searcher, head = open_searcher(self.repo, config, rerank=rerank, embedder=self._embedder)
-                self._embedder = searcher.embedder or self._embedder
+                searcher, head = open_searcher(self.repo, config, rerank=rerank, loaded=self._embedders)
+                self._embedders.update({leg.name: leg.embedder for leg in searcher.legs})
                 self._searchers[key] = searcher
             from vaultsync.git import head_commit_id
 
