@@ -77,7 +77,6 @@ def main() -> int:
     searcher, _ = open_searcher(repo, config, rerank="none")  # type: ignore[arg-type]
     base = harness.evaluation_options(graph_hops=0)
     report: dict = {"dataset": args.dataset, "queries": len(queries), "every": args.every, "variants": {}}
-    settings = json.loads((args.model / "vaultsync.json").read_text(encoding="utf-8"))
     try:
         for name in args.variants.split(","):
             t0 = time.perf_counter()
@@ -89,6 +88,7 @@ def main() -> int:
             else:
                 searcher.reranker = CrossEncoder.load(args.model, threads=args.threads)
             if name.endswith("+cutoff"):
+                settings = json.loads((args.model / "vaultsync.json").read_text(encoding="utf-8"))
                 outcomes, kept = run_with_cutoff(searcher, queries, base, float(settings["threshold"]))
                 extra = {"reranked_kept_mean": round(sum(kept) / max(1, len(kept)), 2)}
             else:
