@@ -211,7 +211,7 @@ def test_type_folder_mismatch_and_missing_frontmatter(vault):
     lines = vault.check().lines
     assert lines == [
         f"{P}:3:7: SC001 type: must be 'adr', got 'rule'",
-        "docs/adrs/ADR-0002.md:1:1: FM012 missing frontmatter: a adr note needs '---' on line 1 with "
+        "docs/adrs/ADR-0002.md:1:1: FM012 missing frontmatter: an adr note needs '---' on line 1 with "
         "memory_id, type, title, status, created",
     ]
 

@@ -142,3 +142,30 @@ def test_ephemeral_paths_and_report_filtering(vault):
     ]
     only = vault.check("docs/scratch/idea.md")
     assert only.lines == [line for line in res.lines if line.startswith("docs/scratch/idea.md")]
+
+
+def test_fix_refuses_layouts_it_cannot_edit_safely(vault):
+    flow_multiline = adr("ADR-0001", extra='supersedes: [\n  "[[ADR-0002]]",\n]\n')
+    commented = adr("ADR-0004", extra='supersedes: ["[[ADR-0005]]"] # see [old]\n')
+    vault.write("docs/adrs/ADR-0001.md", flow_multiline)
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", status="superseded", extra="superseded_by: ADR-0001\n"))
+    vault.write("docs/adrs/ADR-0003.md", adr("ADR-0003", status="superseded", extra="superseded_by: ADR-0001\n"))
+    vault.write("docs/adrs/ADR-0004.md", commented)
+    vault.write("docs/adrs/ADR-0005.md", adr("ADR-0005", status="superseded", extra="superseded_by: ADR-0004\n"))
+    vault.write("docs/adrs/ADR-0006.md", adr("ADR-0006", status="superseded", extra="superseded_by: ADR-0004\n"))
+    before = {p.name: p.read_bytes() for p in (vault.root / "docs/adrs").iterdir()}
+    for _ in range(2):  # a second run must not make anything worse
+        res = vault.check("--fix")
+        assert "not fixed: docs/adrs/ADR-0001.md" in res.err and "not fixed: docs/adrs/ADR-0004.md" in res.err
+    after = {p.name: p.read_bytes() for p in (vault.root / "docs/adrs").iterdir()}
+    assert after == before
+
+
+def test_fix_only_touches_the_named_files(vault):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra="supersedes: [ADR-0002, ADR-0003]\n"))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", status="superseded"))
+    vault.write("docs/adrs/ADR-0003.md", adr("ADR-0003", status="superseded"))
+    untouched = (vault.root / "docs/adrs/ADR-0003.md").read_bytes()
+    vault.check("--fix", "docs/adrs/ADR-0002.md")
+    assert "superseded_by" in (vault.root / "docs/adrs/ADR-0002.md").read_text()
+    assert (vault.root / "docs/adrs/ADR-0003.md").read_bytes() == untouched

@@ -123,10 +123,12 @@ class TreeSnapshot(_EntriesSnapshot):
 
 
 class WorktreeSnapshot:
-    """Files on disk under ``roots`` (repo-relative), minus git-ignored ones and dot-folders."""
+    """Files on disk under ``roots`` (repo-relative), minus git-ignored ones, dot-folders and nested
+    repositories (submodules); overlapping roots list a file once."""
 
     def __init__(self, root: Path, roots: Iterable[str] = (".",), repo: pygit2.Repository | None = None) -> None:
         self._root = root
+        seen: set[str] = set()
         self._paths: list[str] = []
         for folder in roots:
             base = root if folder == "." else root / folder
@@ -136,6 +138,7 @@ class WorktreeSnapshot:
                 dirnames[:] = sorted(
                     d for d in dirnames
                     if not d.startswith(".") and not _ignored(repo, rel_dir + d + "/")
+                    and not os.path.lexists(os.path.join(dirpath, d, ".git"))  # a submodule or nested repo
                 )
                 for name in sorted(filenames):
                     rel = rel_dir + name
@@ -144,7 +147,8 @@ class WorktreeSnapshot:
                         mode = os.lstat(full).st_mode
                     except OSError:
                         continue
-                    if stat.S_ISREG(mode) and not _ignored(repo, rel):
+                    if stat.S_ISREG(mode) and rel not in seen and not _ignored(repo, rel):
+                        seen.add(rel)
                         self._paths.append(rel)
 
     def paths(self) -> list[str]:

@@ -1,8 +1,14 @@
 """``vaultsync check --fix``: write missing supersession back-references, nothing else.
 
-Only the frontmatter lines that carry the back-reference are added or edited;
-every other byte of the file (BOM, CRLF, comments, key order) is kept. Each
-file is rewritten atomically (temp file + rename).
+Only block-style frontmatter is edited, and only in three layouts: the key is
+absent (a line is added before the closing ``---``), the key holds a block list
+(an item is added after its last item), or the key holds a one-line flow list
+with nothing after it (an item is added before ``]``). Anything else — flow
+mappings, multi-line flow lists, comments after the list, broken YAML — is
+reported as "not fixed" and left alone. Every edit is verified by parsing the new
+text (the field must hold exactly the old items plus the new one, and nothing
+else may change) before the file is replaced atomically; BOM, CRLF, comments and
+key order are kept.
 """
 
 from __future__ import annotations
@@ -14,9 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vaultsync.checks.lifecycle import supersession_edges
+from vaultsync.vault.note import parse_text
 from vaultsync.vault.vault import Vault
 
 _BLOCK_ITEM = re.compile(r"^(\s*)-\s")
+_TOP_KEY = re.compile(r"^[^\s#-][^:]*:")
 
 
 @dataclass(frozen=True)
@@ -28,8 +36,8 @@ class Fix:
     ref: str
 
 
-def plan_fixes(vault: Vault) -> list[Fix]:
-    """The back-references missing on one side of a declared supersession."""
+def plan_fixes(vault: Vault, only: set[str] | None = None) -> list[Fix]:
+    """The back-references missing on one side of a declared supersession (in ``only`` paths, if given)."""
     edges, _ = supersession_edges(vault)
     fixes: list[Fix] = []
     for e in edges:
@@ -37,7 +45,7 @@ def plan_fixes(vault: Vault) -> list[Fix]:
             fixes.append(Fix(e.older, "superseded_by", _ref_to(vault, e.newer, e.older)))
         elif e.declared_by_older and not e.declared_by_newer:
             fixes.append(Fix(e.newer, "supersedes", _ref_to(vault, e.older, e.newer)))
-    return fixes
+    return [f for f in fixes if only is None or f.path in only]
 
 
 def _ref_to(vault: Vault, target: str, source: str) -> str:
@@ -51,8 +59,10 @@ def _ref_to(vault: Vault, target: str, source: str) -> str:
 
 
 def apply_fix(root: Path, vault: Vault, fix: Fix) -> bool:
-    """Edit one file; returns False when its layout is not one we can edit safely."""
+    """Edit one file; False (file untouched) when its layout is not one we can edit safely."""
     note = vault.notes[fix.path]
+    if note.fm_state != "mapping":
+        return False
     file = root / fix.path
     raw = file.read_bytes()
     bom = raw.startswith(b"\xef\xbb\xbf")
@@ -60,32 +70,15 @@ def apply_fix(root: Path, vault: Vault, fix: Fix) -> bool:
     newline = "\r\n" if "\r\n" in text else "\n"
     lines = text.split(newline)
     close = note.body_line - 2  # 0-based index of the closing '---'
-    if close < 1 or close >= len(lines) or lines[close].rstrip() != "---":
+    if close < 1 or close >= len(lines) or lines[close].rstrip() != "---" or not _TOP_KEY.match(lines[1]):
         return False
-    quoted = f'"{fix.ref}"'
-    if fix.field not in note.frontmatter:
-        value = quoted if fix.field == "superseded_by" else f"[{quoted}]"
-        lines.insert(close, f"{fix.field}: {value}")
-    elif fix.field == "supersedes" and isinstance(note.frontmatter.get("supersedes"), list):
-        key_line = note.position(("supersedes",), key=True)[0] - 1
-        head = lines[key_line]
-        if head.rstrip().endswith("]") and "[" in head:
-            end = head.rstrip().rfind("]")
-            inner = head[head.index("[") + 1:end].strip()
-            lines[key_line] = head[:end].rstrip() + (", " if inner else "") + quoted + head[end:]
-        else:
-            last = key_line
-            indent = "  "
-            for i in range(key_line + 1, close):
-                m = _BLOCK_ITEM.match(lines[i])
-                if m:
-                    last, indent = i, m.group(1)
-                elif lines[i].strip() and not lines[i].startswith((" ", "\t")):
-                    break
-            lines.insert(last + 1, f"{indent}- {quoted}")
-    else:
+    edited = _edit(lines, close, note, fix)
+    if edited is None:
         return False
-    data = (b"\xef\xbb\xbf" if bom else b"") + newline.join(lines).encode("utf-8")
+    new_text = newline.join(edited)
+    if not _verified(new_text, note.frontmatter, fix):
+        return False
+    data = (b"\xef\xbb\xbf" if bom else b"") + new_text.encode("utf-8")
     fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".vaultsync-fix-")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -96,3 +89,51 @@ def apply_fix(root: Path, vault: Vault, fix: Fix) -> bool:
         Path(tmp).unlink(missing_ok=True)
         raise
     return True
+
+
+def _edit(lines: list[str], close: int, note: object, fix: Fix) -> list[str] | None:
+    lines = list(lines)
+    quoted = f'"{fix.ref}"'
+    fm = note.frontmatter  # type: ignore[attr-defined]
+    if fix.field not in fm:
+        value = quoted if fix.field == "superseded_by" else f"[{quoted}]"
+        lines.insert(close, f"{fix.field}: {value}")
+        return lines
+    if fix.field != "supersedes" or not isinstance(fm.get("supersedes"), list):
+        return None
+    key_line = note.position(("supersedes",), key=True)[0] - 1  # type: ignore[attr-defined]
+    head = lines[key_line]
+    after_colon = head.split(":", 1)[1].strip() if ":" in head else ""
+    if after_colon.startswith("["):
+        if not after_colon.endswith("]"):
+            return None  # a multi-line flow list or a trailing comment: not ours to rewrite
+        end = head.rstrip().rfind("]")
+        inner = head[head.index("[") + 1:end].strip()
+        lines[key_line] = head[:end].rstrip() + (", " if inner else "") + quoted + head[end:]
+        return lines
+    if after_colon:
+        return None
+    last, indent = None, "  "
+    for i in range(key_line + 1, close):
+        m = _BLOCK_ITEM.match(lines[i])
+        if m:
+            last, indent = i, m.group(1)
+        elif lines[i].strip() and not lines[i].startswith((" ", "\t")):
+            break
+    if last is None:
+        return None
+    lines.insert(last + 1, f"{indent}- {quoted}")
+    return lines
+
+
+def _verified(new_text: str, before: dict[str, object], fix: Fix) -> bool:
+    """The edited text parses, the field gained exactly ``fix.ref`` and nothing else changed."""
+    after = parse_text("fix", new_text.replace("\r\n", "\n"))
+    if after.fm_state != "mapping":
+        return False
+    expected = dict(before)
+    if fix.field == "superseded_by":
+        expected[fix.field] = fix.ref
+    else:
+        expected[fix.field] = [*(before.get(fix.field) or []), fix.ref]  # type: ignore[misc]
+    return after.frontmatter == expected

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import difflib
+import math
 from pathlib import Path
 from typing import Any
 
-from vaultsync.checks.schema import load_validator, validate_frontmatter
+from vaultsync.checks.schema import field_name, load_validator, validate_frontmatter
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.vault.config import Config
 from vaultsync.vault.fields import normalised_frontmatter
@@ -23,7 +24,7 @@ def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic
     if spec is None or not note.readable or note.fm_state in ("invalid", "misplaced"):
         return []
     try:
-        validator = load_validator(spec.schema, str(root))
+        validator = load_validator(spec.schema, str(root), config.schema_texts.get(spec.schema))
     except (FileNotFoundError, ValueError) as exc:
         return [Diagnostic(".vaultsync.yaml", 0, 0, "CF003", f"type '{spec.name}': {exc}")]
     required = list(validator.schema.get("required", [])) or ["memory_id", "type", "title", "status", "created"]
@@ -31,13 +32,13 @@ def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic
         if config.checks.get("require_frontmatter", True) is False:
             return []
         return [Diagnostic(note.path, 1, 1, "FM012",
-                           f"missing frontmatter: a {spec.name} note needs '---' on line 1 with {', '.join(required)}")]
+                           f"missing frontmatter: {_article(spec.name)} {spec.name} note needs '---' on line 1 with {', '.join(required)}")]
     if note.fm_state == "empty":
         return [Diagnostic(note.path, 1, 1, "FM010", f"frontmatter is empty (required: {', '.join(_all_required(validator))})")]
     if note.fm_state == "not-mapping":
         return [Diagnostic(note.path, 1, 1, "FM011", f"frontmatter must be a mapping, got {note.fm_type}")]
     data = normalised_frontmatter(note.frontmatter)
-    found = validate_frontmatter(note, data, validator)
+    found = validate_frontmatter(note, data, validator) + _non_finite(note, data)
     declared = data.get("type")
     if isinstance(declared, str) and declared != spec.name and not any(d.message.startswith("type:") for d in found):
         line, col = note.position(("type",))
@@ -45,6 +46,23 @@ def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic
                                 f"type: '{declared}' does not match the folder's type '{spec.name}' ({spec.folder}/)"))
     found.extend(check_vocabulary(config, note))
     return found
+
+
+def _non_finite(note: Note, data: dict[str, Any]) -> list[Diagnostic]:
+    """``.nan`` / ``.inf`` pass JSON Schema's number checks (every comparison with NaN is false)."""
+    out: list[Diagnostic] = []
+    stack: list[tuple[tuple[Any, ...], Any]] = [((k,), v) for k, v in data.items()]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            line, col = note.position(path)
+            out.append(Diagnostic(note.path, line, col, "SC001", f"{field_name(path)}: must be a finite number, "
+                                                                  f"got {value}"))
+        elif isinstance(value, dict):
+            stack.extend((path + (k,), v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((path + (i,), v) for i, v in enumerate(value))
+    return out
 
 
 def _all_required(validator: Any) -> list[str]:
@@ -59,18 +77,22 @@ def _all_required(validator: Any) -> list[str]:
     return required
 
 
+def _article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
 def check_vocabulary(config: Config, note: Note) -> list[Diagnostic]:
     """Every term of a vocabulary-controlled field (``tags``, ``projects``...) must be known."""
     out: list[Diagnostic] = []
-    for field_name, allowed in config.vocabulary.items():
-        values = note.frontmatter.get(field_name)
+    for key, allowed in config.vocabulary.items():
+        values = note.frontmatter.get(key)
         if not isinstance(values, list):
             continue
         allowed_set = set(allowed)
         for i, term in enumerate(values):
             if isinstance(term, str) and term not in allowed_set:
                 close = difflib.get_close_matches(term, allowed, n=1, cutoff=0.6)
-                hint = f" (did you mean '{close[0]}'?)" if close else f" (add it to vocabulary.{field_name} in .vaultsync.yaml)"
-                line, col = note.position((field_name, i))
-                out.append(Diagnostic(note.path, line, col, "VC001", f"{field_name}[{i}]: unknown term '{term}'{hint}"))
+                hint = f" (did you mean '{close[0]}'?)" if close else f" (add it to vocabulary.{key} in .vaultsync.yaml)"
+                line, col = note.position((key, i))
+                out.append(Diagnostic(note.path, line, col, "VC001", f"{key}[{i}]: unknown term '{term}'{hint}"))
     return out

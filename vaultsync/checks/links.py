@@ -86,6 +86,8 @@ def _where(link: WikiLink) -> str:
 
 def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_severity: str) -> Diagnostic | None:
     link = o.link
+    if len(link.raw) > 120:  # a pathological link is named, not repeated in full
+        link = link._replace(raw=link.raw[:100] + "…]]")
     at = (o.source, link.line, link.col)
     if o.status in ("ok", "heading_ok_normalised"):
         return None

@@ -64,6 +64,10 @@ def run_checks(vault: Vault, previous: LinkIndex | None = None, today: dt.date |
     today = today or dt.datetime.now(dt.timezone.utc).date()
     config = vault.config
     out: list[Diagnostic] = list(check_paths(vault))
+    if not vault.files and config.vault != ["."]:
+        out.append(Diagnostic(".vaultsync.yaml", 0, 0, "CF004",
+                              f"vault folder(s) {', '.join(config.vault)} hold no files — check `vault:`",
+                              severity=WARNING))
     for path in sorted(vault.notes):
         note = vault.notes[path]
         found = vault.findings.get(path)

@@ -53,9 +53,12 @@ def builtin_schema_names() -> list[str]:
 
 
 @lru_cache(maxsize=64)
-def load_validator(name_or_path: str, repo_root: str = ".") -> jsonschema.protocols.Validator:
+def load_validator(name_or_path: str, repo_root: str = ".", text: str | None = None) -> jsonschema.protocols.Validator:
     """A compiled validator for a built-in schema name or a repo-relative schema file.
 
+    Args:
+        text: the schema file's content when it was read from a snapshot (the index
+            or a commit) rather than from disk.
     Raises:
         FileNotFoundError: no such built-in schema or file.
         ValueError: the file is not valid JSON / not a valid schema.
@@ -65,19 +68,26 @@ def load_validator(name_or_path: str, repo_root: str = ".") -> jsonschema.protoc
         schema = json.loads(builtin.read_text(encoding="utf-8"))
     else:
         path = Path(repo_root) / name_or_path
-        if not path.is_file():
+        if text is None and not path.is_file():
             raise FileNotFoundError(
                 f"schema {name_or_path!r} is neither built in ({', '.join(builtin_schema_names())}) nor a file"
             )
         try:
-            schema = json.loads(path.read_text(encoding="utf-8"))
+            schema = json.loads(text if text is not None else path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ValueError(f"schema {name_or_path}: {exc}") from None
+        if not isinstance(schema, dict):
+            raise ValueError(f"schema {name_or_path}: a schema file must hold a JSON object")
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:
         raise ValueError(f"schema {name_or_path}: {exc.message}") from None
-    return jsonschema.Draft202012Validator(flatten(schema), registry=_builtin_registry(), format_checker=_FORMATS)
+    validator = jsonschema.Draft202012Validator(flatten(schema), registry=_builtin_registry(), format_checker=_FORMATS)
+    try:
+        validator.is_valid({})  # resolve every $ref once: a dangling one is a schema error, not a crash later
+    except Exception as exc:  # noqa: BLE001 - referencing raises several unrelated types
+        raise ValueError(f"schema {name_or_path}: {type(exc).__name__}: {exc}") from None
+    return validator
 
 
 def flatten(schema: dict[str, Any]) -> dict[str, Any]:

@@ -43,13 +43,18 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None
     if repo is not None and args.root is not None and workdir(repo) != root:
         repo = None  # --root names a vault folder inside a bigger repository: check it as a folder
     if repo is None:
-        if args.staged or args.rev:
-            raise ValueError(f"{root} is not inside a git repository (needed for --staged/--rev)")
+        if args.staged or args.rev is not None:
+            raise ValueError(f"{root} is not a repository's top folder (needed for --staged/--rev)")
         config = load_config(root)
         return load_checked_vault(WorktreeSnapshot(root, config.vault), config, root), None
+    if repo.is_bare and args.rev is None:
+        raise ValueError("a bare repository has no working tree or index to check: use --rev HEAD")
     top = workdir(repo)
-    if args.rev:
-        commit = repo.revparse_single(args.rev).peel(pygit2.Commit)
+    if args.rev is not None:
+        try:
+            commit = repo.revparse_single(args.rev).peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError):
+            raise ValueError(f"unknown revision {args.rev!r}") from None
         snapshot = TreeSnapshot(repo, commit.tree)
     elif args.staged:
         snapshot = IndexSnapshot(repo)
@@ -65,6 +70,11 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None
         config = load_config(top)
     if snapshot is None:
         snapshot = WorktreeSnapshot(top, config.vault, repo)
+    else:  # repo schema files come from the same snapshot as the notes
+        present = set(snapshot.paths())
+        for spec in config.types:
+            if spec.schema in present:
+                config.schema_texts[spec.schema] = snapshot.read(spec.schema).decode("utf-8", errors="replace")
     vault = load_checked_vault(snapshot, config, top)
     previous = None
     if args.staged:
@@ -77,6 +87,9 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None
 
 def run(args: argparse.Namespace) -> int:
     root = (args.root or Path.cwd()).resolve()
+    if not root.is_dir():
+        print(f"vaultsync check: {root} is not a folder", file=sys.stderr)
+        return 2
     try:
         vault, previous = _load(root, args)
     except ConfigError as exc:
@@ -86,12 +99,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"vaultsync check: {exc}", file=sys.stderr)
         return 2
     if args.fix:
-        if args.staged or args.rev:
+        if args.staged or args.rev is not None:
             print("vaultsync check: --fix edits the working tree; drop --staged/--rev", file=sys.stderr)
             return 2
         from vaultsync.checks.fix import apply_fix, plan_fixes
 
-        for fix in plan_fixes(vault):
+        only = {_relative(vault.root, p) for p in args.paths} if args.paths else None
+        for fix in plan_fixes(vault, only):
             if apply_fix(vault.root, vault, fix):
                 print(f"fixed: {fix.path}: added {fix.field}: {fix.ref}", file=sys.stderr)
             else:
@@ -106,10 +120,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _relative(root: Path, path: str) -> str:
+    """``path`` (absolute or relative to the current directory) relative to ``root`` when inside it."""
     p = Path(path)
-    if p.is_absolute():
-        try:
-            return p.resolve().relative_to(root).as_posix()
-        except ValueError:
-            return p.as_posix()
-    return (Path.cwd() / p).resolve().relative_to(root).as_posix() if (Path.cwd() / p).exists() else p.as_posix()
+    full = (p if p.is_absolute() else Path.cwd() / p).resolve()
+    try:
+        return full.relative_to(root).as_posix()
+    except ValueError:
+        return p.as_posix()

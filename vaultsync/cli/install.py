@@ -55,6 +55,11 @@ def installed_hooks(repo: pygit2.Repository) -> list[str]:
     return [h for h in HOOKS if (folder / h).is_file() and MARKER in (folder / h).read_text(errors="replace")]
 
 
+def _foreign(path: Path) -> bool:
+    """An existing hook that is not our shim."""
+    return path.exists() and MARKER not in path.read_text(errors="replace")
+
+
 def shim_text() -> str:
     """The hook shim with this interpreter baked in (so hooks work outside the virtualenv)."""
     template = (data_dir("githooks") / "post-commit").read_text(encoding="utf-8")
@@ -73,13 +78,17 @@ def run(args: argparse.Namespace) -> int:
     folder = hooks_dir(repo)
     folder.mkdir(parents=True, exist_ok=True)
     text = shim_text()
+    clashes = [h for h in HOOKS if _foreign(folder / h) and (folder / f"{h}.vaultsync-chained").exists()]
+    if clashes:
+        print(f"vaultsync install: {', '.join(clashes)} in {folder} is not vaultsync's and a chained hook already "
+              "exists; merge them by hand (nothing was changed)", file=sys.stderr)
+        return 1
     for hook in HOOKS:
         target = folder / hook
-        if target.exists() and MARKER not in target.read_text(errors="replace"):
+        if _foreign(target):
             chained = folder / f"{hook}.vaultsync-chained"
-            if not chained.exists():
-                target.rename(chained)
-                print(f"chained existing {hook} hook as {chained.name}")
+            target.rename(chained)
+            print(f"chained existing {hook} hook as {chained.name}")
         target.write_text(text, encoding="utf-8")
         target.chmod(0o755)
     print(f"installed {', '.join(HOOKS)} in {folder}")

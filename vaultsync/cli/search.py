@@ -16,20 +16,40 @@ from vaultsync.git import workdir
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
     p = sub.add_parser(name, help=help_text, description=__doc__)
     p.add_argument("query", nargs="+", help="what to look for, in any language")
-    p.add_argument("--top-k", type=int, help="at most this many chunks (default 5)")
-    p.add_argument("--budget", type=int, help="token budget for all returned text (default 1200)")
+    p.add_argument("--top-k", type=_positive, help="at most this many chunks (default 5)")
+    p.add_argument("--budget", type=_positive, help="token budget for all returned text (default 1200)")
     p.add_argument("--type", action="append", dest="types", help="only notes of this type (repeatable)")
     p.add_argument("--tag", action="append", dest="tags", help="only notes with this tag (repeatable)")
     p.add_argument("--scope", help="only notes under this folder")
     p.add_argument("--include-expired", action="store_true", help="also return notes past their `expires` date")
     p.add_argument("--include-superseded", action="store_true", help="also return superseded notes")
-    p.add_argument("--min-confidence", type=float, help="hide notes below this confidence (default 0.5)")
+    p.add_argument("--min-confidence", type=_fraction, help="hide notes below this confidence (default 0.5)")
     p.add_argument("--no-rerank", action="store_true", help="skip the rerank stage")
     p.add_argument("--rerank", help="rerank stage: none, maxsim, cross-encoder[:DIR] (default from config)")
     p.add_argument("--explain", action="store_true", help="show every stage's rank and score for each hit")
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     p.add_argument("--no-daemon", action="store_true", help="always search in-process")
     p.set_defaults(run=run)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:  # also rejects nan
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,13 +73,21 @@ def run(args: argparse.Namespace) -> int:
         "min_confidence": args.min_confidence, "rerank": False if args.no_rerank else None,
     }
     options = {k: v for k, v in options.items() if v is not None}
+    from vaultsync.search.engine import check_rerank_spec, options_for
+
+    try:
+        options_for(config, **options)
+        check_rerank_spec(args.rerank)
+    except ValueError as exc:
+        print(f"vaultsync search: {exc}", file=sys.stderr)
+        return 2
     result = None
     if not args.no_daemon:
         from vaultsync.serve.client import daemon_port, search_via_daemon
 
+        port = daemon_port(config.search.get("port"))
         try:
-            data = search_via_daemon(daemon_port(config.search.get("port")), str(workdir(repo)), raw, options,
-                                     args.rerank)
+            data = search_via_daemon(port, str(workdir(repo)), raw, options, args.rerank) if port else None
         except ValueError as exc:
             print(f"vaultsync search: {exc}", file=sys.stderr)
             return 2

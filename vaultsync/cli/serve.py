@@ -32,10 +32,10 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     from vaultsync.serve.client import daemon_port
-    from vaultsync.serve.daemon import serve
+    from vaultsync.serve.daemon import DEFAULT_PORT, serve
 
     config = committed_config(repo)
-    port = args.port or daemon_port(config.search.get("port"))
+    port = args.port or daemon_port(config.search.get("port")) or DEFAULT_PORT
     try:
         server = serve(repo, args.host, port)
     except OSError as exc:

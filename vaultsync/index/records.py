@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import posixpath
 from typing import Any
 
@@ -29,10 +30,29 @@ def note_title(note: Note) -> str:
     return stem
 
 
+_SQLITE_INT = 2**63 - 1
+
+
 def _number(value: Any, kind: type) -> Any:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """A finite number that fits a SQLite column, else None (the checker reports the bad value)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    if abs(value) > _SQLITE_INT:
         return None
     return kind(value)
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with non-finite floats turned into strings, so it is valid JSON (RFC 8259)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _SQLITE_INT:
+        return str(value)
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [jsonable(v) for v in value]
+    return value
 
 
 def _date(value: Any) -> str | None:
@@ -78,7 +98,7 @@ def note_record(note: Note, blob: str, index: LinkIndex, warnings: list[str], ta
     raw_aliases = note.frontmatter.get("aliases") if note.frontmatter else None
     aliases = [a for a in raw_aliases if isinstance(a, str)] if isinstance(raw_aliases, list) else []
     return NoteRecord(
-        path=note.path, blob=blob, title=title, frontmatter=note.frontmatter or {},
+        path=note.path, blob=blob, title=title, frontmatter=jsonable(note.frontmatter or {}),
         lifecycle=lifecycle(note, index), aliases=aliases, name_chunks=title_chunks(note.path, title, aliases),
         warnings=warnings, chunks=chunk_note(note.path, title, note.body, note.body_line, target_tokens),
         body=note.body,

@@ -146,7 +146,14 @@ class SqliteStore:
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
+            try:
+                self.db.execute("PRAGMA journal_mode=WAL")
+            except sqlite3.DatabaseError:  # not a database any more: it is a cache, start afresh
+                self.db.close()
+                for suffix in ("", "-wal", "-shm"):
+                    Path(str(path) + suffix).unlink(missing_ok=True)
+                self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+                self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             if self._schema_version() not in (None, SCHEMA_VERSION):
                 self._drop_all()
@@ -233,7 +240,7 @@ class SqliteStore:
             (rec.path, rec.blob, rec.title, lc.get("memory_id"), lc.get("type"), lc.get("status"),
              lc.get("created"), lc.get("last_validated"), lc.get("expires"), lc.get("confidence"),
              lc.get("importance"), lc.get("superseded_by"), json.dumps(rec.aliases, ensure_ascii=False),
-             json.dumps(rec.frontmatter, ensure_ascii=False, sort_keys=True, default=str),
+             json.dumps(rec.frontmatter, ensure_ascii=False, sort_keys=True, default=str, allow_nan=False),
              json.dumps(rec.warnings, ensure_ascii=False)),
         )
         title_norm = unicodedata.normalize("NFKC", rec.title)

@@ -222,7 +222,12 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         after = {p: a for p, a in before.items() if p not in changed and p not in removed}
         after.update({p: _note_aliases(n) for p, (n, _) in notes.items()})
         index = LinkIndex(_vault_files(snapshot, config), _alias_index(after), config.link_root)
-        records = [note_record(n, head_notes[p], index, w, target) for p, (n, w) in notes.items()]
+        records = []
+        for path, (note, warnings) in notes.items():
+            try:
+                records.append(note_record(note, head_notes[path], index, warnings, target))
+            except Exception as exc:  # noqa: BLE001 - one odd note must never stop the index
+                report.warnings.append(f"skipping {path}: {type(exc).__name__}: {exc}")
         paths_changed = bool(removed) or any(p not in indexed for p in changed)
         aliases_changed = any(before.get(p, []) != after.get(p, []) for p in changed | removed)
         relinks = _relinks(store, index, changed | removed) if paths_changed or aliases_changed else []
@@ -286,10 +291,23 @@ def _current_model_id(config: Config, name: str) -> str | None:
         from vaultsync.models import cache, manifest
         from vaultsync.models.embedder import model_id
 
-        spec = manifest.load_manifest(name)
+        spec = manifest.load(name)
+        if name == "use-multilingual":  # runs from its package: the id is known from the manifest
+            from vaultsync.models.use_embedder import model_id as use_model_id
+
+            return use_model_id(spec)
         info = cache.read_build_info(cache.model_dir(name, spec.version, config.models.get("cache_dir")))
         return model_id(spec.name, spec.version, info) if info else None
     except Exception:  # noqa: BLE001 - any doubt: decided when the embedder loads
+        return None
+
+
+def _manifest_dim(name: str) -> int | None:
+    try:
+        from vaultsync.models import manifest
+
+        return int(manifest.load(name).dims)
+    except Exception:  # noqa: BLE001 - unknown model: no cache lookup
         return None
 
 
@@ -304,7 +322,7 @@ def _vectors_for(items: list, store: SqliteStore, layout: IndexLayout, config: C
     if len(missing) >= CACHE_LOOKUP_MIN and model_id:
         from vaultsync.index.vector_store import EmbeddingCache
 
-        dim = json.loads(store.meta().get("embed_models") or "{}").get(name, {}).get("dim")
+        dim = json.loads(store.meta().get("embed_models") or "{}").get(name, {}).get("dim") or _manifest_dim(name)
         if dim:
             found.update(EmbeddingCache(layout.embeddings, int(dim)).get(model_id, missing))
             missing = [h for h in hashes if h not in found]

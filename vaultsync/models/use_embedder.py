@@ -21,6 +21,11 @@ from vaultsync.models.base import Kind, check_texts
 from vaultsync.models.e5_bin import sha256_file
 
 
+def model_id(manifest: manifests.Manifest) -> str:
+    """``name@v<version>+<weights sha256[:12]>``: known from the manifest alone (nothing is built)."""
+    return f"{manifest.name}@v{manifest.version}+{manifest.sources['weights'].sha256[:12]}"
+
+
 class UseUnavailableError(ImportError):
     """The optional ``use`` extra is not installed (or its files do not match the manifest)."""
 
@@ -36,7 +41,7 @@ class UseEmbedder:
         self.name = manifest.name
         self.dim = manifest.dims
         self.max_tokens = manifest.max_tokens
-        self.model_id = f"{manifest.name}@v{manifest.version}+{manifest.sources['weights'].sha256[:12]}"
+        self.model_id = model_id(manifest)
         self._model = model
 
     @classmethod

@@ -21,6 +21,13 @@ class NoIndexError(RuntimeError):
     """The repository has no index yet."""
 
 
+def check_rerank_spec(spec: str | None) -> None:
+    """Raise ``ValueError`` unless ``spec`` names a rerank stage (see :func:`load_reranker`)."""
+    name = (spec or "none").strip()
+    if name not in ("none", "off", "maxsim") and not name.startswith("cross-encoder") and name != "":
+        raise ValueError(f"unknown rerank stage {spec!r} (none, maxsim, cross-encoder[:DIR])")
+
+
 def load_reranker(spec: str | None, embedder: Any, config: Config) -> Reranker | None:
     """The rerank stage named by ``spec``: ``none``, ``maxsim`` or ``cross-encoder[:DIR]``.
 
@@ -69,6 +76,8 @@ def open_searcher(repo: pygit2.Repository, config: Config, rerank: str | None = 
     db = sqlite3.connect(f"file:{layout.sqlite}?mode=ro", uri=True)
     try:
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+    except sqlite3.DatabaseError as exc:
+        raise NoIndexError(f"the index is damaged ({exc}): run `vaultsync index --rebuild`") from None
     finally:
         db.close()
     embedders: dict[str, Any] = {}

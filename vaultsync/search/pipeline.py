@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import re
 import sqlite3
 import time
@@ -89,13 +90,32 @@ class SearchOptions:
 
     @classmethod
     def from_config(cls, values: dict[str, Any], **overrides: Any) -> SearchOptions:
-        """Options from the ``search:`` section of ``.vaultsync.yaml`` plus explicit overrides."""
-        known = {k: v for k, v in values.items() if k in cls.__dataclass_fields__}
-        known.update({k: v for k, v in overrides.items() if v is not None})
+        """Options from the ``search:`` section of ``.vaultsync.yaml`` plus explicit overrides.
+
+        Raises:
+            ValueError: an unknown option or a value of the wrong type or range.
+        """
+        merged = dict(values)
+        merged.update({k: v for k, v in overrides.items() if v is not None})
+        unknown = sorted(set(merged) - set(cls.__dataclass_fields__) - {"port"})
+        if unknown:
+            raise ValueError(f"unknown search option(s): {', '.join(unknown)}")
+        merged.pop("port", None)
         for key in ("legs", "types", "tags"):
-            if key in known and not isinstance(known[key], tuple):
-                known[key] = tuple(known[key])
-        return cls(**known)
+            if key in merged:
+                value = merged[key]
+                merged[key] = (value,) if isinstance(value, str) else tuple(str(v) for v in value)
+        opts = cls(**merged)
+        for key in ("top_k", "budget", "candidates", "rerank_top"):
+            value = getattr(opts, key)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100_000_000:
+                raise ValueError(f"{key} must be a whole number of at least 1, got {value!r}")
+        for key in ("min_confidence", "w_importance", "w_recency", "half_life_days", "graph_decay",
+                    "second_chunk", "secondary_weight"):
+            value = getattr(opts, key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"{key} must be a finite number, got {value!r}")
+        return opts
 
 
 @dataclass

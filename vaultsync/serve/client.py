@@ -10,9 +10,13 @@ from typing import Any
 from vaultsync.serve.daemon import DEFAULT_PORT
 
 
-def daemon_port(config_port: Any = None) -> int:
-    """``$VAULTSYNC_PORT``, else ``search.port`` from the config, else 30001."""
-    return int(os.environ.get("VAULTSYNC_PORT") or config_port or DEFAULT_PORT)
+def daemon_port(config_port: Any = None) -> int | None:
+    """``$VAULTSYNC_PORT``, else ``search.port`` from the config, else 30001; None when not a valid port."""
+    try:
+        port = int(os.environ.get("VAULTSYNC_PORT") or config_port or DEFAULT_PORT)
+    except (TypeError, ValueError):
+        return None
+    return port if 0 < port < 65536 else None
 
 
 def _request(port: int, method: str, path: str, body: dict[str, Any] | None, timeout: float) -> tuple[int, Any]:
@@ -40,8 +44,8 @@ def search_via_daemon(port: int, repository: str, query: str, options: dict[str,
             return None
         status, data = _request(port, "POST", "/search",
                                 {"query": query, "options": options, "rerank": rerank}, timeout=120)
-    except (OSError, http.client.HTTPException, ValueError):
+    except (OSError, http.client.HTTPException, ValueError, RecursionError):
         return None
-    if status == 400:
-        raise ValueError(data.get("error", "bad request") if isinstance(data, dict) else "bad request")
-    return data if status == 200 and isinstance(data, dict) else None
+    if status == 400 and isinstance(data, dict) and isinstance(data.get("error"), str):
+        raise ValueError(data["error"])
+    return data if status == 200 and isinstance(data, dict) and isinstance(data.get("hits"), list) else None

@@ -126,18 +126,29 @@ def make_handler(service: SearchService) -> type[BaseHTTPRequestHandler]:
                 self._send(200, service.search(request["query"], options, request.get("rerank")))
             except QueryError as exc:
                 self._send(400, {"error": str(exc)})
-            except (ValueError, TypeError) as exc:
-                self._send(400, {"error": str(exc)})
+            except (ValueError, TypeError, RecursionError) as exc:
+                self._send(400, {"error": f"bad request: {str(exc)[:200]}"})
             except Exception as exc:  # noqa: BLE001 - the daemon must survive a bad request
                 self._send(500, {"error": f"{type(exc).__name__}: {exc}"})
 
     return Handler
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A client that hangs up mid-answer is routine, not an error worth a traceback."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
 def serve(repo: pygit2.Repository, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
           ready: threading.Event | None = None) -> ThreadingHTTPServer:
     """Create the server (bound, not yet serving). Call ``serve_forever()`` on it."""
-    server = ThreadingHTTPServer((host, port), make_handler(SearchService(repo)))
+    server = _QuietServer((host, port), make_handler(SearchService(repo)))
     server.daemon_threads = True
     if ready is not None:
         ready.set()

@@ -52,6 +52,7 @@ class Config:
     search: dict[str, Any] = field(default_factory=dict)
     models: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
+    schema_texts: dict[str, str] = field(default_factory=dict)  # repo schema files read from a snapshot
 
     def in_vault(self, path: str) -> bool:
         """Whether repo-relative ``path`` lies in one of the vault folders."""
@@ -166,7 +167,15 @@ def load_config(root: Path, text: str | None = None) -> Config:
         field_name = ".".join(str(p) for p in where) or "(top level)"
         raise ConfigError(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", f"{field_name}: {err.message}"))
     vault = data.get("vault", ".")
-    roots = [_norm_folder(v) for v in ([vault] if isinstance(vault, str) else vault)]
+    raw_roots = [vault] if isinstance(vault, str) else list(vault)
+    for where, folder in [(("vault",), r) for r in raw_roots] + [
+            (("types", name, "folder"), spec["folder"]) for name, spec in (data.get("types") or {}).items()]:
+        parts = folder.strip().replace("\\", "/").split("/")
+        if folder.strip().startswith(("/", "~")) or ".." in parts:
+            line, col = doc.positions.get(where, (0, 0))
+            raise ConfigError(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002",
+                                         f"{'.'.join(where)}: '{folder}' is outside the repository"))
+    roots = [_norm_folder(v) for v in raw_roots]
     types = [
         TypeSpec(name, _norm_folder(spec["folder"]), spec.get("schema", name))
         for name, spec in (data.get("types") or {}).items()

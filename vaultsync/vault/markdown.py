@@ -20,7 +20,9 @@ sections 4.4 (indented code), 4.5 (fenced code) and 6.1 (code spans).
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections import defaultdict
 from dataclasses import dataclass
 
 _CONTAINER = re.compile(r"(?:[ ]{0,3}>[ ]?)*")
@@ -97,36 +99,49 @@ def _is_thematic_break(stripped: str) -> bool:
 
 
 def _mask_code_spans(text: str) -> str:
-    """Mask inline code spans; a span never crosses a blank line (paragraph end)."""
+    """Mask inline code spans; a span never crosses a blank line (paragraph end).
+
+    O(n log n) in the number of backtick runs: every run is visited once and the
+    matching closer (the next run of the same length) is found by bisection, so a
+    note full of unmatched backticks cannot make a check quadratic.
+    """
     if "`" not in text:
         return text
-    chars = list(text)
-    pos = 0
-    n = len(text)
-    while True:
-        m = _BACKTICKS.search(text, pos)
-        if m is None:
-            break
-        start, end = m.span()
-        run = end - start
-        escaped = start > 0 and _odd_backslashes(text, start)
-        if escaped:
-            start += 1
-            run -= 1
-            if run == 0:
-                pos = end
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text)]
+    by_length: dict[int, list[int]] = defaultdict(list)
+    for i, (a, b) in enumerate(runs):
+        by_length[b - a].append(i)
+    paragraph_ends = [m.start() for m in _BLANK_LINE.finditer(text)]
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(runs):
+        start, end = runs[i]
+        length = end - start
+        if start > 0 and _odd_backslashes(text, start):  # `\`` is a literal backtick
+            start, length = start + 1, length - 1
+            if length == 0:
+                i += 1
                 continue
-        para_end = _BLANK_LINE.search(text, end)
-        limit = para_end.start() if para_end else n
-        close = _find_closing_run(text, end, limit, run)
-        if close is None:
-            pos = end
-            continue
-        for i in range(start, close + run):
-            if chars[i] != "\n":
-                chars[i] = " "
-        pos = close + run
-    return "".join(chars)
+        k = bisect.bisect_left(paragraph_ends, end)
+        limit = paragraph_ends[k] if k < len(paragraph_ends) else len(text)
+        candidates = by_length.get(length, [])
+        j = bisect.bisect_right(candidates, i)
+        if j < len(candidates) and runs[candidates[j]][0] < limit:
+            close = candidates[j]
+            spans.append((start, runs[close][1]))
+            i = close + 1
+        else:
+            i += 1
+    if not spans:
+        return text
+    out: list[str] = []
+    pos = 0
+    for a, b in spans:
+        out.append(text[pos:a])
+        out.append(_blank(text[a:b]))
+        pos = b
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _odd_backslashes(text: str, at: int) -> bool:
@@ -136,13 +151,6 @@ def _odd_backslashes(text: str, at: int) -> bool:
         count += 1
         i -= 1
     return count % 2 == 1
-
-
-def _find_closing_run(text: str, start: int, limit: int, run: int) -> int | None:
-    for m in _BACKTICKS.finditer(text, start, limit):
-        if m.end() - m.start() == run:
-            return m.start()
-    return None
 
 
 @dataclass(frozen=True)

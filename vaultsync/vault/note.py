@@ -122,7 +122,7 @@ def decode(path: str, data: bytes) -> tuple[str | None, Diagnostic | None]:
     if text.startswith(_BOM):
         text = text[1:]
     if "\r" in text:
-        text = text.replace("\r\n", "\n")
+        text = text.replace("\r\n", "\n").replace("\r", "\n")  # lone CR (old Mac) is a line break too
     return text, None
 
 
@@ -161,6 +161,15 @@ def parse_text(path: str, text: str) -> Note:
     note.body_line = close + 2
     yaml_text = "\n".join(lines[1:close])
     note.yaml_text = yaml_text
+    odd = next((i for i, ch in enumerate(yaml_text) if ch in "\u2028\u2029\x85"), None)
+    if odd is not None:
+        line = yaml_text.count("\n", 0, odd)
+        col = odd - (yaml_text.rfind("\n", 0, odd) + 1)
+        note.fm_state = "invalid"
+        note.diagnostics.append(Diagnostic(
+            path, line + 2, col + 1, "FM016",
+            f"character U+{ord(yaml_text[odd]):04X} in frontmatter: YAML reads it as a line break — remove it"))
+        return note
     try:
         doc = load_yaml(yaml_text, with_positions=False)
     except YamlProblem as exc:

@@ -1,0 +1,119 @@
+"""Bad input found by trying to break vaultsync: each case gets a clear answer and loses nothing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import adr, git, run_cli
+from vaultsync.vault.markdown import mask_code
+from vaultsync.vault.note import parse_note
+
+
+def test_non_finite_numbers_are_schema_errors(vault):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra="confidence: .nan\nimportance: .inf\n"))
+    lines = vault.check().lines
+    assert "docs/adrs/ADR-0001.md:7:13: SC001 confidence: must be a finite number, got nan" in lines
+    assert any("importance" in line for line in lines)
+
+
+def test_unicode_line_separators_and_lone_cr(vault):
+    vault.write("docs/adrs/ADR-0001.md", "---\nmemory_id: ADR-0001\ntitle: a\u2028b\n---\n")
+    assert vault.check().lines == [
+        "docs/adrs/ADR-0001.md:3:9: FM016 character U+2028 in frontmatter: YAML reads it as a line break — remove it"]
+    note = parse_note("x.md", b"---\rtitle: x\rbogus: y\r---\rbody\r")
+    assert note.frontmatter == {"title": "x", "bogus": "y"} and note.body_line == 5
+
+
+def test_inline_code_scan_is_not_quadratic():
+    text = "`a` " * 50_000 + "[[real]]\n" + "` " * 50_000
+    masked = mask_code(text)
+    assert len(masked) == len(text) and "[[real]]" in masked and "`a`" not in masked
+
+
+def test_worktree_check_skips_nested_repositories_and_overlapping_roots(vault, tmp_path):
+    vault.write(".vaultsync.yaml", "vault: [docs, docs/adrs]\n")
+    vault.write("docs/adrs/ADR-0001.md", "# one\n")
+    nested = vault.root / "docs/rules/shared"
+    nested.mkdir(parents=True)
+    git(nested, "init", "-q")
+    (nested / "x.md").write_text("[[nowhere]]\n")
+    res = vault.check()
+    assert res.code == 0 and res.lines == [] and "1 notes checked" in res.out
+
+
+@pytest.mark.parametrize("config, message", [
+    ("vault: ../elsewhere\n", "vault: '../elsewhere' is outside the repository"),
+    ("vault: /etc\n", "vault: '/etc' is outside the repository"),
+])
+def test_config_folders_outside_the_repository(vault, config, message):
+    vault.write(".vaultsync.yaml", config)
+    res = vault.check()
+    assert res.code == 1 and message in res.err
+
+
+def test_a_vault_folder_that_holds_nothing_is_reported(vault):
+    vault.write(".vaultsync.yaml", "vault: doc\n")
+    vault.write("docs/a.md", "# a\n")
+    assert vault.check().lines == [".vaultsync.yaml: CF004 warning: vault folder(s) doc hold no files — check `vault:`"]
+
+
+def test_bad_revision_and_bare_repository(vault, tmp_path):
+    res = vault.check("--rev", "nope")
+    assert res.code == 2 and "unknown revision 'nope'" in res.err
+    vault.write("docs/a.md", "# a\n")
+    vault.commit("a")
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "clone", "-q", "--bare", str(vault.root), str(bare))
+    res = run_cli(["check"], bare)
+    assert res.code == 2 and "use --rev HEAD" in res.err
+    assert run_cli(["check", "--rev", "HEAD"], bare).code == 0
+
+
+def test_invalid_custom_schemas_are_config_errors(vault):
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  adr: {folder: docs/adrs, schema: s.json}\n")
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    for schema in ('{"$ref": "#/nope"}', "true", "{not json"):
+        vault.write("s.json", schema)
+        res = vault.check()
+        assert res.code == 1 and res.lines and res.lines[0].startswith(".vaultsync.yaml: CF003 type 'adr': schema s.json")
+        assert "Traceback" not in res.out + res.err
+
+
+def test_install_never_loses_a_foreign_hook(vault):
+    hooks = vault.root / ".git/hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "post-commit").write_text("#!/bin/sh\necho A\n")
+    assert run_cli(["install", "--no-alias"], vault.root).code == 0
+    (hooks / "post-commit").write_text("#!/bin/sh\necho B\n")  # another tool replaced our shim
+    res = run_cli(["install", "--no-alias"], vault.root)
+    assert res.code == 1 and "merge them by hand" in res.err
+    assert (hooks / "post-commit").read_text() == "#!/bin/sh\necho B\n"
+    assert (hooks / "post-commit.vaultsync-chained").read_text() == "#!/bin/sh\necho A\n"
+
+
+@pytest.mark.parametrize("args", [["--top-k", "0"], ["--top-k", "-1"], ["--budget", "0"],
+                                  ["--min-confidence", "nan"], ["--rerank", "nonsense"]])
+def test_search_rejects_bad_options(vault, args):
+    res = subprocess.run([sys.executable, "-m", "vaultsync", "search", "x", *args, "--no-daemon"], cwd=vault.root,
+                         capture_output=True, text=True)
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+
+
+@pytest.mark.slow
+def test_an_extreme_value_never_blocks_the_index_and_a_damaged_index_heals(vault, embedder):
+    from vaultsync.git import open_repo
+    from vaultsync.index.sync import sync
+
+    vault.write(".vaultsync.yaml", "vault: docs\n")
+    vault.write("docs/a.md", "---\nimportance: .inf\nconfidence: -99999999999999999999\n---\n# a\nAlpha note.\n")
+    vault.write("docs/b.md", "# b\nBravo note.\n")
+    vault.commit("odd values", "--no-verify")
+    report = sync(open_repo(vault.root), wait=60)
+    assert report.status == "updated" and report.added == 2
+    db = Path(open_repo(vault.root).path) / "vaultsync" / "index.sqlite"
+    db.write_bytes(b"this is not a database" * 100)
+    assert sync(open_repo(vault.root), wait=60).added == 2  # rebuilt from scratch
