@@ -21,7 +21,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("dataset", help="dataset name under --data, or a dataset folder")
     p.add_argument("--data", type=Path, default=Path("../shared/eval"), help="root of the evaluation sets")
     p.add_argument("--workdir", type=Path, default=None, help="where the indexed workspaces live")
-    p.add_argument("--variant", action="append", dest="variants", help="pipeline variant (repeatable; default: full)")
+    p.add_argument("--variant", action="append", dest="variants",
+                   help="pipeline variant (repeatable; default: default, the shipped pipeline)")
     p.add_argument("--embedder", action="append", dest="embedders",
                    help="embedder of the index (repeatable; default: multilingual-e5-small and use-multilingual)")
     p.add_argument("--chunk-tokens", type=int, default=None)
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     if not (dataset / "queries.jsonl").is_file():
         print(f"vaultsync eval: no dataset at {dataset} (expected vault/ and queries.jsonl)", file=sys.stderr)
         return 2
-    names = args.variants or ["full"]
+    names = args.variants or ["default"]
     unknown = [n for n in names if n not in VARIANTS]
     if unknown:
         print(f"vaultsync eval: unknown variant(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}", file=sys.stderr)
