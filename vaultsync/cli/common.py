@@ -20,8 +20,17 @@ def repository(command: str) -> pygit2.Repository | None:
 
 
 def committed_config(repo: pygit2.Repository) -> Config:
-    """The ``.vaultsync.yaml`` committed at HEAD (the config the index was built with)."""
+    """The ``.vaultsync.yaml`` committed at HEAD (the config the index was built with).
+
+    An invalid committed config is reported on stderr and the defaults are used, so
+    status and search keep working on the last good index.
+    """
     from vaultsync.index.fastpath import head_tree
     from vaultsync.index.sync import config_at
+    from vaultsync.vault.config import ConfigError
 
-    return config_at(repo, head_tree(repo))[0]
+    try:
+        return config_at(repo, head_tree(repo))[0]
+    except ConfigError as exc:
+        print(f"vaultsync: warning: {exc.diagnostic.render()} — using the default settings", file=sys.stderr)
+        return Config()
