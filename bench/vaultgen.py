@@ -49,7 +49,7 @@ def generate(out: Path, notes: int, seed: int = 7) -> list[str]:
         mid = f"{prefix}-{i:05d}"
         heads = rng.sample(HEADINGS, rng.randint(3, 6))
         plan.append((type_name, folder, mid, status, f"{folder}/{mid}.md", heads))
-    for type_name, folder, mid, status, path, heads in plan:
+    for type_name, _folder, mid, status, path, heads in plan:
         links = []
         for _ in range(3):
             other = plan[rng.randrange(notes)]

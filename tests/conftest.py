@@ -151,7 +151,7 @@ def model_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def factory_with(primary):  # type: ignore[no-untyped-def]
     """An embedder factory for ``sync()`` that reuses an already loaded primary embedder."""
-    from vaultsync.index.sync import default_embedder
+    from vaultsync.index.embedding import default_embedder
 
     return lambda config, name: primary if name == getattr(primary, "name", "multilingual-e5-small") \
         else default_embedder(config, name)

@@ -39,7 +39,8 @@ def _prepare(data: Path, tmp: Path, embedder, folders=None) -> Path:  # type: ig
     from conftest import factory_with
 
     from vaultsync.git import open_repo
-    from vaultsync.index.sync import DEFAULT_EMBEDDERS, sync
+    from vaultsync.index.embedding import DEFAULT_EMBEDDERS
+    from vaultsync.index.sync import sync
 
     return prepare_workspace(data, tmp, DEFAULT_EMBEDDERS, None, folders=folders,
                              sync_fn=lambda r: sync(open_repo(r), embedder_factory=factory_with(embedder), wait=600))

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
                  / "vaultsync")
     workdir = args.workdir or cache / "eval"
     started = time.perf_counter()
-    from vaultsync.index.sync import DEFAULT_EMBEDDERS
+    from vaultsync.index.embedding import DEFAULT_EMBEDDERS
 
     embedders = args.embedders or list(DEFAULT_EMBEDDERS)
     repo_path = prepare_workspace(dataset, workdir, embedders, args.chunk_tokens)

@@ -22,7 +22,7 @@ def collect(repo: Any) -> dict[str, Any]:
     from vaultsync.cli.install import HOOKS, hooks_path_setting, installed_hooks
     from vaultsync.index.layout import layout_for
     from vaultsync.index.sqlite_store import SqliteStore
-    from vaultsync.index.sync import read_state
+    from vaultsync.index.state import read_state
 
     config = committed_config(repo)
     layout = layout_for(repo, config)

@@ -83,7 +83,8 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     from vaultsync.index.layout import layout_for
     from vaultsync.index.lock import SyncLock
-    from vaultsync.index.sync import rebase_in_progress, sync, write_state
+    from vaultsync.index.state import write_state
+    from vaultsync.index.sync import rebase_in_progress, sync
 
     layout = layout_for(repo)
     if args.hook == "post-commit" and rebase_in_progress(repo):
@@ -106,7 +107,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _record_error(exc: BaseException) -> None:
-    from vaultsync.index.sync import format_exception, write_state
+    from vaultsync.index.state import format_exception, write_state
 
     line = format_exception(exc)
     print(f"vaultsync sync: error: {line}", file=sys.stderr)

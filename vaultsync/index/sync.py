@@ -17,17 +17,11 @@ version), and the next sync redoes the same work.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
-import os
-import posixpath
 import time
-import traceback
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 import numpy as np
 import pygit2
@@ -42,44 +36,25 @@ from vaultsync.git import (
     workdir,
 )
 from vaultsync.index.chunking import DEFAULT_TARGET_TOKENS
+from vaultsync.index.embedding import (
+    EmbedderFactory,
+    PassageEmbedder,
+    configured_models,
+    count_tokens,
+    default_embedder,
+    manifest_dim,
+    update_lance,
+    vectors_for,
+)
 from vaultsync.index.fastpath import config_hash, config_text_at
 from vaultsync.index.layout import IndexLayout, layout_for
 from vaultsync.index.lock import SyncLock
 from vaultsync.index.records import note_record
-from vaultsync.index.sqlite_store import NoteRecord, SqliteStore
+from vaultsync.index.sqlite_store import SqliteStore
 from vaultsync.vault.config import Config, load_config
 from vaultsync.vault.note import parse_note
 from vaultsync.vault.resolve import LinkIndex
 from vaultsync.vault.vault import is_note_path
-
-
-class PassageEmbedder(Protocol):
-    """What the index needs from an embedder."""
-
-    model_id: str
-    dim: int
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
-
-
-EmbedderFactory = Callable[[Config, str], PassageEmbedder]
-DEFAULT_EMBEDDERS = ("multilingual-e5-small", "use-multilingual")
-
-
-def embedder_names(config: Config) -> list[str]:
-    """The embedders of the index, primary first: ``index.embedders`` (or ``index.embedder``), else
-    multilingual-e5-small + USE multilingual (two dense legs; see docs/eval.md)."""
-    names = config.index.get("embedders") or config.index.get("embedder") or list(DEFAULT_EMBEDDERS)
-    return [str(n) for n in ([names] if isinstance(names, str) else names)]
-
-
-def default_embedder(config: Config, name: str | None = None) -> PassageEmbedder:
-    """Load embedder ``name`` (default: the primary one), building it on first use."""
-    from vaultsync.models.embedder import Embedder
-
-    threads = int(config.models.get("threads") or min(2, os.cpu_count() or 1))
-    return Embedder.load(name or embedder_names(config)[0], threads=threads,  # type: ignore[return-value]
-                         cache_dir=config.models.get("cache_dir"))
 
 
 @dataclass
@@ -233,7 +208,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         relinks = _relinks(store, index, changed | removed) if paths_changed or aliases_changed else []
 
         items = [c for r in records for c in r.chunks] + [c for r in records for c in r.name_chunks]
-        models = _models(config, meta)
+        models = configured_models(config, meta)
         known = json.loads(meta.get("embed_models") or "{}")
         if known and any(known.get(name, {}).get("id") not in (None, mid) for name, mid in models.items() if mid):
             store.close()
@@ -241,9 +216,10 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
             return _sync_once(repo, layout, embedder_factory, progress, SyncReport("updated"))
         vectors: dict[str, dict[str, np.ndarray]] = {}
         loaded: dict[str, PassageEmbedder] = {}
+        available: dict[str, dict[str, object]] = {}  # name -> {id, dim}, primary first
         for i, name in enumerate(models):
             try:
-                found, embedder, embedded, reused = _vectors_for(
+                found, embedder, embedded, reused = vectors_for(
                     items, store, layout, config, name, embedder_factory, models[name] or "", progress)
             except ImportError as exc:  # an optional embedder that is not installed: its leg stays empty
                 report.warnings.append(f"embedder {name} unavailable: {exc}")
@@ -251,13 +227,17 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
             if embedder is not None:
                 loaded[name] = embedder
                 models[name] = embedder.model_id
-                known[name] = {"id": embedder.model_id, "dim": embedder.dim}
-            vectors[models[name] or name] = found
+            dim = loaded[name].dim if name in loaded else known.get(name, {}).get("dim") or manifest_dim(name)
+            available[name] = {"id": models[name], "dim": dim}
+            vectors[str(models[name])] = found
             if i == 0:
                 report.chunks_embedded, report.chunks_reused = embedded, reused
+        known = available
         primary = next(iter(models))
+        if records and primary not in loaded and primary in known:
+            loaded[primary] = embedder_factory(config, primary)  # token counts must not depend on cache hits
         if primary in loaded and hasattr(loaded[primary], "count_tokens"):
-            _count_tokens(records, loaded[primary])
+            count_tokens(records, loaded[primary])
         store.apply(removed, records, {
             "indexed_commit": commit or "", "indexed_tree": tree_id, "config_hash": chash,
             "embed_models": json.dumps(known), "embed_model": known.get(primary, {}).get("id", ""),
@@ -268,101 +248,12 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
             "synced_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         }, relinks, {m: {h: v.astype("<f4").tobytes() for h, v in by_hash.items()} for m, by_hash in vectors.items()})
         # The change is searchable now. LanceDB (embedding cache + vector tables) follows.
-        _update_lance(store, layout, config, known, sorted(set(changed) | set(removed)), records, vectors,
+        update_lance(store, layout, config, known, sorted(set(changed) | set(removed)), records, vectors,
                       full=full or meta.get("lance_tree") != meta.get("indexed_tree"))
         report.seconds = time.perf_counter() - started
         return report
     finally:
         store.close()
-
-
-CACHE_LOOKUP_MIN = 32  # below this many new vectors, embedding is cheaper than importing LanceDB
-
-
-def _models(config: Config, meta: dict[str, str]) -> dict[str, str | None]:
-    """Configured embedder name → its model id when known without loading it."""
-    known = json.loads(meta.get("embed_models") or "{}")
-    return {name: _current_model_id(config, name) or known.get(name, {}).get("id") for name in embedder_names(config)}
-
-
-def _current_model_id(config: Config, name: str) -> str | None:
-    """A built embedder's model id from its build info, without loading it (None if not built or not a build)."""
-    try:
-        from vaultsync.models import cache, manifest
-        from vaultsync.models.embedder import model_id
-
-        spec = manifest.load(name)
-        if name == "use-multilingual":  # runs from its package: the id is known from the manifest
-            from vaultsync.models.use_embedder import model_id as use_model_id
-
-            return use_model_id(spec)
-        info = cache.read_build_info(cache.model_dir(name, spec.version, config.models.get("cache_dir")))
-        return model_id(spec.name, spec.version, info) if info else None
-    except Exception:  # noqa: BLE001 - any doubt: decided when the embedder loads
-        return None
-
-
-def _manifest_dim(name: str) -> int | None:
-    try:
-        from vaultsync.models import manifest
-
-        return int(manifest.load(name).dims)
-    except Exception:  # noqa: BLE001 - unknown model: no cache lookup
-        return None
-
-
-def _vectors_for(items: list, store: SqliteStore, layout: IndexLayout, config: Config, name: str,  # type: ignore[type-arg]
-                 embedder_factory: EmbedderFactory, model_id: str,
-                 progress: bool) -> tuple[dict[str, np.ndarray], PassageEmbedder | None, int, int]:
-    """Vectors by content hash for ``items`` from embedder ``name``: from this index, then the shared
-    cache, then the embedder. Returns (vectors, the embedder if loaded, embedded, reused)."""
-    hashes = sorted({c.hash for c in items})
-    found = {h: np.frombuffer(b, dtype="<f4").copy() for h, b in store.vectors_by_hash(model_id, hashes).items()}
-    missing = [h for h in hashes if h not in found]
-    if len(missing) >= CACHE_LOOKUP_MIN and model_id:
-        from vaultsync.index.vector_store import EmbeddingCache
-
-        dim = json.loads(store.meta().get("embed_models") or "{}").get(name, {}).get("dim") or _manifest_dim(name)
-        if dim:
-            found.update(EmbeddingCache(layout.embeddings, int(dim)).get(model_id, missing))
-            missing = [h for h in hashes if h not in found]
-    embedder = embedder_factory(config, name) if missing or not model_id else None
-    if missing:
-        text_of = {c.hash: c.embed_text for c in items}
-        new = _embed_batches(embedder, [text_of[h] for h in missing], progress)  # type: ignore[arg-type]
-        found.update(zip(missing, new))
-    return found, embedder, len(missing), len(hashes) - len(missing)
-
-
-def _update_lance(store: SqliteStore, layout: IndexLayout, config: Config, models: dict[str, dict[str, object]],
-                  touched: list[str], records: list[NoteRecord], vectors: dict[str, dict[str, np.ndarray]],
-                  full: bool) -> None:
-    """Bring LanceDB in step with the committed SQLite state (cache, vector tables, ANN index)."""
-    from vaultsync.index.vector_store import ChunkVectors, EmbeddingCache
-
-    versions = {}
-    for name, info in models.items():
-        model_id, dim = str(info["id"]), int(info["dim"])  # type: ignore[call-overload]
-        by_hash = vectors.get(model_id, {})
-        if by_hash:
-            hashes = sorted(by_hash)
-            EmbeddingCache(layout.embeddings, dim).put(model_id, hashes, np.stack([by_hash[h] for h in hashes]))
-        table = ChunkVectors(layout.lance, dim, name)
-        if full:
-            ids, paths, hashes, blobs = store.all_vectors(model_id)
-            rows_touched = sorted(set(paths) | set(touched) | set(table.paths()))
-            matrix = np.stack([np.frombuffer(b, "<f4") for b in blobs]) if blobs else np.zeros((0, dim), np.float32)
-        else:
-            items = [c for r in records for c in (*r.chunks, *r.name_chunks) if c.hash in by_hash]
-            ids, paths, hashes = [c.id for c in items], [c.path for c in items], [c.hash for c in items]
-            rows_touched = touched
-            matrix = np.stack([by_hash[h] for h in hashes]) if items else np.zeros((0, dim), np.float32)
-        version = table.apply(rows_touched, ids, paths, hashes, matrix)
-        if table.maintain():
-            version = table.version
-        versions[name] = version
-        table.ensure_ann_index(int(config.index.get("ann_min_rows") or 100_000))
-    store.set_meta({"lance_tree": store.meta().get("indexed_tree", ""), "lance_versions": json.dumps(versions)})
 
 
 def _alias_index(by_path: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -428,62 +319,3 @@ def _changes(repo: pygit2.Repository, base_tree_id: str | None, tree: pygit2.Tre
     changed |= {p for p, oid in head_notes.items() if p not in indexed and p not in changed}
     removed |= set(indexed) - set(head_notes)
     return changed, removed, renamed
-
-
-def _count_tokens(records: list[NoteRecord], embedder: PassageEmbedder) -> None:
-    """Replace the chunks' estimated token counts by the embedder tokenizer's counts (what the
-    search token budget uses)."""
-    texts = [c.text for r in records for c in r.chunks]
-    counts = iter(embedder.count_tokens(texts))  # type: ignore[attr-defined]
-    for r in records:
-        r.chunks = [dataclasses.replace(c, tokens=int(next(counts))) for c in r.chunks]
-
-
-def _embed_batches(embedder: PassageEmbedder, texts: list[str], progress: bool, batch: int = 64) -> np.ndarray:
-    if not progress or len(texts) <= batch:
-        return np.asarray(embedder.embed_passages(texts), dtype=np.float32)
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TimeRemainingColumn,
-    )
-
-    parts = []
-    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn(), transient=True) as bar:
-        task = bar.add_task("embedding chunks", total=len(texts))
-        for start in range(0, len(texts), batch):
-            parts.append(np.asarray(embedder.embed_passages(texts[start:start + batch]), dtype=np.float32))
-            bar.advance(task, len(parts[-1]))
-    return np.concatenate(parts)
-
-
-def write_state(layout: IndexLayout, **values: object) -> None:
-    """Merge ``values`` into ``state.json`` (last run, last error) atomically."""
-    layout.dir.mkdir(parents=True, exist_ok=True)
-    try:
-        state = json.loads(layout.state.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        state = {}
-    state.update(values)
-    tmp = layout.state.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state, indent=2, default=str), encoding="utf-8")
-    os.replace(tmp, layout.state)
-
-
-def read_state(layout: IndexLayout) -> dict[str, object]:
-    """``state.json`` as a dict (empty when absent)."""
-    try:
-        return json.loads(layout.state.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-
-
-def format_exception(exc: BaseException) -> str:
-    """One line for the log/status: type and message, plus the innermost frame."""
-    tb = traceback.extract_tb(exc.__traceback__)
-    where = f" ({posixpath.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
-    return f"{type(exc).__name__}: {exc}{where}"
-
-

@@ -82,7 +82,7 @@ def open_searcher(repo: pygit2.Repository, config: Config, rerank: str | None = 
         db.close()
     embedders: dict[str, Any] = {}
     if os.environ.get("VAULTSYNC_NO_VECTORS") != "1":
-        from vaultsync.index.sync import default_embedder
+        from vaultsync.index.embedding import default_embedder
 
         for i, name in enumerate(json.loads(meta.get("embed_models") or "{}")):
             if i == 0 and embedder is not None:

@@ -564,6 +564,50 @@ def mine_negatives(corpus: Corpus, embed_queries: Callable[[list[str]], np.ndarr
     return stats
 
 
+def first_stage_rankings(corpus: Corpus, only: set[str], embed_queries: Callable[[list[str]], np.ndarray],
+                         embed_passages: Callable[[list[str]], np.ndarray], cfg: dict[str, Any],
+                         vector_cache: Path | None = None, top: int = 20) -> dict[str, list[str]]:
+    """The first stage's top ``top`` for the queries in ``only``: BM25 + dense fused by RRF, as in mining,
+    with the un-clozed originals (``exclude`` minus ``positives``) removed, as they do not exist for the query.
+
+    Pools are rebuilt exactly as :func:`mine_negatives` builds them, so the vector cache is reused.
+    """
+    depth = int(cfg.get("mine_depth", 30))
+    pools: dict[str, list[str]] = defaultdict(list)
+    for pid, p in corpus.passages.items():
+        pool = "docs" if p.pool == "docs-ict" else p.pool
+        if p.pool == "docs-ict" or "~" not in pid:
+            pools[pool].append(pid)
+    by_pool: dict[str, list[QueryRec]] = defaultdict(list)
+    for q in corpus.queries:
+        by_pool[q.pool].append(q)
+    out: dict[str, list[str]] = {}
+    for pool, qs in sorted(by_pool.items()):
+        if not any(q.qid in only for q in qs):
+            continue
+        base = [pid for pid in pools[pool] if corpus.passages[pid].pool != "docs-ict"]
+        base_set = set(base)
+        extra = sorted({pid for q in qs for pid in q.positives if pid not in base_set})
+        pids = base + extra
+        index = {pid: i for i, pid in enumerate(pids)}
+        texts = [corpus.passages[pid].text for pid in pids]
+        vecs = _cached_vectors(vector_cache, f"p-{pool}", texts, embed_passages)
+        qvecs = _cached_vectors(vector_cache, f"q-{pool}", [q.text for q in qs], embed_queries)
+        bm = Bm25Pool(list(enumerate(texts)))
+        base_n = len(base)
+        for qi, q in enumerate(qs):
+            if q.qid not in only:
+                continue
+            own = {index[pid] for pid in q.positives if pid in index and pid not in base_set}
+            ids = list(range(base_n)) + sorted(own)
+            sims = vecs[ids] @ qvecs[qi]
+            dense = [ids[i] for i in np.argsort(-sims)[:depth]]
+            bm25 = [i for i in bm.search(q.text, depth) if i < base_n or i in own]
+            gone = {index[pid] for pid in q.exclude if pid in index} - {index[pid] for pid in q.positives}
+            out[q.qid] = [pids[i] for i in rrf_fuse([dense, bm25]) if i not in gone][:top]
+    return out
+
+
 def _cached_vectors(cache_dir: Path | None, name: str, texts: list[str],
                     fn: Callable[[list[str]], np.ndarray]) -> np.ndarray:
     digest = hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:16]

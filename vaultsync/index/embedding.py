@@ -1,0 +1,163 @@
+"""Embeddings for the index: which embedders, their vectors (index → shared cache → model), and
+LanceDB kept in step after each SQLite commit (see ADR-0006 and ADR-0009)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+import numpy as np
+
+from vaultsync.index.layout import IndexLayout
+from vaultsync.index.sqlite_store import NoteRecord, SqliteStore
+from vaultsync.vault.config import Config
+
+
+class PassageEmbedder(Protocol):
+    """What the index needs from an embedder."""
+
+    model_id: str
+    dim: int
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+EmbedderFactory = Callable[[Config, str], PassageEmbedder]
+DEFAULT_EMBEDDERS = ("multilingual-e5-small", "use-multilingual")
+
+
+def embedder_names(config: Config) -> list[str]:
+    """The embedders of the index, primary first: ``index.embedders`` (or ``index.embedder``), else
+    multilingual-e5-small + USE multilingual (two dense legs; see docs/eval.md)."""
+    names = config.index.get("embedders") or config.index.get("embedder") or list(DEFAULT_EMBEDDERS)
+    return [str(n) for n in ([names] if isinstance(names, str) else names)]
+
+
+def default_embedder(config: Config, name: str | None = None) -> PassageEmbedder:
+    """Load embedder ``name`` (default: the primary one), building it on first use."""
+    from vaultsync.models.embedder import Embedder
+
+    threads = int(config.models.get("threads") or min(2, os.cpu_count() or 1))
+    return Embedder.load(name or embedder_names(config)[0], threads=threads,  # type: ignore[return-value]
+                         cache_dir=config.models.get("cache_dir"))
+
+
+CACHE_LOOKUP_MIN = 32  # below this many new vectors, embedding is cheaper than importing LanceDB
+
+
+def configured_models(config: Config, meta: dict[str, str]) -> dict[str, str | None]:
+    """Configured embedder name → its model id when known without loading it."""
+    known = json.loads(meta.get("embed_models") or "{}")
+    return {name: current_model_id(config, name) or known.get(name, {}).get("id") for name in embedder_names(config)}
+
+
+def current_model_id(config: Config, name: str) -> str | None:
+    """A built embedder's model id from its build info, without loading it (None if not built or not a build)."""
+    try:
+        from vaultsync.models import cache, manifest
+        from vaultsync.models.embedder import model_id
+
+        spec = manifest.load(name)
+        if name == "use-multilingual":  # runs from its package: the id is known from the manifest
+            from vaultsync.models.use_embedder import model_id as use_model_id
+
+            return use_model_id(spec)
+        info = cache.read_build_info(cache.model_dir(name, spec.version, config.models.get("cache_dir")))
+        return model_id(spec.name, spec.version, info) if info else None
+    except Exception:  # noqa: BLE001 - any doubt: decided when the embedder loads
+        return None
+
+
+def manifest_dim(name: str) -> int | None:
+    try:
+        from vaultsync.models import manifest
+
+        return int(manifest.load(name).dims)
+    except Exception:  # noqa: BLE001 - unknown model: no cache lookup
+        return None
+
+
+def vectors_for(items: list, store: SqliteStore, layout: IndexLayout, config: Config, name: str,  # type: ignore[type-arg]
+                 embedder_factory: EmbedderFactory, model_id: str,
+                 progress: bool) -> tuple[dict[str, np.ndarray], PassageEmbedder | None, int, int]:
+    """Vectors by content hash for ``items`` from embedder ``name``: from this index, then the shared
+    cache, then the embedder. Returns (vectors, the embedder if loaded, embedded, reused)."""
+    hashes = sorted({c.hash for c in items})
+    found = {h: np.frombuffer(b, dtype="<f4").copy() for h, b in store.vectors_by_hash(model_id, hashes).items()}
+    missing = [h for h in hashes if h not in found]
+    if len(missing) >= CACHE_LOOKUP_MIN and model_id:
+        from vaultsync.index.vector_store import EmbeddingCache
+
+        dim = json.loads(store.meta().get("embed_models") or "{}").get(name, {}).get("dim") or manifest_dim(name)
+        if dim:
+            found.update(EmbeddingCache(layout.embeddings, int(dim)).get(model_id, missing))
+            missing = [h for h in hashes if h not in found]
+    embedder = embedder_factory(config, name) if missing or not model_id else None
+    if missing:
+        text_of = {c.hash: c.embed_text for c in items}
+        new = embed_batches(embedder, [text_of[h] for h in missing], progress)  # type: ignore[arg-type]
+        found.update(zip(missing, new))
+    return found, embedder, len(missing), len(hashes) - len(missing)
+
+
+def update_lance(store: SqliteStore, layout: IndexLayout, config: Config, models: dict[str, dict[str, object]],
+                  touched: list[str], records: list[NoteRecord], vectors: dict[str, dict[str, np.ndarray]],
+                  full: bool) -> None:
+    """Bring LanceDB in step with the committed SQLite state (cache, vector tables, ANN index)."""
+    from vaultsync.index.vector_store import ChunkVectors, EmbeddingCache
+
+    versions = {}
+    for name, info in models.items():
+        model_id, dim = str(info["id"]), int(info["dim"])  # type: ignore[call-overload]
+        by_hash = vectors.get(model_id, {})
+        if by_hash:
+            hashes = sorted(by_hash)
+            EmbeddingCache(layout.embeddings, dim).put(model_id, hashes, np.stack([by_hash[h] for h in hashes]))
+        table = ChunkVectors(layout.lance, dim, name)
+        if full:
+            ids, paths, hashes, blobs = store.all_vectors(model_id)
+            rows_touched = sorted(set(paths) | set(touched) | set(table.paths()))
+            matrix = np.stack([np.frombuffer(b, "<f4") for b in blobs]) if blobs else np.zeros((0, dim), np.float32)
+        else:
+            items = [c for r in records for c in (*r.chunks, *r.name_chunks) if c.hash in by_hash]
+            ids, paths, hashes = [c.id for c in items], [c.path for c in items], [c.hash for c in items]
+            rows_touched = touched
+            matrix = np.stack([by_hash[h] for h in hashes]) if items else np.zeros((0, dim), np.float32)
+        version = table.apply(rows_touched, ids, paths, hashes, matrix)
+        if table.maintain():
+            version = table.version
+        versions[name] = version
+        table.ensure_ann_index(int(config.index.get("ann_min_rows") or 100_000))
+    store.set_meta({"lance_tree": store.meta().get("indexed_tree", ""), "lance_versions": json.dumps(versions)})
+
+
+def count_tokens(records: list[NoteRecord], embedder: PassageEmbedder) -> None:
+    """Replace the chunks' estimated token counts by the embedder tokenizer's counts (what the
+    search token budget uses)."""
+    texts = [c.text for r in records for c in r.chunks]
+    counts = iter(embedder.count_tokens(texts))  # type: ignore[attr-defined]
+    for r in records:
+        r.chunks = [dataclasses.replace(c, tokens=int(next(counts))) for c in r.chunks]
+
+
+def embed_batches(embedder: PassageEmbedder, texts: list[str], progress: bool, batch: int = 64) -> np.ndarray:
+    if not progress or len(texts) <= batch:
+        return np.asarray(embedder.embed_passages(texts), dtype=np.float32)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TimeRemainingColumn,
+    )
+
+    parts = []
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                  TimeRemainingColumn(), transient=True) as bar:
+        task = bar.add_task("embedding chunks", total=len(texts))
+        for start in range(0, len(texts), batch):
+            parts.append(np.asarray(embedder.embed_passages(texts[start:start + batch]), dtype=np.float32))
+            bar.advance(task, len(parts[-1]))
+    return np.concatenate(parts)
