@@ -2,12 +2,14 @@
 
     python bench/eval_table.py [--data ../shared/eval] [--out docs/eval.md] [--quick]
 
-Every row indexes the dataset through the real sync path (workspaces are reused
-under $VAULTSYNC_CACHE_DIR/eval, so a second run only searches) and runs the
-queries through the real pipeline with one stage switched. Cheap variants use
-every 2nd query; rerank variants every 8th (MaxSim re-encodes candidates at query
-time); the embedder comparison and the chunk-size sweep every 4th. ``--quick``
-divides every sample by 4 more. The sample size of each row is printed.
+Each dataset is indexed once through the real sync path with both embedders
+(workspaces are reused under $VAULTSYNC_CACHE_DIR/eval, so a second run only
+searches), and every row runs the queries through the real pipeline with one
+stage switched (rows ``dense`` = multilingual-e5-small alone, ``dense2`` = USE
+multilingual alone: the embedder comparison). Cheap variants use every 2nd query;
+rerank variants every 8th (MaxSim re-encodes candidates at query time); the
+chunk-size sweep every 4th. ``--quick`` divides every sample by 4 more. The
+sample size of each row is printed.
 """
 
 from __future__ import annotations
@@ -34,22 +36,24 @@ from vaultsync.search.engine import load_reranker
 from vaultsync.search.pipeline import Searcher
 from vaultsync.vault.config import Config
 
-CHEAP = ["bm25", "dense", "dense-no-names", "rrf", "rrf-adaptive", "convex-1st-chunk-only", "convex", "convex+graph"]
+CHEAP = ["bm25", "dense", "dense2", "dense-no-names", "rrf", "rrf-adaptive", "convex-bm25+dense",
+         "convex-2nd-chunk-0.5", "convex", "convex+graph"]
 RERANK = ["convex+maxsim", "convex+cross-encoder"]
+EMBEDDERS = ("multilingual-e5-small", "use-multilingual")
 
 
-def workspace(data: Path, name: str, embedder: str, chunk: int | None, root: Path, models: dict) -> Searcher:  # type: ignore[type-arg]
+def workspace(data: Path, name: str, chunk: int | None, root: Path, models: dict) -> Searcher:  # type: ignore[type-arg]
+    """The dataset indexed with both embedders (reused between runs), and a Searcher over it."""
     from vaultsync.index.sync import sync
+    from vaultsync.models.embedder import Embedder
 
-    if embedder not in models:
-        from vaultsync.models.embedder import Embedder
-
-        models[embedder] = Embedder.load(embedder, threads=2)
-    emb = models[embedder]
+    for embedder in EMBEDDERS:
+        if embedder not in models:
+            models[embedder] = Embedder.load(embedder, threads=2)
     suffix = f"-c{chunk}" if chunk else ""
-    repo = prepare_workspace(data / name, root / f"ws{suffix}", embedder, chunk,
-                             sync_fn=lambda r: sync(open_repo(r), embedder_factory=lambda c: emb, wait=600))
-    return Searcher(layout_for(open_repo(repo)).sqlite, emb)
+    repo = prepare_workspace(data / name, root / f"ws{suffix}", EMBEDDERS, chunk,
+                             sync_fn=lambda r: sync(open_repo(r), embedder_factory=lambda c, n: models[n], wait=600))
+    return Searcher(layout_for(open_repo(repo)).sqlite, {e: models[e] for e in EMBEDDERS})
 
 
 def evaluate(searcher: Searcher, queries: list, variant: str, config: Config) -> dict:  # type: ignore[type-arg]
@@ -84,24 +88,20 @@ def main() -> None:
     for name in ("locomo", "obsidian-help"):
         if not (args.data / name / "queries.jsonl").exists():
             sys.exit(f"missing dataset {args.data / name}")
-        s = workspace(args.data, name, "multilingual-e5-small", None, root, models)
+        s = workspace(args.data, name, None, root, models)
         for variant in CHEAP + RERANK:
             if variant == "convex+cross-encoder" and not (Path(reranker_dir) / "model.onnx").exists():
                 continue
             every = (2 if variant in CHEAP else 8) * scale
             queries = load_queries(args.data / name, every=every)
-            results[(name, "e5", variant)] = evaluate(s, queries, variant, config)
-            print(name, variant, len(queries), json.dumps({k: v.get("all") for k, v in results[(name, "e5", variant)].items()
+            results[(name, "200", variant)] = evaluate(s, queries, variant, config)
+            print(name, variant, len(queries), json.dumps({k: v.get("all") for k, v in results[(name, "200", variant)].items()
                                                           if k in ("notes", "turns")}), flush=True)
         s.close()
-        use = workspace(args.data, name, "use-multilingual", None, root, models)
-        for variant in ("dense", "convex"):
-            results[(name, "use", variant)] = evaluate(use, load_queries(args.data / name, every=4 * scale), variant, config)
-        use.close()
         if name == "locomo":
             for chunk in (100, 300):
-                c = workspace(args.data, name, "multilingual-e5-small", chunk, root, models)
-                results[(name, f"e5-c{chunk}", "convex")] = evaluate(
+                c = workspace(args.data, name, chunk, root, models)
+                results[(name, str(chunk), "convex")] = evaluate(
                     c, load_queries(args.data / name, every=4 * scale), "convex", config)
                 c.close()
     elapsed = time.perf_counter() - started
@@ -126,7 +126,7 @@ def write_markdown(out: Path, results: dict, elapsed: float, quick: bool) -> Non
         "",
     ]
     for name, title in (("locomo", "LoCoMo"), ("obsidian-help", "Obsidian help, cross-lingual")):
-        lines += [f"## {title}", "", "| embedder | variant | n | notes R@5 | hit@5 | MRR@10 | nDCG@10 | turns R@5 | turns MRR@10 | p50 ms |",
+        lines += [f"## {title}", "", "| chunk tokens | variant | n | notes R@5 | hit@5 | MRR@10 | nDCG@10 | turns R@5 | turns MRR@10 | p50 ms |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for (ds, emb, variant), r in results.items():
             if ds != name:
@@ -139,7 +139,7 @@ def write_markdown(out: Path, results: dict, elapsed: float, quick: bool) -> Non
             langs = sorted({k for (ds, _, _), r in results.items() if ds == name
                             for k in r.get("notes", {}) if k.startswith("lang:")})
             lines += ["", "Recall@5 per language:", "",
-                      "| embedder | variant | " + " | ".join(l[5:] for l in langs) + " |",
+                      "| chunk tokens | variant | " + " | ".join(l[5:] for l in langs) + " |",
                       "|---|---|" + "---|" * len(langs)]
             for (ds, emb, variant), r in results.items():
                 if ds == name:
@@ -149,7 +149,7 @@ def write_markdown(out: Path, results: dict, elapsed: float, quick: bool) -> Non
             cats = sorted({k for (ds, _, _), r in results.items() if ds == name
                            for k in r.get("notes", {}) if k.startswith("category:")})
             lines += ["", "Recall@5 per category (notes / turns):", "",
-                      "| embedder | variant | " + " | ".join(c[9:] for c in cats) + " |",
+                      "| chunk tokens | variant | " + " | ".join(c[9:] for c in cats) + " |",
                       "|---|---|" + "---|" * len(cats)]
             for (ds, emb, variant), r in results.items():
                 if ds == name:
