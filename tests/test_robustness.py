@@ -117,3 +117,19 @@ def test_an_extreme_value_never_blocks_the_index_and_a_damaged_index_heals(vault
     db = Path(open_repo(vault.root).path) / "vaultsync" / "index.sqlite"
     db.write_bytes(b"this is not a database" * 100)
     assert sync(open_repo(vault.root), wait=60).added == 2  # rebuilt from scratch
+
+
+def test_status_while_a_first_sync_is_creating_the_index(vault):
+    """A hook's first sync has created index.sqlite but no table yet: status reports, never fails."""
+    import json
+    import sqlite3
+
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.commit()
+    db_path = vault.root / ".git/vaultsync/index.sqlite"
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    sqlite3.connect(db_path).execute("PRAGMA user_version = 0").connection.close()
+    res = run_cli(["status", "--format", "json"], vault.root)
+    info = json.loads(res.out)
+    assert res.code == 0 and info["indexed_commit"] is None and not info["up_to_date"]
+    assert "no such table" in info["index_problem"]

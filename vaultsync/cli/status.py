@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 from typing import Any
 
 from vaultsync.cli.common import repository
@@ -28,13 +29,17 @@ def collect(repo: Any) -> dict[str, Any]:
     layout = layout_for(repo, config)
     head = head_commit_id(repo)
     info: dict[str, Any] = {"repository": str(workdir(repo)), "index_dir": str(layout.dir), "head": head}
+    meta: dict[str, str] = {}
     if layout.sqlite.exists():
         store = SqliteStore(layout.sqlite, readonly=True)
         try:
             meta = store.meta()
             info.update(store.counts())
+        except sqlite3.DatabaseError as exc:  # being created by a first sync, or damaged
+            info["index_problem"] = f"index not readable ({exc}); the next sync repairs it"
         finally:
             store.close()
+    if meta:
         info["indexed_commit"] = meta.get("indexed_commit") or None
         info["lancedb_behind"] = meta.get("lance_tree") != meta.get("indexed_tree")
         info["embed_model"] = meta.get("embed_model")
@@ -77,8 +82,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"hooks       {', '.join(info['hooks']) or 'none'}")
     if info.get("lancedb_behind"):
         print("warning     LanceDB (embedding cache, vector table) is behind; the next sync repairs it")
-    if info.get("hooks_problem"):
-        print(f"warning     {info['hooks_problem']}")
+    for problem in ("index_problem", "hooks_problem"):
+        if info.get(problem):
+            print(f"warning     {info[problem]}")
     if info.get("last_error"):
         print(f"last error  {info['last_error']}")
     return 0

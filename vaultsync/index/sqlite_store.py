@@ -155,10 +155,23 @@ class SqliteStore:
                 self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
                 self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
+            if self._schema_version() != SCHEMA_VERSION:
+                self._create_schema()
+
+    def _create_schema(self) -> None:
+        """(Re)create every table in one transaction: a reader sees no tables or all of them."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
             if self._schema_version() not in (None, SCHEMA_VERSION):
                 self._drop_all()
-            self.db.executescript(_DDL)
+            for statement in _DDL.split(";"):
+                if statement.strip():
+                    self.db.execute(statement)
             self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
 
     def close(self) -> None:
         self.db.close()
