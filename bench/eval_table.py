@@ -6,9 +6,9 @@ Each dataset is indexed once through the real sync path with both embedders
 (workspaces are reused under $VAULTSYNC_CACHE_DIR/eval, so a second run only
 searches), and every row runs the queries through the real pipeline with one
 stage switched (rows ``dense`` = multilingual-e5-small alone, ``dense2`` = USE
-multilingual alone: the embedder comparison). Cheap variants use every 2nd query;
+multilingual alone: the embedder comparison). Cheap variants use every 4th query;
 rerank variants every 8th (MaxSim re-encodes candidates at query time); the
-chunk-size sweep every 4th. ``--quick`` divides every sample by 4 more. The
+chunk-size sweep every 8th. ``--quick`` divides every sample by 4 more. The
 sample size of each row is printed.
 """
 
@@ -32,13 +32,13 @@ from vaultsync.eval.harness import (
 from vaultsync.eval.variants import VARIANTS
 from vaultsync.git import open_repo
 from vaultsync.index.layout import layout_for
-from vaultsync.search.engine import load_reranker
+from vaultsync.search.engine import bundled_reranker, load_reranker
 from vaultsync.search.pipeline import Searcher
 from vaultsync.vault.config import Config
 
 CHEAP = ["bm25", "dense", "dense2", "dense-no-names", "rrf", "rrf-adaptive", "convex-bm25+dense",
          "convex-2nd-chunk-0.5", "convex", "convex+graph"]
-RERANK = ["convex+maxsim", "convex+cross-encoder"]
+RERANK = ["convex+maxsim", "convex+cross-encoder", "convex+cross-encoder-no-cutoff"]
 EMBEDDERS = ("multilingual-e5-small", "use-multilingual")
 
 
@@ -79,8 +79,7 @@ def main() -> None:
     args = ap.parse_args()
     scale = 4 if args.quick else 1
     root = Path(os.environ.get("VAULTSYNC_CACHE_DIR") or Path("~/.cache/vaultsync").expanduser()) / "eval"
-    reranker_dir = args.reranker_dir or os.environ.get("VAULTSYNC_RERANKER_DIR") or str(
-        Path(__file__).resolve().parents[1] / "models" / "reranker" / "model")
+    reranker_dir = args.reranker_dir or os.environ.get("VAULTSYNC_RERANKER_DIR") or str(bundled_reranker())
     config = Config(models={"reranker_dir": reranker_dir, "threads": 2})
     models: dict = {}  # type: ignore[type-arg]
     started = time.perf_counter()
@@ -90,9 +89,9 @@ def main() -> None:
             sys.exit(f"missing dataset {args.data / name}")
         s = workspace(args.data, name, None, root, models)
         for variant in CHEAP + RERANK:
-            if variant == "convex+cross-encoder" and not (Path(reranker_dir) / "model.onnx").exists():
+            if variant.startswith("convex+cross-encoder") and not (Path(reranker_dir) / "model.onnx").exists():
                 continue
-            every = (2 if variant in CHEAP else 8) * scale
+            every = (4 if variant in CHEAP else 8) * scale
             queries = load_queries(args.data / name, every=every)
             results[(name, "200", variant)] = evaluate(s, queries, variant, config)
             print(name, variant, len(queries), json.dumps({k: v.get("all") for k, v in results[(name, "200", variant)].items()
@@ -102,7 +101,7 @@ def main() -> None:
             for chunk in (100, 300):
                 c = workspace(args.data, name, chunk, root, models)
                 results[(name, str(chunk), "convex")] = evaluate(
-                    c, load_queries(args.data / name, every=4 * scale), "convex", config)
+                    c, load_queries(args.data / name, every=8 * scale), "convex", config)
                 c.close()
     elapsed = time.perf_counter() - started
     write_markdown(args.out, results, elapsed, args.quick)

@@ -193,6 +193,16 @@ def test_platt_recovers_parameters_and_is_monotone() -> None:
     assert cal.ece(cal.sigmoid(x), y) > cal.ece(cal.sigmoid(a * x + b), y)
 
 
+def test_platt_converges_on_large_logits() -> None:
+    """Raw logits of a freshly trained head can span ±100: plain Newton from (1, 0) diverged there."""
+    rng = np.random.default_rng(1)
+    x = rng.normal(0, 3, 20000)
+    y = (rng.random(20000) < cal.sigmoid(0.7 * x - 1.5)).astype(float)
+    a, b = cal.fit_platt(40 * x, y)
+    assert abs(40 * a - 0.7) < 0.05 and abs(b + 1.5) < 0.1
+    assert np.all(np.isfinite(cal.sigmoid(np.array([-1e4, 1e4]))))
+
+
 def test_threshold_keeps_the_recall_target() -> None:
     rng = np.random.default_rng(1)
     probs = rng.random(1000)
@@ -201,3 +211,34 @@ def test_threshold_keeps_the_recall_target() -> None:
     eff = cal.cutoff_effect(probs, labels, t)
     assert eff["positives_kept"] >= 0.95 and eff["negatives_dropped"] > 0.2
     assert cal.choose_threshold(probs, labels, 1.0) == pytest.approx(probs[labels > 0.5].min())
+
+
+# -- rank fusion with the first stage ---------------------------------------------------------------
+
+
+def test_rrf_order_interpolates_between_the_two_rankings() -> None:
+    from vaultsync.models.reranker_train.fusion import rrf_order
+
+    scores = np.array([0.1, 0.2, 0.9, 0.3])  # reranker prefers 2, 3, 1, 0; first stage is 0, 1, 2, 3
+    assert list(rrf_order(scores, 1.0)) == [2, 3, 1, 0]
+    assert list(rrf_order(scores, 0.0)) == [0, 1, 2, 3]
+    assert rrf_order(scores, 0.5)[0] in (0, 2)
+
+
+def test_evaluate_fusion_on_synthetic_queries() -> None:
+    from vaultsync.models.reranker_train import fusion
+
+    passages = {f"p{i}": D.Passage(f"p{i}", "pool", "item", f"text {i}") for i in range(5)}
+    queries = [D.QueryRec("q1", "doc-ict", "en", "query one", "item1", "pool", ["p3"]),
+               D.QueryRec("q2", "doc-ict", "en", "query two", "item2", "pool", ["p0"]),
+               D.QueryRec("q3", "doc-ict", "en", "query three", "item3", "pool", ["p4"])]
+    first = {"q1": ["p0", "p1", "p2", "p3"], "q2": ["p0", "p1", "p2", "p3"], "q3": ["p0", "p1"]}
+    corpus = D.Corpus(passages, queries, {})
+
+    def score(_q: str, texts: list[str]) -> np.ndarray:
+        return np.array([1.0 if t == "text 3" else 0.0 for t in texts])
+
+    out = fusion.evaluate_fusion(corpus, queries, first, score)
+    assert out["evaluated"] == 2 and out["positive_in_top20"] == pytest.approx(2 / 3, abs=1e-3)
+    assert out["first_stage"]["mrr@10"] == pytest.approx((1 / 4 + 1) / 2)
+    assert out["reranker"]["mrr@10"] == pytest.approx((1 + 1 / 2) / 2)

@@ -13,13 +13,14 @@ import sys
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import Vault, adr, require_eval, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vaultsync.search.budget import cut
-from vaultsync.search.fusion import rrf
+from vaultsync.search.fusion import rerank_order, rrf
 from vaultsync.search.scoring import blend, recency
 
 pytestmark = pytest.mark.slow
@@ -48,6 +49,13 @@ def test_rrf_weights_and_k():
     assert [k for k, _ in fused] == ["x", "y", "z"]
     assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
     assert [k for k, _ in rrf({"a": ["x", "y"], "b": ["y", "x"]}, {"a": 0.0, "b": 1.0})] == ["y", "x"]
+
+
+def test_rerank_order_alone_or_fused_with_the_first_stage():
+    ids, scores = ["a", "b", "c"], [0.1, 0.2, 0.9]
+    assert rerank_order(ids, scores) == rerank_order(ids, scores, 1.0) == ["c", "b", "a"]
+    assert rerank_order(ids, scores, 0.0) == ["a", "b", "c"]
+    assert rerank_order(ids, scores, 0.6)[0] == "c" and rerank_order(ids, scores, 0.4)[0] == "a"
 
 
 def test_budget_cut_keeps_first_and_skips_what_does_not_fit():
@@ -93,6 +101,35 @@ def test_lifecycle_filters_and_the_superseding_note(vault, embedder):
     assert "docs/adrs/ADR-0004.md" not in paths("Friday deploys")
     assert "docs/adrs/ADR-0004.md" in paths("Friday deploys", min_confidence=0.0)
     assert "docs/adrs/ADR-0001.md" in paths("webhook retries inside the API worker", include_superseded=True)
+    s.close()
+
+
+class _KeywordReranker:
+    """A calibrated reranker stand-in: 0.9 for passages holding the keyword, 0.1 otherwise."""
+
+    name, threshold, fusion_weight = "keyword", 0.5, None
+
+    def __init__(self, keyword: str) -> None:
+        self.keyword = keyword
+
+    def score(self, query: str, passages: list[str]) -> np.ndarray:
+        return np.array([0.9 if self.keyword in p else 0.1 for p in passages], np.float32)
+
+
+def test_rerank_cutoff_drops_what_a_calibrated_reranker_rejects(vault, embedder):
+    _lifecycle_vault(vault)
+    vault.commit("init")
+    sync(vault.root)
+    s, _ = searcher(vault.root)
+    from vaultsync.search.pipeline import SearchOptions
+
+    s.reranker = _KeywordReranker("Friday")
+    hits = s.search("deploy policy", SearchOptions(min_confidence=0.0)).hits
+    assert [h.path for h in hits] == ["docs/adrs/ADR-0004.md"]
+    assert hits[0].trace["rerank"] == {"rank": 1, "score": 0.9}
+    assert len(s.search("deploy policy", SearchOptions(min_confidence=0.0, rerank_cutoff=False)).hits) > 1
+    s.reranker = _KeywordReranker("no such words")  # nothing passes: the best first-stage hit stays
+    assert len(s.search("deploy policy", SearchOptions(min_confidence=0.0)).hits) == 1
     s.close()
 
 

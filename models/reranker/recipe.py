@@ -7,7 +7,8 @@ Run from the repository root with the ``search`` and ``train`` extras installed
 
 or stage by stage: ``data`` (pairs + hard negatives, from shared/train only),
 ``vocab`` (pruned tokenizer), ``train`` (PyTorch, CPU), ``export`` (ONNX INT8,
-calibration, cut-off threshold, golden probe, manifest). Every stage reads
+calibration, cut-off threshold, golden probe, manifest), ``fusion`` (held-out
+check on the first stage's top 20; ``fusion_weight`` of the rank fusion). Every stage reads
 ``models/reranker/recipe.json`` and writes into ``--work``; ``export`` writes
 the model folder ``models/reranker/<name>/``. Inputs are checked against
 ``models/reranker/data-manifest.json`` (paths under shared/train, sha256).
@@ -124,7 +125,54 @@ def stage_export(cfg: dict, work: Path) -> None:
     export.export_model(cfg, work, HERE / cfg["name"], say=log)
 
 
-STAGES = {"data": stage_data, "vocab": stage_vocab, "train": stage_train, "export": stage_export}
+def stage_fusion(cfg: dict, work: Path) -> None:
+    """Held-out check on the first stage's top 20 (validation queries) and the rank-fusion weight."""
+    from vaultsync.models.cross_encoder import CrossEncoder
+    from vaultsync.models.embedder import Embedder
+    from vaultsync.models.reranker_train import fusion
+
+    corpus = datamod.load_corpus(work / "data")
+    # the pools hold every passage build_corpus rendered (the saved corpus keeps only those in groups);
+    # build_corpus is deterministic, so the mining's vector cache applies
+    corpus.passages = datamod.build_corpus(train_dir(cfg), cfg["data"], say=log).passages
+    val = [q for q in corpus.queries if q.split == "val"]
+    threads = int(cfg["train"].get("threads", 1))
+    emb = None
+
+    def lazy(kind: str):  # noqa: ANN202
+        def run(texts: list[str]) -> np.ndarray:
+            nonlocal emb
+            log(f"  embedding {len(texts)} texts (vector cache miss)")
+            if emb is None:
+                emb = Embedder.load(threads=threads)
+                emb.max_tokens = int(cfg["data"].get("mine_max_tokens", 160))  # type: ignore[attr-defined]
+            return emb.embed_queries(texts) if kind == "q" else emb.embed_passages(texts)
+        return run
+
+    cached = work / "data" / "first_stage_val.json"
+    if cached.is_file():
+        first = json.loads(cached.read_text(encoding="utf-8"))
+    else:
+        first = datamod.first_stage_rankings(corpus, {q.qid for q in val}, lazy("q"), lazy("p"), cfg["data"],
+                                             vector_cache=work / "vectors")
+        cached.write_text(json.dumps(first), encoding="utf-8")
+    dest = HERE / cfg["name"]
+    ce = CrossEncoder.load(dest, threads=threads)
+    report = fusion.evaluate_fusion(corpus, val, first, ce.score)
+    log(f"fusion: {json.dumps({k: report[k] for k in ('evaluated', 'first_stage', 'reranker', 'best_weight')})}")
+    settings_path = dest / "vaultsync.json"
+    settings = json.loads(settings_path.read_text(encoding="utf-8"))
+    settings["fusion_weight"] = report["best_weight"]  # w/(60+rank_reranker) + (1-w)/(60+rank_first_stage)
+    settings_path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    manifest_path = dest / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest["held_out_first_stage_top20"] = report
+    manifest["files"]["vaultsync.json"] = {"bytes": settings_path.stat().st_size, "sha256": sha256_file(settings_path)}
+    manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+STAGES = {"data": stage_data, "vocab": stage_vocab, "train": stage_train, "export": stage_export,
+          "fusion": stage_fusion}
 
 
 def main(argv: list[str] | None = None) -> int:

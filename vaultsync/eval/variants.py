@@ -24,5 +24,6 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in [
     Variant("convex+graph", {}),
     Variant("convex+maxsim", NO_GRAPH, rerank="maxsim"),
     Variant("convex+cross-encoder", NO_GRAPH, rerank="cross-encoder"),
+    Variant("convex+cross-encoder-no-cutoff", {"rerank_cutoff": False, **NO_GRAPH}, rerank="cross-encoder"),
     Variant("default", {}, rerank="default"),
 ]}

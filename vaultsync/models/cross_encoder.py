@@ -1,8 +1,9 @@
 """Run a Hugging Face cross-encoder (reranker) exported to ONNX.
 
 A model directory holds ``model.onnx`` (or ``onnx/model.onnx``) and
-``tokenizer.json``, optionally ``vaultsync.json`` (``{"max_length": N,
-"max_query_tokens": M}``) and ``config.json``. Such exports of e.g.
+``tokenizer.json``, optionally ``vaultsync.json`` (``max_length``,
+``max_query_tokens``; for a calibrated model ``calibrated``, ``threshold`` and
+``fusion_weight``, see :mod:`vaultsync.search.fusion`) and ``config.json``. Such exports of e.g.
 ``cross-encoder/ms-marco-MiniLM-L-6-v2`` (BERT, 3 inputs) or
 ``hotchpotch/japanese-reranker-xsmall-v2`` can be dropped in as they are.
 
@@ -63,6 +64,8 @@ class CrossEncoder:
         max_length: pair length limit in tokens, specials included.
         max_query_tokens: cap on the query's tokens.
         input_names: the graph's declared inputs.
+        threshold: calibrated cut-off in [0, 1] (``vaultsync.json`` with ``calibrated: true``), else None.
+        fusion_weight: weight of the reranker's rank against the first stage's (``vaultsync.json``), else None.
     """
 
     def __init__(
@@ -88,6 +91,8 @@ class CrossEncoder:
         settings = _settings(self.folder, self._tok)
         self.max_length = int(max_length or settings.get("max_length") or 512)
         self.max_query_tokens = int(max_query_tokens or settings.get("max_query_tokens") or self.max_length // 2)
+        self.threshold: float | None = float(settings["threshold"]) if settings.get("calibrated") else None
+        self.fusion_weight: float | None = float(settings["fusion_weight"]) if "fusion_weight" in settings else None
         self._tok.no_truncation()
         self._tok.no_padding()
         self._pad_id = pad_id
@@ -190,7 +195,8 @@ def _settings(folder: Path, tok: Tokenizer) -> dict[str, Any]:
     if trunc.get("max_length"):
         out["max_length"] = min(int(trunc["max_length"]), out.get("max_length", 1 << 30))
     own = _read_json(folder / "vaultsync.json") or {}
-    out.update({k: own[k] for k in ("max_length", "max_query_tokens") if k in own})
+    out.update({k: own[k] for k in ("max_length", "max_query_tokens", "threshold", "calibrated", "fusion_weight")
+                if k in own})
     return out
 
 

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 import pygit2
 
 from vaultsync.git import head_commit_id
 from vaultsync.index.layout import layout_for
+from vaultsync.resources import data_dir
 from vaultsync.search.pipeline import Reranker, Searcher, SearchOptions
 from vaultsync.vault.config import Config
 
@@ -32,7 +34,8 @@ def load_reranker(spec: str | None, embedder: Any, config: Config) -> Reranker |
     """The rerank stage named by ``spec``: ``none``, ``maxsim`` or ``cross-encoder[:DIR]``.
 
     A cross-encoder without a directory uses ``models.reranker_dir`` from the
-    config. Raises ``ValueError`` for an unknown name.
+    config, else the reranker that ships with vaultsync (:func:`bundled_reranker`).
+    Raises ``ValueError`` for an unknown name.
     """
     spec = (spec or "none").strip()
     if spec in ("none", "off", ""):
@@ -44,11 +47,14 @@ def load_reranker(spec: str | None, embedder: Any, config: Config) -> Reranker |
     if spec.startswith("cross-encoder"):
         from vaultsync.models.cross_encoder import CrossEncoder
 
-        folder = spec.partition(":")[2] or str(config.models.get("reranker_dir") or "")
-        if not folder:
-            raise ValueError("cross-encoder rerank needs a model folder: models.reranker_dir in .vaultsync.yaml")
+        folder = spec.partition(":")[2] or str(config.models.get("reranker_dir") or "") or str(bundled_reranker())
         return CrossEncoder.load(folder, threads=int(config.models.get("threads") or 2))  # type: ignore[no-any-return]
     raise ValueError(f"unknown rerank stage {spec!r} (none, maxsim, cross-encoder[:DIR])")
+
+
+def bundled_reranker() -> Path:
+    """Folder of vaultsync's own cross-encoder (``models/reranker/vaultsync-reranker-ml4``, see its model card)."""
+    return data_dir("models") / "reranker" / "vaultsync-reranker-ml4"
 
 
 DEFAULT_RERANK = "none"

@@ -59,3 +59,22 @@ def convex(legs: Mapping[str, Mapping[K, float]], weights: Mapping[str, float] |
             fused[key] = fused.get(key, 0.0) + w * ((score - lo) / span if span > 1e-12 else 1.0)
     order = {key: i for i, key in enumerate(fused)}
     return sorted(fused.items(), key=lambda kv: (-kv[1], order[kv[0]]))
+
+
+def rerank_order(ids: Sequence[K], scores: Sequence[float], weight: float | None = None,
+                 k: int = RRF_K) -> list[K]:
+    """Order reranked candidates: by the reranker's scores, or fused with the first stage.
+
+    Args:
+        ids: candidates in first-stage order (best first).
+        scores: the reranker's score of each, same length.
+        weight: ``w`` of ``w/(k + rank_reranker) + (1 - w)/(k + rank_first_stage)``
+            (RRF, Cormack et al. 2009); None or 1.0 orders by the reranker alone.
+        k: the RRF constant.
+    Returns:
+        ``ids`` reordered, best first.
+    """
+    by_score = [ids[i] for i in sorted(range(len(ids)), key=lambda i: (-float(scores[i]), i))]
+    if weight is None or weight >= 1.0:
+        return by_score
+    return [key for key, _ in rrf({"rerank": by_score, "first": list(ids)}, {"rerank": weight, "first": 1 - weight}, k)]

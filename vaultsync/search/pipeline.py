@@ -39,7 +39,7 @@ from vaultsync.search import budget as budget_mod
 from vaultsync.search import graph, scoring
 from vaultsync.search.bm25 import Candidate, bm25_candidates, bm25_notes, fts_string
 from vaultsync.search.dense import VectorIndex
-from vaultsync.search.fusion import convex, rrf
+from vaultsync.search.fusion import convex, rerank_order, rrf
 from vaultsync.search.lifecycle import Exclusions, LifecyclePolicy, exclusions
 from vaultsync.search.query import Query, parse_query
 
@@ -75,6 +75,7 @@ class SearchOptions:
     graph_decay: float = 0.5
     graph_seeds: int = 5
     rerank: bool = True
+    rerank_cutoff: bool = True  # drop candidates under a calibrated reranker's threshold (the best one stays)
     w_importance: float = 0.1
     w_recency: float = 0.05
     half_life_days: float = 365.0
@@ -428,10 +429,17 @@ class Searcher:
             head_ids = [r for r, _ in ranked[:opts.rerank_top]]
             scores = self.reranker.score(query.text, [rows[r]["rerank_text"] for r in head_ids])
             rerank_name = self.reranker.name
-            order = sorted(range(len(head_ids)), key=lambda i: -float(scores[i]))
-            for pos, i in enumerate(order):
-                trace.setdefault(head_ids[i], {})["rerank"] = {"rank": pos + 1, "score": round(float(scores[i]), 4)}
-            reordered = [head_ids[i] for i in order] + [r for r, _ in ranked[opts.rerank_top:]]
+            reordered = rerank_order(head_ids, scores, getattr(self.reranker, "fusion_weight", None), opts.rrf_k)
+            for pos, r in enumerate(reordered):
+                trace.setdefault(r, {})["rerank"] = {"rank": pos + 1,
+                                                     "score": round(float(scores[head_ids.index(r)]), 4)}
+            threshold = getattr(self.reranker, "threshold", None)
+            if opts.rerank_cutoff and threshold is not None:
+                # calibrated scores: drop what falls under the cut-off (and the unjudged tail), keep the best
+                kept = [r for r in reordered if float(scores[head_ids.index(r)]) >= threshold]
+                reordered = kept or reordered[:1]
+            else:
+                reordered += [r for r, _ in ranked[opts.rerank_top:]]
             relevance = {r: float(len(reordered) - pos) for pos, r in enumerate(reordered)}
             ranked = [(r, relevance[r]) for r in reordered]
         timings["rerank"] = (time.perf_counter() - t2) * 1000

@@ -20,22 +20,39 @@ import numpy as np
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-np.asarray(x, np.float64)))
+    x = np.asarray(x, np.float64)
+    return np.exp(-np.logaddexp(0.0, -x))  # 1 / (1 + e^-x) without overflow
 
 
 def fit_platt(logits: np.ndarray, labels: np.ndarray, iters: int = 100, l2: float = 1e-6) -> tuple[float, float]:
-    """``(a, b)`` minimising the mean log-loss of ``sigmoid(a·logits + b)`` (Newton, tiny ridge)."""
+    """``(a, b)`` minimising the mean log-loss of ``sigmoid(a·logits + b)``.
+
+    Newton's method with step halving (a step is taken only when it lowers the
+    loss), so it converges from ``(1, 0)`` even when the raw logits are large.
+    """
     x = np.asarray(logits, np.float64)
     y = np.asarray(labels, np.float64)
+
+    def loss(a: float, b: float) -> float:
+        z = a * x + b  # log(1 + e^z) - y z, computed without overflow
+        return float(np.mean(np.logaddexp(0.0, z) - y * z) + 0.5 * l2 * a * a)
+
     a, b = 1.0, 0.0
+    current = loss(a, b)
     for _ in range(iters):
         p = sigmoid(a * x + b)
         g = np.array([np.mean((p - y) * x) + l2 * a, np.mean(p - y)])
         w = p * (1 - p)
         h = np.array([[np.mean(w * x * x) + l2, np.mean(w * x)], [np.mean(w * x), np.mean(w) + 1e-12]])
         step = np.linalg.solve(h, g)
-        a, b = a - step[0], b - step[1]
-        if np.abs(step).max() < 1e-10:
+        t = 1.0
+        while t > 1e-8 and loss(a - t * step[0], b - t * step[1]) > current:
+            t /= 2
+        if t <= 1e-8:
+            break
+        a, b = a - t * step[0], b - t * step[1]
+        current = loss(a, b)
+        if np.abs(t * step).max() < 1e-10:
             break
     return float(a), float(b)
 

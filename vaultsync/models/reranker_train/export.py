@@ -234,7 +234,8 @@ def export_model(cfg: dict[str, Any], work: Path, dest: Path, say: Say = print) 
         "input": "<s> query </s></s> passage </s>; query <= max_query_tokens, passage cut at its end to max_length",
         "vocabulary": vocab_info,
         "training": {k: train_info[k] for k in ("train_groups", "validation_queries", "steps", "groups_seen",
-                                                "epochs_seen", "best", "minutes", "threads", "torch")},
+                                                "epochs_seen", "best", "minutes", "threads", "torch", "interrupted")
+                                                if k in train_info},
         "validation": validation,
         "calibration": calibration,
         "cutoff": cutoff,

@@ -6,8 +6,8 @@ the top 20, which the exported reranker scores. Reported on these held-out
 training-distribution queries: the first stage's ranking, the reranker's, and
 reciprocal-rank fusion of the two, ``w / (k + rank_reranker) + (1 - w) / (k +
 rank_first_stage)``, for a grid of ``w``. The best ``w`` (ties → larger ``w``)
-is recorded as a recommendation for the search pipeline (which today orders
-the top 20 by the reranker alone); the shipped scores stay the calibrated
+is written to the model's ``vaultsync.json`` (``fusion_weight``), which the
+search pipeline's rerank stage applies; the shipped scores stay the calibrated
 probabilities.
 """
 
@@ -19,17 +19,14 @@ from typing import Any
 import numpy as np
 
 from vaultsync.models.reranker_train.data import Corpus, QueryRec
+from vaultsync.search.fusion import rerank_order
 
 GRID = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
 def rrf_order(scores: np.ndarray, weight: float, k: int = 60) -> np.ndarray:
     """Candidate order (indices) fusing the reranker's scores with the given first-stage order (index = rank)."""
-    n = len(scores)
-    ce_rank = np.empty(n, np.int64)
-    ce_rank[np.argsort(-scores, kind="stable")] = np.arange(n)
-    fused = weight / (k + 1 + ce_rank) + (1 - weight) / (k + 1 + np.arange(n))
-    return np.argsort(-fused, kind="stable")
+    return np.array(rerank_order(list(range(len(scores))), scores, weight, k), np.int64)
 
 
 def metrics(orders: list[np.ndarray], relevant: list[set[int]]) -> dict[str, float]:
