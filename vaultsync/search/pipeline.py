@@ -70,6 +70,7 @@ class SearchOptions:
     fusion: str = "convex"  # "convex" | "rrf-adaptive" (both with per-query leg weights) | "rrf" (equal)
     legs: tuple[str, ...] = ("bm25", "dense", "dense2")
     secondary_weight: float = 0.5
+    secondary_cross: float = 1.0  # the secondary leg's weight on a query the vault's words do not cover
     title_vectors: bool = True
     graph_hops: int = 1
     graph_decay: float = 0.5
@@ -112,7 +113,7 @@ class SearchOptions:
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100_000_000:
                 raise ValueError(f"{key} must be a whole number of at least 1, got {value!r}")
         for key in ("min_confidence", "w_importance", "w_recency", "half_life_days", "graph_decay",
-                    "second_chunk", "secondary_weight"):
+                    "second_chunk", "secondary_weight", "secondary_cross"):
             value = getattr(opts, key)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ValueError(f"{key} must be a finite number, got {value!r}")
@@ -171,6 +172,9 @@ def leg_weights(db: sqlite3.Connection, query: Query, mode: str, dense_legs: Seq
     which note is meant and is left out of both sides of the ratio. A German or
     Japanese query over English notes, or "Obsidian 同步", gets a weight near 0 and
     leaves ranking to the vectors; an English query over English notes keeps both.
+    A secondary dense leg (USE, where its script gate lets it vote) moves linearly
+    from ``secondary_weight`` on a query the vault's words cover to
+    ``secondary_cross`` on one they do not: cross-lingual queries are where it is strong.
     """
     weights = {name: 1.0 if name == "dense" else secondary_weight(query, opts) for name in dense_legs}
     if mode == "rrf":
@@ -189,7 +193,11 @@ def leg_weights(db: sqlite3.Connection, query: Query, mode: str, dense_legs: Seq
         seen += len(unit)
         matched += len(unit) if df else 0
     coverage = matched / seen if seen else 0.25
-    return {"bm25": coverage ** 2, **weights}
+    bm25 = coverage ** 2
+    # a query the vault's words do not cover is cross-lingual: there USE's vote counts more
+    cross = opts.secondary_cross if opts is not None else 1.0
+    weights = {name: w if name == "dense" or w == 0 else w + (cross - w) * (1 - bm25) for name, w in weights.items()}
+    return {"bm25": bm25, **weights}
 
 
 # Scripts of the 16 languages USE multilingual was trained on (Yang et al. 2020).
