@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import Vault, assert_same_index, index_state
+from conftest import Vault, assert_same_index, index_state, run_cli
 from test_precommit_e2e import _precommit_bin, hook_repo, precommit_home  # noqa: F401
 
 pytestmark = pytest.mark.slow
@@ -223,8 +223,12 @@ def test_pre_commit_framework_post_commit_stage_indexes(vault, hook_repo, precom
     vault.write("docs/fw.md", "# fw\nIndexed through the frameworkium.\n")
     res = vault.commit("fw")
     assert res.returncode == 0, res.stdout + res.stderr
-    wait_indexed(vault.root, timeout=300)
+    info = wait_indexed(vault.root, timeout=300)
     assert memsearch_installed(vault.root, "frameworkium") == "docs/fw.md"
+    assert len(info["hooks"]) == 4 and "hooks_problem" not in info  # the framework's hooks count as ours
+    assert run_cli(["install", "--alias-only"], vault.root).code == 0
+    assert vault.git("config", "alias.memsearch").stdout.strip().endswith("-m vaultsync search")
+    assert not (vault.root / ".git/hooks/post-commit").read_text().count("vaultsync git hook shim")
 
 
 def memsearch_installed(root: Path, query: str) -> str:

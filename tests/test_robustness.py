@@ -133,3 +133,20 @@ def test_status_while_a_first_sync_is_creating_the_index(vault):
     info = json.loads(res.out)
     assert res.code == 0 and info["indexed_commit"] is None and not info["up_to_date"]
     assert "no such table" in info["index_problem"]
+
+
+def test_status_says_when_a_sync_is_running(vault):
+    import json
+
+    from filelock import FileLock
+
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.commit()
+    lock_path = vault.root / ".git/vaultsync/sync.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    assert json.loads(run_cli(["status", "--format", "json"], vault.root).out)["sync_running"] is False
+    with FileLock(str(lock_path)):
+        # another process's view: FileLock is re-entrant within one process, so ask a child
+        res = subprocess.run([sys.executable, "-m", "vaultsync", "status"], cwd=vault.root,
+                             capture_output=True, text=True)
+    assert "BEHIND HEAD (a sync is running)" in res.stdout

@@ -31,7 +31,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """Build the top-level parser; with ``only``, import just that command's module."""
-    parser = argparse.ArgumentParser(prog="vaultsync", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="vaultsync",
+        description="A Git-native memory layer: validate a Markdown vault, index it after every commit, "
+                    "search it in any language.")
     parser.add_argument("--version", action="version", version=f"vaultsync {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():

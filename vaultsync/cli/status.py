@@ -22,6 +22,7 @@ def collect(repo: Any) -> dict[str, Any]:
     from vaultsync.cli.common import committed_config
     from vaultsync.cli.install import HOOKS, hooks_path_setting, installed_hooks
     from vaultsync.index.layout import layout_for
+    from vaultsync.index.lock import sync_running
     from vaultsync.index.sqlite_store import SqliteStore
     from vaultsync.index.state import read_state
 
@@ -47,6 +48,7 @@ def collect(repo: Any) -> dict[str, Any]:
     else:
         info["indexed_commit"] = None
     info["up_to_date"] = info["indexed_commit"] == head and head is not None
+    info["sync_running"] = sync_running(layout.lock)
     state = read_state(layout)
     info["last_error"] = state.get("last_error")
     info["last_status"] = state.get("last_status")
@@ -71,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
     head = (info["head"] or "(no commits)")[:10]
     indexed = (info["indexed_commit"] or "(none)")[:10]
     state = "up to date" if info["up_to_date"] else "BEHIND HEAD"
+    if info["sync_running"]:
+        state += " (a sync is running)"
     print(f"repository  {info['repository']}")
     print(f"index       {info['index_dir']}")
     print(f"indexed     {indexed}   HEAD {head}   {state}")

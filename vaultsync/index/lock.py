@@ -47,3 +47,16 @@ class SyncLock:
             return True
         except FileNotFoundError:
             return False
+
+
+def sync_running(lock_path: Path) -> bool:
+    """True while some process holds the sync lock (a hook's background sync, say)."""
+    if not lock_path.exists():
+        return False
+    lock = FileLock(str(lock_path))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return True
+    lock.release()
+    return False

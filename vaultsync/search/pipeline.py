@@ -437,10 +437,13 @@ class Searcher:
             head_ids = [r for r, _ in ranked[:opts.rerank_top]]
             scores = self.reranker.score(query.text, [rows[r]["rerank_text"] for r in head_ids])
             rerank_name = self.reranker.name
-            reordered = rerank_order(head_ids, scores, getattr(self.reranker, "fusion_weight", None), opts.rrf_k)
+            weight = getattr(self.reranker, "fusion_weight", None)
+            reordered = rerank_order(head_ids, scores, weight, opts.rrf_k)
             for pos, r in enumerate(reordered):
-                trace.setdefault(r, {})["rerank"] = {"rank": pos + 1,
-                                                     "score": round(float(scores[head_ids.index(r)]), 4)}
+                entry = {"rank": pos + 1, "score": round(float(scores[head_ids.index(r)]), 4)}
+                if weight is not None and weight < 1.0:  # the rank fuses the score's rank with the first stage's
+                    entry["fusion_weight"] = weight
+                trace.setdefault(r, {})["rerank"] = entry
             threshold = getattr(self.reranker, "threshold", None)
             if opts.rerank_cutoff and threshold is not None:
                 # calibrated scores: drop what falls under the cut-off (and the unjudged tail), keep the best
