@@ -262,17 +262,7 @@ def _cross_encoder(e5_folder: Path, candidates: list[str], query: str, args: arg
     m = manifests.load("multilingual-e5-small")
     src = E5Bin.open(locate_source(m.sources["weights"]))
     h = src.header
-    cfg = EncoderConfig(
-        hidden=h.hidden,
-        layers=h.layers,
-        heads=h.heads,
-        ffn=h.ffn,
-        vocab=h.vocab,
-        max_positions=h.max_positions,
-        type_vocab=h.type_vocab,
-        eps=h.eps,
-        num_labels=1,
-    )
+    cfg = EncoderConfig.from_header(h, num_labels=1)
     weights = encoder_weights(src)
     weights.update(
         {

@@ -48,16 +48,9 @@ def _passages(tokens: int, n: int, count) -> list[str]:  # noqa: ANN001
     return out
 
 
-def _rss() -> dict[str, int]:
-    out = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(("VmRSS", "VmHWM")):
-            k, v = line.split(":")
-            out[k] = int(v.split()[0]) // 1024
-    return out
-
-
 def rss_child(model: Path, threads: int, with_embedder: bool) -> None:
+    from bench_models import _rss
+
     from vaultsync.models.cross_encoder import CrossEncoder
 
     out: dict[str, object] = {"start": _rss()}

@@ -113,15 +113,7 @@ def test_q4_word_table_equals_its_float_form(tmp_path: Path) -> None:
     write_tiny_e5s1(path)
     src = E5Bin.open(path)
     h = src.header
-    cfg = EncoderConfig(
-        hidden=h.hidden,
-        layers=h.layers,
-        heads=h.heads,
-        ffn=h.ffn,
-        vocab=h.vocab,
-        max_positions=h.max_positions,
-        type_vocab=h.type_vocab,
-    )
+    cfg = EncoderConfig.from_header(h)
     w = encoder_weights(src)
     w_float = {k: v for k, v in w.items() if "q4" not in k}
     w_float["embeddings.word_embeddings.weight"] = src.tensor("emb.word")

@@ -59,3 +59,16 @@ def check_texts(texts: Sequence[str]) -> list[str]:
         if not isinstance(t, str):
             raise TypeError(f"expected str items, got {type(t).__name__}")
     return out
+
+
+def rerank_inputs(query: str, passages: Sequence[str]) -> tuple[list[str], np.ndarray, list[int]]:
+    """Validate a rerank call: ``(passages, zero scores float32[n], indices of non-blank passages)``.
+
+    Raises:
+        ValueError: ``query`` is empty or whitespace only.
+        TypeError: ``passages`` is a bare ``str`` or holds non-``str`` items.
+    """
+    if not isinstance(query, str) or not query.strip():
+        raise ValueError("the rerank query is empty")
+    texts = check_texts(passages)
+    return texts, np.zeros(len(texts), np.float32), [i for i, p in enumerate(texts) if p.strip()]

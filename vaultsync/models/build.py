@@ -201,17 +201,7 @@ def _build_into(
         raise BuildError(f"the compact tokenizer disagrees with tokenizers on {differ[0]!r}; please report it")
 
     say("graph: writing the ONNX encoder")
-    config = EncoderConfig(
-        hidden=h.hidden,
-        layers=h.layers,
-        heads=h.heads,
-        ffn=h.ffn,
-        vocab=h.vocab,
-        max_positions=h.max_positions,
-        position_offset=int(arch["position_offset"]),
-        type_vocab=h.type_vocab,
-        eps=h.eps,
-    )
+    config = EncoderConfig.from_header(h, position_offset=int(arch["position_offset"]))
     model = build_embedder(config, encoder_weights(src), fused=True, name=m.name)
     del src
     fp32 = tmp / ("model.onnx" if precision == "fp32" else "model.fp32.onnx")

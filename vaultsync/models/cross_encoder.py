@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from tokenizers import Encoding, Tokenizer
 
-from vaultsync.models.base import check_texts
+from vaultsync.models.base import rerank_inputs
 from vaultsync.models.batching import pad_right, plan_batches
 from vaultsync.models.embedder import make_session
 
@@ -123,11 +123,7 @@ class CrossEncoder:
             ValueError: ``query`` is empty or whitespace only.
             TypeError: ``passages`` is a bare ``str`` or holds non-``str`` items.
         """
-        if not isinstance(query, str) or not query.strip():
-            raise ValueError("the rerank query is empty")
-        passages = check_texts(passages)
-        scores = np.zeros(len(passages), np.float32)
-        live = [i for i, p in enumerate(passages) if p.strip()]
+        passages, scores, live = rerank_inputs(query, passages)
         if not live:
             return scores
         rows = self._encode_pairs(query, [passages[i] for i in live])

@@ -21,7 +21,7 @@ from typing import Literal
 
 import numpy as np
 
-from vaultsync.models.base import check_texts
+from vaultsync.models.base import rerank_inputs
 from vaultsync.models.token_store import OnDemandTokenVectors, TokenEncoder, TokenVectorSource
 
 Reduce = Literal["mean", "sum"]
@@ -81,11 +81,7 @@ class MaxSimReranker:
         Raises:
             ValueError: ``query`` is empty or whitespace only.
         """
-        if not isinstance(query, str) or not query.strip():
-            raise ValueError("the rerank query is empty")
-        passages = check_texts(passages)
-        scores = np.zeros(len(passages), np.float32)
-        live = [i for i, p in enumerate(passages) if p.strip()]
+        passages, scores, live = rerank_inputs(query, passages)
         if not live:
             return scores
         q = self.source.project_query(self.encoder.token_vectors([query], "query")[0])

@@ -48,7 +48,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import onnx
@@ -88,6 +88,12 @@ class EncoderConfig:
     eps: float = 1e-12
     token_type_ids_input: bool = False
     num_labels: int = 1
+
+    @classmethod
+    def from_header(cls, header: Any, **overrides: Any) -> EncoderConfig:
+        """The shape an e5 ``.bin`` header describes (:class:`vaultsync.models.e5_bin.Header`), plus overrides."""
+        fields = ("hidden", "layers", "heads", "ffn", "vocab", "max_positions", "type_vocab", "eps")
+        return cls(**{**{f: getattr(header, f) for f in fields}, **overrides})
 
     @property
     def max_tokens(self) -> int:

@@ -500,6 +500,15 @@ def rrf_fuse(lists: Sequence[Sequence[int]], k: int = 60) -> list[int]:
     return [x for x, _ in sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
+def _pool_passages(corpus: Corpus, pool_ids: list[str], queries: list[QueryRec]) -> tuple[list[str], int]:
+    """The pool's passages (inverse-cloze chunks left out) plus the queries' own positives
+    missing from it (tldr "nodesc"/"noex" variants), and how many came from the pool."""
+    base = [pid for pid in pool_ids if corpus.passages[pid].pool != "docs-ict"]
+    base_set = set(base)
+    extra = sorted({pid for q in queries for pid in q.positives if pid not in base_set})
+    return base + extra, len(base)
+
+
 def mine_negatives(corpus: Corpus, embed_queries: Callable[[list[str]], np.ndarray],
                    embed_passages: Callable[[list[str]], np.ndarray], cfg: dict[str, Any], say: Say = print,
                    vector_cache: Path | None = None) -> dict[str, Any]:
@@ -522,19 +531,16 @@ def mine_negatives(corpus: Corpus, embed_queries: Callable[[list[str]], np.ndarr
         by_pool[q.pool].append(q)
     for pool, qs in sorted(by_pool.items()):
         # tldr "nodesc"/"noex" variants replace their page in the pool for their own query only
-        base = [pid for pid in pools[pool] if corpus.passages[pid].pool != "docs-ict"]
-        base_set = set(base)
-        extra = sorted({pid for q in qs for pid in q.positives if pid not in base_set})
-        pids = base + extra
+        pids, n_base = _pool_passages(corpus, pools[pool], qs)
         index = {pid: i for i, pid in enumerate(pids)}
         texts = [corpus.passages[pid].text for pid in pids]
-        say(f"mining {pool}: {len(qs)} queries over {len(base)} passages (+{len(extra)} cloze variants)")
+        say(f"mining {pool}: {len(qs)} queries over {n_base} passages (+{len(pids) - n_base} cloze variants)")
         vecs = _cached_vectors(vector_cache, f"p-{pool}", texts, embed_passages)
         qvecs = _cached_vectors(vector_cache, f"q-{pool}", [q.text for q in qs], embed_queries)
         bm = Bm25Pool(list(enumerate(texts)))
-        own_variant = {pid for pid in extra}
+        own_variant = set(pids[n_base:])
         top1 = {"bm25": 0, "dense": 0, "fused": 0}
-        base_n = len(base)
+        base_n = n_base
         for qi, q in enumerate(qs):
             allowed_extra = {index[pid] for pid in q.positives if pid in own_variant}
             sims = vecs[:base_n] @ qvecs[qi]
@@ -585,20 +591,17 @@ def first_stage_rankings(corpus: Corpus, only: set[str], embed_queries: Callable
     for pool, qs in sorted(by_pool.items()):
         if not any(q.qid in only for q in qs):
             continue
-        base = [pid for pid in pools[pool] if corpus.passages[pid].pool != "docs-ict"]
-        base_set = set(base)
-        extra = sorted({pid for q in qs for pid in q.positives if pid not in base_set})
-        pids = base + extra
+        pids, n_base = _pool_passages(corpus, pools[pool], qs)
         index = {pid: i for i, pid in enumerate(pids)}
         texts = [corpus.passages[pid].text for pid in pids]
         vecs = _cached_vectors(vector_cache, f"p-{pool}", texts, embed_passages)
         qvecs = _cached_vectors(vector_cache, f"q-{pool}", [q.text for q in qs], embed_queries)
         bm = Bm25Pool(list(enumerate(texts)))
-        base_n = len(base)
+        base_n = n_base
         for qi, q in enumerate(qs):
             if q.qid not in only:
                 continue
-            own = {index[pid] for pid in q.positives if pid in index and pid not in base_set}
+            own = {index[pid] for pid in q.positives if pid in index and index[pid] >= base_n}
             ids = list(range(base_n)) + sorted(own)
             sims = vecs[ids] @ qvecs[qi]
             dense = [ids[i] for i in np.argsort(-sims)[:depth]]
