@@ -23,7 +23,7 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in [
     Variant("convex-2nd-chunk-0.5", {"second_chunk": 0.5, **NO_GRAPH}),
     Variant("convex+graph", {}),
     Variant("convex+maxsim", NO_GRAPH, rerank="maxsim"),
-    Variant("convex+cross-encoder", NO_GRAPH, rerank="cross-encoder"),
-    Variant("convex+cross-encoder-no-cutoff", {"rerank_cutoff": False, **NO_GRAPH}, rerank="cross-encoder"),
+    Variant("convex+cross-encoder", {"rerank_cutoff": True, **NO_GRAPH}, rerank="cross-encoder"),
+    Variant("convex+cross-encoder-no-cutoff", NO_GRAPH, rerank="cross-encoder"),
     Variant("default", {}, rerank="default"),
 ]}

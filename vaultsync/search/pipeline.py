@@ -76,7 +76,7 @@ class SearchOptions:
     graph_decay: float = 0.5
     graph_seeds: int = 5
     rerank: bool = True
-    rerank_cutoff: bool = True  # drop candidates under a calibrated reranker's threshold (the best one stays)
+    rerank_cutoff: bool = False  # drop candidates under a calibrated reranker's threshold (the best one stays)
     w_importance: float = 0.1
     w_recency: float = 0.05
     half_life_days: float = 365.0
