@@ -122,8 +122,9 @@ def write_markdown(out: Path, results: dict, elapsed: float, quick: bool) -> Non
         "vault: 173 English notes, 2,646 queries in 8 languages). n = queries in the row's sample.",
         "",
         "Metrics: recall@5, hit@5, MRR@10, nDCG@10. *Notes*: a note's rank is its best chunk's. *Turns* "
-        "(LoCoMo): the evidence turns (`relevant_blocks`) inside what an agent receives — the top 5 chunks, "
-        "≤ 2 per note, within the 1,200-token budget.",
+        "(LoCoMo): the evidence turns (`relevant_blocks`) among the turns an agent receives — the top 5 chunks, "
+        "≤ 2 per note, within the 1,200-token budget — taken in rank order (a chunk's turns in document "
+        "order), so recall@5 counts the first five turns.",
         "",
         "Rows: `bm25`, `dense` (multilingual-e5-small), `dense2` (USE multilingual) are single legs; "
         "`rrf` is plain RRF (k = 60) of the three; `convex` is the note-level convex fusion with per-query "
