@@ -29,7 +29,7 @@ import sqlite3
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -253,6 +253,9 @@ class Searcher:
     def __init__(self, db_path: Path, embedders: dict[str, QueryEmbedder] | QueryEmbedder | None,
                  reranker: Reranker | None = None) -> None:
         self.db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False, timeout=10)
+        # a second connection lets whole-note BM25 run beside chunk BM25 (one connection serialises)
+        self._notes_db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False, timeout=10)
+        self._exclusions: dict[tuple[LifecyclePolicy, dt.date], Exclusions] = {}
         self.meta = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
         self.reranker = reranker
         self._replaced: dict[str, str] = {}
@@ -291,6 +294,7 @@ class Searcher:
 
     def close(self) -> None:
         self.db.close()
+        self._notes_db.close()
 
     # -- stages ---------------------------------------------------------------------------------
 
@@ -330,10 +334,15 @@ class Searcher:
                 best[p] = c.score
         if len(leg.name_paths) and opts.title_vectors:
             sims = leg.name_matrix @ qvec
-            for p, sim in zip(leg.name_paths, sims):
-                if (allowed is None or p in allowed) and (not opts.scope or p.startswith(opts.scope)) \
-                        and sim > best.get(p, -2.0):
-                    best[p] = float(sim)
+            if allowed is not None or opts.scope:
+                ok = np.fromiter(((allowed is None or p in allowed) and (not opts.scope or p.startswith(opts.scope))
+                                  for p in leg.name_paths), dtype=bool, count=len(leg.name_paths))
+                sims = np.where(ok, sims, -np.inf)
+            k = min(len(sims), opts.candidates * 4)  # deeper names cannot reach the fused candidates
+            for i in np.argpartition(-sims, k - 1)[:k]:
+                p, sim = leg.name_paths[i], float(sims[i])
+                if np.isfinite(sim) and sim > best.get(p, -2.0):
+                    best[p] = sim
         return dict(sorted(best.items(), key=lambda kv: -kv[1]))
 
     def _bm25(self, query: Query, opts: SearchOptions, allowed: set[str] | None) -> list[Candidate]:
@@ -365,8 +374,8 @@ class Searcher:
         query = parse_query(raw_query)
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
-        excluded = exclusions(self.db, LifecyclePolicy(opts.include_expired, opts.include_superseded,
-                                                       opts.min_confidence, opts.today))
+        excluded = self._excluded(LifecyclePolicy(opts.include_expired, opts.include_superseded,
+                                                  opts.min_confidence, opts.today))
         allowed = self._allowed(opts, excluded)
         legs = [(f"dense{i + 1 if i else ''}", leg) for i, leg in enumerate(self.legs)]
         legs = [(name, leg) for name, leg in legs if name in opts.legs]
@@ -375,8 +384,9 @@ class Searcher:
         # 1. all legs in parallel (onnxruntime, numpy and SQLite release the GIL)
         with ThreadPoolExecutor(max_workers=3) as pool:
             qfuts = {name: pool.submit(leg.embedder.embed_queries, [query.text]) for name, leg in legs}
+            notes_fut = pool.submit(self._bm25_notes, query, opts, allowed) if use_bm25 else None
             bm25_chunks = self._bm25(query, opts, allowed) if use_bm25 else []
-            bm25_notes = self._bm25_notes(query, opts, allowed) if use_bm25 else []
+            bm25_notes = notes_fut.result() if notes_fut is not None else []
             weights = leg_weights(self.db, query, opts.fusion, [name for name, _ in legs], opts) if use_bm25 \
                 else {name: 1.0 for name, _ in legs}
             qvecs = {name: np.asarray(f.result()[0], dtype=np.float32) for name, f in qfuts.items()}
@@ -492,8 +502,17 @@ class Searcher:
         return SearchResult(query.text, hits, warnings, indexed, head, counter, rerank_name,
                             {k: round(v, 1) for k, v in timings.items()})
 
+    def _excluded(self, policy: LifecyclePolicy) -> Exclusions:
+        """Lifecycle exclusions, evaluated once per policy and day (a Searcher holds one index state)."""
+        today = policy.today or dt.datetime.now(dt.timezone.utc).date()
+        key = (policy, today)
+        if key not in self._exclusions:
+            self._exclusions[key] = exclusions(self.db, replace(policy, today=today))
+        return self._exclusions[key]
+
     def _bm25_notes(self, query: Query, opts: SearchOptions, allowed: set[str] | None) -> list[tuple[str, float]]:
-        raw = bm25_notes(self.db, query, opts.candidates * 3 if (allowed is not None or opts.scope) else opts.candidates)
+        raw = bm25_notes(self._notes_db, query,
+                         opts.candidates * 3 if (allowed is not None or opts.scope) else opts.candidates)
         if opts.scope:
             raw = [(p, s) for p, s in raw if p.startswith(opts.scope)]
         if allowed is not None:
