@@ -281,16 +281,31 @@ class Searcher:
 
     def _load_leg(self, name: str, embedder: QueryEmbedder, info: dict[str, Any]) -> DenseLeg | None:
         model, dim = info.get("id", getattr(embedder, "model_id", "")), int(info.get("dim") or embedder.dim)
-        rows = self.db.execute("SELECT c.rowid, c.path, v.vector FROM vectors v JOIN chunks c ON c.id = v.id "
-                               "WHERE v.model = ? AND v.kind = 'chunk'", (model,)).fetchall()
-        if not rows:
+        rowids, paths, matrix = self._read_vectors(
+            "SELECT c.rowid, c.path, v.vector FROM vectors v JOIN chunks c ON c.id = v.id "
+            "WHERE v.model = ? AND v.kind = 'chunk'", model, dim)
+        if not len(rowids):
             return None
-        names = self.db.execute("SELECT path, vector FROM vectors WHERE model = ? AND kind = 'name'", (model,)).fetchall()
-        as_matrix = lambda blobs: np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dim)  # noqa: E731
-        return DenseLeg(name, embedder, VectorIndex(np.array([r[0] for r in rows], dtype=np.int64),
-                                                    as_matrix([r[2] for r in rows])),
-                        np.array([r[1] for r in rows], dtype=object), [p for p, _ in names],
-                        as_matrix([v for _, v in names]) if names else np.zeros((0, dim), np.float32))
+        _, names, name_matrix = self._read_vectors(
+            "SELECT 0, path, vector FROM vectors WHERE model = ? AND kind = 'name'", model, dim)
+        return DenseLeg(name, embedder, VectorIndex(rowids, matrix), paths, list(names), name_matrix)
+
+    def _read_vectors(self, sql: str, model: str, dim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rowids int64[n], paths object[n], vectors float32[n, dim]) streamed into preallocated arrays, so
+        loading never holds a second copy of the vectors (peak memory ≈ the final matrix). The arrays are
+        sized by the model's row count (a covering-index count; names included): the pages of ``np.empty``
+        that are never written are never resident."""
+        n = self.db.execute("SELECT count(*) FROM vectors WHERE model = ?", (model,)).fetchone()[0]
+        rowids, paths = np.empty(n, np.int64), np.empty(n, dtype=object)
+        matrix = np.empty((n, dim), np.float32)
+        cursor, i = self.db.execute(sql, (model,)), 0
+        while batch := cursor.fetchmany(4096):
+            j = i + len(batch)
+            ids, ps, blobs = zip(*batch)
+            rowids[i:j], paths[i:j] = ids, ps
+            matrix[i:j] = np.frombuffer(b"".join(blobs), "<f4").reshape(j - i, dim)
+            i = j
+        return rowids[:i], paths[:i], matrix[:i]
 
     def close(self) -> None:
         self.db.close()
