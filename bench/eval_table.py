@@ -21,6 +21,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from vaultsync.eval.harness import (
@@ -33,6 +34,7 @@ from vaultsync.eval.harness import (
 from vaultsync.eval.variants import VARIANTS
 from vaultsync.git import open_repo
 from vaultsync.index.chunking import DEFAULT_TARGET_TOKENS
+from vaultsync.index.embedding import DEFAULT_EMBEDDERS
 from vaultsync.index.layout import layout_for
 from vaultsync.search.engine import bundled_reranker, load_reranker
 from vaultsync.search.pipeline import Searcher
@@ -41,7 +43,7 @@ from vaultsync.vault.config import Config
 CHEAP = ["bm25", "dense", "dense2", "dense-no-names", "rrf", "rrf-adaptive", "convex-bm25+dense",
          "convex-2nd-chunk-0.5", "convex", "convex+graph"]
 RERANK = ["convex+maxsim", "convex+cross-encoder", "convex+cross-encoder-no-cutoff"]
-EMBEDDERS = ("multilingual-e5-small", "use-multilingual")
+EMBEDDERS = DEFAULT_EMBEDDERS
 
 
 def workspace(data: Path, name: str, chunk: int | None, root: Path, models: dict) -> Searcher:  # type: ignore[type-arg]
@@ -112,6 +114,19 @@ def main() -> None:
     print(f"wrote {args.out} in {elapsed / 60:.1f} min")
 
 
+def breakdown(results: dict, name: str, prefix: str, title: str,  # type: ignore[type-arg]
+              cell: Callable[[dict, str], str]) -> list[str]:  # type: ignore[type-arg]
+    """A per-group table (groups = the summary keys starting with ``prefix``) for dataset ``name``."""
+    keys = sorted({k for (ds, _, _), r in results.items() if ds == name for k in r.get("notes", {})
+                   if k.startswith(prefix)})
+    lines = ["", title, "", "| chunk tokens | variant | " + " | ".join(k[len(prefix):] for k in keys) + " |",
+             "|---|---|" + "---|" * len(keys)]
+    for (ds, chunk, variant), r in results.items():
+        if ds == name:
+            lines.append(f"| {chunk} | {variant} | " + " | ".join(cell(r, k) for k in keys) + " |")
+    return lines
+
+
 def write_markdown(out: Path, results: dict, elapsed: float, quick: bool) -> None:  # type: ignore[type-arg]
     lines = [
         "# Retrieval quality: the ablation table",
@@ -135,34 +150,20 @@ def write_markdown(out: Path, results: dict, elapsed: float, quick: bool) -> Non
     for name, title in (("locomo", "LoCoMo"), ("obsidian-help", "Obsidian help, cross-lingual")):
         lines += [f"## {title}", "", "| chunk tokens | variant | n | notes R@5 | hit@5 | MRR@10 | nDCG@10 | turns R@5 | turns MRR@10 | p50 ms |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
-        for (ds, emb, variant), r in results.items():
+        for (ds, chunk, variant), r in results.items():
             if ds != name:
                 continue
             notes, turns = r.get("notes", {}).get("all", {}), r.get("turns", {}).get("all", {})
-            lines.append(f"| {emb} | {variant} | {notes.get('n', 0)} | {fmt(notes, 'recall@5')} | {fmt(notes, 'hit@5')} | "
+            lines.append(f"| {chunk} | {variant} | {notes.get('n', 0)} | {fmt(notes, 'recall@5')} | {fmt(notes, 'hit@5')} | "
                          f"{fmt(notes, 'mrr@10')} | {fmt(notes, 'ndcg@10')} | {fmt(turns, 'recall@5')} | "
                          f"{fmt(turns, 'mrr@10')} | {r['latency_ms']['p50']} |")
         if name == "obsidian-help":
-            langs = sorted({k for (ds, _, _), r in results.items() if ds == name
-                            for k in r.get("notes", {}) if k.startswith("lang:")})
-            lines += ["", "Recall@5 per language:", "",
-                      "| chunk tokens | variant | " + " | ".join(l[5:] for l in langs) + " |",
-                      "|---|---|" + "---|" * len(langs)]
-            for (ds, emb, variant), r in results.items():
-                if ds == name:
-                    lines.append(f"| {emb} | {variant} | " + " | ".join(
-                        fmt(r["notes"].get(l, {}), "recall@5") for l in langs) + " |")
+            lines += breakdown(results, name, "lang:", "Recall@5 per language:",
+                               lambda r, k: fmt(r["notes"].get(k, {}), "recall@5"))
         else:
-            cats = sorted({k for (ds, _, _), r in results.items() if ds == name
-                           for k in r.get("notes", {}) if k.startswith("category:")})
-            lines += ["", "Recall@5 per category (notes / turns):", "",
-                      "| chunk tokens | variant | " + " | ".join(c[9:] for c in cats) + " |",
-                      "|---|---|" + "---|" * len(cats)]
-            for (ds, emb, variant), r in results.items():
-                if ds == name:
-                    lines.append(f"| {emb} | {variant} | " + " | ".join(
-                        f"{fmt(r['notes'].get(c, {}), 'recall@5')} / {fmt(r.get('turns', {}).get(c, {}), 'recall@5')}"
-                        for c in cats) + " |")
+            lines += breakdown(results, name, "category:", "Recall@5 per category (notes / turns):",
+                               lambda r, k: f"{fmt(r['notes'].get(k, {}), 'recall@5')} / "
+                                            f"{fmt(r.get('turns', {}).get(k, {}), 'recall@5')}")
         lines.append("")
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
 

@@ -61,7 +61,7 @@ def current_model_id(config: Config, name: str) -> str | None:
         from vaultsync.models.embedder import model_id
 
         spec = manifest.load(name)
-        if name == "use-multilingual":  # runs from its package: the id is known from the manifest
+        if spec.kind == "use-numpy":  # runs from its package: the id is known from the manifest
             from vaultsync.models.use_embedder import model_id as use_model_id
 
             return use_model_id(spec)

@@ -255,7 +255,7 @@ class Searcher:
         self.db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False, timeout=10)
         # a second connection lets whole-note BM25 run beside chunk BM25 (one connection serialises)
         self._notes_db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False, timeout=10)
-        self._exclusions: dict[tuple[LifecyclePolicy, dt.date], Exclusions] = {}
+        self._exclusions: dict[LifecyclePolicy, Exclusions] = {}
         self.meta = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
         self.reranker = reranker
         self._replaced: dict[str, str] = {}
@@ -415,8 +415,9 @@ class Searcher:
         paths = self._paths([c.rowid for c in bm25_chunks] + [c.rowid for cs in dense_chunks.values() for c in cs])
         # whole-note BM25 first; notes found only by chunk BM25 (short terms such as "CI") after
         bm25_note_scores = dict(bm25_notes)
+        floor = min(bm25_note_scores.values(), default=0.0)
         for c in bm25_chunks:
-            bm25_note_scores.setdefault(paths[c.rowid], min(bm25_note_scores.values(), default=0.0))
+            bm25_note_scores.setdefault(paths[c.rowid], floor)
         note_scores = {"bm25": bm25_note_scores} | {
             name: self._dense_notes(leg, qvecs[name], dense_chunks[name], paths, allowed, opts) for name, leg in legs}
         chunk_legs = {"bm25": bm25_chunks, **dense_chunks}
@@ -462,17 +463,18 @@ class Searcher:
             head_ids = [r for r, _ in ranked[:opts.rerank_top]]
             scores = self.reranker.score(query.text, [rows[r]["rerank_text"] for r in head_ids])
             rerank_name = self.reranker.name
+            score_of = {r: float(x) for r, x in zip(head_ids, scores, strict=True)}
             weight = getattr(self.reranker, "fusion_weight", None)
             reordered = rerank_order(head_ids, scores, weight, opts.rrf_k)
             for pos, r in enumerate(reordered):
-                entry = {"rank": pos + 1, "score": round(float(scores[head_ids.index(r)]), 4)}
+                entry = {"rank": pos + 1, "score": round(score_of[r], 4)}
                 if weight is not None and weight < 1.0:  # the rank fuses the score's rank with the first stage's
                     entry["fusion_weight"] = weight
                 trace.setdefault(r, {})["rerank"] = entry
             threshold = getattr(self.reranker, "threshold", None)
             if opts.rerank_cutoff and threshold is not None:
                 # calibrated scores: drop what falls under the cut-off (and the unjudged tail), keep the best
-                kept = [r for r in reordered if float(scores[head_ids.index(r)]) >= threshold]
+                kept = [r for r in reordered if score_of[r] >= threshold]
                 reordered = kept or reordered[:1]
             else:
                 reordered += [r for r, _ in ranked[opts.rerank_top:]]
@@ -519,11 +521,10 @@ class Searcher:
 
     def _excluded(self, policy: LifecyclePolicy) -> Exclusions:
         """Lifecycle exclusions, evaluated once per policy and day (a Searcher holds one index state)."""
-        today = policy.today or dt.datetime.now(dt.timezone.utc).date()
-        key = (policy, today)
-        if key not in self._exclusions:
-            self._exclusions[key] = exclusions(self.db, replace(policy, today=today))
-        return self._exclusions[key]
+        policy = replace(policy, today=policy.today or dt.datetime.now(dt.timezone.utc).date())
+        if policy not in self._exclusions:
+            self._exclusions[policy] = exclusions(self.db, policy)
+        return self._exclusions[policy]
 
     def _bm25_notes(self, query: Query, opts: SearchOptions, allowed: set[str] | None) -> list[tuple[str, float]]:
         raw = bm25_notes(self._notes_db, query,
