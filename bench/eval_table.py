@@ -84,7 +84,8 @@ def main() -> None:
     scale = 4 if args.quick else 1
     root = Path(os.environ.get("VAULTSYNC_CACHE_DIR") or Path("~/.cache/vaultsync").expanduser()) / "eval"
     reranker_dir = args.reranker_dir or os.environ.get("VAULTSYNC_RERANKER_DIR") or str(bundled_reranker())
-    config = Config(models={"reranker_dir": reranker_dir, "threads": 2})
+    os.environ["VAULTSYNC_RERANKER_DIR"] = reranker_dir  # a user setting (vaultsync.settings)
+    config = Config(models={"threads": 2})
     models: dict = {}  # type: ignore[type-arg]
     started = time.perf_counter()
     results: dict = {}  # type: ignore[type-arg]

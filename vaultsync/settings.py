@@ -1,0 +1,75 @@
+"""The user's own settings: where models are loaded from, and thread counts. Never from a commit.
+
+A repository's ``.vaultsync.yaml`` is input from whoever can commit, so it may not
+choose a folder that code or weights are loaded from (ADR-0032). Those keys live here.
+Sources, each overriding the one before:
+
+1. ``$XDG_CONFIG_HOME/vaultsync/config.yaml`` (else ``~/.config/vaultsync/config.yaml``)::
+
+       models:
+         cache_dir: ~/models/vaultsync   # built models (default: the XDG cache)
+         reranker_dir: ~/models/my-ce    # a cross-encoder folder for ``--rerank cross-encoder``
+         threads: 4
+
+2. the environment: ``VAULTSYNC_CACHE_DIR``, ``VAULTSYNC_RERANKER_DIR``, ``VAULTSYNC_THREADS``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+_KEYS = {"cache_dir": str, "reranker_dir": str, "threads": int}
+
+
+@dataclass(frozen=True)
+class UserSettings:
+    """Settings of the user running vaultsync. ``None`` means the built-in default."""
+
+    cache_dir: str | None = None
+    reranker_dir: str | None = None
+    threads: int | None = None
+
+
+def settings_path() -> Path:
+    """Where the user's settings file is looked for (it need not exist)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base).expanduser() / "vaultsync" / "config.yaml"
+
+
+def user_settings() -> UserSettings:
+    """The user's settings (file, then environment). A bad file is named on stderr and ignored."""
+    values: dict[str, object] = {}
+    path = settings_path()
+    if path.is_file():
+        values.update(_read(path))
+    for key, env in (("cache_dir", "VAULTSYNC_CACHE_DIR"), ("reranker_dir", "VAULTSYNC_RERANKER_DIR"),
+                     ("threads", "VAULTSYNC_THREADS")):
+        raw = os.environ.get(env)
+        if raw:
+            try:
+                values[key] = _KEYS[key](raw)
+            except ValueError:
+                print(f"vaultsync: warning: ${env}={raw!r} is not a {_KEYS[key].__name__}; ignored", file=sys.stderr)
+    return UserSettings(**values)  # type: ignore[arg-type]
+
+
+def _read(path: Path) -> dict[str, object]:
+    from vaultsync.vault.yamlload import YamlProblem, load_yaml
+
+    try:
+        data = load_yaml(path.read_text(encoding="utf-8-sig")).data or {}
+    except (OSError, UnicodeDecodeError, YamlProblem) as exc:
+        print(f"vaultsync: warning: {path}: cannot read ({exc}); ignored", file=sys.stderr)
+        return {}
+    models = data.get("models") if isinstance(data, dict) else None
+    out: dict[str, object] = {}
+    for key, value in (models or {}).items() if isinstance(models, dict) else ():
+        if key in _KEYS and isinstance(value, _KEYS[key]) and not isinstance(value, bool):
+            out[key] = value
+        else:
+            print(f"vaultsync: warning: {path}: models.{key} = {value!r} is not a known setting; ignored",
+                  file=sys.stderr)
+    return out
