@@ -66,8 +66,9 @@ def main() -> None:
     port = free_port()
     daemon = subprocess.Popen([sys.executable, "-m", "vaultsync", "serve", "--port", str(port)], cwd=args.repo,
                               stderr=subprocess.DEVNULL)
-    repo = str(args.repo.resolve())
-    results: dict[str, object] = {"repo": repo, "queries": len(queries)}
+    repo = Path(subprocess.run(["git", "rev-parse", "--absolute-git-dir"], cwd=args.repo, capture_output=True,
+                               text=True, check=True).stdout.strip()) / "vaultsync"  # the index dir (its secret)
+    results: dict[str, object] = {"repo": str(args.repo.resolve()), "queries": len(queries)}
     try:
         for _ in range(300):
             if search_via_daemon(port, repo, "warm up", {}, "none") is not None:

@@ -212,7 +212,8 @@ def _free_port() -> int:
 
 def test_daemon_serves_search_status_and_health(vault, embedder, monkeypatch):
     from vaultsync.git import open_repo
-    from vaultsync.serve.client import search_via_daemon
+    from vaultsync.index.layout import layout_for
+    from vaultsync.serve.client import request, search_via_daemon
     from vaultsync.serve.daemon import serve
 
     _lifecycle_vault(vault)
@@ -222,19 +223,22 @@ def test_daemon_serves_search_status_and_health(vault, embedder, monkeypatch):
     server = serve(open_repo(vault.root), "127.0.0.1", port)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    index_dir = layout_for(open_repo(vault.root)).dir
     try:
-        data = search_via_daemon(port, str(vault.root.resolve()), "durable queue", {}, None)
+        data = search_via_daemon(port, index_dir, "durable queue", {}, None)
         assert data is not None and data["hits"][0]["path"] == "docs/adrs/ADR-0002.md"
-        assert search_via_daemon(port, "/some/other/repo", "x", {}, None) is None
+        assert search_via_daemon(port, vault.root / "no-secret-here", "x", {}, None) is None
         with pytest.raises(ValueError, match="empty query"):
-            search_via_daemon(port, str(vault.root.resolve()), "   ", {}, None)
+            search_via_daemon(port, index_dir, "   ", {}, None)
+        status, info = request(port, index_dir, "GET", "/status", None, timeout=30)
+        assert status == 200 and info["notes"] >= 1
         monkeypatch.setenv("VAULTSYNC_PORT", str(port))
         res = run_cli(["search", "durable queue", "--format", "json"], vault.root)
         assert json.loads(res.out)["hits"][0]["path"] == "docs/adrs/ADR-0002.md"
         vault.write("docs/adrs/ADR-0006.md", adr("ADR-0006", title="Zebra stripes", body="Zebrafication rules.\n"))
         vault.commit("new")
         sync(vault.root)
-        data = search_via_daemon(port, str(vault.root.resolve()), "zebrafication", {}, None)
+        data = search_via_daemon(port, index_dir, "zebrafication", {}, None)
         assert data["hits"][0]["path"] == "docs/adrs/ADR-0006.md"  # the daemon picked up the new index
     finally:
         server.shutdown()

@@ -10,7 +10,6 @@ import argparse
 import sys
 
 from vaultsync.cli.common import committed_config, repository
-from vaultsync.git import workdir
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -83,11 +82,15 @@ def run(args: argparse.Namespace) -> int:
         return 2
     result = None
     if not args.no_daemon:
-        from vaultsync.serve.client import daemon_port, search_via_daemon
+        from vaultsync.index.layout import layout_for
+        from vaultsync.serve.client import UntrustedDaemon, daemon_port, search_via_daemon
 
         port = daemon_port(config.search.get("port"))
         try:
-            data = search_via_daemon(port, str(workdir(repo)), raw, options, args.rerank) if port else None
+            data = search_via_daemon(port, layout_for(repo).dir, raw, options, args.rerank) if port else None
+        except UntrustedDaemon as exc:
+            print(f"vaultsync search: warning: {exc}", file=sys.stderr)
+            data = None
         except ValueError as exc:
             print(f"vaultsync search: {exc}", file=sys.stderr)
             return 2

@@ -15,7 +15,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p = sub.add_parser(name, help=help_text, description=__doc__)
     p.add_argument("--port", type=int, default=None, help=f"TCP port (default {DEFAULT_PORT}, or search.port)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, loopback only)")
-    p.add_argument("--allow-remote", action="store_true", help="allow binding a non-loopback address")
+    p.add_argument("--allow-remote", action="store_true", help="allow binding a non-loopback address (every request stays signed with the repository's secret)")
     p.set_defaults(run=run)
 
 
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     config = committed_config(repo)
     port = args.port or daemon_port(config.search.get("port")) or DEFAULT_PORT
     try:
-        server = serve(repo, args.host, port)
+        server = serve(repo, args.host, port, allow_remote=not loopback)
     except OSError as exc:
         print(f"vaultsync serve: cannot listen on {args.host}:{port}: {exc.strerror or exc}", file=sys.stderr)
         return 1

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 import re
 import sqlite3
 import time
@@ -41,6 +40,7 @@ from vaultsync.search.bm25 import Candidate, bm25_candidates, bm25_notes, fts_st
 from vaultsync.search.dense import VectorIndex
 from vaultsync.search.fusion import convex, rerank_order, rrf
 from vaultsync.search.lifecycle import Exclusions, LifecyclePolicy, exclusions
+from vaultsync.search.options import check_options
 from vaultsync.search.query import Query, parse_query
 
 
@@ -95,7 +95,8 @@ class SearchOptions:
         """Options from the ``search:`` section of ``.vaultsync.yaml`` plus explicit overrides.
 
         Raises:
-            ValueError: an unknown option or a value of the wrong type or range.
+            ValueError: an unknown option or a value of the wrong type or range
+                (:data:`vaultsync.search.options.RANGES`).
         """
         merged = dict(values)
         merged.update({k: v for k, v in overrides.items() if v is not None})
@@ -108,15 +109,7 @@ class SearchOptions:
                 value = merged[key]
                 merged[key] = (value,) if isinstance(value, str) else tuple(str(v) for v in value)
         opts = cls(**merged)
-        for key in ("top_k", "budget", "candidates", "rerank_top"):
-            value = getattr(opts, key)
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100_000_000:
-                raise ValueError(f"{key} must be a whole number of at least 1, got {value!r}")
-        for key in ("min_confidence", "w_importance", "w_recency", "half_life_days", "graph_decay",
-                    "second_chunk", "secondary_weight", "secondary_cross"):
-            value = getattr(opts, key)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ValueError(f"{key} must be a finite number, got {value!r}")
+        check_options(opts)
         return opts
 
 

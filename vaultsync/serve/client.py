@@ -1,13 +1,25 @@
-"""Talk to a running ``vaultsync serve`` daemon; every failure means "not available" (fall back)."""
+"""Talk to a running ``vaultsync serve`` daemon with signed requests (ADR-0033).
+
+Every request is signed with the repository's secret and every answer must prove the daemon
+holds it; an answer without that proof comes from some other process on the port and is
+refused (:class:`UntrustedDaemon`). No answer at all means "no daemon": the caller falls back
+to the in-process pipeline.
+"""
 
 from __future__ import annotations
 
 import http.client
 import json
 import os
+from pathlib import Path
 from typing import Any
 
+from vaultsync.serve.auth import AUTH_HEADER, PROOF_HEADER, proof_ok, read_token, sign_request
 from vaultsync.serve.daemon import DEFAULT_PORT
+
+
+class UntrustedDaemon(RuntimeError):
+    """Something answered on the daemon's port without proving it holds the repository's secret."""
 
 
 def daemon_port(config_port: Any = None) -> int | None:
@@ -19,33 +31,57 @@ def daemon_port(config_port: Any = None) -> int | None:
     return port if 0 < port < 65536 else None
 
 
-def _request(port: int, method: str, path: str, body: dict[str, Any] | None, timeout: float) -> tuple[int, Any]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        payload = json.dumps(body).encode("utf-8") if body is not None else None
-        headers = {"Content-Type": "application/json"} if payload is not None else {}
-        conn.request(method, path, body=payload, headers=headers)
-        resp = conn.getresponse()
-        return resp.status, json.loads(resp.read() or b"null")
-    finally:
-        conn.close()
-
-
-def search_via_daemon(port: int, repository: str, query: str, options: dict[str, Any],
-                      rerank: str | None) -> dict[str, Any] | None:
-    """The daemon's answer, or None when no daemon for ``repository`` listens on ``port``.
+def request(port: int, index_dir: Path, method: str, path: str, body: dict[str, Any] | None,
+            timeout: float) -> tuple[int, Any] | None:
+    """A signed request to the daemon of the index in ``index_dir``: (status, JSON), or None when
+    no daemon listens or the repository has no secret yet.
 
     Raises:
-        ValueError: the daemon rejected the query (e.g. empty).
+        UntrustedDaemon: the answer lacks a valid proof.
     """
-    try:
-        status, health = _request(port, "GET", "/health", None, timeout=0.3)
-        if status != 200 or not isinstance(health, dict) or health.get("repository") != repository:
-            return None
-        status, data = _request(port, "POST", "/search",
-                                {"query": query, "options": options, "rerank": rerank}, timeout=120)
-    except (OSError, http.client.HTTPException, ValueError, RecursionError):
+    token = read_token(index_dir)
+    if token is None:
         return None
+    payload = json.dumps(body).encode("utf-8") if body is not None else b""
+    auth, nonce = sign_request(token, method, path, payload)
+    headers = {AUTH_HEADER: auth, "Content-Length": str(len(payload))}
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request(method, path, body=payload, headers=headers)
+        resp = conn.getresponse()
+        data = resp.read()
+        proof = resp.getheader(PROOF_HEADER)
+    except (OSError, http.client.HTTPException):
+        return None
+    finally:
+        conn.close()
+    if not proof_ok(token, nonce, resp.status, data, proof):
+        raise UntrustedDaemon(f"a process on 127.0.0.1:{port} answered without proving it is this repository's "
+                              "daemon; its answer was ignored")
+    try:
+        return resp.status, json.loads(data or b"null")
+    except ValueError:
+        return None
+
+
+def search_via_daemon(port: int, index_dir: Path, query: str, options: dict[str, Any],
+                      rerank: str | None) -> dict[str, Any] | None:
+    """The daemon's search result, or None when no daemon of this repository answers.
+
+    Raises:
+        ValueError: the daemon rejected the query (e.g. empty, an option out of range).
+        UntrustedDaemon: something else answers on ``port``.
+    """
+    health = request(port, index_dir, "GET", "/health", None, timeout=0.3)
+    if health is None or health[0] != 200:
+        return None
+    answer = request(port, index_dir, "POST", "/search", {"query": query, "options": options, "rerank": rerank},
+                     timeout=120)
+    if answer is None:
+        return None
+    status, data = answer
     if status == 400 and isinstance(data, dict) and isinstance(data.get("error"), str):
         raise ValueError(data["error"])
     return data if status == 200 and isinstance(data, dict) and isinstance(data.get("hits"), list) else None

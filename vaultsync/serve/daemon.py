@@ -1,8 +1,8 @@
 """A warm local search daemon: models and stores loaded once, a small JSON API on loopback.
 
-Endpoints (HTTP/1.1, JSON):
+Endpoints (HTTP/1.0, JSON):
 
-* ``GET /health`` → ``{"ok": true, "repository": ..., "version": ...}``
+* ``GET /health`` → ``{"ok": true, "version": ...}`` (the only unsigned endpoint)
 * ``GET /status`` → what ``vaultsync status --format json`` prints
 * ``POST /search`` with ``{"query": str, "options": {...}, "rerank": str|null}`` →
   the search result (see :class:`vaultsync.search.pipeline.SearchResult`)
@@ -10,6 +10,14 @@ Endpoints (HTTP/1.1, JSON):
 The daemon serves the repository it was started in. When a sync moves the
 index to a new commit, the next request reopens the index (the embedder stays
 loaded). It binds 127.0.0.1 unless told otherwise.
+
+Hardening (ADR-0033): every request but ``/health`` is signed with the repository's secret and
+every response proves the daemon holds it (:mod:`vaultsync.serve.auth`); ``Host`` must be a
+loopback name with the daemon's port (DNS rebinding) and a request from a web page (``Origin``,
+``Sec-Fetch-Site``) is refused; bodies need a ``Content-Length`` of at most :data:`MAX_BODY`;
+rerank stages are names and every option is range-checked; at most :data:`MAX_ACTIVE` requests
+run at once, the rest wait in a :data:`BACKLOG`-deep queue, and an idle socket is closed after
+:data:`IDLE_TIMEOUT_S`.
 """
 
 from __future__ import annotations
@@ -17,7 +25,6 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import pygit2
@@ -27,12 +34,17 @@ from vaultsync.git import workdir
 from vaultsync.index.fastpath import head_tree
 from vaultsync.index.layout import layout_for
 from vaultsync.index.sync import config_at
-from vaultsync.search.engine import open_searcher, options_for
+from vaultsync.search.engine import check_rerank_spec, open_searcher, options_for
 from vaultsync.search.pipeline import Searcher
 from vaultsync.search.query import QueryError
+from vaultsync.serve.auth import AUTH_HEADER, PROOF_HEADER, AuthError, Verifier, ensure_token
 
 DEFAULT_PORT = 30001
 MAX_BODY = 1 << 20
+MAX_ACTIVE = 32
+BACKLOG = 512
+IDLE_TIMEOUT_S = 10.0
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
 
 class SearchService:
@@ -66,7 +78,7 @@ class SearchService:
                     s.close()
                 self._searchers.clear()
                 self._stamp = stamp
-            key = rerank or "(config)"
+            key = (rerank or "(config)").strip() or "(config)"  # a stage name: at most five searchers
             searcher = self._searchers.get(key)
             head = None
             if searcher is None:
@@ -80,11 +92,16 @@ class SearchService:
             return result.to_dict()
 
 
-def make_handler(service: SearchService) -> type[BaseHTTPRequestHandler]:
-    """The request handler class bound to ``service``."""
+def make_handler(service: SearchService, verifier: Verifier, port: int,
+                 allow_remote: bool = False) -> type[BaseHTTPRequestHandler]:
+    """The request handler class bound to ``service``; ``verifier`` checks request signatures."""
+    own_hosts = {f"{h}:{port}" for h in LOOPBACK_HOSTS}
+    own_origins = {f"http://{h}" for h in own_hosts}
 
     class Handler(BaseHTTPRequestHandler):
         server_version = f"vaultsync/{__version__}"
+        timeout = IDLE_TIMEOUT_S  # socket timeout: a silent client cannot hold a thread
+        _nonce: str | None = None
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet by default
             return
@@ -94,68 +111,150 @@ def make_handler(service: SearchService) -> type[BaseHTTPRequestHandler]:
             self.send_response(code)
             self.send_header("Content-Type", "application/json; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
+            if self._nonce is not None:
+                self.send_header(PROOF_HEADER, verifier.proof(self._nonce, code, body))
             self.end_headers()
             self.wfile.write(body)
 
-        def do_GET(self) -> None:  # noqa: N802
-            if self.path == "/health":
-                self._send(200, {"ok": True, "repository": service.root, "version": __version__})
-            elif self.path == "/status":
-                from vaultsync.cli.status import collect
+        def _refusal(self) -> tuple[int, str] | None:
+            """Why this request is refused before its body is read (DNS rebinding, CSRF), or None."""
+            host = (self.headers.get("Host") or "").strip().lower()
+            if not allow_remote and host not in own_hosts:
+                return 421, f"Host {host[:80]!r} is not this daemon (expected 127.0.0.1:{port})"
+            origin = self.headers.get("Origin")
+            if origin is not None and origin.strip().lower() not in own_origins:
+                return 403, "requests from web pages are refused"
+            if (self.headers.get("Sec-Fetch-Site") or "same-origin").lower() not in ("same-origin", "none"):
+                return 403, "requests from web pages are refused"
+            return None
 
-                self._send(200, collect(service.repo))
-            else:
-                self._send(404, {"error": "not found"})
+        def _body(self) -> bytes:
+            if self.headers.get("Transfer-Encoding"):
+                raise _HttpError(411, "send a Content-Length, not Transfer-Encoding")
+            raw = self.headers.get("Content-Length")
+            if self.command == "GET" and raw is None:
+                return b""
+            if raw is None:
+                raise _HttpError(411, "Content-Length required")
+            if not raw.strip().isdigit():
+                raise _HttpError(400, "Content-Length must be a non-negative whole number")
+            length = int(raw)
+            if length > MAX_BODY:
+                raise _HttpError(413, f"request too large (at most {MAX_BODY} bytes)")
+            body = self.rfile.read(length)
+            if len(body) != length:
+                raise _HttpError(400, "request body shorter than its Content-Length")
+            return body
 
-        def do_POST(self) -> None:  # noqa: N802
-            if self.path != "/search":
-                self._send(404, {"error": "not found"})
+        def _handle(self, method: str) -> None:
+            refusal = self._refusal()
+            if refusal is not None:
+                self._send(refusal[0], {"error": refusal[1]})
                 return
             try:
-                length = int(self.headers.get("Content-Length") or 0)
-                if length > MAX_BODY:
-                    self._send(413, {"error": "request too large"})
+                body = self._body()
+                path = self.path
+                if path == "/health" and not self.headers.get(AUTH_HEADER):
+                    self._send(200, {"ok": True, "version": __version__})
                     return
-                request = json.loads(self.rfile.read(length) or b"{}")
-                if not isinstance(request, dict) or not isinstance(request.get("query"), str):
-                    self._send(400, {"error": "body must be {\"query\": str, \"options\": {...}}"})
-                    return
-                options = request.get("options") or {}
-                if not isinstance(options, dict):
-                    raise TypeError("options must be an object")
-                self._send(200, service.search(request["query"], options, request.get("rerank")))
+                try:
+                    self._nonce = verifier.verify(self.headers.get(AUTH_HEADER), method, path, body)
+                except AuthError as exc:
+                    raise _HttpError(401, str(exc)) from None
+                if method == "GET" and path == "/health":
+                    self._send(200, {"ok": True, "version": __version__, "repository": service.root})
+                elif method == "GET" and path == "/status":
+                    from vaultsync.cli.status import collect
+
+                    self._send(200, collect(service.repo))
+                elif method == "POST" and path == "/search":
+                    self._send(200, self._search(body))
+                else:
+                    raise _HttpError(404, "not found")
+            except _HttpError as exc:
+                self._send(exc.code, {"error": exc.message})
             except QueryError as exc:
                 self._send(400, {"error": str(exc)})
             except (ValueError, TypeError, RecursionError) as exc:
                 self._send(400, {"error": f"bad request: {str(exc)[:200]}"})
             except Exception as exc:  # noqa: BLE001 - the daemon must survive a bad request
-                self._send(500, {"error": f"{type(exc).__name__}: {exc}"})
+                self._send(500, {"error": f"{type(exc).__name__}: {str(exc)[:200]}"})
+
+        def _search(self, body: bytes) -> dict[str, Any]:
+            request = json.loads(body or b"{}")
+            if not isinstance(request, dict) or not isinstance(request.get("query"), str):
+                raise _HttpError(400, 'body must be {"query": str, "options": {...}, "rerank": str|null}')
+            options = request.get("options") or {}
+            rerank = request.get("rerank")
+            if not isinstance(options, dict):
+                raise TypeError("options must be an object")
+            if rerank is not None and not isinstance(rerank, str):
+                raise TypeError("rerank must be a stage name or null")
+            check_rerank_spec(rerank)
+            return service.search(request["query"], options, rerank)
+
+        def do_GET(self) -> None:  # noqa: N802
+            self._handle("GET")
+
+        def do_POST(self) -> None:  # noqa: N802
+            self._handle("POST")
 
     return Handler
 
 
-class _QuietServer(ThreadingHTTPServer):
-    """A client that hangs up mid-answer is routine, not an error worth a traceback."""
+class _HttpError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class _BoundedServer(ThreadingHTTPServer):
+    """A threading server with a deep listen backlog and at most :data:`MAX_ACTIVE` handlers at once
+    (the accept loop waits for a free slot; pending connections queue in the kernel's backlog)."""
+
+    request_queue_size = BACKLOG
+    daemon_threads = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._slots = threading.BoundedSemaphore(MAX_ACTIVE)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        self._slots.acquire()
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up or stalls is routine, not an error worth a traceback."""
         import sys
 
         exc = sys.exc_info()[1]
-        if not isinstance(exc, (BrokenPipeError, ConnectionResetError)):
+        if not isinstance(exc, (BrokenPipeError, ConnectionResetError, TimeoutError)):
             super().handle_error(request, client_address)
 
 
 def serve(repo: pygit2.Repository, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
-          ready: threading.Event | None = None) -> ThreadingHTTPServer:
-    """Create the server (bound, not yet serving). Call ``serve_forever()`` on it."""
-    server = _QuietServer((host, port), make_handler(SearchService(repo)))
-    server.daemon_threads = True
+          ready: threading.Event | None = None, allow_remote: bool = False) -> ThreadingHTTPServer:
+    """Create the server (bound, not yet serving). Call ``serve_forever()`` on it.
+
+    The repository's secret is created on first use (``<git dir>/vaultsync/daemon.token``, 0600).
+    Raises ``OSError`` when the port cannot be bound.
+    """
+    verifier = Verifier(ensure_token(layout_for(repo).dir))
+    service = SearchService(repo)
+    server = _BoundedServer((host, port), make_handler(service, verifier, port, allow_remote))
+    if port == 0:  # an ephemeral port: the handler must know the real one for its Host check
+        server.RequestHandlerClass = make_handler(service, verifier, server.server_address[1], allow_remote)
     if ready is not None:
         ready.set()
     return server
-
-
-def write_pidfile(path: Path, port: int) -> None:
-    import os
-
-    path.write_text(json.dumps({"pid": os.getpid(), "port": port}), encoding="utf-8")

@@ -1,0 +1,231 @@
+"""Attacks on the search daemon (issue 16, finding 2): web pages, foreign hosts, unsigned or
+replayed requests, hostile bodies and options, bursts, and a process squatting on its port.
+
+Each hostile request must get a 4xx within a second, and the daemon must keep answering.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import pytest
+from conftest import Vault, adr, run_cli
+
+from vaultsync.serve.auth import AUTH_HEADER, AuthError, Verifier, sign_request, token_path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _raw(port: int, data: bytes, timeout: float = 1.0) -> tuple[int, bytes]:
+    """Send raw bytes; return (status, body) of the answer, within ``timeout`` seconds."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(data)
+        chunks = []
+        try:
+            while chunk := s.recv(65536):
+                chunks.append(chunk)
+        except TimeoutError:
+            pass
+    reply = b"".join(chunks)
+    head, _, body = reply.partition(b"\r\n\r\n")
+    return int(head.split(b" ")[1]), body
+
+
+def _signed(port: int, token: bytes, method: str, path: str, body: bytes = b"", host: str | None = None,
+            extra: dict[str, str] | None = None) -> tuple[int, bytes]:
+    auth, _ = sign_request(token, method, path, body)
+    headers = {"Host": host or f"127.0.0.1:{port}", AUTH_HEADER: auth, "Content-Length": str(len(body)),
+               **(extra or {})}
+    head = f"{method} {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+    return _raw(port, head.encode() + body, timeout=5.0)
+
+
+def _search_body(**options: object) -> bytes:
+    return json.dumps({"query": "durable queue", "options": {"legs": ["bm25"], **options}}).encode()
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory: pytest.TempPathFactory, model_env):  # type: ignore[no-untyped-def]
+    import subprocess
+
+    from conftest import git
+
+    from vaultsync.git import open_repo
+    from vaultsync.index.layout import layout_for
+    from vaultsync.index.sync import sync
+    from vaultsync.serve.daemon import serve
+
+    root = tmp_path_factory.mktemp("daemon") / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    v = Vault(root)
+    v.write(".vaultsync.yaml", "vault: docs\ntypes: {adr: {folder: docs/adrs}}\n")
+    v.write("docs/adrs/ADR-0001.md", adr("ADR-0001", "Durable queue", body="We use a durable queue for webhooks.\n"))
+    v.write("docs/adrs/ADR-0002.md", adr("ADR-0002", "Expired", extra='expires: "2001-01-01"\n',
+                                         body="Secret durable queue credentials rotate.\n"))
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    git(root, "commit", "-qm", "init")
+    repo = open_repo(root)
+    sync(repo, wait=60)
+    port = _free_port()
+    server = serve(repo, "127.0.0.1", port)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    index_dir = layout_for(repo).dir
+    yield {"root": root, "port": port, "index_dir": index_dir, "token": token_path(index_dir).read_bytes().strip()}
+    server.shutdown()
+    server.server_close()
+
+
+def _alive(d) -> None:  # type: ignore[no-untyped-def]
+    status, body = _signed(d["port"], d["token"], "POST", "/search", _search_body())
+    assert status == 200 and json.loads(body)["hits"], body
+
+
+def test_the_secret_is_private_to_the_user(daemon) -> None:  # type: ignore[no-untyped-def]
+    mode = stat.S_IMODE(os.stat(token_path(daemon["index_dir"])).st_mode)
+    assert mode == 0o600 and len(daemon["token"]) == 64
+
+
+@pytest.mark.parametrize("host", ["attacker.example", "attacker.example:{port}", "127.0.0.1", "127.0.0.1:1",
+                                  "localhost.attacker.example:{port}", ""])
+def test_a_foreign_host_is_refused(daemon, host: str) -> None:  # type: ignore[no-untyped-def]
+    start = time.monotonic()
+    status, _ = _signed(daemon["port"], daemon["token"], "POST", "/search", _search_body(),
+                        host=host.format(port=daemon["port"]) or " ")
+    assert status == 421 and time.monotonic() - start < 1.0
+    _alive(daemon)
+
+
+@pytest.mark.parametrize("headers", [{"Origin": "http://attacker.example"}, {"Origin": "null"},
+                                     {"Origin": "http://localhost:3000"}, {"Sec-Fetch-Site": "cross-site"},
+                                     {"Origin": "http://attacker.example", "Content-Type": "text/plain"}])
+def test_a_web_page_is_refused_even_with_a_valid_signature(daemon, headers) -> None:  # type: ignore[no-untyped-def]
+    status, _ = _signed(daemon["port"], daemon["token"], "POST", "/search",
+                        _search_body(include_expired=True, min_confidence=0), extra=headers)
+    assert status == 403
+    _alive(daemon)
+
+
+def test_unsigned_wrongly_signed_and_replayed_requests_are_refused(daemon) -> None:  # type: ignore[no-untyped-def]
+    port, body = daemon["port"], _search_body(include_expired=True)
+    for path in ("/search", "/status"):
+        method = "POST" if path == "/search" else "GET"
+        payload = body if method == "POST" else b""
+        head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: text/plain\r\n"
+                f"Content-Length: {len(payload)}\r\n\r\n").encode()
+        assert _raw(port, head + payload)[0] == 401
+        assert _signed(port, b"0" * 64, method, path, payload)[0] == 401
+    auth, _ = sign_request(daemon["token"], "POST", "/search", body)
+    head = f"POST /search HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{AUTH_HEADER}: {auth}\r\nContent-Length: {len(body)}\r\n\r\n"
+    assert _raw(port, head.encode() + body, timeout=5)[0] == 200
+    assert _raw(port, head.encode() + body, timeout=5)[0] == 401  # the same signature again: a replay
+    other = _search_body(include_expired=False)
+    assert _raw(port, f"POST /search HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{AUTH_HEADER}: {auth}\r\n"
+                      f"Content-Length: {len(other)}\r\n\r\n".encode() + other)[0] == 401  # body swapped
+    _alive(daemon)
+
+
+def test_the_verifier_refuses_stale_and_malformed_signatures() -> None:
+    token = b"a" * 64
+    verifier = Verifier(token)
+    auth, _ = sign_request(token, "GET", "/status", b"", now=1000.0)
+    with pytest.raises(AuthError, match="stale"):
+        verifier.verify(auth, "GET", "/status", b"", now=2000.0)
+    for bad in ("", "x", "1.2.3", "..", "1." + "a" * 32 + "." + "z" * 64):
+        with pytest.raises(AuthError):
+            verifier.verify(bad, "GET", "/status", b"")
+
+
+@pytest.mark.parametrize("length", ["-1", "abc", "1e9", " ", "99999999999999999999"])
+def test_a_bad_content_length_is_refused(daemon, length: str) -> None:  # type: ignore[no-untyped-def]
+    head = f"POST /search HTTP/1.1\r\nHost: 127.0.0.1:{daemon['port']}\r\nContent-Length: {length}\r\n\r\n"
+    start = time.monotonic()
+    status, _ = _raw(daemon["port"], head.encode() + b'{"query": "x"}')
+    assert 400 <= status < 500 and time.monotonic() - start < 1.0
+    _alive(daemon)
+
+
+def test_a_missing_length_and_a_10_mb_body_are_refused_unread(daemon) -> None:  # type: ignore[no-untyped-def]
+    port = daemon["port"]
+    assert _raw(port, f"POST /search HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())[0] == 411
+    assert _raw(port, f"POST /search HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nTransfer-Encoding: chunked\r\n\r\n"
+                .encode())[0] == 411
+    start = time.monotonic()
+    status, _ = _raw(port, f"POST /search HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: {10 << 20}\r\n\r\n"
+                     .encode() + b"{" * 4096)
+    assert status == 413 and time.monotonic() - start < 1.0
+    _alive(daemon)
+
+
+@pytest.mark.parametrize("options, rerank", [
+    ({"graph_hops": 1_000_000}, None), ({"candidates": 10**9}, None), ({"top_k": 10**6}, None),
+    ({"graph_seeds": 10**6}, None), ({"rerank_top": -1}, None), ({"min_confidence": "0"}, None),
+    ({}, "cross-encoder:/"), ({}, "cross-encoder:/nonexistent/folder"), ({}, "maxsim:/tmp"), ({}, ["maxsim"]),
+])
+def test_hostile_options_and_rerank_paths_get_a_4xx_fast(daemon, options, rerank) -> None:  # type: ignore[no-untyped-def]
+    body = json.dumps({"query": "durable queue", "options": options, "rerank": rerank}).encode()
+    start = time.monotonic()
+    status, answer = _signed(daemon["port"], daemon["token"], "POST", "/search", body)
+    assert status == 400 and time.monotonic() - start < 1.0
+    for leak in (b"not a directory", b"no model.onnx", b"No such file", b"Errno"):
+        assert leak not in answer  # the answer says nothing about the file system
+    _alive(daemon)
+
+
+def test_a_burst_of_200_concurrent_queries_gets_no_resets(daemon) -> None:  # type: ignore[no-untyped-def]
+    def one(i: int) -> int:
+        return _signed(daemon["port"], daemon["token"], "POST", "/search", _search_body(top_k=1 + i % 5))[0]
+
+    with ThreadPoolExecutor(max_workers=200) as pool:
+        codes = list(pool.map(one, range(200)))
+    assert codes == [200] * 200
+
+
+def test_a_process_squatting_on_the_port_is_refused_by_the_cli(daemon, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    root = daemon["root"]
+
+    class Squatter(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            return
+
+        def _answer(self, payload: dict) -> None:  # type: ignore[type-arg]
+            body = json.dumps(payload).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:  # noqa: N802
+            self._answer({"ok": True, "repository": str(root.resolve()), "version": "0.1.0"})
+
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self._answer({"query": "x", "hits": [{"path": "docs/INVENTED.md", "chunk_id": "docs/INVENTED.md#0",
+                                                  "title": "Invented", "heading": "", "text": "fake memory",
+                                                  "score": 1.0, "start_line": 1, "end_line": 1, "blocks": [],
+                                                  "links": []}]})
+
+    port = _free_port()
+    fake = HTTPServer(("127.0.0.1", port), Squatter)
+    threading.Thread(target=fake.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("VAULTSYNC_PORT", str(port))
+        res = run_cli(["search", "durable queue", "--format", "json"], Path(root))
+    finally:
+        fake.shutdown()
+        fake.server_close()
+    assert res.code == 0 and "INVENTED" not in res.out
+    assert "without proving it is this repository's daemon" in res.err
+    assert json.loads(res.out)["hits"][0]["path"] == "docs/adrs/ADR-0001.md"  # the in-process answer
