@@ -105,7 +105,7 @@ def rss_child(cache_dir: str | None, threads: int, spin: bool, tokenizer: str) -
     from vaultsync.models.embedder import Embedder
 
     base = _rss()
-    emb = Embedder.load(cache_dir=cache_dir, threads=threads, build=False, spin=spin, tokenizer=tokenizer)  # type: ignore[arg-type]
+    emb = Embedder.load(cache_dir=cache_dir, threads=threads, spin=spin, tokenizer=tokenizer)  # type: ignore[arg-type]
     loaded = _rss()
     emb.embed_passages([" ".join(SENTENCES * 3)])
     emb.embed_queries(["warm up"])
@@ -115,8 +115,8 @@ def rss_child(cache_dir: str | None, threads: int, spin: bool, tokenizer: str) -
 
 def bench(args: argparse.Namespace) -> dict[str, Any]:
     from vaultsync.models import cache
-    from vaultsync.models.build import build_model
-    from vaultsync.models.embedder import Embedder, stderr_progress
+    from vaultsync.models.convert.build import build_model, stderr_progress
+    from vaultsync.models.embedder import Embedder
 
     report: dict[str, Any] = {
         "tokenizer": args.tokenizer,
@@ -148,7 +148,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
 
     t = time.perf_counter()
     emb = Embedder.load(
-        cache_dir=args.cache_dir, threads=args.threads, build=False, spin=args.spin, tokenizer=args.tokenizer
+        cache_dir=args.cache_dir, threads=args.threads, spin=args.spin, tokenizer=args.tokenizer
     )
     report["load_seconds"] = round(time.perf_counter() - t, 2)
     assert isinstance(emb, Embedder)
@@ -254,10 +254,10 @@ def _cross_encoder(e5_folder: Path, candidates: list[str], query: str, args: arg
     import onnx
 
     from vaultsync.models import manifest as manifests
-    from vaultsync.models.build import _quantize, locate_source
+    from vaultsync.models.convert.build import _quantize, locate_source
+    from vaultsync.models.convert.e5_bin import E5Bin, encoder_weights
+    from vaultsync.models.convert.onnx_graph import EncoderConfig, build_cross_encoder, random_weights
     from vaultsync.models.cross_encoder import CrossEncoder
-    from vaultsync.models.e5_bin import E5Bin, encoder_weights
-    from vaultsync.models.onnx_graph import EncoderConfig, build_cross_encoder, random_weights
 
     m = manifests.load("multilingual-e5-small")
     src = E5Bin.open(locate_source(m.sources["weights"]))

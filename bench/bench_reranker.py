@@ -57,7 +57,7 @@ def rss_child(model: Path, threads: int, with_embedder: bool) -> None:
     if with_embedder:
         from vaultsync.models.embedder import Embedder
 
-        emb = Embedder.load(threads=threads, build=False)
+        emb = Embedder.load(threads=threads)
         emb.embed_queries(["how do we rotate database credentials?"])
         out["after_embedder"] = _rss()
     ce = CrossEncoder.load(model, threads=threads)

@@ -49,11 +49,11 @@ EMBEDDERS = DEFAULT_EMBEDDERS
 def workspace(data: Path, name: str, chunk: int | None, root: Path, models: dict) -> Searcher:  # type: ignore[type-arg]
     """The dataset indexed with both embedders (reused between runs), and a Searcher over it."""
     from vaultsync.index.sync import sync
-    from vaultsync.models.embedder import Embedder
+    from vaultsync.models.convert.build import load_embedder
 
     for embedder in EMBEDDERS:
         if embedder not in models:
-            models[embedder] = Embedder.load(embedder, threads=2)
+            models[embedder] = load_embedder(embedder, threads=2)
     suffix = f"-c{chunk}" if chunk else ""
     repo = prepare_workspace(data / name, root / f"ws{suffix}", EMBEDDERS, chunk,
                              sync_fn=lambda r: sync(open_repo(r), embedder_factory=lambda c, n: models[n], wait=600))

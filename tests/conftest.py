@@ -141,7 +141,7 @@ def model_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     if "cache" not in _STATE:
         root = Path(os.environ.get("VAULTSYNC_CACHE_DIR") or tmp_path_factory.mktemp("vaultsync-cache"))
-        from vaultsync.models.build import build_model
+        from vaultsync.models.convert.build import build_model
 
         _STATE["build"] = build_model("multilingual-e5-small", cache_dir=root)
         _STATE["cache"] = root
@@ -165,7 +165,7 @@ def embedder(model_env: Path):  # type: ignore[no-untyped-def]
     if "embedder" not in _STATE:
         from vaultsync.models.embedder import Embedder
 
-        _STATE["embedder"] = Embedder.load(cache_dir=model_env, threads=2, build=False)
+        _STATE["embedder"] = Embedder.load(cache_dir=model_env, threads=2)
     return _STATE["embedder"]
 
 

@@ -3,7 +3,7 @@
 The real multilingual-e5-small build happens once per test process: into
 ``$VAULTSYNC_CACHE_DIR`` when set (CI points it at a persistent cache, so the
 build is reused across runs), else into a session temporary folder. The
-tiny cross-encoders are built with :mod:`vaultsync.models.onnx_graph` and
+tiny cross-encoders are built with :mod:`vaultsync.models.convert.onnx_graph` and
 tokenizers made with the ``tokenizers`` library.
 """
 
@@ -19,7 +19,7 @@ import onnx
 import pytest
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
 
-from vaultsync.models.onnx_graph import EncoderConfig, build_cross_encoder, random_weights
+from vaultsync.models.convert.onnx_graph import EncoderConfig, build_cross_encoder, random_weights
 
 # one process-wide result, whichever test module asks first
 _STATE: dict[str, Any] = {}
@@ -47,7 +47,7 @@ def e5_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if "cache" not in _STATE:
         env = os.environ.get("VAULTSYNC_CACHE_DIR")
         root = Path(env) if env else tmp_path_factory.mktemp("vaultsync-cache")
-        from vaultsync.models.build import build_model
+        from vaultsync.models.convert.build import build_model
 
         result = build_model("multilingual-e5-small", cache_dir=root)
         _STATE["cache"] = root
@@ -67,7 +67,7 @@ def e5(e5_cache_dir: Path) -> Any:
     if "embedder" not in _STATE:
         from vaultsync.models.embedder import Embedder
 
-        _STATE["embedder"] = Embedder.load(cache_dir=e5_cache_dir, threads=2, build=False)
+        _STATE["embedder"] = Embedder.load(cache_dir=e5_cache_dir, threads=2)
     return _STATE["embedder"]
 
 
@@ -251,7 +251,7 @@ def write_tiny_e5s1(path: Path, *, seed: int = 0) -> dict[str, Any]:
 
 def tiny_manifest(models_dir: Path, source: Path, header: dict[str, Any], table_sha: str) -> dict[str, Any]:
     """Write ``models_dir/tiny-e5.json`` for a tiny E5S1 file installed as ``tinypkg/tiny.bin``."""
-    from vaultsync.models.e5_bin import sha256_file
+    from vaultsync.models.manifest import sha256_file
 
     raw = json.loads(
         (Path(__file__).resolve().parents[1] / "models" / "multilingual-e5-small.json").read_text(encoding="utf-8")

@@ -12,11 +12,11 @@ import pytest
 from models_fixtures import e5, e5_build, e5_cache_dir, tiny_manifest, write_tiny_e5s1  # noqa: F401
 
 from vaultsync.cli.main import main
-from vaultsync.models import build as build_mod
+from vaultsync.models.convert import build as build_mod
 from vaultsync.models import cache, probe
 from vaultsync.models import manifest as manifests
-from vaultsync.models.e5_bin import sha256_file
-from vaultsync.models.spm_normalizer import build_table, table_sha256
+from vaultsync.models.manifest import sha256_file
+from vaultsync.models.convert.spm_normalizer import build_table, table_sha256
 
 REAL_SOURCE = manifests.load("multilingual-e5-small").sources["weights"]
 
@@ -93,13 +93,13 @@ def tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     source = site / "tinypkg" / "tiny.bin"
     header = write_tiny_e5s1(source)
     monkeypatch.syspath_prepend(str(site))
-    from vaultsync.models.e5_bin import E5Bin
+    from vaultsync.models.convert.e5_bin import E5Bin
 
     table = build_table(E5Bin.open(source).spm.norm_map, [])
     models_dir = tmp_path / "models"
     tiny_manifest(models_dir, source, header, table_sha256(table))
     monkeypatch.setattr(manifests, "data_dir", lambda _name: models_dir)
-    # expected probe values from the float32 reference, as models/recipes/make_probe.py does
+    # expected probe values from the float32 reference, as training/make_probe.py does
     from vaultsync.models.embedder import Embedder
 
     ref = tmp_path / "reference"
@@ -113,9 +113,7 @@ def tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
 
 def test_tiny_build_end_to_end(tiny: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
-    from vaultsync.models.embedder import Embedder
-
-    emb = Embedder.load("tiny-e5", cache_dir=tiny["cache"])  # lazy build, progress on stderr
+    emb = build_mod.load_embedder("tiny-e5", cache_dir=tiny["cache"])  # lazy build, progress on stderr
     err = capsys.readouterr().err
     assert "building tiny-e5" in err and "verifying the golden probe" in err
     folder = cache.model_dir("tiny-e5", 1, tiny["cache"])

@@ -105,7 +105,7 @@ def test_token_vectors(e5: Embedder) -> None:  # noqa: F811
 
 def test_lazy_load_without_build_is_refused(tmp_path: Any) -> None:
     with pytest.raises(ModelNotBuiltError, match="vaultsync models build"):
-        Embedder.load(cache_dir=tmp_path, build=False)
+        Embedder.load(cache_dir=tmp_path)
 
 
 # -- late interaction -----------------------------------------------------------------
@@ -234,7 +234,7 @@ def test_use_missing_extra_is_explained(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_both_tokenizer_back_ends_give_the_same_vectors(e5: Embedder, e5_cache_dir: Any) -> None:  # noqa: F811
-    rust = Embedder.load(cache_dir=e5_cache_dir, build=False, tokenizer="rust")
+    rust = Embedder.load(cache_dir=e5_cache_dir, tokenizer="rust")
     texts = [*NOTES[:2], "ｶﾞ e\u0301 <s> 🧑‍💻", ""]
     assert rust.input_ids(texts) == e5.input_ids(texts)  # type: ignore[attr-defined]
     assert np.array_equal(rust.embed_passages(texts), e5.embed_passages(texts))

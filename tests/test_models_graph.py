@@ -14,13 +14,13 @@ import pytest
 from models_fixtures import e5, e5_build, e5_cache_dir, write_tiny_e5s1  # noqa: F401
 from tokenizers import Tokenizer
 
-from vaultsync.models import darts
+from vaultsync.models.convert import darts
 from vaultsync.models import manifest as manifests
 from vaultsync.models.batching import pad_right, plan_batches
-from vaultsync.models.build import locate_source
-from vaultsync.models.e5_bin import E5Bin, E5BinError, encoder_weights
-from vaultsync.models.onnx_graph import EncoderConfig, build_embedder, random_weights
-from vaultsync.models.spm_normalizer import build_table, from_charsmap, table_sha256, to_charsmap
+from vaultsync.models.convert.build import locate_source
+from vaultsync.models.convert.e5_bin import E5Bin, E5BinError, encoder_weights
+from vaultsync.models.convert.onnx_graph import EncoderConfig, build_embedder, random_weights
+from vaultsync.models.convert.spm_normalizer import build_table, from_charsmap, table_sha256, to_charsmap
 
 MANIFEST = manifests.load("multilingual-e5-small")
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from vaultsync.models.cross_encoder import CrossEncoder
-from vaultsync.models.e5_bin import sha256_file
+from vaultsync.models.manifest import sha256_file
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "models" / "reranker" / "vaultsync-reranker-ml4"

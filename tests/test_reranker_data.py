@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from vaultsync.index.chunking import chunk_note
-from vaultsync.models.reranker_train import calibration as cal
-from vaultsync.models.reranker_train import data as D
-from vaultsync.models.reranker_train import vocab as V
+from training.reranker import calibration as cal
+from training.reranker import data as D
+from training.reranker import vocab as V
 
 ROOT = Path(__file__).resolve().parent.parent
-RECIPE = ROOT / "models" / "reranker"
+RECIPE = ROOT / "training" / "reranker"
 SHARED = ROOT.parent / "shared"
 TRAIN = SHARED / "train"
 EVAL = SHARED / "eval"
@@ -42,7 +42,7 @@ def test_manifest_inputs_are_under_shared_train_with_licences() -> None:
 
 @pytest.mark.skipif(not TRAIN.is_dir(), reason="../shared/train is absent")
 def test_manifest_inputs_match_the_files() -> None:
-    from vaultsync.models.e5_bin import sha256_file
+    from vaultsync.models.manifest import sha256_file
 
     for entry in _manifest()["inputs"]:
         assert sha256_file(ROOT / entry["path"]) == entry["sha256"], entry["path"]
@@ -50,7 +50,7 @@ def test_manifest_inputs_match_the_files() -> None:
 
 def test_training_code_never_reads_the_evaluation_sets() -> None:
     sources = [RECIPE / "recipe.py", RECIPE / "train_torch.py", RECIPE / "torch_model.py",
-               *sorted((ROOT / "vaultsync" / "models" / "reranker_train").glob("*.py"))]
+               *sorted(RECIPE.glob("*.py"))]
     for path in sources:
         text = path.read_text(encoding="utf-8")
         assert "shared/eval" not in text and '"eval"' not in text and "queries.jsonl" not in text, path
@@ -217,7 +217,7 @@ def test_threshold_keeps_the_recall_target() -> None:
 
 
 def test_rrf_order_interpolates_between_the_two_rankings() -> None:
-    from vaultsync.models.reranker_train.fusion import rrf_order
+    from training.reranker.fusion import rrf_order
 
     scores = np.array([0.1, 0.2, 0.9, 0.3])  # reranker prefers 2, 3, 1, 0; first stage is 0, 1, 2, 3
     assert list(rrf_order(scores, 1.0)) == [2, 3, 1, 0]
@@ -226,7 +226,7 @@ def test_rrf_order_interpolates_between_the_two_rankings() -> None:
 
 
 def test_evaluate_fusion_on_synthetic_queries() -> None:
-    from vaultsync.models.reranker_train import fusion
+    from training.reranker import fusion
 
     passages = {f"p{i}": D.Passage(f"p{i}", "pool", "item", f"text {i}") for i in range(5)}
     queries = [D.QueryRec("q1", "doc-ict", "en", "query one", "item1", "pool", ["p3"]),

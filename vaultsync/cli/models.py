@@ -48,8 +48,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from vaultsync.models.build import BuildError, build_model
-    from vaultsync.models.embedder import stderr_progress
+    from vaultsync.models.convert.build import BuildError, build_model, stderr_progress
 
     try:
         result = build_model(

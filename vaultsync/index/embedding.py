@@ -39,10 +39,16 @@ def embedder_names(config: Config) -> list[str]:
 
 def default_embedder(config: Config, name: str | None = None) -> PassageEmbedder:
     """Load embedder ``name`` (default: the primary one), building it on first use."""
-    from vaultsync.models.embedder import Embedder
+    from vaultsync.models.embedder import Embedder, ModelNotBuiltError
 
     threads = user_settings().threads or int(config.models.get("threads") or min(2, os.cpu_count() or 1))
-    return Embedder.load(name or embedder_names(config)[0], threads=threads)  # type: ignore[return-value]
+    name = name or embedder_names(config)[0]
+    try:
+        return Embedder.load(name, threads=threads)  # type: ignore[return-value]
+    except ModelNotBuiltError:  # first use: build it (about 15 s, once)
+        from vaultsync.models.convert.build import load_embedder
+
+        return load_embedder(name, threads=threads)  # type: ignore[return-value]
 
 
 CACHE_LOOKUP_MIN = 32  # below this many new vectors, embedding is cheaper than importing LanceDB

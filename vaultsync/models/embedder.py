@@ -8,7 +8,7 @@ L2-normalise. Cosine similarity is then a dot product.
 
 Usage::
 
-    emb = Embedder.load()                      # builds into the cache on first use
+    emb = Embedder.load()                      # from the user cache (see models.convert.build.load_embedder)
     q = emb.embed_queries(["how do we rotate DB credentials?"])   # [1, 384]
     P = emb.embed_passages(chunks)                                # [n, 384]
     scores = P @ q[0]
@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,11 +63,6 @@ def model_id(name: str, version: int, build_info: dict[str, Any]) -> str:
     files = build_info["files"]
     digest = hashlib.sha256((files["model.onnx"]["sha256"] + files["tokenizer.json"]["sha256"]).encode()).hexdigest()
     return f"{name}@v{version}+{digest[:12]}"
-
-
-def stderr_progress(message: str) -> None:
-    """Default progress sink: one line on stderr."""
-    print(f"vaultsync: {message}", file=sys.stderr, flush=True)
 
 
 class Embedder:
@@ -126,14 +120,13 @@ class Embedder:
         threads: int = 2,
         cache_dir: str | os.PathLike[str] | None = None,
         *,
-        build: bool = True,
-        progress: Callable[[str], None] | None = stderr_progress,
         max_batch_tokens: int = 8192,
         max_batch_size: int | None = None,
         spin: bool = False,
         tokenizer: Backend = "auto",
     ) -> TextEmbedder:
-        """Load ``model`` from the cache, building it first when absent and ``build``.
+        """Load ``model`` from the user cache (to build it first when absent, use
+        :func:`vaultsync.models.convert.build.load_embedder`).
 
         ``model`` is a manifest name: ``multilingual-e5-small`` (this class) or
         ``use-multilingual`` (:class:`vaultsync.models.use_embedder.UseEmbedder`,
@@ -144,8 +137,7 @@ class Embedder:
         both give identical ids.
 
         Raises:
-            ModelNotBuiltError: not built and ``build`` is False.
-            vaultsync.models.build.BuildError: the build failed (bad source, probe mismatch).
+            ModelNotBuiltError: not built.
             vaultsync.models.manifest.ManifestError: unknown model.
         """
         m = manifests.load(model)
@@ -156,11 +148,7 @@ class Embedder:
         folder = cache.model_dir(m.name, m.version, cache_dir)
         info = cache.read_build_info(folder)
         if info is None:
-            if not build:
-                raise ModelNotBuiltError(f"model {m.name!r} is not built; run `vaultsync models build`")
-            from vaultsync.models.build import build_model
-
-            info = build_model(m.name, cache_dir=cache_dir, progress=progress).info
+            raise ModelNotBuiltError(f"model {m.name!r} is not built; run `vaultsync models build`")
         return cls(
             folder,
             m,

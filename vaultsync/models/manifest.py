@@ -9,6 +9,7 @@ whenever a change to the recipe would change the vectors.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,3 +95,12 @@ def load(name: str, directory: Path | None = None) -> Manifest:
         )
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise ManifestError(f"{path}: invalid manifest ({exc})") from None
+
+
+def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
+    """Hex sha256 of a file, read in 1 MiB chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()

@@ -25,7 +25,7 @@ import numpy as np
 from vaultsync.models import cache
 from vaultsync.models import manifest as manifests
 from vaultsync.models.base import Kind, check_texts
-from vaultsync.models.e5_bin import sha256_file
+from vaultsync.models.manifest import sha256_file
 
 
 def model_id(manifest: manifests.Manifest) -> str:

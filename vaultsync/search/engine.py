@@ -71,7 +71,7 @@ def verified_bundled_reranker() -> Path:
     """:func:`bundled_reranker` after checking its files against the sha256 sums in the manifest that
     ships with the package. Raises ``vaultsync.models.cross_encoder.CrossEncoderError`` on a mismatch."""
     from vaultsync.models.cross_encoder import CrossEncoderError
-    from vaultsync.models.e5_bin import sha256_file
+    from vaultsync.models.manifest import sha256_file
 
     folder = bundled_reranker()
     files = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))["files"]

@@ -3,15 +3,15 @@
 Run from the repository root with the ``search`` and ``train`` extras installed
 (``pip install -e '.[search,train]'``; training needs PyTorch CPU only)::
 
-    python models/reranker/recipe.py all --work /tmp/vaultsync-reranker
+    python training/reranker/recipe.py all --work /tmp/vaultsync-reranker
 
 or stage by stage: ``data`` (pairs + hard negatives, from shared/train only),
 ``vocab`` (pruned tokenizer), ``train`` (PyTorch, CPU), ``export`` (ONNX INT8,
 calibration, cut-off threshold, golden probe, manifest), ``fusion`` (held-out
 check on the first stage's top 20; ``fusion_weight`` of the rank fusion). Every stage reads
-``models/reranker/recipe.json`` and writes into ``--work``; ``export`` writes
-the model folder ``models/reranker/<name>/``. Inputs are checked against
-``models/reranker/data-manifest.json`` (paths under shared/train, sha256).
+``training/reranker/recipe.json`` and writes into ``--work``; ``export`` writes
+the model folder ``models/reranker/<name>/`` (what the package ships). Inputs are checked
+against ``training/reranker/data-manifest.json`` (paths under shared/train, sha256).
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+MODELS = ROOT / "models" / "reranker"  # the shipped model folders
 sys.path.insert(0, str(ROOT))
 
-from vaultsync.models.e5_bin import sha256_file  # noqa: E402
-from vaultsync.models.reranker_train import data as datamod  # noqa: E402
+from training.reranker import data as datamod  # noqa: E402
+from vaultsync.models.manifest import sha256_file  # noqa: E402
 
 
 def log(msg: str) -> None:
@@ -63,12 +64,12 @@ def check_inputs(cfg: dict) -> list[Path]:
 
 def stage_data(cfg: dict, work: Path) -> None:
     check_inputs(cfg)
-    from vaultsync.models.embedder import Embedder
+    from vaultsync.models.convert.build import load_embedder
 
     dcfg = cfg["data"]
     corpus = datamod.build_corpus(train_dir(cfg), dcfg, say=log)
     threads = int(cfg["train"].get("threads", 1))
-    emb = Embedder.load(threads=threads)
+    emb = load_embedder(threads=threads)
     emb.max_tokens = int(dcfg.get("mine_max_tokens", 160))  # type: ignore[attr-defined]
     t0 = time.perf_counter()
 
@@ -106,7 +107,7 @@ def stage_data(cfg: dict, work: Path) -> None:
 
 
 def stage_vocab(cfg: dict, work: Path) -> None:
-    from vaultsync.models.reranker_train import vocab
+    from training.reranker import vocab
 
     check_inputs(cfg)
     info = vocab.build_pruned_tokenizer(train_dir(cfg), cfg["vocab"], work / "vocab", say=log)
@@ -120,16 +121,16 @@ def stage_train(cfg: dict, work: Path) -> None:
 
 
 def stage_export(cfg: dict, work: Path) -> None:
-    from vaultsync.models.reranker_train import export
+    from training.reranker import export
 
-    export.export_model(cfg, work, HERE / cfg["name"], say=log)
+    export.export_model(cfg, work, MODELS / cfg["name"], say=log)
 
 
 def stage_fusion(cfg: dict, work: Path) -> None:
     """Held-out check on the first stage's top 20 (validation queries) and the rank-fusion weight."""
+    from training.reranker import fusion
+    from vaultsync.models.convert.build import load_embedder
     from vaultsync.models.cross_encoder import CrossEncoder
-    from vaultsync.models.embedder import Embedder
-    from vaultsync.models.reranker_train import fusion
 
     corpus = datamod.load_corpus(work / "data")
     # the pools hold every passage build_corpus rendered (the saved corpus keeps only those in groups);
@@ -144,7 +145,7 @@ def stage_fusion(cfg: dict, work: Path) -> None:
             nonlocal emb
             log(f"  embedding {len(texts)} texts (vector cache miss)")
             if emb is None:
-                emb = Embedder.load(threads=threads)
+                emb = load_embedder(threads=threads)
                 emb.max_tokens = int(cfg["data"].get("mine_max_tokens", 160))  # type: ignore[attr-defined]
             return emb.embed_queries(texts) if kind == "q" else emb.embed_passages(texts)
         return run
@@ -156,7 +157,7 @@ def stage_fusion(cfg: dict, work: Path) -> None:
         first = datamod.first_stage_rankings(corpus, {q.qid for q in val}, lazy("q"), lazy("p"), cfg["data"],
                                              vector_cache=work / "vectors")
         cached.write_text(json.dumps(first), encoding="utf-8")
-    dest = HERE / cfg["name"]
+    dest = MODELS / cfg["name"]
     ce = CrossEncoder.load(dest, threads=threads)
     report = fusion.evaluate_fusion(corpus, val, first, ce.score)
     log(f"fusion: {json.dumps({k: report[k] for k in ('evaluated', 'first_stage', 'reranker', 'best_weight')})}")

@@ -34,10 +34,10 @@ from tokenizers import Tokenizer
 from torch.nn import functional as F
 from torch_model import CrossEncoderModel, init_head
 
+from training.reranker.data import QueryRec, load_corpus
 from vaultsync.models import manifest as manifests
-from vaultsync.models.build import locate_source, verify_source
-from vaultsync.models.e5_bin import E5Bin, encoder_weights
-from vaultsync.models.reranker_train.data import QueryRec, load_corpus
+from vaultsync.models.convert.build import locate_source, verify_source
+from vaultsync.models.convert.e5_bin import E5Bin, encoder_weights
 
 
 def e5_init_weights(keep: np.ndarray, layers: int) -> dict[str, np.ndarray]:

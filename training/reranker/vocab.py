@@ -146,6 +146,6 @@ def build_pruned_tokenizer(train_dir: Path, cfg: dict[str, Any], out_dir: Path,
 
 
 def _sha(path: Path) -> str:
-    from vaultsync.models.e5_bin import sha256_file
+    from vaultsync.models.manifest import sha256_file
 
     return sha256_file(path)

@@ -5,7 +5,7 @@ Steps (the recipe's ``export`` stage):
 1. assemble the weights: the trained float32 tensors, except the (frozen)
    word-embedding table, which goes back into e5's exact Q4_0 packing for the
    kept vocabulary rows (checked identical to what training used);
-2. write the graph with :func:`vaultsync.models.onnx_graph.build_cross_encoder`
+2. write the graph with :func:`vaultsync.models.convert.onnx_graph.build_cross_encoder`
    (inputs ``input_ids``, ``attention_mask`` → ``logits [batch, 1]``, RoBERTa
    head on ``<s>``) and quantise MatMul / Attention weights to INT8 per output
    channel like the embedder build;
@@ -32,14 +32,15 @@ from typing import Any
 import numpy as np
 import onnx
 
+from training.reranker import calibration as cal
+from training.reranker.data import QueryRec, load_corpus, stable_unit
 from vaultsync.models import manifest as manifests
-from vaultsync.models.build import _quantize, locate_source, verify_source
+from vaultsync.models.convert.build import _quantize, locate_source, verify_source
+from vaultsync.models.convert.e5_bin import E5Bin
+from vaultsync.models.convert.onnx_graph import EncoderConfig, build_cross_encoder
 from vaultsync.models.cross_encoder import CrossEncoder
-from vaultsync.models.e5_bin import E5Bin, sha256_file
 from vaultsync.models.embedder import make_session
-from vaultsync.models.onnx_graph import EncoderConfig, build_cross_encoder
-from vaultsync.models.reranker_train import calibration as cal
-from vaultsync.models.reranker_train.data import QueryRec, load_corpus, stable_unit
+from vaultsync.models.manifest import sha256_file
 
 Say = Callable[[str], None]
 MODEL_FILES = ("model.onnx", "tokenizer.json", "vaultsync.json", "config.json")

@@ -1,7 +1,7 @@
 """The reranker as a PyTorch module (training only; run time uses the ONNX export).
 
 A post-LayerNorm BERT / XLM-R encoder (the graph that
-:func:`vaultsync.models.onnx_graph.build_cross_encoder` writes, layer for layer)
+:func:`vaultsync.models.convert.onnx_graph.build_cross_encoder` writes, layer for layer)
 with the RoBERTa classification head on the first token. Parameter names are
 those of a Hugging Face state dict without the ``roberta.`` prefix, so
 ``state_dict()`` feeds the ONNX builder directly.
@@ -117,7 +117,7 @@ def init_head(model: CrossEncoderModel, seed: int = 0) -> None:
             lin.bias.zero_()
 
 
-if __name__ == "__main__":  # speed check: python models/reranker/torch_model.py LAYERS SEQ GROUP THREADS
+if __name__ == "__main__":  # speed check: python training/reranker/torch_model.py LAYERS SEQ GROUP THREADS
     import sys
     import time
 

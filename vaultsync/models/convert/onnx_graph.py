@@ -91,7 +91,7 @@ class EncoderConfig:
 
     @classmethod
     def from_header(cls, header: Any, **overrides: Any) -> EncoderConfig:
-        """The shape an e5 ``.bin`` header describes (:class:`vaultsync.models.e5_bin.Header`), plus overrides."""
+        """The shape an e5 ``.bin`` header describes (:class:`vaultsync.models.convert.e5_bin.Header`), plus overrides."""
         fields = ("hidden", "layers", "heads", "ffn", "vocab", "max_positions", "type_vocab", "eps")
         return cls(**{**{f: getattr(header, f) for f in fields}, **overrides})
 

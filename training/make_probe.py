@@ -2,7 +2,7 @@
 
 Command (from the repository root)::
 
-    python models/recipes/make_probe.py [multilingual-e5-small|use-multilingual]
+    python training/make_probe.py [multilingual-e5-small|use-multilingual]
 
 For ``multilingual-e5-small`` it builds the unquantised reference model into a
 temporary folder (the INT8 build must land within the manifest's tolerance of
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from vaultsync.models import manifest as manifests
 from vaultsync.models import probe
-from vaultsync.models.build import build_reference
+from vaultsync.models.convert.build import build_reference
 from vaultsync.resources import data_dir
 
 

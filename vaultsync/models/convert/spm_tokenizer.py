@@ -6,14 +6,14 @@ runs of spaces → ``Metaspace`` (``▁``, always prepended, split on ``▁``) �
 SentencePiece Unigram Viterbi (Kudo 2018) over the file's pieces and scores,
 unknown characters → ``<unk>`` (consecutive ones fused) → ``<s> … </s>``
 (pairs: ``<s> A </s></s> B </s>``). The normaliser table is rebuilt by
-:mod:`vaultsync.models.spm_normalizer`.
+:mod:`vaultsync.models.convert.spm_normalizer`.
 """
 
 from __future__ import annotations
 
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
-from vaultsync.models.e5_bin import SpmData
+from vaultsync.models.convert.e5_bin import SpmData
 
 _SPECIALS = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
 

@@ -28,6 +28,7 @@ import json
 import logging
 import os
 import platform
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -39,11 +40,14 @@ from tokenizers import Tokenizer
 
 from vaultsync.models import cache, probe
 from vaultsync.models import manifest as manifests
+from vaultsync.models.base import TextEmbedder
 from vaultsync.models.compact_tokenizer import CompactTokenizer, mismatches, write_unigram_data
-from vaultsync.models.e5_bin import E5Bin, E5BinError, encoder_weights, sha256_file
-from vaultsync.models.onnx_graph import EncoderConfig, build_embedder
-from vaultsync.models.spm_normalizer import build_table, table_sha256, to_charsmap
-from vaultsync.models.spm_tokenizer import build_tokenizer
+from vaultsync.models.convert.e5_bin import E5Bin, E5BinError, encoder_weights
+from vaultsync.models.convert.onnx_graph import EncoderConfig, build_embedder
+from vaultsync.models.convert.spm_normalizer import build_table, table_sha256, to_charsmap
+from vaultsync.models.convert.spm_tokenizer import build_tokenizer
+from vaultsync.models.embedder import Embedder
+from vaultsync.models.manifest import sha256_file
 
 Progress = Callable[[str], None]
 Precision = Literal["int8", "fp32"]
@@ -95,6 +99,27 @@ def verify_source(path: Path, source: manifests.Source) -> None:
             f"{path} does not match the manifest (sha256 {digest[:16]}…, {size} bytes; expected "
             f"{source.sha256[:16]}…, {source.size} bytes): reinstall '{source.distribution}=={source.version}'"
         )
+
+
+def stderr_progress(message: str) -> None:
+    """Default progress sink: one line on stderr."""
+    print(f"vaultsync: {message}", file=sys.stderr, flush=True)
+
+
+def load_embedder(name: str = "multilingual-e5-small", threads: int = 2,
+                  cache_dir: str | os.PathLike[str] | None = None,
+                  progress: Progress | None = stderr_progress, **kwargs: Any) -> TextEmbedder:
+    """:meth:`Embedder.load <vaultsync.models.embedder.Embedder.load>`, building the model into the
+    cache first when it is absent (about 15 s, once; ``progress`` hears about it).
+
+    Raises:
+        BuildError: the build failed (bad source, probe mismatch).
+        vaultsync.models.manifest.ManifestError: unknown model.
+    """
+    m = manifests.load(name)
+    if m.kind == "e5-onnx" and cache.read_build_info(cache.model_dir(m.name, m.version, cache_dir)) is None:
+        build_model(name, cache_dir=cache_dir, progress=progress, threads=threads)
+    return Embedder.load(name, threads=threads, cache_dir=cache_dir, **kwargs)
 
 
 def build_model(
@@ -231,8 +256,6 @@ def _build_into(
     }
     if precision == "int8":
         say("verifying the golden probe")
-        from vaultsync.models.embedder import Embedder
-
         emb = Embedder(tmp, m, info, threads=threads)
         got = probe.measure(emb, m.probe["items"])
         problems = probe.compare(m.probe, got)

@@ -35,7 +35,7 @@ import sys
 import unicodedata
 from collections.abc import Iterable, Mapping
 
-from vaultsync.models import darts
+from vaultsync.models.convert import darts
 
 
 def _is_unicode_char(cp: int) -> bool:

@@ -29,7 +29,6 @@ neighbour pair), which a never-trained padding row would not be.
 
 from __future__ import annotations
 
-import hashlib
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -185,15 +184,6 @@ class E5Bin:
         return (count,)
 
 
-def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
-    """Hex sha256 of a file, read in 1 MiB chunks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _parse(data: bytes) -> tuple[E5Header, SpmData, dict[str, _TensorEntry]]:
     if len(data) < 64 or data[:4] != MAGIC:
         raise E5BinError("not an E5S1 model file (bad magic or truncated)")
@@ -266,7 +256,7 @@ _LAYER_NAMES = {
 
 
 def encoder_weights(src: E5Bin) -> dict[str, np.ndarray]:
-    """Map the file's tensors to :mod:`vaultsync.models.onnx_graph` weight names.
+    """Map the file's tensors to :mod:`vaultsync.models.convert.onnx_graph` weight names.
 
     The word-embedding table stays in its Q4_0 packing (``q4_packed`` /
     ``q4_scales``: lossless, 54 MB instead of 384 MB as float32); every other

@@ -1,7 +1,7 @@
 """Held-out check in the pipeline's setting, and the weight of an optional rank fusion with the first stage.
 
 For every validation query the first stage (BM25 + dense, fused by reciprocal
-rank, :func:`vaultsync.models.reranker_train.data.first_stage_rankings`) gives
+rank, :func:`training.reranker.data.first_stage_rankings`) gives
 the top 20, which the exported reranker scores. Reported on these held-out
 training-distribution queries: the first stage's ranking, the reranker's, and
 reciprocal-rank fusion of the two, ``w / (k + rank_reranker) + (1 - w) / (k +
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from vaultsync.models.reranker_train.data import Corpus, QueryRec
+from training.reranker.data import Corpus, QueryRec
 from vaultsync.search.fusion import rerank_order
 
 GRID = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
