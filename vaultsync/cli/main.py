@@ -52,7 +52,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns the process exit code (0 ok, 1 findings/errors, 2 usage)."""
+    """Run the CLI; returns the process exit code (0 ok, 1 findings/errors, 2 usage, 3 internal error)."""
     argv = sys.argv[1:] if argv is None else argv
     command = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser(command if command in COMMANDS else None)
@@ -66,11 +66,16 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # last line of defence: one clear line, never a traceback
+    except Exception as exc:  # last line of defence: one clear line, the traceback in the crash log
         if os.environ.get("VAULTSYNC_DEBUG"):
             raise
-        print(f"vaultsync {args.command}: error: {exc} (set VAULTSYNC_DEBUG=1 for details)", file=sys.stderr)
-        return 2
+        from vaultsync.logs import CRASH_EXIT, write_crash_report
+
+        log = write_crash_report(exc, argv)
+        where = f"the traceback is in {log}; please attach it to a bug report" if log else \
+            "set VAULTSYNC_DEBUG=1 for the traceback"
+        print(f"vaultsync {args.command}: internal error: {type(exc).__name__}: {exc} ({where})", file=sys.stderr)
+        return CRASH_EXIT
 
 
 if __name__ == "__main__":
