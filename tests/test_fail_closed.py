@@ -226,35 +226,35 @@ def test_check_locates_any_forbidden_character_anywhere_in_frontmatter(vault, ch
 
 # (name, frontmatter lines, the include option that shows the note, what check says)
 FAIL_OPEN = [
-    ("expires-unpadded", 'expires: "2020-1-1"\n', {"include_expired": True}, 'LC001 expires: cannot read `"2020-1-1"`'),
-    ("expires-future-unpadded", "expires: 2099-1-1\n", {"include_expired": True}, "LC001 expires: cannot read `2099-1-1`"),
+    ("expires-unpadded", 'expires: "2020-1-1"\n', {"include_expired": True}, "LC001 expires: cannot read '2020-1-1'"),
+    ("expires-future-unpadded", "expires: 2099-1-1\n", {"include_expired": True}, "LC001 expires: cannot read '2099-1-1'"),
     ("expires-trailing-space", 'expires: "2099-01-01 "\n', {"include_expired": True},
-     'LC001 expires: cannot read `"2099-01-01 "`'),
-    ("expires-list", "expires: [2099-01-01]\n", {"include_expired": True}, "LC001 expires: cannot read `[2099-01-01]`"),
-    ("expires-false", "expires: false\n", {"include_expired": True}, "LC001 expires: cannot read `false`"),
-    ("expires-number", "expires: 20990101\n", {"include_expired": True}, "LC001 expires: cannot read `20990101`"),
-    ("expires-empty-string", 'expires: ""\n', {"include_expired": True}, 'LC001 expires: cannot read `""`'),
-    ("confidence-string", 'confidence: "0.9"\n', {"min_confidence": 0.0}, 'LC001 confidence: cannot read `"0.9"`'),
-    ("confidence-word", "confidence: high\n", {"min_confidence": 0.0}, "LC001 confidence: cannot read `high`"),
-    ("confidence-nan", "confidence: .nan\n", {"min_confidence": 0.0}, "LC001 confidence: cannot read `.nan`"),
-    ("confidence-minus-inf", "confidence: -.inf\n", {"min_confidence": 0.0}, "LC001 confidence: cannot read `-.inf`"),
-    ("confidence-inf", "confidence: .inf\n", {"min_confidence": 0.0}, "LC001 confidence: cannot read `.inf`"),
-    ("confidence-list", "confidence: [0.9]\n", {"min_confidence": 0.0}, "LC001 confidence: cannot read `[0.9]`"),
-    ("confidence-false", "confidence: false\n", {"min_confidence": 0.0}, "LC001 confidence: cannot read `false`"),
+     "LC001 expires: cannot read '2099-01-01 '"),
+    ("expires-list", "expires: [2099-01-01]\n", {"include_expired": True}, "LC001 expires: cannot read [2099-01-01]"),
+    ("expires-false", "expires: false\n", {"include_expired": True}, "LC001 expires: cannot read false"),
+    ("expires-number", "expires: 20990101\n", {"include_expired": True}, "LC001 expires: cannot read 20990101"),
+    ("expires-empty-string", 'expires: ""\n', {"include_expired": True}, "LC001 expires: cannot read ''"),
+    ("confidence-string", 'confidence: "0.9"\n', {"min_confidence": 0.0}, "LC001 confidence: cannot read '0.9'"),
+    ("confidence-word", "confidence: high\n", {"min_confidence": 0.0}, "LC001 confidence: cannot read 'high'"),
+    ("confidence-nan", "confidence: .nan\n", {"min_confidence": 0.0}, "LC001 confidence: cannot read .nan"),
+    ("confidence-minus-inf", "confidence: -.inf\n", {"min_confidence": 0.0}, "LC001 confidence: cannot read -.inf"),
+    ("confidence-inf", "confidence: .inf\n", {"min_confidence": 0.0}, "LC001 confidence: cannot read .inf"),
+    ("confidence-list", "confidence: [0.9]\n", {"min_confidence": 0.0}, "LC001 confidence: cannot read [0.9]"),
+    ("confidence-false", "confidence: false\n", {"min_confidence": 0.0}, "LC001 confidence: cannot read false"),
     ("status-capitalised", "status: Superseded\n", {"include_superseded": True},
      "LC002 warning: status: 'Superseded' is read as 'superseded'"),
     ("status-upper-padded", 'status: " SUPERSEDED "\n', {"include_superseded": True},
      "LC002 warning: status: ' SUPERSEDED ' is read as 'superseded'"),
-    ("status-list", "status: [superseded]\n", {"include_superseded": True}, "LC001 status: cannot read `[superseded]`"),
-    ("status-false", "status: false\n", {"include_superseded": True}, "LC001 status: cannot read `false`"),
+    ("status-list", "status: [superseded]\n", {"include_superseded": True}, "LC001 status: cannot read [superseded]"),
+    ("status-false", "status: false\n", {"include_superseded": True}, "LC001 status: cannot read false"),
     ("superseded-by-number", "superseded_by: 42\n", {"include_superseded": True},
-     "LC001 superseded_by: cannot read `42`"),
-    ("superseded-by-empty", 'superseded_by: ""\n', {"include_superseded": True}, 'LC001 superseded_by: cannot read `""`'),
+     "LC001 superseded_by: cannot read 42"),
+    ("superseded-by-empty", 'superseded_by: ""\n', {"include_superseded": True}, "LC001 superseded_by: cannot read ''"),
     ("superseded-by-unquoted-link", "superseded_by: [[target]]\n", {"include_superseded": True},
-     "LC001 superseded_by: cannot read `[[target]]`"),
-    ("supersedes-number", "supersedes: 7\n", {"include_superseded": True}, "LC001 supersedes: cannot read `7`"),
+     "LC001 superseded_by: cannot read [[target]]"),
+    ("supersedes-number", "supersedes: 7\n", {"include_superseded": True}, "LC001 supersedes: cannot read 7"),
     ("supersedes-mapping", "supersedes: {a: 1}\n", {"include_superseded": True},
-     "LC001 supersedes: cannot read `{a: 1}`"),
+     "LC001 supersedes: cannot read {a: 1}"),
 ]
 
 
@@ -264,7 +264,7 @@ def _typed(name: str, fm: str, word: str) -> str:
     extra = fm
     if fm.startswith("status:"):
         status, extra = fm[len("status:"):].strip(), ""
-    return adr(f"ADR-{abs(hash(name)) % 9000 + 1000}", title=f"Note {word}", status=status, extra=extra,
+    return adr(f"ADR-{1000 + [n for n, *_ in FAIL_OPEN].index(name)}", title=f"Note {word}", status=status, extra=extra,
                body=f"The {word} note body.\n")
 
 
@@ -293,9 +293,9 @@ def test_every_fail_open_value_is_hidden_by_default_and_reported_by_check(vault,
 def test_lc001_message_names_the_field_the_raw_text_and_the_effect(vault):
     vault.write(f"{UNTYPED}/a.md", plain("x", 'title: T\nexpires: "2020-1-1"\nlast_validated: 2024-3-1\n'))
     assert vault.check().lines == [
-        f'{UNTYPED}/a.md:3:10: LC001 expires: cannot read `"2020-1-1"` as a date (YYYY-MM-DD); '
+        f"{UNTYPED}/a.md:3:10: LC001 expires: cannot read '2020-1-1' as a date (YYYY-MM-DD); "
         "search hides this note until it is fixed",
-        f"{UNTYPED}/a.md:4:17: LC001 last_validated: cannot read `2024-3-1` as a date (YYYY-MM-DD); "
+        f"{UNTYPED}/a.md:4:17: LC001 last_validated: cannot read '2024-3-1' as a date (YYYY-MM-DD); "
         "search ignores it when ranking by recency",
     ]
 
@@ -413,3 +413,81 @@ def test_notes_are_never_rewritten(vault):
     vault.check()
     for path, text in files.items():
         assert (vault.root / path).read_bytes() == text.encode()
+
+
+# --- property: any value of a filtering field is either read or hides the note ------------------
+
+_TODAY = __import__("datetime").date(2026, 6, 1)
+_SCALARS = st.one_of(
+    st.sampled_from(["true", "false", "null", "~", ".nan", ".NaN", ".inf", "-.inf", "+.inf", "0", "1", "0.49",
+                     "0.5", "-0.1", "1e3", "0x10", "2026-06-01", "2026-6-1", "2026-05-31", "2099-12-31",
+                     "2026-02-30", "2026-06-01T10:00:00Z", "superseded", "Superseded", "SUPERSEDED",
+                     "superseded by [[x]]", "accepted", "1" + "0" * 400, "-1" + "0" * 400, "[]", "{}", "[0.9]", "[2099-01-01]", "''", '""', '" "']),
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Zl", "Zp")), max_size=12)
+    .map(lambda t: json.dumps(t, ensure_ascii=False)),
+    st.floats(allow_nan=False, allow_infinity=False, width=32).map(repr),
+)
+
+
+def _readable(field: str, value) -> bool:  # type: ignore[no-untyped-def]
+    """The specification, written independently of the reader: what each field must hold."""
+    import datetime as dt
+    import math
+    import re
+
+    if field == "expires":
+        m = re.fullmatch(r"(\d{4}-\d{2}-\d{2})(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[Zz]|[+-]\d{2}:?\d{2})?)?",
+                         value) if isinstance(value, str) else None
+        try:
+            return bool(m) and bool(dt.date.fromisoformat(m.group(1)))
+        except ValueError:
+            return False
+    if field == "confidence":
+        try:
+            return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(float(value))
+        except OverflowError:
+            return False
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _visible(field: str, value) -> bool:  # type: ignore[no-untyped-def]
+    """Shown by default: absent, or readable and not filtered (expired, below 0.5, superseded)."""
+    import datetime as dt
+    import re
+
+    if value is None:
+        return True
+    if not _readable(field, value):
+        return False
+    if field == "expires":
+        return dt.date.fromisoformat(value[:10]) >= _TODAY
+    if field == "confidence":
+        return float(value) >= 0.5
+    return value.strip().casefold() != "superseded" and not re.match(r"superseded\s+by\s", value.strip(), re.I)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(field=st.sampled_from(["expires", "confidence", "status"]), source=_SCALARS)
+def test_a_filtering_field_is_read_or_hides_the_note(tmp_path, field, source):
+    from vaultsync.checks.lifecycle import check_lifecycle_fields
+    from vaultsync.index.records import note_record
+    from vaultsync.index.sqlite_store import SqliteStore
+    from vaultsync.search.lifecycle import LifecyclePolicy, exclusions
+    from vaultsync.vault.note import parse_text
+    from vaultsync.vault.resolve import LinkIndex
+
+    note = parse_text("n.md", f"---\n{field}: {source}\n---\nBody.\n")
+    if note.fm_state != "mapping":
+        return  # not a value of the field (a YAML error, reported as such)
+    value = note.frontmatter.get(field)
+    db = tmp_path / f"{abs(hash((field, source)))}.sqlite"
+    store = SqliteStore(db)
+    try:
+        store.apply([], [note_record(note, "0" * 40, LinkIndex(["n.md"]), [], 100)], {})
+        hidden = exclusions(store.db, LifecyclePolicy(today=_TODAY))
+    finally:
+        store.close()
+        db.unlink()
+    assert ("n.md" not in hidden) == _visible(field, value), (field, source, value, hidden.reasons)
+    codes = {d.code for d in check_lifecycle_fields(note)}
+    assert ("LC001" in codes) == (value is not None and not _readable(field, value)), (field, source, value, codes)

@@ -26,8 +26,8 @@ def check_lifecycle_fields(note: Note) -> list[Diagnostic]:
     """LC001 for a lifecycle field that cannot be read, LC002 for a ``status`` in another case.
 
     Runs in every folder, typed or not: search hides a note with an unreadable
-    lifecycle field (the filters fail closed), so the author must hear about it.
-    The message quotes the value as written in the file.
+    lifecycle field (the filters fail closed), so the author must hear about it,
+    also where a type's schema reports the value too.
     """
     out: list[Diagnostic] = []
     for bad in read_lifecycle(note.frontmatter).unreadable:
@@ -36,7 +36,7 @@ def check_lifecycle_fields(note: Note) -> list[Diagnostic]:
         effect = "search hides this note until it is fixed" if FILTER_OF[bad.field] \
             else "search ignores it when ranking by recency"
         out.append(Diagnostic(note.path, line, col, "LC001",
-                              f"{bad.field}: cannot read {_raw(note, line, col)} as {bad.expected}; {effect}"))
+                              f"{bad.field}: cannot read {_raw(note, bad.value, line, col)} as {bad.expected}; {effect}"))
     status = normalised_frontmatter(note.frontmatter).get("status")
     if isinstance(status, str) and status.strip().casefold() == "superseded" and status != "superseded":
         line, col = note.position(("status",))
@@ -46,13 +46,15 @@ def check_lifecycle_fields(note: Note) -> list[Diagnostic]:
     return out
 
 
-def _raw(note: Note, line: int, col: int) -> str:
-    """The value as written: the rest of its line in the file, quoted, shortened to ``_RAW_MAX`` characters."""
-    lines = note.text.split("\n")
-    text = lines[line - 1][col - 1:].rstrip() if 0 < line <= len(lines) else ""
-    if len(text) > _RAW_MAX:
-        text = text[:_RAW_MAX - 1] + "…"
-    return f"`{text}`"
+def _raw(note: Note, value: Any, line: int, col: int) -> str:
+    """A string value in quotes (as ``DT001`` shows it), any other value as written in the file,
+    shortened to ``_RAW_MAX`` characters."""
+    if isinstance(value, str):
+        text = f"'{value}'"
+    else:
+        lines = note.text.split("\n")
+        text = lines[line - 1][col - 1:].rstrip() if 0 < line <= len(lines) else repr(value)
+    return text if len(text) <= _RAW_MAX else text[:_RAW_MAX - 1] + "…"
 
 
 def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING) -> list[Diagnostic]:

@@ -85,7 +85,7 @@ def lifecycle(note: Note, index: LinkIndex) -> dict[str, Any]:
         "memory_id": text("memory_id"), "type": text("type"), "status": read.status,
         "created": _date(fm.get("created")), "last_validated": _date(fm.get("last_validated")),
         "expires": read.expires.isoformat() if read.expires else None,
-        "confidence": _number(read.confidence, float),
+        "confidence": read.confidence,  # a finite float: any fits a REAL column
         "importance": _number(fm.get("importance"), int), "superseded_by": superseded_by,
         "unreadable": json.dumps(unreadable, ensure_ascii=False, sort_keys=True) if unreadable else None,
     }

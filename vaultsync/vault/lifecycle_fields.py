@@ -90,10 +90,11 @@ def read_lifecycle(frontmatter: dict[str, Any]) -> Lifecycle:
             setattr(out, key, date)
     value = fm.get("confidence")
     if value is not None:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        number = _finite(value)
+        if number is None:
             bad("confidence")
         else:
-            out.confidence = float(value)
+            out.confidence = number
     value = fm.get("status")
     if value is not None:
         if isinstance(value, str) and value.strip():
@@ -109,6 +110,17 @@ def read_lifecycle(frontmatter: dict[str, Any]) -> Lifecycle:
         else:
             setattr(out, key, refs)
     return out
+
+
+def _finite(value: Any) -> float | None:
+    """``value`` as a finite float, None for anything else (booleans, strings, ``.nan``, huge integers)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _refs(value: Any, many: bool) -> list[str] | None:
