@@ -148,6 +148,9 @@ def test_the_bad_note_stays_recorded_after_syncs_that_do_not_touch_it(vault):
     sync(vault)
     sync(vault)  # up to date: the warnings of the indexed tree are kept
     assert any("bad.md:2:9: FM017" in w for w in status(vault)["warnings"])
+    res = run_cli(["index", "--rebuild", "--quiet"], vault.root)
+    assert res.code == 0 and "bad.md:2:9: FM017" in res.err
+    assert any("bad.md:2:9: FM017" in w for w in status(vault)["warnings"])
     vault.write(f"{UNTYPED}/bad.md", "---\ntitle: a\n---\nBody.\n")
     vault.commit("fixed")
     sync(vault)
@@ -491,3 +494,15 @@ def test_a_filtering_field_is_read_or_hides_the_note(tmp_path, field, source):
     assert ("n.md" not in hidden) == _visible(field, value), (field, source, value, hidden.reasons)
     codes = {d.code for d in check_lifecycle_fields(note)}
     assert ("LC001" in codes) == (value is not None and not _readable(field, value)), (field, source, value, codes)
+
+
+def test_control_characters_in_the_body_are_text(vault):
+    body = "The sassafras note.\n" + "filler line\n" * 800 + "tail \x00 \x07 \x1b \ufffe end\n"
+    assert len(body.encode()) > 8192
+    vault.write(f"{UNTYPED}/body.md", "---\ntitle: Body\n---\n" + body)
+    vault.commit("body")
+    res = vault.check()
+    assert res.code == 0 and "Traceback" not in res.err, res.out
+    sync(vault)
+    assert found(vault, "sassafras") == [f"{UNTYPED}/body.md"]
+    assert status(vault)["warnings"] == []

@@ -18,7 +18,6 @@ from vaultsync.vault.lifecycle_fields import FILTER_OF, read_lifecycle
 from vaultsync.vault.note import Note
 from vaultsync.vault.vault import Vault
 
-
 _RAW_MAX = 60
 
 
