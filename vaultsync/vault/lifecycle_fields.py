@@ -43,7 +43,7 @@ class Unreadable:
 
     Attributes:
         field: the frontmatter key (one of ``LIFECYCLE_FIELDS``).
-        value: the loaded YAML value (``None`` when the whole frontmatter failed to load).
+        value: the loaded YAML value.
         expected: what the field should hold, for the message.
     """
 
