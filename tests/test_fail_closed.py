@@ -122,20 +122,20 @@ def test_a_control_character_note_is_recorded_and_every_other_note_indexed(vault
     vault.write(f"{UNTYPED}/second.md", plain("bandicoot"))
     vault.commit("bad and second", "--no-verify")
     res = sync(vault)
-    assert f"{bad}:{line}:{col}: FM017" in res.err
+    assert f"{bad}:{line}:{col}: FM018" in res.err
     vault.write(f"{UNTYPED}/third.md", plain("chinchilla"))
     vault.commit("third", "--no-verify")
     sync(vault)
     for word, path in (("aardvark", "first"), ("bandicoot", "second"), ("chinchilla", "third")):
         assert found(vault, word) == [f"{UNTYPED}/{path}.md"], word
     warnings = status(vault)["warnings"]
-    assert any(w.startswith(f"{bad}:{line}:{col}: FM017") and char in w for w in warnings), warnings
+    assert any(w.startswith(f"{bad}:{line}:{col}: FM018") and char in w for w in warnings), warnings
     text_status = run_cli(["status"], vault.root).out
-    assert f"warning     {bad}:{line}:{col}: FM017" in text_status
+    assert f"warning     {bad}:{line}:{col}: FM018" in text_status
     res = vault.check()
     assert res.code == 1 and "Traceback" not in res.err
     lines = [x for x in res.lines if x.startswith(bad)]
-    assert len(lines) == 1 and lines[0].startswith(f"{bad}:{line}:{col}: FM017 ") and char in lines[0]
+    assert len(lines) == 1 and lines[0].startswith(f"{bad}:{line}:{col}: FM018 ") and char in lines[0]
     assert "delete it" in lines[0]
 
 
@@ -147,10 +147,10 @@ def test_the_bad_note_stays_recorded_after_syncs_that_do_not_touch_it(vault):
     vault.commit("later")
     sync(vault)
     sync(vault)  # up to date: the warnings of the indexed tree are kept
-    assert any("bad.md:2:9: FM017" in w for w in status(vault)["warnings"])
+    assert any("bad.md:2:9: FM018" in w for w in status(vault)["warnings"])
     res = run_cli(["index", "--rebuild", "--quiet"], vault.root)
-    assert res.code == 0 and "bad.md:2:9: FM017" in res.err
-    assert any("bad.md:2:9: FM017" in w for w in status(vault)["warnings"])
+    assert res.code == 0 and "bad.md:2:9: FM018" in res.err
+    assert any("bad.md:2:9: FM018" in w for w in status(vault)["warnings"])
     vault.write(f"{UNTYPED}/bad.md", "---\ntitle: a\n---\nBody.\n")
     vault.commit("fixed")
     sync(vault)
@@ -218,7 +218,7 @@ def test_check_locates_any_forbidden_character_anywhere_in_frontmatter(vault, ch
     vault.write(f"{UNTYPED}/n.md", f"---\n{yaml_text}\n---\nBody.\n")
     res = vault.check()
     assert res.code == 1 and "Traceback" not in res.out + res.err
-    assert res.lines == [f"{UNTYPED}/n.md:{line}:{col}: FM017 "
+    assert res.lines == [f"{UNTYPED}/n.md:{line}:{col}: FM018 "
                          f"{'non-character' if ord(char) >= 0xFFFE else 'control character'} U+{ord(char):04X} "
                          f"is not allowed in YAML — delete it (or write it as "
                          f'"{chr(92)}{"x%02X" % ord(char) if ord(char) < 256 else "u%04X" % ord(char)}" '

@@ -296,17 +296,17 @@ _NOT_PRINTABLE = re.compile(r"[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFF
 
 
 def _reader_problem(text: str) -> YamlProblem:
-    """FM017 at the first character outside YAML's printable set (YAML 1.2, section 5.1).
+    """FM018 at the first character outside YAML's printable set (YAML 1.2, section 5.1).
 
     The reader's own offset is not used: libyaml counts bytes, the pure-Python reader characters.
     """
     m = _NOT_PRINTABLE.search(text)
     if m is None:  # pragma: no cover - the reader rejects only what the pattern matches
-        return YamlProblem(0, 0, "YAML error: unprintable character in frontmatter", code="FM017")
+        return YamlProblem(0, 0, "YAML error: unprintable character in frontmatter", code="FM018")
     at, cp = m.start(), ord(m.group())
     line = text.count("\n", 0, at)
     col = at - (text.rfind("\n", 0, at) + 1)
     kind = "control character" if cp < 0x20 or 0x7F <= cp <= 0x9F else "non-character"
     escape = f"\\x{cp:02X}" if cp < 0x100 else f"\\u{cp:04X}"
     return YamlProblem(line, col, f"{kind} U+{cp:04X} is not allowed in YAML — delete it "
-                                  f'(or write it as "{escape}" inside a double-quoted string)', code="FM017")
+                                  f'(or write it as "{escape}" inside a double-quoted string)', code="FM018")
