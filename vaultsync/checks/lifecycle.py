@@ -1,4 +1,5 @@
-"""Lifecycle checks: dates (TTL), unique ``memory_id``, supersession both ways and acyclic.
+"""Lifecycle checks: readable lifecycle fields, dates (TTL), unique ``memory_id``, supersession
+both ways and acyclic.
 
 Supersession model: ``A.supersedes`` lists B ⇔ ``B.superseded_by`` names A. A
 superseded note's ``status`` must say so. References are ``"[[WikiLinks]]"``
@@ -13,8 +14,46 @@ from typing import Any
 
 from vaultsync.diagnostics import ERROR, WARNING, Diagnostic
 from vaultsync.vault.fields import normalised_frontmatter, parse_vault_date
+from vaultsync.vault.lifecycle_fields import FILTER_OF, read_lifecycle
 from vaultsync.vault.note import Note
 from vaultsync.vault.vault import Vault
+
+_RAW_MAX = 60
+
+
+def check_lifecycle_fields(note: Note) -> list[Diagnostic]:
+    """LC001 for a lifecycle field that cannot be read, LC002 for a ``status`` in another case.
+
+    Runs in every folder, typed or not: search hides a note with an unreadable
+    lifecycle field (the filters fail closed), so the author must hear about it,
+    also where a type's schema reports the value too.
+    """
+    out: list[Diagnostic] = []
+    for bad in read_lifecycle(note.frontmatter).unreadable:
+        where = ("status",) if bad.field not in note.frontmatter else (bad.field,)
+        line, col = note.position(where)
+        effect = "search hides this note until it is fixed" if FILTER_OF[bad.field] \
+            else "search ignores it when ranking by recency"
+        out.append(Diagnostic(note.path, line, col, "LC001",
+                              f"{bad.field}: cannot read {_raw(note, bad.value, line, col)} as {bad.expected}; {effect}"))
+    status = normalised_frontmatter(note.frontmatter).get("status")
+    if isinstance(status, str) and status.strip().casefold() == "superseded" and status != "superseded":
+        line, col = note.position(("status",))
+        out.append(Diagnostic(note.path, line, col, "LC002",
+                              f"status: '{status}' is read as 'superseded' — write it in lower case",
+                              severity=WARNING))
+    return out
+
+
+def _raw(note: Note, value: Any, line: int, col: int) -> str:
+    """A string value in quotes (as ``DT001`` shows it), any other value as written in the file,
+    shortened to ``_RAW_MAX`` characters."""
+    if isinstance(value, str):
+        text = f"'{value}'"
+    else:
+        lines = note.text.split("\n")
+        text = lines[line - 1][col - 1:].rstrip() if 0 < line <= len(lines) else repr(value)
+    return text if len(text) <= _RAW_MAX else text[:_RAW_MAX - 1] + "…"
 
 
 def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING) -> list[Diagnostic]:
@@ -131,14 +170,15 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
     for path in sorted(superseded):
         note = vault.notes[path]
         status = normalised_frontmatter(note.frontmatter).get("status")
-        if status != "superseded":
+        if not (isinstance(status, str) and status.strip().casefold() == "superseded"):
             line, col = note.position(("status",))
             out.append(Diagnostic(path, line, col, "SS004",
                                   f"status: is '{status}' but the note is superseded — set status: superseded"))
     for path, note in vault.notes.items():
         if note.fm_state == "mapping" and path not in superseded:
-            if normalised_frontmatter(note.frontmatter).get("status") == "superseded" and "superseded_by" not in note.frontmatter \
-                    and not _is_madr_status(note):
+            status = normalised_frontmatter(note.frontmatter).get("status")
+            if isinstance(status, str) and status.strip().casefold() == "superseded" \
+                    and "superseded_by" not in note.frontmatter and not _is_madr_status(note):
                 line, col = note.position(("status",))
                 out.append(Diagnostic(path, line, col, "SS004",
                                       "status: superseded, but no note supersedes it — add superseded_by"))

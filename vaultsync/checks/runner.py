@@ -16,6 +16,7 @@ from vaultsync.checks.frontmatter import check_frontmatter
 from vaultsync.checks.lifecycle import (
     check_dates,
     check_duplicate_ids,
+    check_lifecycle_fields,
     check_supersession,
 )
 from vaultsync.checks.links import check_links
@@ -74,6 +75,7 @@ def run_checks(vault: Vault, previous: LinkIndex | None = None, today: dt.date |
         out.extend(found if found is not None else analyse_note(config, vault.root, note))
         if note.fm_state == "mapping":
             out.extend(check_dates(note, today, config.severity("expired", WARNING)))
+            out.extend(check_lifecycle_fields(note))
     out.extend(check_duplicate_ids(vault))
     out.extend(check_supersession(vault))
     out.extend(check_links(vault, previous, config.severity("empty_link", WARNING)))

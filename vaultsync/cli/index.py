@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 
 from vaultsync.cli.common import repository
 
@@ -19,12 +20,19 @@ def run(args: argparse.Namespace) -> int:
     repo = repository("index")
     if repo is None:
         return 2
+    from vaultsync.index.layout import layout_for
+    from vaultsync.index.state import write_state
     from vaultsync.index.sync import sync
 
+    started = time.time()
     report = sync(repo, rebuild=True, progress=sys.stderr.isatty() and not args.quiet, wait=60.0)
     if report.status == "busy":
         print("vaultsync index: another sync holds the lock; try again", file=sys.stderr)
         return 1
+    write_state(layout_for(repo), last_run=started, last_status=report.status, last_commit=report.commit,
+                last_seconds=round(report.seconds, 3), last_error=None, warnings=report.warnings)
+    for warning in report.warnings:
+        print(f"vaultsync index: warning: {warning}", file=sys.stderr)
     if not args.quiet:
         print(report.summary())
     return 0

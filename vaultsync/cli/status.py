@@ -52,6 +52,7 @@ def collect(repo: Any) -> dict[str, Any]:
     state = read_state(layout)
     info["last_error"] = state.get("last_error")
     info["last_status"] = state.get("last_status")
+    info["warnings"] = list(state.get("warnings") or [])  # type: ignore[call-overload]
     setting = hooks_path_setting(repo)
     present = installed_hooks(repo)
     info["hooks"] = present
@@ -89,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
     for problem in ("index_problem", "hooks_problem"):
         if info.get(problem):
             print(f"warning     {info[problem]}")
+    for warning in info["warnings"]:
+        print(f"warning     {warning}")
     if info.get("last_error"):
         print(f"last error  {info['last_error']}")
     return 0

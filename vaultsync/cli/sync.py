@@ -97,8 +97,10 @@ def _run(args: argparse.Namespace) -> int:
     started = time.time()
     report = sync(repo, progress=sys.stderr.isatty() and not args.quiet, wait=args.wait)
     if report.status != "busy":
+        # "up-to-date" read no note: the warnings of the sync that indexed this tree still hold
+        kept = {} if report.status == "up-to-date" else {"warnings": report.warnings}
         write_state(layout, last_run=started, last_status=report.status, last_commit=report.commit,
-                    last_seconds=round(report.seconds, 3), last_error=None, warnings=report.warnings)
+                    last_seconds=round(report.seconds, 3), last_error=None, **kept)
     for warning in report.warnings:
         print(f"vaultsync sync: warning: {warning}", file=sys.stderr)
     if not args.quiet:

@@ -31,11 +31,14 @@ def config_text_at(repo: pygit2.Repository, tree: pygit2.Tree | None) -> str:
 
 
 def config_hash(config_text: str) -> str:
-    """Fingerprint of what shapes the index besides the notes: the config, the vaultsync version
-    and the default chunk size (a changed default re-chunks every note)."""
+    """Fingerprint of what shapes the index besides the notes: the config, the vaultsync version,
+    the SQLite schema version (a new schema rebuilds) and the default chunk size (a changed
+    default re-chunks every note)."""
     from vaultsync.index.chunking import DEFAULT_TARGET_TOKENS
+    from vaultsync.index.sqlite_store import SCHEMA_VERSION
 
-    return hashlib.sha256(json.dumps([config_text, __version__, DEFAULT_TARGET_TOKENS]).encode()).hexdigest()[:16]
+    return hashlib.sha256(json.dumps([config_text, __version__, SCHEMA_VERSION, DEFAULT_TARGET_TOKENS])
+                          .encode()).hexdigest()[:16]
 
 
 def head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:

@@ -1,14 +1,16 @@
-"""Turn a parsed note into what the index stores: lifecycle columns, chunks, graph edges."""
+"""Turn a parsed note into what the index stores: lifecycle columns, chunks, graph edges, supersession refs."""
 
 from __future__ import annotations
 
+import json
 import math
 import posixpath
 from typing import Any
 
 from vaultsync.index.chunking import chunk_note, title_chunks
-from vaultsync.index.sqlite_store import LinkRow, NoteRecord
-from vaultsync.vault.fields import normalised_frontmatter, parse_vault_date
+from vaultsync.index.sqlite_store import LinkRow, NoteRecord, RefRow
+from vaultsync.vault.fields import parse_vault_date
+from vaultsync.vault.lifecycle_fields import keys_in_unloadable, read_lifecycle
 from vaultsync.vault.note import Note
 from vaultsync.vault.resolve import LinkIndex
 from vaultsync.vault.wikilinks import parse_inner
@@ -61,22 +63,54 @@ def _date(value: Any) -> str | None:
 
 
 def lifecycle(note: Note, index: LinkIndex) -> dict[str, Any]:
-    """The lifecycle columns of ``notes``; invalid values become NULL (the checker reports them)."""
-    fm = normalised_frontmatter(note.frontmatter) if note.frontmatter else {}
+    """The lifecycle columns of ``notes``.
+
+    ``unreadable`` is JSON ``{field: value as JSON}`` for every lifecycle field
+    that is present but cannot be read (search hides the note, failing closed),
+    plus ``frontmatter`` (the parse error) when the YAML did not load; else None.
+    """
+    fm = note.frontmatter if note.fm_state == "mapping" else {}
+    read = read_lifecycle(fm)
+    unreadable = {u.field: json.dumps(jsonable(u.value), ensure_ascii=False) for u in read.unreadable}
+    if note.fm_state == "invalid":
+        problem = next((d.render() for d in note.diagnostics), "frontmatter did not load")
+        unreadable["frontmatter"] = problem
+        unreadable.update({key: "(frontmatter not loaded)" for key in keys_in_unloadable(note.yaml_text)})
     superseded_by = None
-    ref = fm.get("superseded_by")
-    if isinstance(ref, str) and ref.strip():
-        target = ref.strip().lstrip("!")
-        if target.startswith("[[") and target.endswith("]]"):
-            target = parse_inner(target[2:-2])[0]
+    if read.superseded_by:
+        target, _ = _ref_target(read.superseded_by[0])
         superseded_by = index.resolve(target, note.path).path or target
     text = lambda key: fm.get(key) if isinstance(fm.get(key), str) else None  # noqa: E731
     return {
-        "memory_id": text("memory_id"), "type": text("type"), "status": text("status"),
+        "memory_id": text("memory_id"), "type": text("type"), "status": read.status,
         "created": _date(fm.get("created")), "last_validated": _date(fm.get("last_validated")),
-        "expires": _date(fm.get("expires")), "confidence": _number(fm.get("confidence"), float),
+        "expires": read.expires.isoformat() if read.expires else None,
+        "confidence": read.confidence,  # a finite float: any fits a REAL column
         "importance": _number(fm.get("importance"), int), "superseded_by": superseded_by,
+        "unreadable": json.dumps(unreadable, ensure_ascii=False, sort_keys=True) if unreadable else None,
     }
+
+
+def _ref_target(ref: str) -> tuple[str, bool]:
+    """(link target, written as a WikiLink?) of a supersession reference."""
+    ref = ref.strip().lstrip("!")
+    if ref.startswith("[[") and ref.endswith("]]"):
+        return parse_inner(ref[2:-2])[0], True
+    return ref, False
+
+
+def ref_rows(note: Note, index: LinkIndex) -> list[RefRow]:
+    """Supersession references of ``note`` (``supersedes`` and ``superseded_by``), resolved by name."""
+    if note.fm_state != "mapping":
+        return []
+    read = read_lifecycle(note.frontmatter)
+    rows: list[RefRow] = []
+    for field_name, refs in (("supersedes", read.supersedes), ("superseded_by", read.superseded_by)):
+        for ref in refs:
+            target, wikilink = _ref_target(ref)
+            res = index.resolve(target, note.path)
+            rows.append(RefRow(note.path, field_name, target, wikilink, res.path if res.status == "ok" else None))
+    return rows
 
 
 def link_rows(note: Note, index: LinkIndex) -> list[LinkRow]:
@@ -102,5 +136,5 @@ def note_record(note: Note, blob: str, index: LinkIndex, warnings: list[str], ta
         lifecycle=lifecycle(note, index), aliases=aliases, name_chunks=title_chunks(note.path, title, aliases),
         warnings=warnings, chunks=chunk_note(note.path, title, note.body, note.body_line, target_tokens),
         body=note.body,
-        links=link_rows(note, index),
+        links=link_rows(note, index), refs=ref_rows(note, index),
     )

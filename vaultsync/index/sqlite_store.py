@@ -4,7 +4,9 @@ Schema (``SCHEMA_VERSION``; a cache, so a version change simply rebuilds):
 
 * ``notes``  — path, blob oid, lifecycle columns (memory_id, type, status,
   created, last_validated, expires, confidence, importance, superseded_by path),
-  title, aliases and the whole frontmatter as JSON, parse/validation warnings.
+  title, aliases and the whole frontmatter as JSON, parse/validation warnings, and
+  ``unreadable``: JSON ``{field: value}`` of lifecycle fields that could not be read
+  (search hides such a note: lifecycle filters fail closed), NULL when none.
 * ``chunks`` — one row per chunk (id ``path#n``, heading path, text, content
   hash, lines, block ids, token count) plus ``norm``: the NFKC, case-folded text
   that the short-term fallback scans with ``instr`` (trigram FTS cannot match < 3 chars).
@@ -17,6 +19,10 @@ Schema (``SCHEMA_VERSION``; a cache, so a version change simply rebuilds):
   where terms spread over a long note still meet.
 * ``links`` — source path, target as written, anchor, kind (link, embed,
   frontmatter), resolved path (NULL when dangling), line.
+* ``refs`` — supersession references: source path, field (``supersedes`` or
+  ``superseded_by``), the target as written, whether it was a WikiLink, and the
+  path it resolves to by name (NULL when it does not; search then tries it as a
+  ``memory_id``). Re-resolved like ``links`` when notes come or go.
 * ``meta`` — indexed commit and tree, schema version, embedder model id, the
   LanceDB table version that matches this state, config hash.
 
@@ -40,7 +46,7 @@ from typing import Any
 
 from vaultsync.index.chunking import Chunk
 
-SCHEMA_VERSION = "10"
+SCHEMA_VERSION = "11"
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -59,7 +65,8 @@ CREATE TABLE IF NOT EXISTS notes (
     superseded_by TEXT,
     aliases TEXT NOT NULL,
     frontmatter TEXT NOT NULL,
-    warnings TEXT NOT NULL
+    warnings TEXT NOT NULL,
+    unreadable TEXT
 );
 CREATE TABLE IF NOT EXISTS chunks (
     rowid INTEGER PRIMARY KEY,
@@ -99,6 +106,14 @@ CREATE TABLE IF NOT EXISTS links (
 );
 CREATE INDEX IF NOT EXISTS links_source ON links(source);
 CREATE INDEX IF NOT EXISTS links_resolved ON links(resolved);
+CREATE TABLE IF NOT EXISTS refs (
+    source TEXT NOT NULL,
+    field TEXT NOT NULL,
+    ref TEXT NOT NULL,
+    wikilink INTEGER NOT NULL,
+    resolved TEXT
+);
+CREATE INDEX IF NOT EXISTS refs_source ON refs(source);
 """
 
 
@@ -119,6 +134,17 @@ class LinkRow:
     line: int
 
 
+@dataclass(frozen=True)
+class RefRow:
+    """One supersession reference: ``source`` names ``ref`` in its ``field``."""
+
+    source: str
+    field: str  # "supersedes" or "superseded_by"
+    ref: str  # link target (WikiLink brackets removed) or memory_id, as written
+    wikilink: bool
+    resolved: str | None  # resolved by name, None when it does not resolve
+
+
 @dataclass
 class NoteRecord:
     """Everything the index stores about one note."""
@@ -134,6 +160,7 @@ class NoteRecord:
     name_chunks: list[Chunk] = field(default_factory=list)
     body: str = ""
     links: list[LinkRow] = field(default_factory=list)
+    refs: list[RefRow] = field(default_factory=list)
 
 
 class SqliteStore:
@@ -216,7 +243,8 @@ class SqliteStore:
 
     def apply(self, removed: Sequence[str], records: Sequence[NoteRecord], meta: dict[str, str],
               relinks: Iterable[tuple[str | None, int]] = (),
-              vectors: dict[str, dict[str, bytes]] | None = None) -> None:
+              vectors: dict[str, dict[str, bytes]] | None = None,
+              rerefs: Iterable[tuple[str | None, int]] = ()) -> None:
         """Apply one sync in one transaction.
 
         Args:
@@ -227,6 +255,7 @@ class SqliteStore:
                 target resolution changed because other notes came or went.
             vectors: model id → content hash → float32 embedding bytes, for the records'
                 chunks and names.
+            rerefs: ``(resolved path, refs.rowid)`` updates, as ``relinks`` for ``refs``.
         """
         vectors = vectors or {}
         with self.transaction():
@@ -240,21 +269,23 @@ class SqliteStore:
                 self.db.execute(f"DELETE FROM notes_fts WHERE path IN ({marks})", batch)
                 self.db.execute(f"DELETE FROM vectors WHERE path IN ({marks})", batch)
                 self.db.execute(f"DELETE FROM links WHERE source IN ({marks})", batch)
+                self.db.execute(f"DELETE FROM refs WHERE source IN ({marks})", batch)
                 self.db.execute(f"DELETE FROM notes WHERE path IN ({marks})", batch)
             for rec in records:
                 self._insert(rec, vectors)
             self.db.executemany("UPDATE links SET resolved = ? WHERE rowid = ?", list(relinks))
+            self.db.executemany("UPDATE refs SET resolved = ? WHERE rowid = ?", list(rerefs))
             self._write_meta(meta)
 
     def _insert(self, rec: NoteRecord, vectors: dict[str, dict[str, bytes]]) -> None:
         lc = rec.lifecycle
         self.db.execute(
-            "INSERT INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (rec.path, rec.blob, rec.title, lc.get("memory_id"), lc.get("type"), lc.get("status"),
              lc.get("created"), lc.get("last_validated"), lc.get("expires"), lc.get("confidence"),
              lc.get("importance"), lc.get("superseded_by"), json.dumps(rec.aliases, ensure_ascii=False),
              json.dumps(rec.frontmatter, ensure_ascii=False, sort_keys=True, default=str, allow_nan=False),
-             json.dumps(rec.warnings, ensure_ascii=False)),
+             json.dumps(rec.warnings, ensure_ascii=False), lc.get("unreadable")),
         )
         title_norm = unicodedata.normalize("NFKC", rec.title)
         self.db.execute("INSERT INTO notes_fts (path, title, body) VALUES (?,?,?)",
@@ -282,10 +313,21 @@ class SqliteStore:
             "INSERT INTO links VALUES (?,?,?,?,?,?)",
             [(k.source, k.target, k.anchor, k.kind, k.resolved, k.line) for k in rec.links],
         )
+        self.db.executemany("INSERT INTO refs VALUES (?,?,?,?,?)",
+                            [(r.source, r.field, r.ref, int(r.wikilink), r.resolved) for r in rec.refs])
 
     def link_rows(self) -> list[tuple[int, str, str, str | None]]:
         """``(rowid, source, target, resolved)`` of every link."""
         return self.db.execute("SELECT rowid, source, target, resolved FROM links").fetchall()
+
+    def ref_rows(self) -> list[tuple[int, str, str, str | None]]:
+        """``(rowid, source, ref, resolved)`` of every supersession reference."""
+        return self.db.execute("SELECT rowid, source, ref, resolved FROM refs").fetchall()
+
+    def unreadable(self) -> dict[str, dict[str, str]]:
+        """Note path → ``{field: value}`` of every indexed note with an unreadable lifecycle or frontmatter."""
+        return {p: json.loads(u) for p, u in
+                self.db.execute("SELECT path, unreadable FROM notes WHERE unreadable IS NOT NULL ORDER BY path")}
 
     def counts(self) -> dict[str, int]:
         """Row counts per table."""

@@ -52,6 +52,7 @@ from vaultsync.index.lock import SyncLock
 from vaultsync.index.records import note_record
 from vaultsync.index.sqlite_store import SqliteStore
 from vaultsync.vault.config import Config, load_config
+from vaultsync.vault.lifecycle_fields import FILTER_OF
 from vaultsync.vault.note import parse_note
 from vaultsync.vault.resolve import LinkIndex
 from vaultsync.vault.vault import is_note_path
@@ -187,8 +188,12 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
 
         notes = {}
         for path in sorted(changed):
-            note = parse_note(path, snapshot.read(path))
-            warnings = [d.render() for d in analyse_note(config, workdir(repo), note)]
+            try:
+                note = parse_note(path, snapshot.read(path))
+                warnings = [d.render() for d in analyse_note(config, workdir(repo), note)]
+            except Exception as exc:  # noqa: BLE001 - one odd note must never stop the index
+                report.warnings.append(f"skipping {path}: {type(exc).__name__}: {exc}")
+                continue
             if note.readable:
                 notes[path] = (note, warnings)
             else:
@@ -206,6 +211,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         paths_changed = bool(removed) or any(p not in indexed for p in changed)
         aliases_changed = any(before.get(p, []) != after.get(p, []) for p in changed | removed)
         relinks = _relinks(store, index, changed | removed) if paths_changed or aliases_changed else []
+        rerefs = _rerefs(store, index, changed | removed) if paths_changed or aliases_changed else []
 
         items = [c for r in records for c in r.chunks] + [c for r in records for c in r.name_chunks]
         models = configured_models(config, meta)
@@ -246,7 +252,9 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
             "token_counter": f"{known[primary]['id']} tokenizer" if primary in loaded
             else meta.get("token_counter", "estimate"),
             "synced_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        }, relinks, {m: {h: v.astype("<f4").tobytes() for h, v in by_hash.items()} for m, by_hash in vectors.items()})
+        }, relinks, {m: {h: v.astype("<f4").tobytes() for h, v in by_hash.items()} for m, by_hash in vectors.items()},
+            rerefs)
+        report.warnings.extend(unreadable_warnings(store))
         # The change is searchable now. LanceDB (embedding cache + vector tables) follows.
         update_lance(store, layout, config, known, sorted(set(changed) | set(removed)), records, vectors,
                       full=full or meta.get("lance_tree") != meta.get("indexed_tree"))
@@ -283,6 +291,30 @@ def _relinks(store: SqliteStore, index: LinkIndex, skip: set[str]) -> list[tuple
             if now != resolved:
                 updates.append((now, rowid))
     return updates
+
+
+def _rerefs(store: SqliteStore, index: LinkIndex, skip: set[str]) -> list[tuple[str | None, int]]:
+    """Re-resolve stored supersession references of unchanged notes, as :func:`_relinks` does for links."""
+    return [(now, rowid) for rowid, source, ref, resolved in store.ref_rows()
+            if source not in skip and (now := _resolve(index, ref, source)) != resolved]
+
+
+def unreadable_warnings(store: SqliteStore) -> list[str]:
+    """One warning per indexed note whose frontmatter or a lifecycle field could not be read.
+
+    Read from the index, so every sync that updates it reports them again, not only
+    the sync that met the note.
+    """
+    out = []
+    for path, fields in store.unreadable().items():
+        problem = fields.pop("frontmatter", None)
+        lifecycle = [f for f in fields if FILTER_OF.get(f)]
+        if problem:
+            out.append(f"{problem} — indexed without its frontmatter" + ("; hidden from search" if lifecycle else ""))
+        elif fields:
+            values = ", ".join(f"{f}: {v}" for f, v in fields.items())
+            out.append(f"{path}: unreadable lifecycle field ({values})" + ("; hidden from search" if lifecycle else ""))
+    return out
 
 
 def _vault_files(snapshot: TreeSnapshot, config: Config) -> list[str]:

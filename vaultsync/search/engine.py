@@ -97,7 +97,7 @@ def open_searcher(repo: pygit2.Repository, config: Config, rerank: str | None = 
     ``embedder`` (the primary one) and ``loaded`` (by name) let a caller reuse models it holds.
 
     Raises:
-        NoIndexError: nothing indexed yet.
+        NoIndexError: nothing indexed yet, or the index has another schema version (a sync rebuilds it).
     """
     layout = layout_for(repo, config)
     if not layout.sqlite.exists():
@@ -111,6 +111,10 @@ def open_searcher(repo: pygit2.Repository, config: Config, rerank: str | None = 
         raise NoIndexError(f"the index is damaged ({exc}): run `vaultsync index --rebuild`") from None
     finally:
         db.close()
+    from vaultsync.index.sqlite_store import SCHEMA_VERSION
+
+    if meta.get("schema_version") != SCHEMA_VERSION:
+        raise NoIndexError("the index was built by another vaultsync version: run `vaultsync sync`")
     embedders: dict[str, Any] = {}
     if os.environ.get("VAULTSYNC_NO_VECTORS") != "1":
         from vaultsync.index.embedding import default_embedder

@@ -1,5 +1,9 @@
 """Lifecycle filters: expired, superseded and low-confidence notes never reach the results.
 
+The filters fail closed: a note whose lifecycle field the index could not read is
+hidden by the filter that field belongs to, and shown only with that filter's
+include flag (ADR-0040).
+
 The excluded set is computed once per query from the ``notes`` table and applied
 to every leg *before* fusion (so nothing filtered can leak in through any stage).
 A superseded note is replaced by the note that supersedes it (followed to the end
@@ -9,8 +13,11 @@ of the chain), which is offered in its place.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import sqlite3
 from dataclasses import dataclass
+
+from vaultsync.vault.lifecycle_fields import FILTER_OF
 
 
 @dataclass(frozen=True)
@@ -20,7 +27,8 @@ class LifecyclePolicy:
     Attributes:
         include_expired: keep notes whose ``expires`` is before ``today``.
         include_superseded: keep superseded notes.
-        min_confidence: hide notes with ``confidence`` below this (notes without one are kept).
+        min_confidence: hide notes with ``confidence`` below this (notes without one are kept;
+            an unreadable one is hidden unless this is 0 or less).
         today: the date expiry is judged against.
     """
 
@@ -42,26 +50,69 @@ class Exclusions:
 
 
 def exclusions(db: sqlite3.Connection, policy: LifecyclePolicy) -> Exclusions:
-    """Evaluate ``policy`` over every note of the index."""
-    reasons: dict[str, str] = {}
-    superseded_by: dict[str, str | None] = {}
+    """Evaluate ``policy`` over every note of the index.
+
+    Fails closed: a lifecycle field the index could not read (``notes.unreadable``)
+    hides the note under the filter it belongs to. Supersession is read from both
+    sides (``A.supersedes`` B hides B, as ``B.superseded_by`` A does), with each
+    reference resolved as a ``memory_id`` or by name (see :func:`_supersession`).
+    """
     today = (policy.today or dt.datetime.now(dt.timezone.utc).date()).isoformat()
-    for path, expires, status, by, confidence in db.execute(
-        "SELECT path, expires, status, superseded_by, confidence FROM notes"
-    ):
-        if (status == "superseded" or by) and not policy.include_superseded:
+    rows = db.execute("SELECT path, memory_id, expires, status, confidence, unreadable FROM notes").fetchall()
+    superseded, successor = _supersession(db, rows)
+    reasons: dict[str, str] = {}
+    for path, _, expires, status, confidence, unreadable in rows:
+        bad = json.loads(unreadable) if unreadable else {}
+        bad.pop("frontmatter", None)
+        hidden_by = {FILTER_OF.get(f): f for f in bad}
+        if not policy.include_superseded and ((status or "").casefold() == "superseded" or path in superseded):
             reasons[path] = "superseded"
-            superseded_by[path] = by
-        elif expires and expires < today and not policy.include_expired:
+        elif not policy.include_superseded and "superseded" in hidden_by:
+            reasons[path] = f"unreadable {hidden_by['superseded']}"
+        elif not policy.include_expired and expires and expires < today:
             reasons[path] = f"expired {expires}"
+        elif not policy.include_expired and "expired" in hidden_by:
+            reasons[path] = "unreadable expires"
         elif confidence is not None and confidence < policy.min_confidence:
             reasons[path] = f"confidence {confidence:g} < {policy.min_confidence:g}"
+        elif "confidence" in hidden_by and policy.min_confidence > 0:
+            reasons[path] = "unreadable confidence"
     replacement: dict[str, str] = {}
-    for path, by in superseded_by.items():
-        seen = {path}
-        while by and by in reasons and reasons[by] == "superseded" and by not in seen:
+    for path in reasons:
+        if reasons[path] != "superseded":
+            continue
+        by, seen = successor.get(path), {path}
+        while by and reasons.get(by) == "superseded" and by not in seen:
             seen.add(by)
-            by = superseded_by.get(by)
+            by = successor.get(by)
         if by and by not in reasons and by not in seen:
             replacement[path] = by
     return Exclusions(reasons, replacement)
+
+
+def _supersession(db: sqlite3.Connection, notes: list[tuple]) -> tuple[set[str], dict[str, str]]:
+    """(superseded paths, superseded path → the note that supersedes it) from the ``refs`` table.
+
+    A reference written without brackets is first a ``memory_id`` (when exactly one
+    note has it), then a note name; a WikiLink is a name only (as ``check`` reads them).
+    A note that names a successor is superseded even when the reference does not resolve.
+    """
+    by_id: dict[str, list[str]] = {}
+    for path, memory_id, *_ in notes:
+        if memory_id:
+            by_id.setdefault(memory_id, []).append(path)
+    superseded: set[str] = set()
+    declared: dict[str, str] = {}  # from the older note's own superseded_by (wins)
+    implied: dict[str, str] = {}  # from the newer note's supersedes
+    for source, field, ref, wikilink, resolved in db.execute(
+            "SELECT source, field, ref, wikilink, resolved FROM refs ORDER BY rowid"):
+        ids = [] if wikilink else by_id.get(ref, [])
+        other = ids[0] if len(ids) == 1 else (None if ids else resolved)
+        if field == "superseded_by":
+            superseded.add(source)
+            if other and other != source:
+                declared.setdefault(source, other)
+        elif other and other != source:
+            superseded.add(other)
+            implied.setdefault(other, source)
+    return superseded, implied | declared

@@ -474,13 +474,14 @@ class Searcher:
             relevance = {r: float(len(reordered) - pos) for pos, r in enumerate(reordered)}
             ranked = [(r, relevance[r]) for r in reordered]
         timings["rerank"] = (time.perf_counter() - t2) * 1000
-        hits = self._finish(ranked, rows, relevance, trace, opts)
+        hits = self._finish(ranked, rows, relevance, trace, opts, excluded)
         timings["total"] = (time.perf_counter() - t0) * 1000
         return self._result(query, hits, opts, bool(legs), head, rerank_name, timings)
 
     def _finish(self, ranked: list[tuple[int, float]], rows: dict[int, dict[str, Any]], relevance: dict[int, float],
-                trace: dict[int, dict[str, dict[str, Any]]], opts: SearchOptions) -> list[Hit]:
-        """Importance/recency blend, per-note cap, token counts, budget cut."""
+                trace: dict[int, dict[str, dict[str, Any]]], opts: SearchOptions,
+                excluded: Exclusions) -> list[Hit]:
+        """Importance/recency blend, per-note cap, token counts, budget cut; hidden notes left out of links."""
         today = opts.today or dt.datetime.now(dt.timezone.utc).date()
         ids = [r for r, _ in ranked]
         final = scoring.blend([relevance[r] for r in ids], [rows[r]["importance"] for r in ids],
@@ -494,7 +495,7 @@ class Searcher:
                 continue
             per_note[row["path"]] = per_note.get(row["path"], 0) + 1
             trace.setdefault(ids[i], {})["final"] = {"rank": len(chosen) + 1, "score": round(final[i], 4)}
-            chosen.append(self._hit(row, final[i], trace.get(ids[i], {})))
+            chosen.append(self._hit(row, final[i], trace.get(ids[i], {}), excluded))
             if len(chosen) >= opts.top_k * 3:
                 break
         return budget_mod.cut(chosen, [h.tokens for h in chosen], opts.budget, opts.top_k)
@@ -580,9 +581,10 @@ class Searcher:
                           "tokens": tokens}
         return out
 
-    def _hit(self, row: dict[str, Any], score: float, trace: dict[str, dict[str, float]]) -> Hit:
+    def _hit(self, row: dict[str, Any], score: float, trace: dict[str, dict[str, float]],
+             excluded: Exclusions) -> Hit:
         links = [t for (t,) in self.db.execute(
             "SELECT DISTINCT resolved FROM links WHERE source = ? AND resolved IS NOT NULL AND resolved != source "
-            "ORDER BY resolved", (row["path"],))]
+            "ORDER BY resolved", (row["path"],)) if t not in excluded]
         return Hit(row["id"], row["path"], row["title"], row["heading"], row["text"], round(score, 4), row["start"],
                    row["end"], row["blocks"], links, tokens=row["tokens"], trace=trace)

@@ -176,6 +176,10 @@ def parse_text(path: str, text: str) -> Note:
         note.fm_state = "invalid"
         note.diagnostics.append(Diagnostic(path, exc.line + 2, exc.col + 1, exc.code, exc.render(1)))
         return note
+    except Exception as exc:  # noqa: BLE001 - a loader fault on one note must stay that note's problem
+        note.fm_state = "invalid"
+        note.diagnostics.append(Diagnostic(path, 2, 1, "FM005", f"YAML error: {type(exc).__name__}: {exc}"))
+        return note
     if doc.data is None:
         note.fm_state = "empty"
     elif not isinstance(doc.data, dict):

@@ -203,14 +203,19 @@ def load_yaml(text: str, with_positions: bool = True) -> YamlDocument:
         YamlDocument with the data (and positions when asked).
     Raises:
         YamlProblem: syntax error, tab indentation, duplicate key, unsafe tag,
-            alias bomb, or more than one document.
+            alias bomb, more than one document, or a character YAML forbids.
     """
-    loader = _StrictLoader(text)
+    try:
+        loader = _StrictLoader(text)
+    except yaml.reader.ReaderError:
+        raise _reader_problem(text) from None
     try:
         try:
             node = loader.get_single_node()
         except yaml.MarkedYAMLError as exc:
             raise _problem_from(exc, text) from None
+        except yaml.reader.ReaderError:
+            raise _reader_problem(text) from None
         if node is None:
             return YamlDocument(None, {}, {})
         if _MAYBE_TAG_OR_ALIAS.search(text):  # no '!', '&', '*' anywhere: no tags, no aliases
@@ -284,3 +289,24 @@ def _problem_from(exc: yaml.MarkedYAMLError, text: str) -> YamlProblem:
     if "expected a single document" in problem or "but found another document" in problem:
         return YamlProblem(line, col, "frontmatter holds more than one YAML document", code="FM005")
     return YamlProblem(line, col, f"YAML error: {problem}")
+
+
+
+_NOT_PRINTABLE = re.compile(r"[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
+
+
+def _reader_problem(text: str) -> YamlProblem:
+    """FM018 at the first character outside YAML's printable set (YAML 1.2, section 5.1).
+
+    The reader's own offset is not used: libyaml counts bytes, the pure-Python reader characters.
+    """
+    m = _NOT_PRINTABLE.search(text)
+    if m is None:  # pragma: no cover - the reader rejects only what the pattern matches
+        return YamlProblem(0, 0, "YAML error: unprintable character in frontmatter", code="FM018")
+    at, cp = m.start(), ord(m.group())
+    line = text.count("\n", 0, at)
+    col = at - (text.rfind("\n", 0, at) + 1)
+    kind = "control character" if cp < 0x20 or 0x7F <= cp <= 0x9F else "non-character"
+    escape = f"\\x{cp:02X}" if cp < 0x100 else f"\\u{cp:04X}"
+    return YamlProblem(line, col, f"{kind} U+{cp:04X} is not allowed in YAML — delete it "
+                                  f'(or write it as "{escape}" inside a double-quoted string)', code="FM018")

@@ -1,0 +1,508 @@
+"""Reliability attacks: one bad note never stops the index, and lifecycle filters fail closed.
+
+Real git repositories, real SQLite index and the real CLI; the embedder is a
+small deterministic stand-in (hashing) so that these tests need no model, and
+search runs on BM25 only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+
+import numpy as np
+import pytest
+from conftest import Vault, adr, run_cli
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+UNTYPED = "docs/notes"  # a folder of the test vault with no type (see conftest.CONFIG)
+
+
+class HashEmbedder:
+    """Deterministic 16-dimensional unit vectors from a text's hash."""
+
+    dim = 16
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.model_id = f"hash-{name}"
+
+    def embed_passages(self, texts):  # type: ignore[no-untyped-def]
+        rows = [np.frombuffer(hashlib.sha256(t.encode()).digest()[:16], np.uint8).astype(np.float32) + 1
+                for t in texts]
+        m = np.stack(rows) if rows else np.zeros((0, self.dim), np.float32)
+        return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+@pytest.fixture(autouse=True)
+def hashed_models(monkeypatch):  # type: ignore[no-untyped-def]
+    """Every embedder the index asks for is a :class:`HashEmbedder`; search loads none."""
+    from vaultsync.models.embedder import Embedder
+
+    monkeypatch.setattr("vaultsync.index.embedding.current_model_id", lambda config, name: None)
+    monkeypatch.setattr(Embedder, "load", lambda name=None, **kw: HashEmbedder(name or "primary"))
+    monkeypatch.setenv("VAULTSYNC_NO_VECTORS", "1")
+
+
+def sync(v: Vault):  # type: ignore[no-untyped-def]
+    res = run_cli(["sync", "--wait", "60"], v.root)
+    assert res.code == 0 and "Traceback" not in res.err, res.err
+    return res
+
+
+def found(v: Vault, query: str, **opts) -> list[str]:  # type: ignore[no-untyped-def]
+    """Paths of the hits for ``query`` (BM25, no graph hop unless asked)."""
+    from vaultsync.git import open_repo
+    from vaultsync.search.engine import open_searcher, options_for
+    from vaultsync.vault.config import Config
+
+    opts.setdefault("graph_hops", 0)
+    searcher, head = open_searcher(open_repo(v.root), Config(), rerank="none")
+    try:
+        return [h.path for h in searcher.search(query, options_for(Config(), legs=("bm25",), **opts), head=head).hits]
+    finally:
+        searcher.close()
+
+
+def hits(v: Vault, query: str, **opts):  # type: ignore[no-untyped-def]
+    from vaultsync.git import open_repo
+    from vaultsync.search.engine import open_searcher, options_for
+    from vaultsync.vault.config import Config
+
+    searcher, head = open_searcher(open_repo(v.root), Config(), rerank="none")
+    try:
+        return searcher.search(query, options_for(Config(), legs=("bm25",), graph_hops=0, **opts), head=head).hits
+    finally:
+        searcher.close()
+
+
+def status(v: Vault) -> dict:  # type: ignore[type-arg]
+    res = run_cli(["status", "--format", "json"], v.root)
+    assert res.code == 0, res.err
+    return json.loads(res.out)
+
+
+def indexed(v: Vault) -> set[str]:
+    con = sqlite3.connect(v.root / ".git/vaultsync/index.sqlite")
+    try:
+        return {p for (p,) in con.execute("SELECT path FROM notes")}
+    finally:
+        con.close()
+
+
+def plain(word: str, fm: str = "") -> str:
+    """A note of an untyped folder whose body holds ``word``."""
+    return (f"---\n{fm}---\n" if fm else "") + f"# {word}\nThe {word} note body.\n"
+
+
+# --- 3. one bad note never freezes the index ------------------------------------------------
+
+LONG = "x" * 9000  # pushes a character past the 8 KB that the binary sniff reads
+
+BAD_NOTES = {
+    "bel-in-title": ("---\ntitle: Cache \x07 rules\n---\nBody.\n", 2, 14, "U+0007"),
+    "esc-in-list-item": ("---\ntags:\n  - ops\n  - \x1b[31mred\n---\nBody.\n", 4, 5, "U+001B"),
+    "fffe-in-quoted-value": ('---\nmemory_id: N-1\nsummary: "ab\ufffecd"\n---\nBody.\n', 3, 13, "U+FFFE"),
+    "nul-after-8kb": (f"---\ndescription: {LONG}\nnote: a\x00b\n---\nBody.\n", 3, 8, "U+0000"),
+    "del-in-key": ("---\nsta\x7ftus: accepted\n---\nBody.\n", 2, 4, "U+007F"),
+    "c1-in-nested-map": ("---\nsource:\n  session: \x9b2J\n---\nBody.\n", 3, 12, "U+009B"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_NOTES))
+def test_a_control_character_note_is_recorded_and_every_other_note_indexed(vault, name):
+    text, line, col, char = BAD_NOTES[name]
+    vault.write(f"{UNTYPED}/first.md", plain("aardvark"))
+    vault.commit("first")
+    sync(vault)
+    bad = f"{UNTYPED}/bad.md"
+    vault.write(bad, text)
+    vault.write(f"{UNTYPED}/second.md", plain("bandicoot"))
+    vault.commit("bad and second", "--no-verify")
+    res = sync(vault)
+    assert f"{bad}:{line}:{col}: FM018" in res.err
+    vault.write(f"{UNTYPED}/third.md", plain("chinchilla"))
+    vault.commit("third", "--no-verify")
+    sync(vault)
+    for word, path in (("aardvark", "first"), ("bandicoot", "second"), ("chinchilla", "third")):
+        assert found(vault, word) == [f"{UNTYPED}/{path}.md"], word
+    warnings = status(vault)["warnings"]
+    assert any(w.startswith(f"{bad}:{line}:{col}: FM018") and char in w for w in warnings), warnings
+    text_status = run_cli(["status"], vault.root).out
+    assert f"warning     {bad}:{line}:{col}: FM018" in text_status
+    res = vault.check()
+    assert res.code == 1 and "Traceback" not in res.err
+    lines = [x for x in res.lines if x.startswith(bad)]
+    assert len(lines) == 1 and lines[0].startswith(f"{bad}:{line}:{col}: FM018 ") and char in lines[0]
+    assert "delete it" in lines[0]
+
+
+def test_the_bad_note_stays_recorded_after_syncs_that_do_not_touch_it(vault):
+    vault.write(f"{UNTYPED}/bad.md", "---\ntitle: a\x07\n---\nBody.\n")
+    vault.commit("bad", "--no-verify")
+    sync(vault)
+    vault.write(f"{UNTYPED}/later.md", plain("dugong"))
+    vault.commit("later")
+    sync(vault)
+    sync(vault)  # up to date: the warnings of the indexed tree are kept
+    assert any("bad.md:2:9: FM018" in w for w in status(vault)["warnings"])
+    res = run_cli(["index", "--rebuild", "--quiet"], vault.root)
+    assert res.code == 0 and "bad.md:2:9: FM018" in res.err
+    assert any("bad.md:2:9: FM018" in w for w in status(vault)["warnings"])
+    vault.write(f"{UNTYPED}/bad.md", "---\ntitle: a\n---\nBody.\n")
+    vault.commit("fixed")
+    sync(vault)
+    assert status(vault)["warnings"] == []
+
+
+def test_a_lifecycle_key_in_frontmatter_that_did_not_load_hides_the_note(vault):
+    vault.write(f"{UNTYPED}/ttl.md", '---\nexpires: "2099-01-01"\ntitle: x\x07\n---\nThe echidna note.\n')
+    vault.write(f"{UNTYPED}/plain.md", "---\ntitle: x\x07\n---\nThe ermine note.\n")
+    vault.commit("bad", "--no-verify")
+    sync(vault)
+    assert found(vault, "echidna") == [] and found(vault, "echidna", include_expired=True) == [f"{UNTYPED}/ttl.md"]
+    assert found(vault, "ermine") == [f"{UNTYPED}/plain.md"]  # no lifecycle field: nothing to hide
+
+
+@pytest.mark.parametrize("stage", ["parse_note", "chunk_note"])
+def test_any_exception_on_one_note_skips_only_that_note(vault, monkeypatch, stage):
+    import vaultsync.index.records as records
+    import vaultsync.index.sync as sync_mod
+
+    module = sync_mod if stage == "parse_note" else records
+    real = getattr(module, stage)
+
+    def flaky(path, *args, **kw):  # type: ignore[no-untyped-def]
+        if path.endswith("boom.md"):
+            raise RuntimeError("simulated fault")
+        return real(path, *args, **kw)
+
+    monkeypatch.setattr(module, stage, flaky)
+    vault.write(f"{UNTYPED}/boom.md", plain("flamingo"))
+    vault.write(f"{UNTYPED}/fine.md", plain("gazelle"))
+    vault.commit("two")
+    res = sync(vault)
+    assert f"skipping {UNTYPED}/boom.md: RuntimeError: simulated fault" in res.err
+    assert indexed(vault) == {f"{UNTYPED}/fine.md"}
+    assert found(vault, "gazelle") == [f"{UNTYPED}/fine.md"]
+    assert any("boom.md" in w for w in status(vault)["warnings"])
+    vault.write(f"{UNTYPED}/more.md", plain("hedgehog"))
+    vault.commit("more")
+    sync(vault)  # the skipped note is tried again and recorded again; the rest goes on
+    assert indexed(vault) == {f"{UNTYPED}/fine.md", f"{UNTYPED}/more.md"}
+    assert any("boom.md" in w for w in status(vault)["warnings"])
+
+
+FORBIDDEN = [chr(c) for c in (*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), *range(0x7F, 0x85),
+                              *range(0x86, 0xA0), 0xFFFE, 0xFFFF)]
+FIELDS = ["memory_id: N-1", "title: A plain title", 'summary: "quoted text"', "tags: [ops, search]",
+          "related:\n  - x", "source: {session: s1}"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(char=st.sampled_from(FORBIDDEN), field=st.integers(0, len(FIELDS) - 1), at=st.integers(0, 40),
+       pad=st.booleans())
+def test_check_locates_any_forbidden_character_anywhere_in_frontmatter(vault, char, field, at, pad):
+    if char == "\x00":
+        pad = True  # a NUL inside the first 8 KB makes the file binary (FM002), a different report
+    lines = ([f"description: {LONG}"] if pad else []) + FIELDS
+    target = (1 if pad else 0) + field
+    yaml_lines = "\n".join(lines).split("\n")
+    offset = sum(len(x) + 1 for x in yaml_lines[:target]) + min(at, len(yaml_lines[target]))
+    yaml_text = "\n".join(yaml_lines)
+    yaml_text = yaml_text[:offset] + char + yaml_text[offset:]
+    line = yaml_text.count("\n", 0, offset) + 2
+    col = offset - (yaml_text.rfind("\n", 0, offset) + 1) + 1
+    vault.write(f"{UNTYPED}/n.md", f"---\n{yaml_text}\n---\nBody.\n")
+    res = vault.check()
+    assert res.code == 1 and "Traceback" not in res.out + res.err
+    assert res.lines == [f"{UNTYPED}/n.md:{line}:{col}: FM018 "
+                         f"{'non-character' if ord(char) >= 0xFFFE else 'control character'} U+{ord(char):04X} "
+                         f"is not allowed in YAML — delete it (or write it as "
+                         f'"{chr(92)}{"x%02X" % ord(char) if ord(char) < 256 else "u%04X" % ord(char)}" '
+                         "inside a double-quoted string)"]
+
+
+# --- 4. lifecycle filters fail closed ---------------------------------------------------------
+
+# (name, frontmatter lines, the include option that shows the note, what check says)
+FAIL_OPEN = [
+    ("expires-unpadded", 'expires: "2020-1-1"\n', {"include_expired": True}, "LC001 expires: cannot read '2020-1-1'"),
+    ("expires-future-unpadded", "expires: 2099-1-1\n", {"include_expired": True}, "LC001 expires: cannot read '2099-1-1'"),
+    ("expires-trailing-space", 'expires: "2099-01-01 "\n', {"include_expired": True},
+     "LC001 expires: cannot read '2099-01-01 '"),
+    ("expires-list", "expires: [2099-01-01]\n", {"include_expired": True}, "LC001 expires: cannot read [2099-01-01]"),
+    ("expires-false", "expires: false\n", {"include_expired": True}, "LC001 expires: cannot read false"),
+    ("expires-number", "expires: 20990101\n", {"include_expired": True}, "LC001 expires: cannot read 20990101"),
+    ("expires-empty-string", 'expires: ""\n', {"include_expired": True}, "LC001 expires: cannot read ''"),
+    ("confidence-string", 'confidence: "0.9"\n', {"min_confidence": 0.0}, "LC001 confidence: cannot read '0.9'"),
+    ("confidence-word", "confidence: high\n", {"min_confidence": 0.0}, "LC001 confidence: cannot read 'high'"),
+    ("confidence-nan", "confidence: .nan\n", {"min_confidence": 0.0}, "LC001 confidence: cannot read .nan"),
+    ("confidence-minus-inf", "confidence: -.inf\n", {"min_confidence": 0.0}, "LC001 confidence: cannot read -.inf"),
+    ("confidence-inf", "confidence: .inf\n", {"min_confidence": 0.0}, "LC001 confidence: cannot read .inf"),
+    ("confidence-list", "confidence: [0.9]\n", {"min_confidence": 0.0}, "LC001 confidence: cannot read [0.9]"),
+    ("confidence-false", "confidence: false\n", {"min_confidence": 0.0}, "LC001 confidence: cannot read false"),
+    ("status-capitalised", "status: Superseded\n", {"include_superseded": True},
+     "LC002 warning: status: 'Superseded' is read as 'superseded'"),
+    ("status-upper-padded", 'status: " SUPERSEDED "\n', {"include_superseded": True},
+     "LC002 warning: status: ' SUPERSEDED ' is read as 'superseded'"),
+    ("status-list", "status: [superseded]\n", {"include_superseded": True}, "LC001 status: cannot read [superseded]"),
+    ("status-false", "status: false\n", {"include_superseded": True}, "LC001 status: cannot read false"),
+    ("superseded-by-number", "superseded_by: 42\n", {"include_superseded": True},
+     "LC001 superseded_by: cannot read 42"),
+    ("superseded-by-empty", 'superseded_by: ""\n', {"include_superseded": True}, "LC001 superseded_by: cannot read ''"),
+    ("superseded-by-unquoted-link", "superseded_by: [[target]]\n", {"include_superseded": True},
+     "LC001 superseded_by: cannot read [[target]]"),
+    ("supersedes-number", "supersedes: 7\n", {"include_superseded": True}, "LC001 supersedes: cannot read 7"),
+    ("supersedes-mapping", "supersedes: {a: 1}\n", {"include_superseded": True},
+     "LC001 supersedes: cannot read {a: 1}"),
+]
+
+
+def _typed(name: str, fm: str, word: str) -> str:
+    """An ADR note (typed folder) with ``fm`` replacing the default status line when it sets one."""
+    status = "accepted"
+    extra = fm
+    if fm.startswith("status:"):
+        status, extra = fm[len("status:"):].strip(), ""
+    return adr(f"ADR-{1000 + [n for n, *_ in FAIL_OPEN].index(name)}", title=f"Note {word}", status=status, extra=extra,
+               body=f"The {word} note body.\n")
+
+
+@pytest.mark.parametrize("folder", ["typed", "untyped"])
+def test_every_fail_open_value_is_hidden_by_default_and_reported_by_check(vault, folder):
+    words = {}
+    for i, (name, fm, _, _) in enumerate(FAIL_OPEN):
+        word = f"quokka{chr(97 + i // 26)}{chr(97 + i % 26)}"
+        words[name] = word
+        path = f"docs/adrs/{name}.md" if folder == "typed" else f"{UNTYPED}/{name}.md"
+        vault.write(path, _typed(name, fm, word) if folder == "typed" else plain(word, fm))
+    vault.write(f"{UNTYPED}/target.md", plain("targetword"))
+    vault.write(f"{UNTYPED}/control.md", plain("controlword", 'expires: "2099-01-01"\nconfidence: 0.9\n'))
+    vault.commit("notes", "--no-verify")
+    sync(vault)
+    assert found(vault, "controlword") == [f"{UNTYPED}/control.md"]
+    report = vault.check().lines
+    for name, _, include, says in FAIL_OPEN:
+        path = f"docs/adrs/{name}.md" if folder == "typed" else f"{UNTYPED}/{name}.md"
+        assert found(vault, words[name]) == [], name
+        assert found(vault, words[name], **include) == [path], name
+        assert any(line.startswith(path + ":") and says in line for line in report), (name, report)
+    assert vault.check().code == 1
+
+
+def test_lc001_message_names_the_field_the_raw_text_and_the_effect(vault):
+    vault.write(f"{UNTYPED}/a.md", plain("x", 'title: T\nexpires: "2020-1-1"\nlast_validated: 2024-3-1\n'))
+    assert vault.check().lines == [
+        f"{UNTYPED}/a.md:3:10: LC001 expires: cannot read '2020-1-1' as a date (YYYY-MM-DD); "
+        "search hides this note until it is fixed",
+        f"{UNTYPED}/a.md:4:17: LC001 last_validated: cannot read '2024-3-1' as a date (YYYY-MM-DD); "
+        "search ignores it when ranking by recency",
+    ]
+
+
+def test_supersession_is_read_from_either_side_and_by_memory_id(vault):
+    n = UNTYPED
+    # only the successor declares it, by WikiLink
+    vault.write(f"{n}/old-a.md", plain("ibis"))
+    vault.write(f"{n}/new-a.md", plain("ibisnew", 'supersedes: ["[[old-a]]"]\n'))
+    # only the successor declares it, by memory_id
+    vault.write(f"{n}/old-b.md", plain("jackal", "memory_id: MEM-0002\n"))
+    vault.write(f"{n}/new-b.md", plain("jackalnew", "supersedes: [MEM-0002]\n"))
+    # the old note names its successor by memory_id; the successor's file name is unrelated
+    vault.write(f"{n}/old-c.md", plain("kiwi", "superseded_by: MEM-0103\n"))
+    vault.write(f"{n}/cache-rules.md", plain("kiwinew", "memory_id: MEM-0103\n"))
+    # a successor that does not resolve still hides the note that names it
+    vault.write(f"{n}/old-d.md", plain("lemur", "superseded_by: MEM-9999\n"))
+    vault.commit("supersession", "--no-verify")
+    sync(vault)
+    for word, old, new in (("ibis", "old-a", "new-a"), ("jackal", "old-b", "new-b"), ("kiwi", "old-c", "cache-rules")):
+        assert found(vault, word) == [f"{n}/{new}.md"], word  # the successor is offered in its place
+        assert f"{n}/{old}.md" in found(vault, word, include_superseded=True), word
+    assert found(vault, "lemur") == []
+    assert found(vault, "lemur", include_superseded=True) == [f"{n}/old-d.md"]
+    report = vault.check().lines
+    assert any(line.startswith(f"{n}/old-a.md:") and "SS002" in line for line in report)
+    assert any(line.startswith(f"{n}/old-b.md:") and "SS002" in line for line in report)
+    assert any(line.startswith(f"{n}/old-d.md:") and "SS001" in line for line in report)
+
+
+def test_supersession_follows_notes_that_arrive_in_later_commits(vault):
+    n = UNTYPED
+    vault.write(f"{n}/newer.md", plain("marmot", 'supersedes: ["[[older]]"]\n'))
+    vault.write(f"{n}/legacy.md", plain("narwhal", 'superseded_by: "[[replacement]]"\n'))
+    vault.commit("first", "--no-verify")
+    sync(vault)
+    assert found(vault, "narwhal") == []  # named a successor: hidden even before it exists
+    vault.write(f"{n}/older.md", plain("ocelot"))
+    vault.write(f"{n}/replacement.md", plain("pelican"))
+    vault.commit("second", "--no-verify")
+    sync(vault)
+    assert found(vault, "ocelot") == [f"{n}/newer.md"]
+    assert found(vault, "narwhal") == [f"{n}/replacement.md"]
+    vault.git("mv", f"{n}/replacement.md", f"{n}/successor.md")
+    vault.commit("third", "--no-verify")
+    sync(vault)
+    assert found(vault, "narwhal") == []  # the successor no longer resolves: still hidden, nothing offered
+    assert found(vault, "narwhal", include_superseded=True) == [f"{n}/legacy.md"]
+
+
+def test_hidden_notes_are_never_named_in_another_hits_links(vault):
+    n = UNTYPED
+    vault.write(f"{n}/expired.md", plain("one", 'expires: "2020-01-01"\n'))
+    vault.write(f"{n}/unreadable.md", plain("two", 'expires: "2020-1-1"\n'))
+    vault.write(f"{n}/old.md", plain("three"))
+    vault.write(f"{n}/new.md", plain("four", 'supersedes: ["[[old]]"]\n'))
+    vault.write(f"{n}/shaky.md", plain("five", "confidence: .nan\n"))
+    vault.write(f"{n}/fine.md", plain("six"))
+    vault.write(f"{n}/hub.md", "# Hub\nThe quetzal hub: [[expired]], [[unreadable]], [[old]], [[new]], "
+                               "[[shaky]], [[fine]].\n")
+    vault.commit("links", "--no-verify")
+    sync(vault)
+    (hit,) = [h for h in hits(vault, "quetzal") if h.path == f"{n}/hub.md"]
+    assert hit.links == [f"{n}/fine.md", f"{n}/new.md"]
+    (hit,) = [h for h in hits(vault, "quetzal", include_expired=True, include_superseded=True, min_confidence=0.0)
+              if h.path == f"{n}/hub.md"]
+    assert hit.links == sorted(f"{n}/{p}.md" for p in ("expired", "unreadable", "old", "new", "shaky", "fine"))
+    graph = found(vault, "quetzal", graph_hops=1)
+    assert f"{n}/fine.md" in graph and not {f"{n}/{p}.md" for p in ("expired", "unreadable", "old", "shaky")} & set(graph)
+
+
+def test_an_index_of_the_previous_schema_converges(vault):
+    from vaultsync.index.sqlite_store import SCHEMA_VERSION
+
+    vault.write(f"{UNTYPED}/old.md", plain("raven"))
+    vault.write(f"{UNTYPED}/new.md", plain("ravennew", 'supersedes: ["[[old]]"]\n'))
+    vault.commit("init")
+    sync(vault)
+    db_path = vault.root / ".git/vaultsync/index.sqlite"
+    con = sqlite3.connect(db_path)
+    with con:  # what an index of schema 10 looks like: no refs table, no unreadable column, the old fingerprint
+        con.execute("DROP TABLE refs")
+        con.execute("ALTER TABLE notes DROP COLUMN unreadable")
+        con.execute("UPDATE meta SET value = '10' WHERE key = 'schema_version'")
+        con.execute("UPDATE meta SET value = 'fingerprint-of-10' WHERE key = 'config_hash'")
+    con.close()
+    from vaultsync.git import open_repo
+    from vaultsync.search.engine import NoIndexError, open_searcher
+    from vaultsync.vault.config import Config
+
+    with pytest.raises(NoIndexError, match="vaultsync sync"):
+        open_searcher(open_repo(vault.root), Config(), rerank="none")
+    res = run_cli(["search", "raven"], vault.root)  # search syncs a missing or stale index itself
+    assert res.code == 0 and "Traceback" not in res.err and "docs/notes/old.md" not in res.out
+    con = sqlite3.connect(db_path)
+    assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == SCHEMA_VERSION
+    con.close()
+    assert found(vault, "raven") == [f"{UNTYPED}/new.md"]
+
+
+def test_check_reads_status_case_insensitively_for_supersession(vault):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", status="Superseded", extra='superseded_by: "[[ADR-0002]]"\n'))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra="supersedes: [ADR-0001]\n"))
+    lines = vault.check().lines
+    assert not any("SS004" in line for line in lines), lines
+    assert any("LC002" in line for line in lines)
+
+
+def test_notes_are_never_rewritten(vault):
+    files = {f"{UNTYPED}/a.md": plain("x", 'expires: "2020-1-1"\n'), f"{UNTYPED}/b.md": "---\ntitle: \x07\n---\n"}
+    for path, text in files.items():
+        vault.write(path, text)
+    vault.commit("x", "--no-verify")
+    sync(vault)
+    vault.check()
+    for path, text in files.items():
+        assert (vault.root / path).read_bytes() == text.encode()
+
+
+# --- property: any value of a filtering field is either read or hides the note ------------------
+
+_TODAY = __import__("datetime").date(2026, 6, 1)
+_SCALARS = st.one_of(
+    st.sampled_from(["true", "false", "null", "~", ".nan", ".NaN", ".inf", "-.inf", "+.inf", "0", "1", "0.49",
+                     "0.5", "-0.1", "1e3", "0x10", "2026-06-01", "2026-6-1", "2026-05-31", "2099-12-31",
+                     "2026-02-30", "2026-06-01T10:00:00Z", "superseded", "Superseded", "SUPERSEDED",
+                     "superseded by [[x]]", "accepted", "1" + "0" * 400, "-1" + "0" * 400, "[]", "{}", "[0.9]", "[2099-01-01]", "''", '""', '" "']),
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Zl", "Zp")), max_size=12)
+    .map(lambda t: json.dumps(t, ensure_ascii=False)),
+    st.floats(allow_nan=False, allow_infinity=False, width=32).map(repr),
+)
+
+
+def _readable(field: str, value) -> bool:  # type: ignore[no-untyped-def]
+    """The specification, written independently of the reader: what each field must hold."""
+    import datetime as dt
+    import math
+    import re
+
+    if field == "expires":
+        m = re.fullmatch(r"(\d{4}-\d{2}-\d{2})(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[Zz]|[+-]\d{2}:?\d{2})?)?",
+                         value) if isinstance(value, str) else None
+        try:
+            return bool(m) and bool(dt.date.fromisoformat(m.group(1)))
+        except ValueError:
+            return False
+    if field == "confidence":
+        try:
+            return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(float(value))
+        except OverflowError:
+            return False
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _visible(field: str, value) -> bool:  # type: ignore[no-untyped-def]
+    """Shown by default: absent, or readable and not filtered (expired, below 0.5, superseded)."""
+    import datetime as dt
+    import re
+
+    if value is None:
+        return True
+    if not _readable(field, value):
+        return False
+    if field == "expires":
+        return dt.date.fromisoformat(value[:10]) >= _TODAY
+    if field == "confidence":
+        return float(value) >= 0.5
+    return value.strip().casefold() != "superseded" and not re.match(r"superseded\s+by\s", value.strip(), re.I)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(field=st.sampled_from(["expires", "confidence", "status"]), source=_SCALARS)
+def test_a_filtering_field_is_read_or_hides_the_note(tmp_path, field, source):
+    from vaultsync.checks.lifecycle import check_lifecycle_fields
+    from vaultsync.index.records import note_record
+    from vaultsync.index.sqlite_store import SqliteStore
+    from vaultsync.search.lifecycle import LifecyclePolicy, exclusions
+    from vaultsync.vault.note import parse_text
+    from vaultsync.vault.resolve import LinkIndex
+
+    note = parse_text("n.md", f"---\n{field}: {source}\n---\nBody.\n")
+    if note.fm_state != "mapping":
+        return  # not a value of the field (a YAML error, reported as such)
+    value = note.frontmatter.get(field)
+    db = tmp_path / f"{abs(hash((field, source)))}.sqlite"
+    store = SqliteStore(db)
+    try:
+        store.apply([], [note_record(note, "0" * 40, LinkIndex(["n.md"]), [], 100)], {})
+        hidden = exclusions(store.db, LifecyclePolicy(today=_TODAY))
+    finally:
+        store.close()
+        db.unlink()
+    assert ("n.md" not in hidden) == _visible(field, value), (field, source, value, hidden.reasons)
+    codes = {d.code for d in check_lifecycle_fields(note)}
+    assert ("LC001" in codes) == (value is not None and not _readable(field, value)), (field, source, value, codes)
+
+
+def test_control_characters_in_the_body_are_text(vault):
+    body = "The sassafras note.\n" + "filler line\n" * 800 + "tail \x00 \x07 \x1b \ufffe end\n"
+    assert len(body.encode()) > 8192
+    vault.write(f"{UNTYPED}/body.md", "---\ntitle: Body\n---\n" + body)
+    vault.commit("body")
+    res = vault.check()
+    assert res.code == 0 and "Traceback" not in res.err, res.out
+    sync(vault)
+    assert found(vault, "sassafras") == [f"{UNTYPED}/body.md"]
+    assert status(vault)["warnings"] == []
