@@ -14,6 +14,7 @@ from models_fixtures import e5, e5_build, e5_cache_dir, tiny_manifest, write_tin
 from vaultsync.cli.main import main
 from vaultsync.models.convert import build as build_mod
 from vaultsync.models import cache, probe
+from vaultsync.settings import cache_root
 from vaultsync.models import manifest as manifests
 from vaultsync.models.manifest import sha256_file
 from vaultsync.models.convert.spm_normalizer import build_table, table_sha256
@@ -61,13 +62,13 @@ def test_missing_package_is_explained(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_cache_root_resolution(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("VAULTSYNC_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert cache.cache_root() == tmp_path / "xdg" / "vaultsync"
+    assert cache_root() == tmp_path / "xdg" / "vaultsync"
     monkeypatch.setenv("VAULTSYNC_CACHE_DIR", str(tmp_path / "env"))
-    assert cache.cache_root() == tmp_path / "env"
-    assert cache.cache_root(tmp_path / "arg") == tmp_path / "arg"
+    assert cache_root() == tmp_path / "env"
+    assert cache_root(tmp_path / "arg") == tmp_path / "arg"
     monkeypatch.delenv("VAULTSYNC_CACHE_DIR")
     monkeypatch.delenv("XDG_CACHE_HOME")
-    assert cache.cache_root() == Path.home() / ".cache" / "vaultsync"
+    assert cache_root() == Path.home() / ".cache" / "vaultsync"
 
 
 def test_staging_is_atomic(tmp_path: Path) -> None:

@@ -72,7 +72,7 @@ def test_rerank_stages_are_names_never_folders() -> None:
 
 
 def test_user_settings_choose_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from vaultsync.models.cache import cache_root
+    from vaultsync.settings import cache_root
     from vaultsync.settings import user_settings
 
     monkeypatch.delenv("VAULTSYNC_CACHE_DIR", raising=False)

@@ -41,7 +41,7 @@ def crash_log_path(start: Path | None = None) -> Path:
             return Path(repo.path) / "vaultsync" / "crash.log"
     except Exception:  # noqa: BLE001 - any doubt: the user cache
         pass
-    from vaultsync.models.cache import cache_root
+    from vaultsync.settings import cache_root
 
     return cache_root() / "crash.log"
 

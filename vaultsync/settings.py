@@ -56,12 +56,24 @@ def user_settings() -> UserSettings:
     return UserSettings(**values)  # type: ignore[arg-type]
 
 
+def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The user cache of built models and the like (the folder is not created): ``cache_dir``, else
+    the user's setting, else ``$XDG_CACHE_HOME/vaultsync``, else ``~/.cache/vaultsync``."""
+    cache_dir = cache_dir or user_settings().cache_dir
+    if cache_dir:
+        return Path(cache_dir).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg:
+        return Path(xdg).expanduser() / "vaultsync"
+    return Path.home() / ".cache" / "vaultsync"
+
+
 def _read(path: Path) -> dict[str, object]:
-    from vaultsync.vault.yamlload import YamlProblem, load_yaml
+    import yaml
 
     try:
-        data = load_yaml(path.read_text(encoding="utf-8-sig")).data or {}
-    except (OSError, UnicodeDecodeError, YamlProblem) as exc:
+        data = yaml.safe_load(path.read_text(encoding="utf-8-sig")) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         print(f"vaultsync: warning: {path}: cannot read ({exc}); ignored", file=sys.stderr)
         return {}
     models = data.get("models") if isinstance(data, dict) else None

@@ -18,6 +18,7 @@ from typing import Any
 
 from vaultsync.models import cache
 from vaultsync.models import manifest as manifests
+from vaultsync.settings import cache_root
 
 
 def add_parser(subparsers: Any, name: str, help_text: str) -> argparse.ArgumentParser:
@@ -112,7 +113,7 @@ def _list(args: argparse.Namespace) -> int:
         from rich.console import Console
         from rich.table import Table
 
-        table = Table(title=f"vaultsync models (cache: {cache.cache_root(args.cache_dir)})")
+        table = Table(title=f"vaultsync models (cache: {cache_root(args.cache_dir)})")
         for col in ("model", "status", "folder", "file", "size", "sha256"):
             table.add_column(col)
         for r in rows:

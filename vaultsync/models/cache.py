@@ -22,20 +22,9 @@ from typing import Any
 
 from filelock import FileLock
 
+from vaultsync.settings import cache_root
+
 BUILD_INFO = "build.json"
-
-
-def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
-    """Resolve the cache root (see module docstring); the folder is not created."""
-    from vaultsync.settings import user_settings
-
-    cache_dir = cache_dir or user_settings().cache_dir
-    if cache_dir:
-        return Path(cache_dir).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg:
-        return Path(xdg).expanduser() / "vaultsync"
-    return Path.home() / ".cache" / "vaultsync"
 
 
 def model_dir(name: str, version: int, cache_dir: str | os.PathLike[str] | None = None) -> Path:
