@@ -90,14 +90,18 @@ def build_server(root: Path) -> MCPServer:
         rerank: Annotated[str | None, Field(description="none, maxsim or cross-encoder (default from config)")]
         = None,
     ) -> dict[str, Any]:
+        from vaultsync.search.engine import NoIndexError
         from vaultsync.search.query import QueryError
+        from vaultsync.vault.config import ConfigError
 
         options = {"top_k": top_k, "budget": budget, "types": types, "tags": tags, "scope": scope,
                    "include_expired": include_expired or None, "include_superseded": include_superseded or None,
                    "min_confidence": min_confidence}
         try:
             return warm.search(query, {k: v for k, v in options.items() if v is not None}, rerank)
-        except (QueryError, ValueError) as exc:
+        except ConfigError as exc:
+            raise ToolError(exc.diagnostic.render()) from None
+        except (QueryError, ValueError, NoIndexError) as exc:
             raise ToolError(str(exc)) from None
 
     @server.tool(description="Read one note by memory_id (ADR-0007), path or [[WikiLink]]: frontmatter, Markdown "

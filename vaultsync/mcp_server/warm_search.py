@@ -14,8 +14,10 @@ from typing import Any
 import pygit2
 
 from vaultsync.git import head_commit_id, head_tree
+from vaultsync.index.fastpath import config_text_at
 from vaultsync.index.layout import layout_for
-from vaultsync.index.sync import config_at, sync
+from vaultsync.index.sync import sync
+from vaultsync.vault.config import Config, load_config
 from vaultsync.search.engine import NoIndexError, check_rerank_spec, open_searcher, options_for
 from vaultsync.search.pipeline import Searcher
 
@@ -30,7 +32,8 @@ class WarmSearch:
     """
 
     def __init__(self, repo_path: Path | str) -> None:
-        self._repo_path = str(repo_path)
+        self._repo = pygit2.Repository(str(repo_path))
+        self._config: tuple[str, Config] | None = None
         self._lock = threading.Lock()
         self._searchers: dict[str, Searcher] = {}
         self._embedders: dict[str, Any] = {}
@@ -68,8 +71,8 @@ class WarmSearch:
         """
         check_rerank_spec(rerank)
         with self._lock:
-            repo = pygit2.Repository(self._repo_path)
-            config, _ = config_at(repo, head_tree(repo))
+            repo = self._repo
+            config = self._committed_config(repo)
             opts = options_for(config, **options)
             head = head_commit_id(repo)
             searcher = self._searcher(repo, config, rerank)
@@ -81,6 +84,13 @@ class WarmSearch:
                 raise NoIndexError("the vault has no index and it could not be built")
             result = searcher.search(query, opts, head=head).to_dict()
             return self._with_note_fields(searcher, result)
+
+    def _committed_config(self, repo: pygit2.Repository) -> Config:
+        """HEAD's ``.vaultsync.yaml``, parsed again only when its text changed."""
+        text = config_text_at(repo, head_tree(repo))
+        if self._config is None or self._config[0] != text:
+            self._config = (text, load_config(Path(repo.workdir or repo.path), text))
+        return self._config[1]
 
     def _searcher(self, repo: pygit2.Repository, config: Any, rerank: str | None) -> Searcher | None:
         stamp = self._stamp_now(repo)

@@ -19,6 +19,7 @@ from vaultsync.vault.note import parse_text
 _PLAIN = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 _PLAIN_TEXT = re.compile(r"^[^\W\d_][\w .,()/+'-]*[\w.)]$")  # a sentence YAML reads as the same string
 _RESERVED = {"true", "false", "null", "yes", "no", "on", "off", "y", "n", "nan", "inf"}
+_UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")  # YAML rejects or re-reads these
 _TOP_KEY = re.compile(r"^([^\s#\-][^:]*):(.*)$")
 
 
@@ -35,11 +36,11 @@ def scalar(value: Any) -> str:
             raise MemoryWriteError(f"{value!r} is not a finite number")
         return repr(value)
     if isinstance(value, str):
-        if (_PLAIN.match(value) or _PLAIN_TEXT.match(value)) and value.lower() not in _RESERVED \
+        if (_PLAIN.fullmatch(value) or _PLAIN_TEXT.fullmatch(value)) and value.lower() not in _RESERVED \
                 and ": " not in value and " #" not in value:
             return value
         text = json.dumps(value, ensure_ascii=False)
-        return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\x85")
+        return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     if isinstance(value, list):
         return "[" + ", ".join(scalar(v) for v in value) + "]"
     if isinstance(value, dict):
@@ -55,7 +56,7 @@ def render_note(frontmatter: dict[str, Any], body: str) -> str:
     """
     lines = ["---"]
     for key, value in frontmatter.items():
-        if not isinstance(key, str) or not _PLAIN.match(key.replace(".", "_")):
+        if not isinstance(key, str) or not _PLAIN.fullmatch(key.replace(".", "_")):
             raise MemoryWriteError(f"field name {key!r} is not a plain identifier")
         lines.append(f"{key}: {scalar(value)}")
     lines.append("---")

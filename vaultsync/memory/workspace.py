@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import datetime as dt
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from vaultsync.checks.runner import load_checked_vault
 from vaultsync.git import Snapshot, WorktreeSnapshot, open_repo, workdir
@@ -78,11 +79,26 @@ class Workspace:
             raise MemoryWriteError(exc.diagnostic.render()) from None
         return cls(repo, root, config)
 
-    def lock(self) -> FileLock:
-        """The lock every writer of this worktree holds while it allocates ids and writes files."""
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Held by every writer of this worktree (CLI or MCP server) while it allocates a memory_id
+        and writes: ``<git dir>/vaultsync/write.lock``.
+
+        Raises:
+            MemoryWriteError: another writer held it for :data:`WRITE_LOCK_TIMEOUT_S` seconds.
+        """
         folder = Path(self.repo.path) / "vaultsync"
         folder.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(folder / "write.lock"), timeout=WRITE_LOCK_TIMEOUT_S)
+        lock = FileLock(str(folder / "write.lock"))
+        try:
+            lock.acquire(timeout=WRITE_LOCK_TIMEOUT_S)
+        except Timeout:
+            raise MemoryWriteError(f"another write held {folder / 'write.lock'} for {WRITE_LOCK_TIMEOUT_S:.0f} s") \
+                from None
+        try:
+            yield
+        finally:
+            lock.release()
 
     def snapshot(self, changes: Mapping[str, str | None] | None = None) -> Snapshot:
         """The working tree's vault files, with ``changes`` applied when given."""
