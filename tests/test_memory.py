@@ -125,3 +125,22 @@ def test_review_confirm_prints_a_one_line_diff(vault: Vault) -> None:
     again = run_cli(["review", "--confirm", "ADR-0001"], vault.root)
     assert again.code == 0 and "already today" in again.out
     assert run_cli(["review", "--confirm", "ADR-0404"], vault.root).code == 2
+
+
+def test_review_workflow_step_writes_the_issue_body(vault: Vault) -> None:
+    import shlex
+
+    import yaml
+    from conftest import REPO_ROOT
+
+    doc = yaml.safe_load((REPO_ROOT / "examples" / "review-workflow.yml").read_text(encoding="utf-8"))
+    (step,) = [s["run"] for s in doc["jobs"]["review"]["steps"] if s.get("run", "").startswith("vaultsync ")]
+    args = shlex.split(step.split(">")[0])
+    vault.write("docs/adrs/A.md", adr("ADR-0001", extra=f'expires: "{(TODAY + dt.timedelta(days=3)).isoformat()}"\n'))
+    vault.commit("a")
+    res = run_cli(args[1:], vault.root)
+    assert res.code == 0
+    assert res.out.splitlines()[:3] == [
+        "| importance | note | kind | why |", "|---|---|---|---|",
+        f"| 5 | `ADR-0001` A decision | expiring | expires in 3 day(s) "
+        f"({(TODAY + dt.timedelta(days=3)).isoformat()}): renew `expires` or retire the note |"]
