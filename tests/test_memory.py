@@ -144,3 +144,9 @@ def test_review_workflow_step_writes_the_issue_body(vault: Vault) -> None:
         "| importance | note | kind | why |", "|---|---|---|---|",
         f"| 5 | `ADR-0001` A decision | expiring | expires in 3 day(s) "
         f"({(TODAY + dt.timedelta(days=3)).isoformat()}): renew `expires` or retire the note |"]
+
+
+def test_memory_commands_outside_a_repository_say_so(tmp_path: Path) -> None:
+    for args in (["mcp"], ["new", "adr", "--title", "x"], ["review"], ["show", "ADR-0001"]):
+        res = run_cli(args, tmp_path)
+        assert res.code == 2 and "not inside a git working tree" in res.err and "Traceback" not in res.err

@@ -11,6 +11,7 @@ moved are restored. Callers hold :meth:`Workspace.lock`.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import tempfile
 from collections.abc import Mapping
@@ -19,13 +20,18 @@ from pathlib import Path
 from vaultsync.checks.runner import run_checks
 from vaultsync.diagnostics import ERROR, Diagnostic
 from vaultsync.memory.errors import MemoryWriteError, WriteRefused
-from vaultsync.memory.workspace import Workspace
+from vaultsync.memory.workspace import Workspace, today
 
 
 def new_errors(ws: Workspace, changes: Mapping[str, str | None]) -> tuple[list[Diagnostic], list[Diagnostic]]:
-    """(errors the change adds, warnings of the changed files), checked over the working tree."""
-    before = {(d.path, d.code, d.message) for d in run_checks(ws.vault()) if d.severity == ERROR}
-    after = run_checks(ws.vault(changes))
+    """(errors the change adds, warnings of the changed files), checked over the working tree.
+
+    Dates are judged against the later of the local and the UTC date, so a note written
+    with today's local date is never "in the future" east of Greenwich.
+    """
+    on = max(today(), dt.datetime.now(dt.timezone.utc).date())
+    before = {(d.path, d.code, d.message) for d in run_checks(ws.vault(), today=on) if d.severity == ERROR}
+    after = run_checks(ws.vault(changes), today=on)
     errors = [d for d in after if d.severity == ERROR and (d.path, d.code, d.message) not in before]
     warnings = [d for d in after if d.severity != ERROR and d.path in changes]
     return errors, warnings
