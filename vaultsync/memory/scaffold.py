@@ -100,4 +100,4 @@ def slug(title: str, limit: int = 60) -> str:
 def note_path(spec: TypeSpec, memory_id: str, title: str) -> str:
     """``<type folder>/<memory_id>-<slug>.md`` (repo-relative)."""
     name = f"{memory_id}-{slug(title)}" if slug(title) else memory_id
-    return f"{spec.folder}/{name}.md"
+    return f"{name}.md" if spec.folder == "." else f"{spec.folder}/{name}.md"
