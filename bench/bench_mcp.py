@@ -6,8 +6,8 @@
 
 It starts the server in an indexed repository, times the first `search` (models and index
 loaded), then reports p50/p95 of --runs warm `search` tool calls (request sent → result
-parsed by the client), and the median of `get` and of a refused `write` (the check of the
-whole vault without a file written).
+parsed by the client), the median of a refused empty query (the protocol's own cost), of
+`get`, and of a refused `write` (unknown type: no vault check).
 """
 
 from __future__ import annotations
@@ -79,8 +79,11 @@ async def measure(repo: Path, queries: list[str], runs: int) -> dict[str, object
             warm.append((time.perf_counter() - t0) * 1000)
             assert not res.is_error, res.content
         hit = (first.structured_content or {}).get("hits", [{}])[0].get("path")
-        gets, writes = [], []
+        gets, writes, empty = [], [], []
         for _ in range(5):
+            t0 = time.perf_counter()
+            await session.call_tool("search", {"query": " "})  # refused before any retrieval: the protocol's cost
+            empty.append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
             await session.call_tool("get", {"note": hit})
             gets.append((time.perf_counter() - t0) * 1000)
@@ -89,6 +92,7 @@ async def measure(repo: Path, queries: list[str], runs: int) -> dict[str, object
             writes.append((time.perf_counter() - t0) * 1000)
     return {"repo": str(repo), "first_search_s": round(first_s, 2), "runs": runs,
             "warm_search_p50_ms": round(statistics.median(warm), 1), "warm_search_p95_ms": round(pct(warm, 0.95), 1),
+            "protocol_round_trip_p50_ms": round(statistics.median(empty), 1),
             "get_p50_ms": round(statistics.median(gets), 1), "refused_write_p50_ms": round(statistics.median(writes), 1)}
 
 

@@ -64,17 +64,18 @@ def note_view(vault: Vault, ref: str) -> dict[str, Any]:
     """
     path = find_note(vault, ref)
     note = vault.notes[path]
-    links = []
-    for outcome in resolve_links(vault):
+    links, back = [], []
+    for outcome in resolve_links(vault):  # one pass: this note's links and the links into it
         if outcome.source != path:
+            if outcome.path == path:
+                back.append({"path": outcome.source, "memory_id": summary(vault, outcome.source)["memory_id"],
+                             "line": outcome.link.line, "field": outcome.link.field})
             continue
         target = outcome.path if outcome.path in vault.notes else None
         links.append({"link": outcome.link.raw, "line": outcome.link.line, "field": outcome.link.field,
                       "resolution": outcome.status, "path": outcome.path,
                       "memory_id": summary(vault, target)["memory_id"] if target else None,
                       "status": summary(vault, target)["status"] if target else None})
-    back = [{"path": src, "memory_id": summary(vault, src)["memory_id"], "line": line, "field": fld}
-            for src, line, fld in sorted(backlinks(vault).get(path, []))]
     preds, succs = chain(vault, path)
     return {**summary(vault, path), "frontmatter": note.frontmatter, "body": note.body, "links": links,
             "backlinks": back, "supersedes": [summary(vault, p) for p in preds],
