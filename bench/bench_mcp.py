@@ -3,6 +3,7 @@
     python bench/bench_mcp.py --vault locomo                  # ../shared/eval/locomo (indexed once under --workdir)
     python bench/bench_mcp.py --vault examples                # examples/vault, small and quick
     python bench/bench_mcp.py --repo PATH --queries FILE.jsonl
+    python bench/bench_mcp.py --vault locomo --compare        # + the same searches in-process, interleaved
 
 It starts the server in an indexed repository, times the first `search` (models and index
 loaded), then reports p50/p95 of --runs warm `search` tool calls (request sent → result
@@ -61,7 +62,7 @@ def prepare(args: argparse.Namespace) -> tuple[Path, list[str]]:
     return repo, rows
 
 
-async def measure(repo: Path, queries: list[str], runs: int) -> dict[str, object]:
+async def measure(repo: Path, queries: list[str], runs: int, compare: bool = False) -> dict[str, object]:
     rng = random.Random(7)
     picked = [rng.choice(queries) for _ in range(runs)]
     params = StdioServerParameters(command=sys.executable, args=["-m", "vaultsync", "mcp"], cwd=str(repo),
@@ -73,11 +74,22 @@ async def measure(repo: Path, queries: list[str], runs: int) -> dict[str, object
         first_s = time.perf_counter() - t0
         assert not first.is_error, first.content
         warm: list[float] = []
+        local: list[float] = []
+        in_process = None
+        if compare:  # the same pipeline in this process, interleaved, so both see the same machine load
+            from vaultsync.mcp_server.warm_search import WarmSearch
+
+            in_process = WarmSearch(repo)
+            in_process.search(queries[0], {})
         for q in picked:
             t0 = time.perf_counter()
             res = await session.call_tool("search", {"query": q})
             warm.append((time.perf_counter() - t0) * 1000)
             assert not res.is_error, res.content
+            if in_process is not None:
+                t0 = time.perf_counter()
+                in_process.search(q, {})
+                local.append((time.perf_counter() - t0) * 1000)
         hit = (first.structured_content or {}).get("hits", [{}])[0].get("path")
         gets, writes, empty = [], [], []
         for _ in range(5):
@@ -92,6 +104,7 @@ async def measure(repo: Path, queries: list[str], runs: int) -> dict[str, object
             writes.append((time.perf_counter() - t0) * 1000)
     return {"repo": str(repo), "first_search_s": round(first_s, 2), "runs": runs,
             "warm_search_p50_ms": round(statistics.median(warm), 1), "warm_search_p95_ms": round(pct(warm, 0.95), 1),
+            **({"in_process_search_p50_ms": round(statistics.median(local), 1)} if local else {}),
             "protocol_round_trip_p50_ms": round(statistics.median(empty), 1),
             "get_p50_ms": round(statistics.median(gets), 1), "refused_write_p50_ms": round(statistics.median(writes), 1)}
 
@@ -103,9 +116,10 @@ def main() -> None:
     ap.add_argument("--queries", type=Path, help="queries.jsonl for --repo")
     ap.add_argument("--workdir", type=Path, default=ROOT / ".bench" / "mcp")
     ap.add_argument("--runs", type=int, default=60)
+    ap.add_argument("--compare", action="store_true", help="also time the same searches in-process, interleaved")
     args = ap.parse_args()
     repo, queries = prepare(args)
-    print(json.dumps(anyio.run(measure, repo, queries, args.runs), indent=2))
+    print(json.dumps(anyio.run(measure, repo, queries, args.runs, args.compare), indent=2))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ import datetime as dt
 import difflib
 import json
 from dataclasses import asdict, dataclass
-from typing import Any
 
 from vaultsync.memory import transaction
 from vaultsync.memory.frontmatter_text import set_fields
