@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
@@ -165,3 +166,15 @@ def _ignored(repo: pygit2.Repository | None, rel: str) -> bool:
         return bool(repo.path_is_ignored(rel))
     except (pygit2.GitError, UnicodeError):
         return False
+
+
+# variables a git hook exports that would point a nested git command at another repository or index
+_HOOK_GIT_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX",
+                 "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES")
+
+
+def run_git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``git ARGS`` in the work tree ``root`` (text output captured, never raises on failure),
+    without the ``GIT_*`` location variables a hook inherits, so it acts on ``root`` itself."""
+    env = {k: v for k, v in os.environ.items() if k not in _HOOK_GIT_ENV}
+    return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True)

@@ -26,6 +26,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("vaultsync.cli.serve", "run the warm local search daemon on 127.0.0.1"),
     "models": ("vaultsync.cli.models", "build and list the local ONNX models"),
     "eval": ("vaultsync.cli.eval", "measure retrieval quality on an evaluation dataset"),
+    "new": ("vaultsync.cli.new", "write a new note of a type (memory_id allocated, checked before it lands)"),
+    "show": ("vaultsync.cli.show", "show a note with its links, backlinks and supersession chain"),
+    "supersede": ("vaultsync.cli.supersede", "mark that one note replaces another (both sides, checked)"),
+    "promote": ("vaultsync.cli.promote", "turn a scratch note into a permanent note of a type"),
+    "review": ("vaultsync.cli.review", "list the notes due for revalidation; --confirm one"),
+    "mcp": ("vaultsync.cli.mcp", "run the MCP server (stdio) for coding agents: search, get, write, supersede, review"),
 }
 
 

@@ -1,0 +1,335 @@
+"""The MCP server end to end: the real `vaultsync mcp` process driven by the MCP SDK's stdio client,
+in a temporary git repository — tools, search in English and Japanese, get, write (+ commit),
+refusals, supersede, the review queue, concurrent writers and the resources."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import REPO_ROOT, Vault, factory_with, run_cli
+
+pytest.importorskip("mcp")
+from mcp.client.session import ClientSession  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+
+TODAY = dt.date.today()
+CONFIG = """vault: docs
+types:
+  adr: {folder: docs/adrs}
+  incident: {folder: docs/incidents}
+  rule: {folder: docs/rules}
+vocabulary:
+  tags: [payments, webhooks, deploys, database]
+ephemeral: ["**/scratch/**"]
+review:
+  max_age_days: {rule: 90, adr: 365}
+"""
+
+
+def note(mid: str, typ: str, title: str, body: str, status: str = "accepted", extra: str = "") -> str:
+    return (f"---\nmemory_id: {mid}\ntype: {typ}\ntitle: {title}\nstatus: {status}\n"
+            f'created: "2024-03-01"\nlast_validated: "{TODAY.isoformat()}"\n{extra}---\n# {title}\n\n{body}\n')
+
+
+def seed(v: Vault) -> None:
+    v.write(".vaultsync.yaml", CONFIG)
+    v.write("docs/adrs/ADR-0001-retry-webhooks-in-process.md", note(
+        "ADR-0001", "adr", "Retry webhooks in process", "The API worker retries merchant webhooks with backoff.",
+        status="superseded", extra='superseded_by: "[[ADR-0002-durable-webhook-queue]]"\n'))
+    v.write("docs/adrs/ADR-0002-durable-webhook-queue.md", note(
+        "ADR-0002", "adr", "Deliver webhooks from a durable queue",
+        "Webhook delivery goes through an outbox table and a durable queue with retries, "
+        "replacing [[ADR-0001-retry-webhooks-in-process]].",
+        extra='supersedes: ["[[ADR-0001-retry-webhooks-in-process]]"]\ntags: [webhooks]\n'))
+    v.write("docs/incidents/INC-0001-duplicate-charges.md", note(
+        "INC-0001", "incident", "Duplicate charges after a retry storm",
+        "Retries without idempotency keys charged customers twice. "
+        "Fixed by [[ADR-0002-durable-webhook-queue]].", status="resolved", extra="severity: SEV2\n"))
+    v.write("docs/rules/RULE-0001-japanese.md", note(
+        "RULE-0001", "rule", "金曜日の午後はデプロイしない",
+        "本番環境へのデプロイは金曜日の午後には行わない。週末に障害対応できる人が少ないため。", status="active"))
+
+
+@pytest.fixture
+def repo(vault: Vault, embedder) -> Vault:  # type: ignore[no-untyped-def]
+    """The seeded vault, committed and indexed (with the session's embedder)."""
+    from vaultsync.git import open_repo
+    from vaultsync.index.sync import sync
+
+    seed(vault)
+    vault.commit("seed")
+    sync(open_repo(vault.root), wait=60, embedder_factory=factory_with(embedder))
+    return vault
+
+
+def server_env() -> dict[str, str]:
+    keep = ("HOME", "PATH", "VAULTSYNC_CACHE_DIR", "GIT_AUTHOR_NAME", "TMPDIR")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env.update(PYTHONPATH=str(REPO_ROOT), GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+    return env
+
+
+Session = Callable[[ClientSession], Awaitable[Any]]
+
+
+def with_server(root: Path, *bodies: Session) -> list[Any]:
+    """Run each body against its own `vaultsync mcp` process, concurrently; their results in order."""
+    results: list[Any] = [None] * len(bodies)
+
+    async def one(i: int, body: Session) -> None:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "vaultsync", "mcp"], cwd=str(root),
+                                       env=server_env())
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            results[i] = await body(session)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            for i, body in enumerate(bodies):
+                tg.start_soon(one, i, body)
+
+    anyio.run(main)
+    return results
+
+
+async def call(session: ClientSession, tool: str, **args: Any) -> dict[str, Any]:
+    """A successful tool call's structured result (fails the test on a tool error)."""
+    res = await session.call_tool(tool, args)
+    assert not res.is_error, res.content[0].text  # type: ignore[union-attr]
+    return res.structured_content  # type: ignore[return-value]
+
+
+async def refused(session: ClientSession, tool: str, **args: Any) -> str:
+    """The error text of a tool call that must fail."""
+    res = await session.call_tool(tool, args)
+    assert res.is_error, res.structured_content
+    return res.content[0].text  # type: ignore[union-attr]
+
+
+def test_tools_have_schemas_and_descriptions(vault: Vault) -> None:
+    seed(vault)
+    vault.commit("seed")
+
+    async def body(s: ClientSession) -> Any:
+        return (await s.list_tools()).tools, (await s.list_resource_templates()).resource_templates
+
+    tools, templates = with_server(vault.root, body)[0]
+    by_name = {t.name: t for t in tools}
+    assert set(by_name) == {"search", "get", "write", "supersede", "promote", "review"}
+    for t in tools:
+        assert t.description and t.input_schema["type"] == "object"
+    props = by_name["search"].input_schema["properties"]
+    assert {"query", "top_k", "budget", "types", "tags", "scope", "include_expired", "include_superseded",
+            "min_confidence", "rerank"} <= set(props)
+    assert by_name["search"].input_schema["required"] == ["query"]
+    assert set(by_name["write"].input_schema["required"]) == {"type", "title", "body"}
+    assert [t.uri_template for t in templates] == ["vault://note/{memory_id}"]
+
+
+def test_search_english_and_japanese_and_get_with_backlinks_and_chain(repo: Vault) -> None:
+    async def body(s: ClientSession) -> Any:
+        en = await call(s, "search", query="how are merchant webhooks delivered?", top_k=3)
+        ja = await call(s, "search", query="金曜日にデプロイしてもいいですか", top_k=3)
+        old = await call(s, "search", query="retry webhooks in the API worker", include_superseded=True, top_k=5)
+        got = await call(s, "get", note="ADR-0001")
+        by_link = await call(s, "get", note="[[ADR-0002-durable-webhook-queue]]")
+        missing = await refused(s, "get", note="ADR-9999")
+        empty = await refused(s, "search", query="   ")
+        return en, ja, old, got, by_link, missing, empty
+
+    en, ja, old, got, by_link, missing, empty = with_server(repo.root, body)[0]
+    top = en["hits"][0]
+    assert top["memory_id"] == "ADR-0002" and top["type"] == "adr" and top["status"] == "accepted"
+    assert "durable queue" in top["text"] and top["score"] > 0
+    assert top["links_to"] == ["ADR-0001"]
+    assert ja["hits"][0]["memory_id"] == "RULE-0001" and "金曜日" in ja["hits"][0]["text"]
+    assert "ADR-0001" in {h["memory_id"] for h in old["hits"]}
+    assert got["status"] == "superseded" and got["frontmatter"]["superseded_by"]
+    assert [s["memory_id"] for s in got["superseded_by"]] == ["ADR-0002"] and got["current"]["memory_id"] == "ADR-0002"
+    assert {b["memory_id"] for b in got["backlinks"]} == {"ADR-0002"}
+    assert by_link["memory_id"] == "ADR-0002"
+    assert [s["memory_id"] for s in by_link["supersedes"]] == ["ADR-0001"]
+    assert {b["memory_id"] for b in by_link["backlinks"]} == {"ADR-0001", "INC-0001"}
+    assert {link["memory_id"] for link in by_link["links"]} == {"ADR-0001"}
+    assert "no note 'ADR-9999'" in missing
+    assert "query" in empty.lower()
+
+
+def test_write_then_commit_then_search_finds_it(repo: Vault) -> None:
+    async def body(s: ClientSession) -> Any:
+        written = await call(s, "write", type="rule", title="Never log card numbers",
+                             body="Card numbers (PAN) are masked before any log line. See [[INC-0001-duplicate-charges]].",
+                             fields={"tags": ["payments"], "confidence": 0.9}, commit=True)
+        found = await call(s, "search", query="may we log card numbers PAN?", top_k=3)
+        return written, found
+
+    written, found = with_server(repo.root, body)[0]
+    assert written["memory_id"] == "RULE-0002" and written["path"] == "docs/rules/RULE-0002-never-log-card-numbers.md"
+    assert written["commit"] and repo.git("log", "-1", "--format=%H").stdout.strip() == written["commit"]
+    assert repo.git("status", "--porcelain").stdout == ""
+    text = (repo.root / written["path"]).read_text(encoding="utf-8")
+    assert f'created: "{TODAY.isoformat()}"' in text and f'last_validated: "{TODAY.isoformat()}"' in text
+    assert "status: draft" in text
+    assert found["hits"][0]["memory_id"] == "RULE-0002"
+    assert repo.check().code == 0
+
+
+def test_bad_field_or_dangling_link_is_refused_and_leaves_no_file(repo: Vault) -> None:
+    before = sorted(p.relative_to(repo.root).as_posix() for p in (repo.root / "docs").rglob("*"))
+
+    async def body(s: ClientSession) -> Any:
+        bad_field = await refused(s, "write", type="incident", title="Replica lag", body="Lag.",
+                                  fields={"severity": "SEV9"})
+        dangling = await refused(s, "write", type="adr", title="Use Kafka", body="Replaces [[ADR-0042-nothing]].")
+        allocated = await refused(s, "write", type="adr", title="Mine", body="x", fields={"memory_id": "ADR-0100"})
+        unknown = await refused(s, "write", type="memo", title="x", body="x")
+        return bad_field, dangling, allocated, unknown
+
+    bad_field, dangling, allocated, unknown = with_server(repo.root, body)[0]
+    assert "docs/incidents/INC-0002-replica-lag.md:" in bad_field and "SC001 severity: 'SEV9'" in bad_field
+    assert "docs/adrs/ADR-0003-use-kafka.md:" in dangling and "WL001 [[ADR-0042-nothing]]" in dangling
+    assert "memory_id is set by vaultsync" in allocated
+    assert "unknown memory type 'memo'" in unknown and "adr, incident, rule" in unknown
+    after = sorted(p.relative_to(repo.root).as_posix() for p in (repo.root / "docs").rglob("*"))
+    assert after == before
+    assert repo.git("status", "--porcelain").stdout == ""
+
+
+def test_supersede_updates_both_notes_and_passes_check(repo: Vault) -> None:
+    async def body(s: ClientSession) -> Any:
+        new = await call(s, "supersede", old="INC-0001", title="Duplicate charges: the full analysis",
+                         body="A longer analysis of [[ADR-0002-durable-webhook-queue]].", fields={"severity": "SEV2"})
+        again = await refused(s, "supersede", old="INC-0001", new="ADR-0002")
+        chain = await call(s, "get", note="INC-0001")
+        return new, again, chain
+
+    new, again, chain = with_server(repo.root, body)[0]
+    assert new["memory_id"] == "INC-0002" and sorted(new["changed"]) == sorted(
+        [new["path"], "docs/incidents/INC-0001-duplicate-charges.md"])
+    old_text = (repo.root / "docs/incidents/INC-0001-duplicate-charges.md").read_text(encoding="utf-8")
+    assert "status: superseded\n" in old_text
+    assert 'superseded_by: "[[INC-0002-duplicate-charges-the-full-analysis]]"' in old_text
+    assert 'supersedes: ["[[INC-0001-duplicate-charges]]"]' in (repo.root / new["path"]).read_text(encoding="utf-8")
+    assert "already superseded" in again
+    assert chain["current"]["memory_id"] == "INC-0002"
+    diff = repo.git("diff", "--", "docs/incidents/INC-0001-duplicate-charges.md").stdout
+    assert [ln for ln in diff.splitlines() if ln.startswith(("+", "-")) and not ln.startswith(("+++", "---"))] == [
+        "-status: resolved", "+status: superseded",
+        '+superseded_by: "[[INC-0002-duplicate-charges-the-full-analysis]]"']
+    check = repo.check()
+    assert check.code == 0, check.out
+
+
+def test_supersede_refused_leaves_both_notes_unchanged(repo: Vault) -> None:
+    async def body(s: ClientSession) -> Any:
+        return await refused(s, "supersede", old="ADR-0002", title="Use Kafka", body="See [[nowhere]].")
+
+    msg = with_server(repo.root, body)[0]
+    assert "WL001 [[nowhere]]" in msg
+    assert repo.git("status", "--porcelain").stdout == ""
+
+
+def test_review_queue_of_planted_notes(make_vault) -> None:  # type: ignore[no-untyped-def]
+    soon = (TODAY + dt.timedelta(days=5)).isoformat()
+    far = (TODAY + dt.timedelta(days=60)).isoformat()
+    old = (TODAY - dt.timedelta(days=200)).isoformat()
+    v = make_vault({".vaultsync.yaml": CONFIG})
+    v.write("docs/rules/RULE-0001.md", note("RULE-0001", "rule", "Due soon", "x", status="active",
+                                            extra=f'expires: "{soon}"\nimportance: 3\n'))
+    v.write("docs/rules/RULE-0002.md", note("RULE-0002", "rule", "Stale rule", "x", status="active",
+                                            extra="importance: 9\n").replace(TODAY.isoformat(), old))
+    v.write("docs/adrs/ADR-0001.md", note("ADR-0001", "adr", "Old but within a year", "x").replace(
+        TODAY.isoformat(), old))
+    v.write("docs/adrs/ADR-0002.md", note("ADR-0002", "adr", "Unsure", "x", extra="confidence: 0.3\n"))
+    v.write("docs/adrs/ADR-0003.md", note("ADR-0003", "adr", "Fine", "x", extra=f'expires: "{far}"\n'))
+    v.commit("planted")
+
+    async def body(s: ClientSession) -> Any:
+        queue = await call(s, "review")
+        confirmed = await call(s, "review", confirm="RULE-0002")
+        after = await call(s, "review")
+        return queue, confirmed, after
+
+    queue, confirmed, after = with_server(v.root, body)[0]
+    assert [(i["memory_id"], i["kind"]) for i in queue["items"]] == [
+        ("RULE-0002", "stale"), ("ADR-0002", "low_confidence"), ("RULE-0001", "expiring")]
+    assert queue["items"][2]["due"] == soon
+    assert confirmed["confirmed"] == "docs/rules/RULE-0002.md"
+    assert f'-last_validated: "{old}"' in confirmed["diff"] and f'+last_validated: "{TODAY}"' in confirmed["diff"]
+    assert [i["memory_id"] for i in after["items"]] == ["ADR-0002", "RULE-0001"]
+
+
+def test_two_concurrent_writers_get_distinct_ids(repo: Vault) -> None:
+    async def writer(s: ClientSession) -> list[str]:
+        ids = []
+        for i in range(4):
+            w = await call(s, "write", type="adr", title=f"Parallel decision {os.getpid()} {i}", body="Body.")
+            ids.append(w["memory_id"])
+        return ids
+
+    first, second = with_server(repo.root, writer, writer)
+    ids = first + second
+    assert len(set(ids)) == 8 and set(ids) == {f"ADR-{n:04d}" for n in range(3, 11)}
+    assert not list((repo.root / "docs").rglob(".vaultsync-*"))
+    assert repo.check().code == 0
+
+
+def test_promote_and_resources(repo: Vault) -> None:
+    repo.write("docs/scratch/idea.md", "# Canary every deploy\n\nShip to 5 % of traffic first.\n")
+
+    async def body(s: ClientSession) -> Any:
+        outside = await refused(s, "promote", path="docs/adrs/ADR-0002-durable-webhook-queue.md", type="rule")
+        promoted = await call(s, "promote", path="docs/scratch/idea.md", type="rule")
+        listing = await s.read_resource("vault://notes")
+        one = await s.read_resource("vault://note/ADR-0002")
+        return outside, promoted, listing, one
+
+    outside, promoted, listing, one = with_server(repo.root, body)[0]
+    assert "not a scratch note" in outside
+    assert promoted["memory_id"] == "RULE-0002" and promoted["path"] == "docs/rules/RULE-0002-canary-every-deploy.md"
+    assert not (repo.root / "docs/scratch/idea.md").exists()
+    assert "title: Canary every deploy" in (repo.root / promoted["path"]).read_text(encoding="utf-8")
+    assert "RULE-0002" in {n["memory_id"] for n in json.loads(listing.contents[0].text)}
+    assert one.contents[0].text.startswith("---\nmemory_id: ADR-0002\n")
+
+
+# --- the same write path through the CLI ---------------------------------------------------------
+
+def test_cli_new_show_supersede_promote_review(vault: Vault) -> None:
+    seed(vault)
+    vault.commit("seed")
+    made = run_cli(["new", "incident", "--title", "Replica lag at month end"], vault.root)
+    assert made.code == 0, made.err
+    path = made.out.strip()
+    assert path == "docs/incidents/INC-0002-replica-lag-at-month-end.md"
+    text = (vault.root / path).read_text(encoding="utf-8")
+    assert "severity: SEV1" in text and "status: open" in text and "## Root cause" in text
+    assert vault.check().code == 0
+    sup = run_cli(["new", "adr", "--title", "Queue with a dead-letter topic", "--supersedes", "ADR-0002",
+                   "--set", "tags=[webhooks]", "--commit"], vault.root)
+    assert sup.code == 0, sup.err
+    assert vault.git("show", "--stat", "--format=%s", "HEAD").stdout.startswith("ADR-0003: Queue with")
+    shown = run_cli(["show", "ADR-0002"], vault.root)
+    assert shown.code == 0 and "status: superseded" in shown.out and "superseded by: ADR-0003" in shown.out
+    as_json = json.loads(run_cli(["show", "ADR-0003", "--format", "json"], vault.root).out)
+    assert [s["memory_id"] for s in as_json["supersedes"]] == ["ADR-0002", "ADR-0001"]
+    bad = run_cli(["new", "rule", "--title", "x", "--set", "enforcement=always"], vault.root)
+    assert bad.code == 1 and "SC001 enforcement: 'always'" in bad.err and "Traceback" not in bad.err
+    assert run_cli(["supersede", "ADR-0003", "ADR-0003"], vault.root).code == 2
+    vault.write("docs/scratch/n.md", "---\ntitle: From scratch\ntags: [deploys]\n---\nDeploy notes.\n")
+    prom = run_cli(["promote", "docs/scratch/n.md", "--type", "rule"], vault.root)
+    assert prom.code == 0 and prom.out.split()[0] == "docs/rules/RULE-0002-from-scratch.md"
+    assert not (vault.root / "docs/scratch/n.md").exists()
+    assert run_cli(["promote", "docs/rules/RULE-0001-japanese.md", "--type", "rule"], vault.root).code == 2
+    rev = run_cli(["review", "--format", "github"], vault.root)
+    assert rev.code == 0
+    assert vault.check().code == 0

@@ -1,0 +1,152 @@
+"""The write path below the CLI and the MCP server: frontmatter rendering and line edits, memory_id
+allocation, the all-or-nothing validated write, and the review queue's dates."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+
+import pytest
+from conftest import CONFIG, Vault, adr, run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vaultsync.memory import transaction
+from vaultsync.memory.create import create
+from vaultsync.memory.errors import MemoryWriteError, WriteRefused
+from vaultsync.memory.frontmatter_text import render_note, set_fields
+from vaultsync.memory.ids import next_memory_id, type_prefix
+from vaultsync.memory.review import queue
+from vaultsync.memory.workspace import Workspace
+from vaultsync.vault.note import parse_text
+
+TODAY = dt.date.today()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=40))
+def test_any_title_reads_back_exactly(title: str) -> None:
+    text = render_note({"memory_id": "ADR-0001", "title": title, "tags": [title]}, "body\n")
+    assert parse_text("n.md", text).frontmatter == {"memory_id": "ADR-0001", "title": title, "tags": [title]}
+
+
+def test_set_fields_edits_one_key_and_keeps_the_rest_byte_for_byte() -> None:
+    text = "\ufeff---\r\nmemory_id: ADR-0001 # stable\r\ntags:\r\n  - a\r\n  - b\r\nstatus: accepted\r\n---\r\nBody\r\n"
+    out = set_fields(text, {"tags": ["c"], "last_validated": "2026-01-02"})
+    assert out == ("\ufeff---\r\nmemory_id: ADR-0001 # stable\r\ntags: [c]\r\nstatus: accepted\r\n"
+                   'last_validated: "2026-01-02"\r\n---\r\nBody\r\n')
+
+
+def test_set_fields_refuses_a_layout_it_cannot_edit() -> None:
+    with pytest.raises(MemoryWriteError, match="edit it by hand"):
+        set_fields("---\n{memory_id: ADR-0001, status: accepted}\n---\n", {"status": "superseded"})
+    with pytest.raises(MemoryWriteError, match="no frontmatter"):
+        set_fields("# just a body\n", {"status": "x"})
+
+
+def _ws(v: Vault) -> Workspace:
+    return Workspace.open(v.root)
+
+
+def test_memory_id_prefix_and_width(make_vault) -> None:  # type: ignore[no-untyped-def]
+    v = make_vault({"docs/adrs/D-00041.md": adr("D-00041"), "docs/rules/x.md": "no frontmatter\n"})
+    ws = _ws(v)
+    vault = ws.vault()
+    assert type_prefix(ws.config, vault, "adr") == "D"
+    assert next_memory_id(vault, "D") == "D-00042"
+    assert type_prefix(ws.config, vault, "rule") == "RULE" and next_memory_id(vault, "RULE") == "RULE-0001"
+    v.write(".vaultsync.yaml", CONFIG.replace("adr: {folder: docs/adrs}", "adr: {folder: docs/adrs, id_prefix: DEC}"))
+    assert type_prefix(_ws(v).config, vault, "adr") == "DEC"
+
+
+def test_a_type_folder_inside_an_ephemeral_glob_is_never_written(make_vault) -> None:  # type: ignore[no-untyped-def]
+    v = make_vault({".vaultsync.yaml": CONFIG.replace("docs/rules", "docs/scratch/rules")})
+    with pytest.raises(MemoryWriteError, match="ephemeral"):
+        create(_ws(v), "rule", "A rule", body="x")
+    assert not (v.root / "docs/scratch").exists()
+
+
+def test_a_failed_move_restores_what_was_already_written(make_vault, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    v = make_vault({"docs/adrs/A.md": adr("ADR-0001"), "docs/adrs/B.md": adr("ADR-0002")})
+    ws = _ws(v)
+    real, calls = os.replace, []
+
+    def flaky(src: str, dst: str) -> None:
+        calls.append(dst)
+        if len(calls) == 2:
+            raise OSError("disk full")
+        real(src, dst)
+
+    monkeypatch.setattr(transaction.os, "replace", flaky)
+    with pytest.raises(OSError, match="disk full"):
+        transaction.apply(ws, {"docs/adrs/A.md": adr("ADR-0001", title="New A"),
+                               "docs/adrs/B.md": adr("ADR-0002", title="New B")})
+    assert (v.root / "docs/adrs/A.md").read_text(encoding="utf-8") == adr("ADR-0001")
+    assert (v.root / "docs/adrs/B.md").read_text(encoding="utf-8") == adr("ADR-0002")
+    assert sorted(p.name for p in (v.root / "docs/adrs").iterdir()) == ["A.md", "B.md"]
+
+
+def test_a_duplicate_id_elsewhere_is_a_new_error(make_vault) -> None:  # type: ignore[no-untyped-def]
+    v = make_vault({"docs/adrs/A.md": adr("ADR-0001"), "docs/adrs/broken.md": "---\nmemory_id: [\n---\n"})
+    ws = _ws(v)
+    with pytest.raises(WriteRefused) as err:
+        transaction.apply(ws, {"docs/adrs/C.md": adr("ADR-0001")}, create={"docs/adrs/C.md"})
+    assert {d.code for d in err.value.diagnostics} == {"ID001"}  # broken.md's old error does not block
+    assert not (v.root / "docs/adrs/C.md").exists()
+    assert transaction.apply(ws, {"docs/adrs/C.md": adr("ADR-0003")}, create={"docs/adrs/C.md"}) == []
+
+
+def test_review_counts_from_created_when_never_validated(make_vault) -> None:  # type: ignore[no-untyped-def]
+    config = CONFIG + "review:\n  max_age_days: {adr: 30}\n"
+    v = make_vault({".vaultsync.yaml": config, "docs/adrs/A.md": adr("ADR-0001", extra="importance: 2\n")})
+    items = queue(_ws(v).vault(), on=dt.date(2024, 4, 15))
+    assert [(i.kind, i.due, i.line) for i in items] == [("stale", "2024-03-31", 6)]
+    assert queue(_ws(v).vault(), on=dt.date(2024, 3, 20)) == []
+
+
+def test_new_with_an_editor_reports_what_the_edit_broke(vault: Vault, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    vault.commit("config")
+    editor = tmp_path / "editor.sh"
+    editor.write_text("#!/bin/sh\nprintf 'See [[nowhere]].\\n' >> \"$1\"\n", encoding="utf-8")
+    editor.chmod(0o755)
+    monkeypatch.setenv("VISUAL", str(editor))
+    res = run_cli(["new", "adr", "--title", "Edited", "--edit"], vault.root)
+    assert res.code == 1 and "WL001 [[nowhere]]" in res.err
+    assert "See [[nowhere]]." in (vault.root / "docs/adrs/ADR-0001-edited.md").read_text(encoding="utf-8")
+
+
+def test_review_confirm_prints_a_one_line_diff(vault: Vault) -> None:
+    vault.write("docs/adrs/A.md", adr("ADR-0001", extra='last_validated: "2020-01-01"\n'))
+    res = run_cli(["review", "--confirm", "ADR-0001"], vault.root)
+    assert res.code == 0
+    changed = [ln for ln in res.out.splitlines() if ln[:1] in "+-" and ln[:3] not in ("+++", "---")]
+    assert changed == ['-last_validated: "2020-01-01"', f'+last_validated: "{TODAY.isoformat()}"']
+    again = run_cli(["review", "--confirm", "ADR-0001"], vault.root)
+    assert again.code == 0 and "already today" in again.out
+    assert run_cli(["review", "--confirm", "ADR-0404"], vault.root).code == 2
+
+
+def test_review_workflow_step_writes_the_issue_body(vault: Vault) -> None:
+    import shlex
+
+    import yaml
+    from conftest import REPO_ROOT
+
+    doc = yaml.safe_load((REPO_ROOT / "examples" / "review-workflow.yml").read_text(encoding="utf-8"))
+    (step,) = [s["run"] for s in doc["jobs"]["review"]["steps"] if s.get("run", "").startswith("vaultsync ")]
+    args = shlex.split(step.split(">")[0])
+    vault.write("docs/adrs/A.md", adr("ADR-0001", extra=f'expires: "{(TODAY + dt.timedelta(days=3)).isoformat()}"\n'))
+    vault.commit("a")
+    res = run_cli(args[1:], vault.root)
+    assert res.code == 0
+    assert res.out.splitlines()[:3] == [
+        "| importance | note | kind | why |", "|---|---|---|---|",
+        f"| 5 | `ADR-0001` A decision | expiring | expires in 3 day(s) "
+        f"({(TODAY + dt.timedelta(days=3)).isoformat()}): renew `expires` or retire the note |"]
+
+
+def test_memory_commands_outside_a_repository_say_so(tmp_path: Path) -> None:
+    for args in (["mcp"], ["new", "adr", "--title", "x"], ["review"], ["show", "ADR-0001"]):
+        res = run_cli(args, tmp_path)
+        assert res.code == 2 and "not inside a git working tree" in res.err and "Traceback" not in res.err

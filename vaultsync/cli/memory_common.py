@@ -1,0 +1,50 @@
+"""What the memory commands (new, show, supersede, promote, review) share: the workspace and error reporting."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from vaultsync.memory.errors import MemoryWriteError, WriteRefused
+from vaultsync.memory.workspace import Workspace
+
+
+def run_memory(command: str, action: Callable[[Workspace], int]) -> int:
+    """Open the workspace around the current directory and run ``action``; refusals become
+    ``path:line:col: CODE message`` lines on stderr and exit status 1, bad requests exit 2."""
+    try:
+        return action(Workspace.open(Path.cwd()))
+    except WriteRefused as exc:
+        for d in exc.diagnostics:
+            print(d.render(), file=sys.stderr)
+        print(f"vaultsync {command}: refused, nothing written ({len(exc.diagnostics)} error(s))", file=sys.stderr)
+        return 1
+    except (MemoryWriteError, OSError) as exc:
+        print(f"vaultsync {command}: {exc}", file=sys.stderr)
+        return 2
+
+
+def parse_sets(values: list[str] | None) -> dict[str, Any]:
+    """``--set key=value`` pairs; the value is read as YAML (``0.8``, ``[a, b]``, ``true``)."""
+    from vaultsync.vault.yamlload import YamlProblem, load_yaml
+
+    out: dict[str, Any] = {}
+    for item in values or []:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise MemoryWriteError(f"--set {item!r}: expected KEY=VALUE")
+        try:
+            out[key.strip()] = load_yaml(raw).data if raw.strip() else ""
+        except YamlProblem as exc:
+            raise MemoryWriteError(f"--set {item!r}: {exc.render(0)}") from None
+    return out
+
+
+def report_written(written: Any) -> None:
+    """The changed paths on stdout, warnings on stderr."""
+    for w in written.warnings:
+        print(w.render(), file=sys.stderr)
+    for path in written.changed:
+        print(path)

@@ -1,0 +1,61 @@
+"""``vaultsync new TYPE --title …``: write a valid new note of a type (memory_id allocated, dates filled)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import subprocess
+import sys
+
+from vaultsync.cli.memory_common import parse_sets, report_written, run_memory
+
+
+def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    p = sub.add_parser(name, help=help_text, description=__doc__)
+    p.add_argument("type", help="memory type, as configured under `types:` in .vaultsync.yaml (adr, incident, rule)")
+    p.add_argument("--title", required=True, help="the note's title")
+    p.add_argument("--supersedes", metavar="ID", help="the note this one replaces (memory_id, path or [[WikiLink]])")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="a frontmatter field, value read as YAML "
+                   "(repeatable): --set tags='[payments]' --set confidence=0.8")
+    p.add_argument("--body", help="Markdown body (default: the type's empty sections)")
+    p.add_argument("--edit", action="store_true", help="open the new note in $VISUAL/$EDITOR, then check it")
+    p.add_argument("--commit", action="store_true", help="git commit the change (only its files)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    def action(ws) -> int:  # type: ignore[no-untyped-def]
+        from vaultsync.memory.commit import commit_paths
+        from vaultsync.memory.create import create
+        from vaultsync.memory.supersede import supersede_with_new
+
+        fields = parse_sets(args.set)
+        if args.supersedes:
+            written = supersede_with_new(ws, args.supersedes, args.type, args.title, fields, args.body)
+        else:
+            written = create(ws, args.type, args.title, fields, args.body)
+        report_written(written)
+        if args.edit:
+            code = _edit(ws, written.path)
+            if code:
+                return code
+        if args.commit:
+            written.commit = commit_paths(ws, written.changed, f"{written.memory_id}: {args.title}")
+            print(f"committed {written.commit[:10]}", file=sys.stderr)
+        return 0
+
+    return run_memory("new", action)
+
+
+def _edit(ws, path: str) -> int:  # type: ignore[no-untyped-def]
+    """Open ``path`` in the editor, then check the vault's view of it; 1 when it has errors."""
+    from vaultsync.checks.runner import run_checks
+    from vaultsync.diagnostics import ERROR
+
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    subprocess.run([*shlex.split(editor), str(ws.root / path)], check=False)
+    found = [d for d in run_checks(ws.vault()) if d.path == path]
+    for d in found:
+        print(d.render(), file=sys.stderr)
+    return 1 if any(d.severity == ERROR for d in found) else 0

@@ -1,0 +1,29 @@
+"""``vaultsync promote PATH --type T``: a scratch (ephemeral) note becomes a permanent note of type T."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    p = sub.add_parser(name, help=help_text, description=__doc__)
+    p.add_argument("path", help="the scratch note (a path matching an `ephemeral` glob)")
+    p.add_argument("--type", required=True, dest="type_name", help="the memory type it becomes")
+    p.add_argument("--title", help="title (default: its frontmatter title, first heading or file name)")
+    p.add_argument("--commit", action="store_true", help="git commit the new note")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from vaultsync.cli.memory_common import report_written, run_memory
+    from vaultsync.memory.commit import commit_paths
+    from vaultsync.memory.promote import promote
+
+    def action(ws) -> int:  # type: ignore[no-untyped-def]
+        written = promote(ws, args.path, args.type_name, args.title)
+        report_written(written)
+        if args.commit:
+            commit_paths(ws, [written.path], f"{written.memory_id}: promoted from {args.path}")
+        return 0
+
+    return run_memory("promote", action)

@@ -1,0 +1,49 @@
+"""``vaultsync review``: the revalidation queue (expiring, stale, low-confidence, superseded-but-linked notes);
+``--confirm ID`` records that a note still holds (``last_validated: today``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    from vaultsync.memory.review import DEFAULT_DAYS, FORMATS
+
+    p = sub.add_parser(name, help=help_text, description=__doc__)
+    p.add_argument("--days", type=_days, default=DEFAULT_DAYS,
+                   help=f"queue notes expiring within this many days (default {DEFAULT_DAYS})")
+    p.add_argument("--format", choices=FORMATS, default="text")
+    p.add_argument("--confirm", metavar="ID", help="set this note's last_validated to today (shows the diff)")
+    p.add_argument("--fail-on-items", action="store_true", help="exit 1 when the queue is not empty")
+    p.set_defaults(run=run)
+
+
+def _days(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of days, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    from vaultsync.cli.memory_common import run_memory
+    from vaultsync.memory import review
+
+    def action(ws) -> int:  # type: ignore[no-untyped-def]
+        if args.confirm:
+            path, diff = review.confirm(ws, args.confirm)
+            print(diff or f"{path}: last_validated is already today", end="" if diff else "\n")
+            return 0
+        items = review.queue(ws.vault(), args.days)
+        text = review.render(items, args.format)
+        if text:
+            print(text)
+        if args.format == "text" and items:
+            print(f"{len(items)} item(s) to review", file=sys.stderr)
+        return 1 if args.fail_on_items and items else 0
+
+    return run_memory("review", action)

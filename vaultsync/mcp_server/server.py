@@ -1,0 +1,195 @@
+"""The MCP server over stdio, built on the MCP Python SDK's ``MCPServer``.
+
+Tools: ``search``, ``get``, ``write``, ``supersede``, ``promote``, ``review``. Resources:
+``vault://notes`` (every note's memory_id, title, type, status) and ``vault://note/{memory_id}``
+(a note's Markdown). Writes go through :mod:`vaultsync.memory` — checked with the hook's
+checks before anything lands, inside the vault only, committed only when asked.
+Refusals and bad input come back as tool errors with ``path:line:col: CODE message`` lines.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from vaultsync import __version__
+from vaultsync.memory import review as review_queue
+from vaultsync.memory.commit import commit_paths
+from vaultsync.memory.create import Written, create
+from vaultsync.memory.errors import MemoryWriteError
+from vaultsync.memory.lookup import find_note
+from vaultsync.memory.promote import promote as promote_note
+from vaultsync.memory.supersede import supersede as supersede_notes
+from vaultsync.memory.supersede import supersede_with_new
+from vaultsync.memory.view import note_view
+from vaultsync.memory.workspace import Workspace
+
+T = TypeVar("T")
+
+INSTRUCTIONS = """\
+This server is the team's memory: ADRs, incident post-mortems and rules kept as Markdown notes in git.
+Before deciding something, `search` for what the team already decided; `get` a hit's note to read it
+whole, with what links to it and whether it was superseded. To record a new decision, incident or rule,
+`write` it (it is checked like a commit and refused with the problems if invalid); when it replaces an
+older note, use `supersede`. Pass commit=true only when the user asked for the change to be committed."""
+
+Commit = Annotated[bool, Field(description="git commit just the written files (hooks run, the index catches up); "
+                                           "only when the user asked for it")]
+Fields = Annotated[dict[str, Any] | None, Field(
+    description="further frontmatter: status, tags, projects, confidence (0-1), importance (1-10), expires "
+                "(YYYY-MM-DD), related ([\"[[NOTE]]\"]), and the type's own fields (incident: severity SEV1-4)")]
+
+
+def _call(fn: Callable[[], T]) -> T:
+    try:
+        return fn()
+    except MemoryWriteError as exc:
+        raise ToolError(str(exc)) from None
+    except OSError as exc:
+        raise ToolError(f"file system error: {exc}") from None
+
+
+def _committed(ws: Workspace, written: Written, commit: bool, message: str) -> dict[str, Any]:
+    if commit:
+        written.commit = commit_paths(ws, written.changed, message)
+    return written.to_dict()
+
+
+def build_server(root: Path) -> MCPServer:
+    """The server for the repository at ``root`` (its tools hold a warm searcher once used)."""
+    from vaultsync.mcp_server.warm_search import WarmSearch
+
+    server = MCPServer("vaultsync", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    warm = WarmSearch(root)
+
+    def workspace() -> Workspace:
+        return _call(lambda: Workspace.open(root))
+
+    @server.tool(description="Search the team's memory (ADRs, incidents, rules) in any language; hybrid keyword + "
+                             "vector search. Returns the best chunks with memory_id, type, status, score, the chunk "
+                             "text and the notes it links to. Expired, superseded and low-confidence notes are "
+                             "hidden unless asked for; a superseded note is replaced by its successor.")
+    def search(
+        query: Annotated[str, Field(description="what to look for, in any language")],
+        top_k: Annotated[int | None, Field(ge=1, le=100, description="at most this many chunks (default 5)")] = None,
+        budget: Annotated[int | None, Field(ge=1, description="token budget of all returned text (default 1200)")]
+        = None,
+        types: Annotated[list[str] | None, Field(description="only these memory types, e.g. [\"adr\"]")] = None,
+        tags: Annotated[list[str] | None, Field(description="only notes with one of these tags")] = None,
+        scope: Annotated[str | None, Field(description="only notes under this folder")] = None,
+        include_expired: Annotated[bool, Field(description="also notes past their expires date")] = False,
+        include_superseded: Annotated[bool, Field(description="also superseded notes")] = False,
+        min_confidence: Annotated[float | None, Field(ge=0, le=1, description="hide notes below (default 0.5)")]
+        = None,
+        rerank: Annotated[str | None, Field(description="none, maxsim or cross-encoder (default from config)")]
+        = None,
+    ) -> dict[str, Any]:
+        from vaultsync.search.engine import NoIndexError
+        from vaultsync.search.query import QueryError
+        from vaultsync.vault.config import ConfigError
+
+        options = {"top_k": top_k, "budget": budget, "types": types, "tags": tags, "scope": scope,
+                   "include_expired": include_expired or None, "include_superseded": include_superseded or None,
+                   "min_confidence": min_confidence}
+        try:
+            return warm.search(query, {k: v for k, v in options.items() if v is not None}, rerank)
+        except ConfigError as exc:
+            raise ToolError(exc.diagnostic.render()) from None
+        except (QueryError, ValueError, NoIndexError) as exc:
+            raise ToolError(str(exc)) from None
+
+    @server.tool(description="Read one note by memory_id (ADR-0007), path or [[WikiLink]]: frontmatter, Markdown "
+                             "body, outgoing links, backlinks, and its supersession chain (the notes it replaces, "
+                             "the notes that replace it, and the current one).")
+    def get(note: Annotated[str, Field(description="memory_id, repo-relative path or [[WikiLink]]")]) -> dict[str, Any]:
+        return _call(lambda: note_view(workspace().vault(), note))
+
+    @server.tool(description="Record a new memory: vaultsync allocates its memory_id, fills created/last_validated "
+                             "and status, writes it in the type's folder, and checks it with the whole vault like a "
+                             "commit. An invalid note (bad field, unknown tag, dangling [[link]]) is refused with "
+                             "path:line:col: CODE diagnostics and no file is left behind.")
+    def write(
+        type: Annotated[str, Field(description="memory type: adr, incident or rule (as configured)")],  # noqa: A002
+        title: Annotated[str, Field(description="one-line title")],
+        body: Annotated[str, Field(description="Markdown body; link other notes as [[NAME]]")],
+        fields: Fields = None,
+        commit: Commit = False,
+    ) -> dict[str, Any]:
+        ws = workspace()
+        written = _call(lambda: create(ws, type, title, fields, body))
+        return _call(lambda: _committed(ws, written, commit, f"{written.memory_id}: {title}"))
+
+    @server.tool(description="Replace an old note with a newer one in one checked change: the new note gets "
+                             "supersedes, the old one superseded_by and status: superseded. Give `new` to use an "
+                             "existing note, or title and body (and optionally type, fields) to write the new note.")
+    def supersede(
+        old: Annotated[str, Field(description="the note being replaced: memory_id, path or [[WikiLink]]")],
+        new: Annotated[str | None, Field(description="an existing note that replaces it")] = None,
+        title: Annotated[str | None, Field(description="title of a new replacing note")] = None,
+        body: Annotated[str | None, Field(description="Markdown body of a new replacing note")] = None,
+        type: Annotated[str | None, Field(description="its type (default: the old note's)")] = None,  # noqa: A002
+        fields: Fields = None,
+        commit: Commit = False,
+    ) -> dict[str, Any]:
+        if (new is None) == (title is None):
+            raise ToolError("give either `new` (an existing note) or `title` and `body` (a new note)")
+        ws = workspace()
+        if new is not None:
+            written = _call(lambda: supersede_notes(ws, old, new))
+        else:
+            written = _call(lambda: supersede_with_new(ws, old, type, title or "", fields, body))
+        return _call(lambda: _committed(ws, written, commit, f"{written.memory_id} supersedes {old}"))
+
+    @server.tool(description="Turn a scratch note (a file matching the vault's ephemeral globs) into a permanent "
+                             "note of a type: complete frontmatter, moved to the type's folder, scratch file removed.")
+    def promote(
+        path: Annotated[str, Field(description="the scratch note's repo-relative path")],
+        type: Annotated[str, Field(description="the memory type it becomes")],  # noqa: A002
+        title: Annotated[str | None, Field(description="title (default: its title, first heading or name)")] = None,
+        commit: Commit = False,
+    ) -> dict[str, Any]:
+        ws = workspace()
+        written = _call(lambda: promote_note(ws, path, type, title))
+        return _call(lambda: _committed(ws, written, commit, f"{written.memory_id}: promoted from {path}"))
+
+    @server.tool(description="The revalidation queue, most important first: notes expiring soon, not validated "
+                             "for longer than their type allows, below the search confidence threshold, or "
+                             "superseded but still linked from active notes. With `confirm`, record that a note "
+                             "still holds (last_validated: today) and return the diff.")
+    def review(
+        days: Annotated[int, Field(ge=0, description="queue notes expiring within this many days")] = 14,
+        confirm: Annotated[str | None, Field(description="memory_id of a note a person confirmed")] = None,
+    ) -> dict[str, Any]:
+        ws = workspace()
+        if confirm:
+            path, diff = _call(lambda: review_queue.confirm(ws, confirm))
+            return {"confirmed": path, "diff": diff}
+        return json.loads(review_queue.render(_call(lambda: review_queue.queue(ws.vault(), days)), "json"))
+
+    @server.resource("vault://notes", name="notes", mime_type="application/json",
+                     description="Every note of the vault: memory_id, path, title, type, status")
+    def notes() -> str:
+        vault = workspace().vault()
+        from vaultsync.memory.view import summary
+
+        return json.dumps([summary(vault, p) for p in sorted(vault.notes)], ensure_ascii=False)
+
+    @server.resource("vault://note/{memory_id}", name="note", mime_type="text/markdown",
+                     description="One note's Markdown file by memory_id")
+    def note(memory_id: str) -> str:
+        ws = workspace()
+        path = _call(lambda: find_note(ws.vault(), memory_id))
+        return (ws.root / path).read_bytes().decode("utf-8", errors="replace")
+
+    return server
+
+
+def run_stdio(root: Path) -> None:
+    """Serve the repository at ``root`` over stdin/stdout until the client hangs up."""
+    build_server(root).run("stdio")

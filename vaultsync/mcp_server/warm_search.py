@@ -1,0 +1,129 @@
+"""Search kept warm across calls: one :class:`Searcher` and its models per server process.
+
+Before each search the index is brought to HEAD when it lags (a write committed by this
+server, a hook's sync still running): the sync runs in-process, reusing the loaded
+embedders, and the searcher is reopened when the index file changed.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pygit2
+
+from vaultsync.git import head_commit_id, head_tree
+from vaultsync.index.fastpath import config_text_at
+from vaultsync.index.layout import layout_for
+from vaultsync.index.sync import sync
+from vaultsync.vault.config import Config, load_config
+from vaultsync.search.engine import NoIndexError, check_rerank_spec, open_searcher, options_for
+from vaultsync.search.pipeline import Searcher
+
+SYNC_WAIT_S = 60.0
+
+
+class WarmSearch:
+    """Thread-safe warm search over one repository's index.
+
+    Args:
+        repo_path: the repository's git dir or work tree.
+    """
+
+    def __init__(self, repo_path: Path | str) -> None:
+        self._repo = pygit2.Repository(str(repo_path))
+        self._config: tuple[str, Config] | None = None
+        self._lock = threading.Lock()
+        self._searchers: dict[str, Searcher] = {}
+        self._embedders: dict[str, Any] = {}
+        self._stamp: str | None = None
+
+    def _stamp_now(self, repo: pygit2.Repository) -> str:
+        db = layout_for(repo).sqlite
+        parts = []
+        for f in (db, db.with_name(db.name + "-wal")):
+            try:
+                parts.append(str(f.stat().st_mtime_ns))
+            except OSError:
+                parts.append("")
+        return ":".join(parts)
+
+    def _factory(self, config: Any, name: str) -> Any:
+        from vaultsync.index.embedding import default_embedder
+
+        if name not in self._embedders:
+            self._embedders[name] = default_embedder(config, name)
+        return self._embedders[name]
+
+    def _drop(self) -> None:
+        for s in self._searchers.values():
+            s.close()
+        self._searchers.clear()
+
+    def search(self, query: str, options: dict[str, Any], rerank: str | None = None) -> dict[str, Any]:
+        """Run one search; returns ``SearchResult.to_dict()`` with each hit's note fields added
+        (``memory_id``, ``type``, ``status``, ``confidence``, ``links_to``: the linked notes' memory_ids).
+
+        Raises:
+            ValueError: a bad option or rerank stage.
+            vaultsync.search.query.QueryError: an empty query.
+        """
+        check_rerank_spec(rerank)
+        with self._lock:
+            repo = self._repo
+            config = self._committed_config(repo)
+            opts = options_for(config, **options)
+            head = head_commit_id(repo)
+            searcher = self._searcher(repo, config, rerank)
+            if searcher is None or searcher.meta.get("indexed_commit") != (head or ""):
+                self._drop()
+                sync(repo, wait=SYNC_WAIT_S, embedder_factory=self._factory)
+                searcher = self._searcher(repo, config, rerank)
+            if searcher is None:
+                raise NoIndexError("the vault has no index and it could not be built")
+            result = searcher.search(query, opts, head=head).to_dict()
+            return self._with_note_fields(searcher, result)
+
+    def _committed_config(self, repo: pygit2.Repository) -> Config:
+        """HEAD's ``.vaultsync.yaml``, parsed again only when its text changed."""
+        text = config_text_at(repo, head_tree(repo))
+        if self._config is None or self._config[0] != text:
+            self._config = (text, load_config(Path(repo.workdir or repo.path), text))
+        return self._config[1]
+
+    def _searcher(self, repo: pygit2.Repository, config: Any, rerank: str | None) -> Searcher | None:
+        stamp = self._stamp_now(repo)
+        if stamp != self._stamp:
+            self._drop()
+            self._stamp = stamp
+        key = rerank or "(config)"
+        if key not in self._searchers:
+            try:
+                searcher, _ = open_searcher(repo, config, rerank=rerank, loaded=self._embedders)
+            except NoIndexError:
+                return None
+            self._embedders.update({leg.name: leg.embedder for leg in searcher.legs})
+            self._searchers[key] = searcher
+        return self._searchers[key]
+
+    @staticmethod
+    def _with_note_fields(searcher: Searcher, result: dict[str, Any]) -> dict[str, Any]:
+        paths = {h["path"] for h in result["hits"]} | {p for h in result["hits"] for p in h["links"]}
+        rows: dict[str, tuple[Any, ...]] = {}
+        if paths:
+            marks = ",".join("?" * len(paths))
+            for row in searcher.db.execute(
+                    f"SELECT path, memory_id, type, status, confidence FROM notes WHERE path IN ({marks})",
+                    sorted(paths)):
+                rows[row[0]] = row[1:]
+        for hit in result["hits"]:
+            mid, typ, status, conf = rows.get(hit["path"], (None, None, None, None))
+            hit.update(memory_id=mid, type=typ, status=status, confidence=conf,
+                       links_to=[rows.get(p, (None,))[0] or p for p in hit["links"]])
+            hit.pop("trace", None)
+        return result
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop()

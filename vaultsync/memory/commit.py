@@ -1,0 +1,39 @@
+"""Commit exactly the files a write changed (``git commit --only``), so the hooks run."""
+
+from __future__ import annotations
+
+from vaultsync.git import head_commit_id, run_git
+from vaultsync.memory.errors import MemoryWriteError
+from vaultsync.memory.workspace import Workspace
+
+
+def commit_paths(ws: Workspace, paths: list[str], message: str) -> str:
+    """Stage and commit ``paths`` only (other staged changes stay staged, uncommitted).
+
+    A removed path is committed as a removal when git tracks it; an untracked one (a
+    scratch note) is left out.
+
+    Returns:
+        The new commit id.
+    Raises:
+        MemoryWriteError: git refused (a failing hook, no identity); its output is in the message
+            and the paths are unstaged again, as written.
+    """
+    index = ws.repo.index
+    index.read(False)
+    existing = [p for p in paths if (ws.root / p).exists()]
+    removed = [p for p in paths if p not in existing and p in index]
+    paths = existing + removed
+    for args in (["add", "--", *existing] if existing else None,
+                 ["rm", "-q", "--cached", "--", *removed] if removed else None):
+        if args:
+            res = run_git(ws.root, *args)
+            if res.returncode != 0:
+                raise MemoryWriteError(f"git {args[0]} failed: {(res.stderr or res.stdout).strip()}")
+    res = run_git(ws.root, "commit", "-q", "-m", message, "--only", "--", *paths)
+    if res.returncode != 0:
+        run_git(ws.root, "reset", "-q", "--", *paths)
+        out = (res.stderr or res.stdout).strip()
+        raise MemoryWriteError(f"git commit failed (the files are written, not committed):\n{out}")
+    ws.repo = type(ws.repo)(ws.repo.path)  # a fresh handle sees the new HEAD
+    return head_commit_id(ws.repo) or ""

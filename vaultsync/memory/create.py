@@ -1,0 +1,70 @@
+"""Create a memory of a type: allocate its memory_id, fill the frontmatter, write it validated."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from vaultsync.diagnostics import Diagnostic
+from vaultsync.memory import transaction
+from vaultsync.memory.frontmatter_text import render_note
+from vaultsync.memory.ids import next_memory_id, type_prefix
+from vaultsync.memory.scaffold import build_frontmatter, note_path, scaffold_body, type_schema, type_spec
+from vaultsync.memory.workspace import Workspace, today
+
+
+@dataclass
+class Written:
+    """What a write did.
+
+    Attributes:
+        memory_id: the new note's id (for an edit: the edited note's).
+        path: repo-relative path of the new note.
+        changed: every repo-relative path written or removed.
+        warnings: diagnostics of severity warning in the changed files.
+        commit: the commit id when the change was committed.
+    """
+
+    memory_id: str
+    path: str
+    changed: list[str]
+    warnings: list[Diagnostic] = field(default_factory=list)
+    commit: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"memory_id": self.memory_id, "path": self.path, "changed": self.changed,
+                "warnings": [d.render() for d in self.warnings], "commit": self.commit}
+
+
+def draft(ws: Workspace, type_name: str, title: str, fields: dict[str, Any] | None = None,
+          body: str | None = None, vault: Any = None) -> tuple[str, str, str]:
+    """(memory_id, path, text) of a new note; nothing written. ``vault``: the current vault if loaded.
+
+    Raises:
+        MemoryWriteError: unknown type, a field vaultsync allocates, an unwritable value.
+    """
+    spec = type_spec(ws.config, type_name)
+    schema = type_schema(ws.config, str(ws.root), spec)
+    vault = vault if vault is not None else ws.vault()
+    memory_id = next_memory_id(vault, type_prefix(ws.config, vault, type_name))
+    data = build_frontmatter(schema, type_name, memory_id, title, today().isoformat(), dict(fields or {}))
+    path = note_path(spec, memory_id, title)
+    ws.check_target(path)
+    return memory_id, path, render_note(data, scaffold_body(type_name, title, body))
+
+
+def create(ws: Workspace, type_name: str, title: str, fields: dict[str, Any] | None = None,
+           body: str | None = None) -> Written:
+    """Write a new note of ``type_name`` under the type's folder, validated with the whole vault.
+
+    Args:
+        fields: further frontmatter (``status``, ``tags``, ``confidence``, ``related``, ...).
+        body: Markdown body; None gives the type's empty sections.
+    Raises:
+        WriteRefused: the note (or the vault with it) fails the checks; no file is left behind.
+        MemoryWriteError: unknown type, or a field vaultsync allocates (memory_id, type).
+    """
+    with ws.lock():
+        memory_id, path, text = draft(ws, type_name, title, fields, body)
+        warnings = transaction.apply(ws, {path: text}, create={path})
+    return Written(memory_id, path, [path], warnings)

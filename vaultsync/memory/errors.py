@@ -1,0 +1,22 @@
+"""Errors of the write path: a refused change carries the diagnostics that refused it."""
+
+from __future__ import annotations
+
+from vaultsync.diagnostics import Diagnostic
+
+
+class MemoryWriteError(Exception):
+    """A request that cannot be carried out (unknown type, note not found, bad field); one clear message."""
+
+
+class WriteRefused(MemoryWriteError):
+    """The change would add errors to the vault; nothing was written.
+
+    Attributes:
+        diagnostics: the new errors, ``path:line:col: CODE message`` when rendered.
+    """
+
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+        self.diagnostics = diagnostics
+        lines = "\n".join(d.render() for d in diagnostics)
+        super().__init__(f"refused: the change would add {len(diagnostics)} error(s)\n{lines}")

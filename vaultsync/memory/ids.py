@@ -1,0 +1,47 @@
+"""memory_id allocation: ``PREFIX-NNNN``, the next free number of the type's prefix in the vault.
+
+The prefix of a type is, in order: ``types.T.id_prefix`` in ``.vaultsync.yaml``; the prefix
+most notes of that type already use; the built-in one (ADR, INC, RULE); the type's name in
+capitals. The number is one more than the highest in use for that prefix anywhere in the
+vault; its width follows the widest existing one (at least 4 digits, as in the schemas'
+examples ``ADR-0007``, ``INC-0012``). Callers allocate under :meth:`Workspace.lock`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from vaultsync.vault.config import Config
+from vaultsync.vault.vault import Vault
+
+BUILTIN_PREFIXES = {"adr": "ADR", "incident": "INC", "rule": "RULE"}
+MEMORY_ID = re.compile(r"^([A-Z][A-Z0-9]*)-([0-9]{1,6})$")
+MIN_WIDTH = 4
+
+
+def type_prefix(config: Config, vault: Vault, type_name: str) -> str:
+    """The memory_id prefix of ``type_name`` (see the module docstring)."""
+    spec = (config.raw.get("types") or {}).get(type_name) or {}
+    if isinstance(spec.get("id_prefix"), str):
+        return str(spec["id_prefix"])
+    used: Counter[str] = Counter()
+    for note in vault.notes.values():
+        fm = note.frontmatter or {}
+        m = MEMORY_ID.match(str(fm.get("memory_id", "")))
+        if m and fm.get("type") == type_name:
+            used[m.group(1)] += 1
+    if used:
+        return used.most_common(1)[0][0]
+    return BUILTIN_PREFIXES.get(type_name) or re.sub(r"[^A-Z0-9]", "", type_name.upper()) or "MEM"
+
+
+def next_memory_id(vault: Vault, prefix: str) -> str:
+    """``prefix-N`` with N one above the highest number in use for ``prefix`` (zero-padded)."""
+    highest, width = 0, MIN_WIDTH
+    for mid in vault.by_memory_id:
+        m = MEMORY_ID.match(mid)
+        if m and m.group(1) == prefix:
+            highest = max(highest, int(m.group(2)))
+            width = max(width, len(m.group(2)))
+    return f"{prefix}-{highest + 1:0{width}d}"

@@ -1,0 +1,36 @@
+"""Find one note by memory_id, path or WikiLink."""
+
+from __future__ import annotations
+
+from vaultsync.memory.errors import MemoryWriteError
+from vaultsync.vault.vault import Vault
+
+
+def find_note(vault: Vault, ref: str) -> str:
+    """The path of the note ``ref`` names: a memory_id (``ADR-0007``), a repo-relative path,
+    a WikiLink (``[[ADR-0007-durable-webhook-queue]]``) or a bare link target.
+
+    Raises:
+        MemoryWriteError: no note, or several (the candidates are listed).
+    """
+    ref = ref.strip()
+    if not ref:
+        raise MemoryWriteError("empty note reference")
+    if ref in vault.notes:
+        return ref
+    res = vault.resolve_ref(ref, "")
+    if res.status == "ok" and res.path in vault.notes:
+        return res.path
+    if res.status == "ambiguous":
+        raise MemoryWriteError(f"{ref!r} is ambiguous: {', '.join(res.candidates)}")
+    raise MemoryWriteError(f"no note {ref!r} in the vault (give a memory_id, a path or a [[WikiLink]])")
+
+
+def ref_to(vault: Vault, path: str) -> str:
+    """How a note refers to ``path`` in supersession fields: ``"[[MEMORY_ID]]"`` when that resolves, else the file link."""
+    name = vault.display_name(path)
+    link = f"[[{name}]]"
+    if vault.resolve_ref(link, "").path == path:
+        return link
+    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+    return f"[[{stem}]]"

@@ -1,0 +1,49 @@
+"""Promote a scratch note: an ephemeral file becomes a permanent note of a type, in one validated change.
+
+The scratch note's frontmatter (if any) is kept as fields, its first ``# heading`` (else its
+file name) is the title unless it has one; memory_id, type, created and last_validated are
+filled; the new note goes to the type's folder and the scratch file is removed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from vaultsync.memory import transaction
+from vaultsync.memory.create import Written, draft
+from vaultsync.memory.errors import MemoryWriteError
+from vaultsync.memory.workspace import Workspace
+from vaultsync.vault.note import parse_note
+
+_H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+def promote(ws: Workspace, scratch: str, type_name: str, title: str | None = None,
+            fields: dict[str, Any] | None = None) -> Written:
+    """Turn the ephemeral note at ``scratch`` (path) into a note of ``type_name``.
+
+    Raises:
+        MemoryWriteError: not an ephemeral path, not a readable note.
+        WriteRefused: the new note fails the checks; the scratch file stays untouched.
+    """
+    rel = ws.relative(scratch)
+    if not ws.config.is_ephemeral(rel):
+        globs = ", ".join(ws.config.ephemeral) or "none configured"
+        raise MemoryWriteError(f"{rel}: not a scratch note (ephemeral globs: {globs})")
+    file = ws.root / rel
+    if not file.is_file():
+        raise MemoryWriteError(f"{rel}: no such file")
+    note = parse_note(rel, file.read_bytes())
+    if not note.readable or note.fm_state not in ("none", "mapping", "empty"):
+        detail = "; ".join(d.render() for d in note.diagnostics) or "unreadable frontmatter"
+        raise MemoryWriteError(f"cannot promote {rel}: {detail}")
+    data = {k: v for k, v in (note.frontmatter or {}).items() if k not in ("memory_id", "type")}
+    data.update(fields or {})
+    m = _H1.search(note.body)
+    title = title or str(data.pop("title", "") or "") or (m.group(1) if m else file.stem.split(".")[0])
+    data.pop("title", None)
+    with ws.lock():
+        memory_id, path, text = draft(ws, type_name, title, data, note.body)
+        warnings = transaction.apply(ws, {path: text, rel: None}, create={path})
+    return Written(memory_id, path, [path, rel], warnings)

@@ -1,0 +1,103 @@
+"""A new note of a type: complete frontmatter from the type's schema, a body with the
+type's sections, and its file name under the type's folder."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+from vaultsync.checks.schema import load_validator
+from vaultsync.memory.errors import MemoryWriteError
+from vaultsync.vault.config import Config, TypeSpec
+
+# frontmatter key order of written notes: the common fields first, as in the schemas
+FIELD_ORDER = ("memory_id", "type", "title", "status", "created", "last_validated", "expires", "confidence",
+               "importance", "tags", "projects", "supersedes", "superseded_by", "related", "aliases",
+               "source_session", "owner")
+ALLOCATED = ("memory_id", "type")
+SECTIONS = {
+    "adr": ("Context", "Decision", "Consequences"),
+    "incident": ("Summary", "Timeline", "Root cause", "Action items"),
+    "rule": ("Rule", "Why"),
+}
+
+
+def type_spec(config: Config, type_name: str) -> TypeSpec:
+    """The configured type ``type_name``.
+
+    Raises:
+        MemoryWriteError: no such type in ``.vaultsync.yaml`` (the message lists the known ones).
+    """
+    for spec in config.types:
+        if spec.name == type_name:
+            return spec
+    known = ", ".join(s.name for s in config.types) or "none — add `types:` to .vaultsync.yaml"
+    raise MemoryWriteError(f"unknown memory type {type_name!r} (configured types: {known})")
+
+
+def type_schema(config: Config, root: str, spec: TypeSpec) -> dict[str, Any]:
+    """The type's schema with its base inlined (``properties``, ``required``)."""
+    try:
+        return dict(load_validator(spec.schema, root, config.schema_texts.get(spec.schema)).schema)
+    except (FileNotFoundError, ValueError) as exc:
+        raise MemoryWriteError(f"type {spec.name}: {exc}") from None
+
+
+def default_status(schema: dict[str, Any]) -> str:
+    """The first status the schema allows (``proposed``, ``draft``, ``open``): a person promotes it."""
+    enum = (schema.get("properties", {}).get("status") or {}).get("enum")
+    return str(enum[0]) if enum else "active"
+
+
+def build_frontmatter(schema: dict[str, Any], type_name: str, memory_id: str, title: str, today: str,
+                      fields: dict[str, Any]) -> dict[str, Any]:
+    """Frontmatter for a new note: the given ``fields`` plus what vaultsync fills.
+
+    Fills memory_id, type, title, status (the schema's first), created and last_validated
+    (``today``, ``YYYY-MM-DD``), and any other required field with an ``enum`` (its first
+    value). Keys are ordered as in :data:`FIELD_ORDER`, then the type's own fields.
+
+    Raises:
+        MemoryWriteError: ``fields`` sets memory_id or type, or the title is empty.
+    """
+    for key in ALLOCATED:
+        if key in fields:
+            raise MemoryWriteError(f"{key} is set by vaultsync, not by the caller")
+    if not title.strip():
+        raise MemoryWriteError("title: must not be empty")
+    data: dict[str, Any] = {"memory_id": memory_id, "type": type_name, "title": title.strip(),
+                            "status": default_status(schema), "created": today, "last_validated": today}
+    data.update(fields)
+    props = schema.get("properties", {})
+    for key in schema.get("required", []):
+        enum = (props.get(key) or {}).get("enum")
+        if key not in data and enum:
+            data[key] = enum[0]
+    ordered = {k: data[k] for k in FIELD_ORDER if k in data}
+    ordered.update({k: v for k, v in data.items() if k not in ordered})
+    return ordered
+
+
+def scaffold_body(type_name: str, title: str, body: str | None) -> str:
+    """``body`` under an ``# title`` heading (unless it starts with one); the type's empty sections if None."""
+    if body is None:
+        sections = "".join(f"\n## {name}\n\n" for name in SECTIONS.get(type_name, ()))
+        return f"# {title}\n{sections}"
+    text = body.strip("\n")
+    if not text.startswith("# "):
+        text = f"# {title}\n\n{text}"
+    return text + "\n"
+
+
+def slug(title: str, limit: int = 60) -> str:
+    """``title`` as a lower-case ASCII file-name part (``""`` when nothing ASCII is left)."""
+    text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode("ascii").lower()
+    text = re.sub(r"[^a-z0-9]+", "-", text).strip("-")
+    return text[:limit].rstrip("-")
+
+
+def note_path(spec: TypeSpec, memory_id: str, title: str) -> str:
+    """``<type folder>/<memory_id>-<slug>.md`` (repo-relative)."""
+    name = f"{memory_id}-{slug(title)}" if slug(title) else memory_id
+    return f"{name}.md" if spec.folder == "." else f"{spec.folder}/{name}.md"

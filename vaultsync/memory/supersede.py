@@ -1,0 +1,71 @@
+"""Supersession as one validated change: the new note ``supersedes`` the old one, the old note
+points back with ``superseded_by`` and says ``status: superseded``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vaultsync.memory import transaction
+from vaultsync.memory.create import Written, draft
+from vaultsync.memory.errors import MemoryWriteError
+from vaultsync.memory.frontmatter_text import set_fields
+from vaultsync.memory.lookup import find_note, ref_to
+from vaultsync.memory.workspace import Workspace
+from vaultsync.vault.fields import normalised_frontmatter
+from vaultsync.vault.vault import Vault
+
+
+def _old_side(ws: Workspace, vault: Vault, old: str, new_ref: str) -> str:
+    note = vault.notes[old]
+    text = (ws.root / old).read_bytes().decode("utf-8")
+    fm = normalised_frontmatter(note.frontmatter)
+    if fm.get("superseded_by"):
+        raise MemoryWriteError(f"{vault.display_name(old)} is already superseded by {fm['superseded_by']}")
+    changes: dict[str, Any] = {"status": "superseded", "superseded_by": new_ref}
+    return set_fields(text, changes)
+
+
+def _supersedes(note_fm: dict[str, Any], ref: str) -> list[str]:
+    current = note_fm.get("supersedes")
+    items = list(current) if isinstance(current, list) else ([current] if isinstance(current, str) else [])
+    return items if ref in items else [*items, ref]
+
+
+def supersede(ws: Workspace, old_ref: str, new_ref: str) -> Written:
+    """Mark the existing note ``new_ref`` as superseding ``old_ref`` (both sides, validated together).
+
+    Raises:
+        WriteRefused: the vault would have errors after the change; neither file changes.
+        MemoryWriteError: a note not found, the same note twice, or the old one already superseded.
+    """
+    with ws.lock():
+        vault = ws.vault()
+        old, new = find_note(vault, old_ref), find_note(vault, new_ref)
+        if old == new:
+            raise MemoryWriteError("a note cannot supersede itself")
+        new_text = set_fields((ws.root / new).read_bytes().decode("utf-8"),
+                              {"supersedes": _supersedes(vault.notes[new].frontmatter, ref_to(vault, old))})
+        changes = {old: _old_side(ws, vault, old, ref_to(vault, new)), new: new_text}
+        warnings = transaction.apply(ws, changes)
+    return Written(vault.display_name(new), new, [new, old], warnings)
+
+
+def supersede_with_new(ws: Workspace, old_ref: str, type_name: str | None, title: str,
+                       fields: dict[str, Any] | None = None, body: str | None = None) -> Written:
+    """Write a new note (of ``type_name``, default the old note's type) that supersedes ``old_ref``.
+
+    Raises:
+        WriteRefused: the vault would have errors; no file is written or changed.
+        MemoryWriteError: see :func:`supersede` and :func:`vaultsync.memory.create.create`.
+    """
+    with ws.lock():
+        vault = ws.vault()
+        old = find_note(vault, old_ref)
+        type_name = type_name or str(vault.notes[old].frontmatter.get("type") or "")
+        fields = dict(fields or {})
+        fields["supersedes"] = _supersedes(fields, ref_to(vault, old))
+        memory_id, path, text = draft(ws, type_name, title, fields, body, vault=vault)
+        stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+        changes = {path: text, old: _old_side(ws, vault, old, f"[[{stem}]]")}
+        warnings = transaction.apply(ws, changes, create={path})
+    return Written(memory_id, path, [path, old], warnings)

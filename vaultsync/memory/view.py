@@ -1,0 +1,106 @@
+"""The read view of one note: frontmatter, body, outgoing links, backlinks and its supersession chain."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from vaultsync.checks.lifecycle import supersession_edges
+from vaultsync.checks.links import resolve_links
+from vaultsync.memory.lookup import find_note
+from vaultsync.vault.vault import Vault
+
+
+def summary(vault: Vault, path: str) -> dict[str, Any]:
+    """``{memory_id, path, title, type, status}`` of a note (None for what it lacks)."""
+    fm = vault.notes[path].frontmatter if path in vault.notes else {}
+    return {"memory_id": fm.get("memory_id"), "path": path, "title": fm.get("title"),
+            "type": fm.get("type"), "status": fm.get("status")}
+
+
+def backlinks(vault: Vault) -> dict[str, list[tuple[str, int, str | None]]]:
+    """Target path → [(source path, line, frontmatter field or None)] over every resolved link."""
+    found: dict[str, list[tuple[str, int, str | None]]] = defaultdict(list)
+    for outcome in resolve_links(vault):
+        if outcome.path and outcome.path != outcome.source:
+            found[outcome.path].append((outcome.source, outcome.link.line, outcome.link.field))
+    return found
+
+
+def chain(vault: Vault, path: str) -> tuple[list[str], list[str]]:
+    """(predecessors, successors) of ``path``: every note it transitively supersedes (nearest
+    first), and the notes that supersede it in turn up to the current one."""
+    edges, _ = supersession_edges(vault)
+    older: dict[str, list[str]] = defaultdict(list)
+    newer: dict[str, str] = {}
+    for e in edges:
+        older[e.newer].append(e.older)
+        newer.setdefault(e.older, e.newer)
+    preds: list[str] = []
+    queue = list(older.get(path, []))
+    while queue:
+        p = queue.pop(0)
+        if p not in preds and p != path:
+            preds.append(p)
+            queue.extend(older.get(p, []))
+    succs: list[str] = []
+    cur = newer.get(path)
+    while cur is not None and cur not in succs and cur != path:
+        succs.append(cur)
+        cur = newer.get(cur)
+    return preds, succs
+
+
+def note_view(vault: Vault, ref: str) -> dict[str, Any]:
+    """Everything an agent needs about the note ``ref`` (memory_id, path or WikiLink).
+
+    Returns:
+        ``{memory_id, path, title, type, status, frontmatter, body, links: [{link, line, field,
+        path, memory_id, status}], backlinks: [{path, memory_id, line, field}], supersedes:
+        [summary...], superseded_by: [summary...], current: summary}`` — ``supersedes`` nearest
+        first, ``superseded_by`` up to ``current``, the note that holds today.
+    Raises:
+        MemoryWriteError: no such note, or an ambiguous reference.
+    """
+    path = find_note(vault, ref)
+    note = vault.notes[path]
+    links, back = [], []
+    for outcome in resolve_links(vault):  # one pass: this note's links and the links into it
+        if outcome.source != path:
+            if outcome.path == path:
+                back.append({"path": outcome.source, "memory_id": summary(vault, outcome.source)["memory_id"],
+                             "line": outcome.link.line, "field": outcome.link.field})
+            continue
+        target = outcome.path if outcome.path in vault.notes else None
+        links.append({"link": outcome.link.raw, "line": outcome.link.line, "field": outcome.link.field,
+                      "resolution": outcome.status, "path": outcome.path,
+                      "memory_id": summary(vault, target)["memory_id"] if target else None,
+                      "status": summary(vault, target)["status"] if target else None})
+    preds, succs = chain(vault, path)
+    return {**summary(vault, path), "frontmatter": note.frontmatter, "body": note.body, "links": links,
+            "backlinks": back, "supersedes": [summary(vault, p) for p in preds],
+            "superseded_by": [summary(vault, p) for p in succs],
+            "current": summary(vault, succs[-1] if succs else path)}
+
+
+def render_view(view: dict[str, Any], fmt: str = "text") -> str:
+    """``text`` / ``markdown`` for people; JSON is the dict itself."""
+    import json
+
+    if fmt == "json":
+        return json.dumps(view, ensure_ascii=False, indent=2, default=str)
+    name = lambda s: f"{s['memory_id'] or s['path']} ({s['status']})"  # noqa: E731
+    lines = [f"{view['memory_id'] or view['path']}  {view['title'] or ''}",
+             f"path: {view['path']}   type: {view['type']}   status: {view['status']}"]
+    if view["supersedes"]:
+        lines.append("supersedes: " + " ← ".join(name(s) for s in view["supersedes"]))
+    if view["superseded_by"]:
+        lines.append("superseded by: " + " → ".join(name(s) for s in view["superseded_by"]))
+    out = dict.fromkeys(str(link["memory_id"] or link["path"] or link["link"]) for link in view["links"])
+    if out:
+        lines.append("links: " + ", ".join(out))
+    if view["backlinks"]:
+        names = dict.fromkeys(b["memory_id"] or b["path"] for b in view["backlinks"])
+        lines.append("backlinks: " + ", ".join(names))
+    sep = "\n---\n" if fmt == "text" else "\n\n"
+    return "\n".join(lines) + sep + view["body"].strip("\n")
