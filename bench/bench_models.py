@@ -256,7 +256,8 @@ def _cross_encoder(e5_folder: Path, candidates: list[str], query: str, args: arg
     from vaultsync.models import manifest as manifests
     from vaultsync.models.convert.build import _quantize, locate_source
     from vaultsync.models.convert.e5_bin import E5Bin, encoder_weights
-    from vaultsync.models.convert.onnx_graph import EncoderConfig, build_cross_encoder, random_weights
+    from vaultsync.models.convert.encoder_config import EncoderConfig
+    from vaultsync.models.convert.onnx_graph import build_cross_encoder, random_weights
     from vaultsync.models.cross_encoder import CrossEncoder
 
     m = manifests.load("multilingual-e5-small")

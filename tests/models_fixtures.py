@@ -19,7 +19,8 @@ import onnx
 import pytest
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
 
-from vaultsync.models.convert.onnx_graph import EncoderConfig, build_cross_encoder, random_weights
+from vaultsync.models.convert.encoder_config import EncoderConfig
+from vaultsync.models.convert.onnx_graph import build_cross_encoder, random_weights
 
 # one process-wide result, whichever test module asks first
 _STATE: dict[str, Any] = {}

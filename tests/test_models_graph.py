@@ -19,7 +19,8 @@ from vaultsync.models import manifest as manifests
 from vaultsync.models.batching import pad_right, plan_batches
 from vaultsync.models.convert.build import locate_source
 from vaultsync.models.convert.e5_bin import E5Bin, E5BinError, encoder_weights
-from vaultsync.models.convert.onnx_graph import EncoderConfig, build_embedder, random_weights
+from vaultsync.models.convert.encoder_config import EncoderConfig
+from vaultsync.models.convert.onnx_graph import build_embedder, random_weights
 from vaultsync.models.convert.spm_normalizer import build_table, from_charsmap, table_sha256, to_charsmap
 
 MANIFEST = manifests.load("multilingual-e5-small")

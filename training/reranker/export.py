@@ -37,7 +37,8 @@ from training.reranker.data import QueryRec, load_corpus, stable_unit
 from vaultsync.models import manifest as manifests
 from vaultsync.models.convert.build import _quantize, locate_source, verify_source
 from vaultsync.models.convert.e5_bin import E5Bin
-from vaultsync.models.convert.onnx_graph import EncoderConfig, build_cross_encoder
+from vaultsync.models.convert.encoder_config import EncoderConfig
+from vaultsync.models.convert.onnx_graph import build_cross_encoder
 from vaultsync.models.cross_encoder import CrossEncoder
 from vaultsync.models.embedder import make_session
 from vaultsync.models.manifest import sha256_file

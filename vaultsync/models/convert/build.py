@@ -43,7 +43,8 @@ from vaultsync.models import manifest as manifests
 from vaultsync.models.base import TextEmbedder
 from vaultsync.models.compact_tokenizer import CompactTokenizer, mismatches, write_unigram_data
 from vaultsync.models.convert.e5_bin import E5Bin, E5BinError, encoder_weights
-from vaultsync.models.convert.onnx_graph import EncoderConfig, build_embedder
+from vaultsync.models.convert.encoder_config import EncoderConfig
+from vaultsync.models.convert.onnx_graph import build_embedder
 from vaultsync.models.convert.spm_normalizer import build_table, table_sha256, to_charsmap
 from vaultsync.models.convert.spm_tokenizer import build_tokenizer
 from vaultsync.models.embedder import Embedder
