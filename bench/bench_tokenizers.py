@@ -1,23 +1,25 @@
 """Compare the embedder's tokenizer back ends on one multilingual probe: ids, speed, load time, memory.
 
-Command (from the repository root; needs a built e5 model in the cache, and
-``pip install sentencepiece`` for the ``sentencepiece`` rows)::
+Command (from the repository root; needs an e5 build in the cache made with
+``sentencepiece.model``, i.e. by this version)::
 
     python bench/bench_tokenizers.py [--runs 3] [--per-lang 150] [--tldr /work/shared/train/tldr-pages.jsonl] [--cache-dir DIR] [--json OUT]
 
 Back ends:
 
-* ``compact``: :class:`vaultsync.models.compact_tokenizer.CompactTokenizer`
-  (Python Viterbi over ``unigram.npz``), when the build wrote that file;
 * ``rust``: :class:`vaultsync.models.tokenization.RustTokenizer` (``tokenizers``
   with ``tokenizer.json``): the reference every other back end is compared with;
-* ``sentencepiece``: the ``sentencepiece`` library alone, on a ModelProto made
-  here from ``tokenizer.json`` (same pieces, scores and ``precompiled_charsmap``,
-  the darts trie zero-padded to the 1,024-byte multiple the library requires)
-  with its own ``nmt_nfkc`` normaliser; ``<s>``/``</s>`` added around its ids;
-* ``sentencepiece+hf-normalizer``: ``tokenizers``' normaliser and Metaspace
-  pre-tokenizer (as ``compact`` uses them), specials split out first, and the
-  ``sentencepiece`` Unigram on each ``▁``-word (identity normaliser).
+* ``sentencepiece``: :class:`vaultsync.models.tokenization.SentencePieceTokenizer`
+  (the embedder's default: ``tokenizers``' normaliser and pre-tokenizer, the
+  ``sentencepiece`` Unigram on the build's ``sentencepiece.model``);
+* ``sentencepiece-alone``: the ``sentencepiece`` library by itself, on a
+  ModelProto made here from ``tokenizer.json`` (same pieces, scores and
+  ``precompiled_charsmap``, the darts trie zero-padded to the 1,024-byte
+  multiple the library requires) with its own ``nmt_nfkc`` normaliser;
+  ``<s>``/``</s>`` added around its ids.
+
+The hand-written Python Unigram that preceded ``sentencepiece`` was measured
+with this script at commit 9b4d0ef (back end ``compact``; numbers in ADR-0060).
 
 Probe: the manifest's golden probe items (prefixed as the embedder does, checked
 against the manifest's ``token_ids``) plus up to ``--per-lang`` tldr-pages per
@@ -28,9 +30,9 @@ Reported per back end (medians over ``--runs``):
 * ``mismatches``: texts whose ids differ from ``rust`` (and a few examples);
 * ``load_s``: constructing the tokenizer (files in page cache);
 * ``cold_texts_per_s`` / ``warm_texts_per_s``: the sample through
-  ``encode_batch`` on a fresh instance, then again on the same instance (the
-  compact one caches word segmentations);
-* memory of a fresh subprocess, MB: ``tokenizer_only`` (VmRSS before and after
+  ``encode_batch`` on a fresh instance, then again on the same instance (any
+  per-instance cache warm);
+* memory of a fresh subprocess, MB: ``tokenizer`` (VmRSS before and after
   loading, VmHWM after encoding the sample) and ``embedder`` (an onnxruntime
   session on ``model.onnx`` as :class:`~vaultsync.models.embedder.Embedder`
   makes it, plus the tokenizer, after embedding one 512-token passage).
@@ -42,7 +44,6 @@ import argparse
 import base64
 import json
 import random
-import re
 import shutil
 import statistics
 import struct
@@ -58,7 +59,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-BACKENDS = ("compact", "rust", "sentencepiece", "sentencepiece+hf-normalizer")
+BACKENDS = ("rust", "sentencepiece", "sentencepiece-alone")
 TLDR = Path("/work/shared/train/tldr-pages.jsonl")
 
 
@@ -71,13 +72,9 @@ def _status() -> dict[str, int]:
     return out
 
 
-def sentencepiece_proto(tokenizer_json: Path, hf_normalizer: bool) -> bytes:
-    """A serialised SentencePiece ModelProto with ``tokenizer_json``'s Unigram pieces and scores.
-
-    ``hf_normalizer=False``: SentencePiece's own normaliser on the file's
-    ``precompiled_charsmap`` (dummy prefix, extra whitespace removed);
-    ``True``: identity normaliser, for text already normalised and split into ``▁``-words.
-    """
+def sentencepiece_alone_proto(tokenizer_json: Path) -> bytes:
+    """A serialised SentencePiece ModelProto: ``tokenizer_json``'s Unigram pieces and scores, SentencePiece's
+    own normaliser on the file's ``precompiled_charsmap`` (dummy prefix, extra whitespace removed)."""
     from sentencepiece import sentencepiece_model_pb2 as pb
 
     tj = json.loads(tokenizer_json.read_text(encoding="utf-8"))
@@ -93,91 +90,46 @@ def sentencepiece_proto(tokenizer_json: Path, hf_normalizer: bool) -> bytes:
     ts = m.trainer_spec
     ts.model_type = pb.TrainerSpec.UNIGRAM
     ts.vocab_size = len(m.pieces)
-    ts.unk_id = tj["model"]["unk_id"]
-    ts.bos_id, ts.pad_id, ts.eos_id = (next(i for i, (p, _) in enumerate(tj["model"]["vocab"]) if p == s)
-                                       for s in ("<s>", "<pad>", "</s>"))
+    ids = {p: i for i, (p, _) in enumerate(tj["model"]["vocab"]) if p in specials}
+    ts.unk_id, ts.bos_id, ts.pad_id, ts.eos_id = ids["<unk>"], ids["<s>"], ids["<pad>"], ids["</s>"]
+    charsmap = base64.b64decode(tj["normalizer"]["normalizers"][0]["precompiled_charsmap"])
+    (size,) = struct.unpack_from("<I", charsmap)
+    trie = charsmap[4 : 4 + size]
+    trie += b"\0" * (-len(trie) % 1024)  # zero units are empty slots
     ns = m.normalizer_spec
-    if hf_normalizer:
-        ns.name = "identity"
-        ns.add_dummy_prefix = ns.remove_extra_whitespaces = ns.escape_whitespaces = False
-    else:
-        charsmap = base64.b64decode(tj["normalizer"]["normalizers"][0]["precompiled_charsmap"])
-        (size,) = struct.unpack_from("<I", charsmap)
-        trie = charsmap[4 : 4 + size]
-        trie += b"\0" * (-len(trie) % 1024)  # zero units are empty slots
-        ns.name = "nmt_nfkc"
-        ns.precompiled_charsmap = struct.pack("<I", len(trie)) + trie + charsmap[4 + size :]
-        ns.add_dummy_prefix = ns.remove_extra_whitespaces = ns.escape_whitespaces = True
+    ns.name = "nmt_nfkc"
+    ns.precompiled_charsmap = struct.pack("<I", len(trie)) + trie + charsmap[4 + size :]
+    ns.add_dummy_prefix = ns.remove_extra_whitespaces = ns.escape_whitespaces = True
     return m.SerializeToString()
 
 
-class SentencePieceIds:
-    """``sentencepiece`` behind the embedder's tokenizer interface (see the module docstring)."""
+class SentencePieceAlone:
+    """The ``sentencepiece`` library by itself behind the embedder's tokenizer interface."""
 
-    def __init__(self, work: Path, hf_normalizer: bool) -> None:
+    def __init__(self, model: Path) -> None:
         import sentencepiece as spm
-        from tokenizers import Regex, normalizers, pre_tokenizers
 
-        self._sp = spm.SentencePieceProcessor(model_file=str(work / f"{'identity' if hf_normalizer else 'nmt_nfkc'}.model"))
+        self._sp = spm.SentencePieceProcessor(model_file=str(model), num_threads=1)
         self.bos_id, self.eos_id, self.pad_id = self._sp.bos_id(), self._sp.eos_id(), self._sp.pad_id()
-        self._hf = hf_normalizer
-        if hf_normalizer:  # the pipeline of tokenizer.json, as the compact tokenizer builds it
-            tj = json.loads((work / "pipeline.json").read_text(encoding="utf-8"))
-            charsmap = base64.b64decode(tj["precompiled_charsmap"])
-            self._normalizer = normalizers.Sequence(
-                [normalizers.Precompiled(charsmap), normalizers.Replace(Regex(" {2,}"), " ")]
-            )
-            self._pre = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)
-            self._specials: dict[str, int] = tj["specials"]
-            self._split = re.compile("(" + "|".join(map(re.escape, sorted(self._specials, key=len, reverse=True))) + ")")
 
     def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
-        if self._hf:
-            ids: list[int] = []
-            for seg in self._split.split(text):
-                if not seg:
-                    continue
-                if seg in self._specials:
-                    ids.append(self._specials[seg])
-                    continue
-                words = [w for w, _ in self._pre.pre_tokenize_str(self._normalizer.normalize_str(seg))]
-                for w in self._sp.encode(words):
-                    ids.extend(w)
-        else:
-            ids = self._sp.encode(text)
-        return [self.bos_id, *ids, self.eos_id] if add_special_tokens else ids
+        return self.encode_batch([text], add_special_tokens)[0]
 
     def encode_batch(self, texts: Sequence[str], add_special_tokens: bool = True) -> list[list[int]]:
-        if not self._hf:
-            rows = self._sp.encode(list(texts))
-            return [[self.bos_id, *r, self.eos_id] for r in rows] if add_special_tokens else rows
-        return [self.encode(t, add_special_tokens) for t in texts]
-
-
-def prepare(folder: Path, work: Path) -> None:
-    """Write what the ``sentencepiece`` back ends load into ``work`` (as a build step would)."""
-    for hf in (False, True):
-        (work / f"{'identity' if hf else 'nmt_nfkc'}.model").write_bytes(sentencepiece_proto(folder / "tokenizer.json", hf))
-    tj = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
-    pipeline = {
-        "precompiled_charsmap": tj["normalizer"]["normalizers"][0]["precompiled_charsmap"],
-        "specials": {t["content"]: t["id"] for t in tj["added_tokens"] if t.get("special")},
-    }
-    (work / "pipeline.json").write_text(json.dumps(pipeline), encoding="utf-8")
+        rows = self._sp.encode(list(texts))
+        return [[self.bos_id, *r, self.eos_id] for r in rows] if add_special_tokens else rows
 
 
 def make_loader(backend: str, folder: Path, work: Path) -> Callable[[], Any]:
-    """A zero-argument constructor of ``backend`` for the model in ``folder`` (``work``: see :func:`prepare`)."""
-    if backend == "compact":
-        from vaultsync.models.compact_tokenizer import CompactTokenizer
+    """A zero-argument constructor of ``backend`` for the model in ``folder`` (``work``: scratch files)."""
+    from vaultsync.models.tokenization import RustTokenizer, SentencePieceTokenizer
 
-        return lambda: CompactTokenizer(folder / "unigram.npz")
     if backend == "rust":
-        from vaultsync.models.tokenization import RustTokenizer
-
         return lambda: RustTokenizer(folder / "tokenizer.json")
-    if backend.startswith("sentencepiece"):
-        return lambda: SentencePieceIds(work, hf_normalizer=backend.endswith("hf-normalizer"))
+    if backend == "sentencepiece":
+        return lambda: SentencePieceTokenizer(folder)
+    if backend == "sentencepiece-alone":
+        return lambda: SentencePieceAlone(work / "alone.model")
     raise ValueError(backend)
 
 
@@ -201,10 +153,8 @@ def probe_texts(tldr: Path, per_lang: int, seed: int = 0) -> tuple[list[str], li
 def child(backend: str, folder: Path, work: Path, mode: str, tldr: Path, per_lang: int) -> None:
     """Fresh process: memory around loading one back end (``mode``: tokenizer or embedder), printed as JSON."""
     import numpy as np  # noqa: F401  (imported by every back end; not counted as the tokenizer's)
+    import sentencepiece  # noqa: F401
     import tokenizers  # noqa: F401
-
-    if backend.startswith("sentencepiece"):
-        import sentencepiece  # noqa: F401
     sample, _, _ = probe_texts(tldr, per_lang)
     out: dict[str, Any] = {"before_mb": _status()["VmRSS"]}
     session = None
@@ -248,18 +198,15 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
         "runs": args.runs,
         "files_mb": {p.name: round(p.stat().st_size / 1e6, 1) for p in sorted(folder.iterdir()) if p.is_file()},
     }
-    backends = [b for b in BACKENDS if b != "compact" or (folder / "unigram.npz").is_file()]
-    try:
-        import sentencepiece  # noqa: F401
-    except ImportError:
-        backends = [b for b in backends if not b.startswith("sentencepiece")]
-        report["sentencepiece"] = "not installed"
+    from vaultsync.models.tokenization import SENTENCEPIECE_FILES
+
+    if not all((folder / f).is_file() for f in SENTENCEPIECE_FILES):
+        raise SystemExit(f"{folder} predates {SENTENCEPIECE_FILES}: rebuild with `vaultsync models build --force`")
     work = Path(tempfile.mkdtemp(prefix="bench-tok-"))
-    if any(b.startswith("sentencepiece") for b in backends):
-        prepare(folder, work)
+    (work / "alone.model").write_bytes(sentencepiece_alone_proto(folder / "tokenizer.json"))
     reference = make_loader("rust", folder, work)().encode_batch(sample)
     results: dict[str, Any] = {}
-    for backend in backends:
+    for backend in BACKENDS:
         load = make_loader(backend, folder, work)
         loads, cold, warm = [], [], []
         for _ in range(args.runs):
