@@ -19,7 +19,7 @@ Back ends:
   ``<s>``/``</s>`` added around its ids.
 
 The hand-written Python Unigram that preceded ``sentencepiece`` was measured
-with this script at commit 9b4d0ef (back end ``compact``; numbers in ADR-0060).
+with this script at commit 6403935 (back end ``compact``; numbers in ADR-0060).
 
 Probe: the manifest's golden probe items (prefixed as the embedder does, checked
 against the manifest's ``token_ids``) plus up to ``--per-lang`` tldr-pages per
