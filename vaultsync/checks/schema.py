@@ -23,6 +23,7 @@ from vaultsync.diagnostics import Diagnostic
 from vaultsync.resources import data_dir
 from vaultsync.vault.fields import parse_vault_date
 from vaultsync.vault.note import Note
+from vaultsync.vault.scalars import quote
 
 _JSON_TYPES = {
     "string": "string", "number": "number", "integer": "integer", "boolean": "boolean",
@@ -133,7 +134,10 @@ def field_name(path: tuple[Any, ...]) -> str:
     return out
 
 
-def _describe(value: Any) -> str:
+def _describe(value: Any, raw: str | None = None) -> str:
+    """How to show ``value`` in a message: the author's ``raw`` text for numbers and booleans, when known."""
+    if raw is not None and isinstance(value, (bool, int, float)):
+        return raw
     if value is None:
         return "null (empty value)"
     if isinstance(value, bool):
@@ -164,12 +168,16 @@ def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ..
     name = field_name(path)
     value = err.instance
     kw = err.validator
+    raw = note.raw(path) if isinstance(value, (bool, int, float)) else None
+    shown = _describe(value, raw)
     if kw == "type":
         expected = _expected(err.validator_value)
         if isinstance(value, list) and r"\[\[" in str(err.schema.get("pattern", "")):
             return path, f'{name}: expected "[[note]]" string, got a nested list — quote wikilinks in YAML', False
         hint = " (use true/false)" if expected == "boolean" and isinstance(value, str) else ""
-        return path, f"{name}: expected {expected}, got {_describe(value)}{hint}", False
+        if expected == "string" and raw is not None and raw[:1] not in "'\"":
+            hint = f" — YAML reads it as a {'boolean' if isinstance(value, bool) else 'number'}: quote it: {quote(raw)}"
+        return path, f"{name}: expected {expected}, got {shown}{hint}", False
     if kw == "required":
         missing = re.findall(r"'([^']+)' is a required property", err.message)
         what = missing[0] if missing else err.message
@@ -182,9 +190,9 @@ def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ..
         ) or err.message, True
     if kw == "enum":
         options = [str(o) for o in err.validator_value]
-        return path, f"{name}: {_describe(value)} is not one of: {', '.join(options)}{_suggest(str(value), options)}", False
+        return path, f"{name}: {shown} is not one of: {', '.join(options)}{_suggest(str(value), options)}", False
     if kw == "const":
-        return path, f"{name}: must be {err.validator_value!r}, got {_describe(value)}", False
+        return path, f"{name}: must be {err.validator_value!r}, got {shown}", False
     if kw == "minLength" and err.validator_value == 1:
         return path, f"{name}: should be non-empty", False
     if kw == "format":
@@ -196,7 +204,7 @@ def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ..
         return path, f"{name}: {_describe(value)} has the wrong form{hint}", False
     if kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         side = "at least" if "inimum" in kw else "at most"
-        return path, f"{name}: {_describe(value)} must be {side} {err.validator_value}", False
+        return path, f"{name}: {shown} must be {side} {err.validator_value}", False
     if kw == "uniqueItems":
         return path, f"{name}: has duplicate items", False
     return path, f"{name or 'frontmatter'}: {err.message}", False

@@ -14,6 +14,7 @@ from typing import Any
 
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.vault import markdown
+from vaultsync.vault.scalars import Finding
 from vaultsync.vault.wikilinks import WikiLink, frontmatter_links, iter_links
 from vaultsync.vault.yamlload import YamlProblem, load_yaml, yaml_positions
 
@@ -48,16 +49,17 @@ class Note:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     readable: bool = True
     yaml_text: str = field(default="", repr=False)
+    scalar_findings: list[Finding] = field(default_factory=list)  # see vaultsync.vault.scalars
 
     @cached_property
     def _position_maps(
         self,
-    ) -> tuple[dict[tuple[Any, ...], tuple[int, int]], dict[tuple[Any, ...], tuple[int, int]]]:
+    ) -> tuple[dict[tuple[Any, ...], tuple[int, int]], dict[tuple[Any, ...], tuple[int, int]], dict[tuple[Any, ...], str]]:
         if self.fm_state != "mapping":
-            return {}, {}
-        values, keys = yaml_positions(self.yaml_text)
+            return {}, {}, {}
+        values, keys, raw = yaml_positions(self.yaml_text)
         return ({p: (ln + 2, col + 1) for p, (ln, col) in values.items()},
-                {p: (ln + 2, col + 1) for p, (ln, col) in keys.items()})
+                {p: (ln + 2, col + 1) for p, (ln, col) in keys.items()}, raw)
 
     def position(self, path: tuple[Any, ...], key: bool = False) -> tuple[int, int]:
         """1-based (line, col) in the file of a frontmatter value (or its key), best effort.
@@ -65,7 +67,7 @@ class Note:
         Falls back to the nearest enclosing value, then to line 1. Computed on
         first use (a second YAML compose), since only notes with problems need it.
         """
-        values, keys = self._position_maps
+        values, keys, _ = self._position_maps
         table = keys if key else values
         while path:
             if path in table:
@@ -74,6 +76,10 @@ class Note:
                 return values[path]
             path = path[:-1]
         return (1, 1)
+
+    def raw(self, path: tuple[Any, ...]) -> str | None:
+        """The source text of the one-line scalar at ``path`` as written (quotes included), or None."""
+        return self._position_maps[2].get(path)
 
     @cached_property
     def masked_body(self) -> str:
@@ -184,6 +190,7 @@ def parse_text(path: str, text: str) -> Note:
     else:
         note.fm_state = "mapping"
         note.frontmatter = doc.data
+    note.scalar_findings = doc.findings
     return note
 
 

@@ -20,10 +20,13 @@ text; callers add the frontmatter's offset in the Markdown file.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+
+from vaultsync.vault.scalars import Finding, scalar_findings
+from vaultsync.vault.yamlhints import explain
 
 try:  # the libyaml parser is ~10x faster; fall back to pure Python
     from yaml import CSafeLoader as _BaseLoader
@@ -176,9 +179,10 @@ def _short_tag(tag: str) -> str:
 
 @dataclass
 class YamlDocument:
-    """A loaded YAML document: ``data`` plus the 0-based (line, col) of every value.
+    """A loaded YAML document: ``data``, its fidelity ``findings``, and the 0-based (line, col) of every value.
 
-    ``positions`` maps a path tuple (keys and list indices, as in JSON Schema's
+    ``findings`` lists the plain scalars whose stored value differs from their
+    text (see :mod:`vaultsync.vault.scalars`). ``positions`` maps a path tuple (keys and list indices, as in JSON Schema's
     ``absolute_path``) to the position of that value's node; the key of a mapping
     entry is at ``key_positions[path]``. Positions are only computed by
     :func:`yaml_positions` when a caller needs them.
@@ -187,6 +191,7 @@ class YamlDocument:
     data: Any
     positions: dict[tuple[Any, ...], tuple[int, int]]
     key_positions: dict[tuple[Any, ...], tuple[int, int]]
+    findings: list[Finding] = field(default_factory=list)
 
 
 _MAYBE_TAG_OR_ALIAS = re.compile(r"[!&*]")
@@ -226,7 +231,7 @@ def load_yaml(text: str, with_positions: bool = True) -> YamlDocument:
         key_positions: dict[tuple[Any, ...], tuple[int, int]] = {}
         if with_positions:
             _index_positions(node, (), positions, key_positions, depth=0)
-        return YamlDocument(data, positions, key_positions)
+        return YamlDocument(data, positions, key_positions, scalar_findings(node, text, data))
     except RecursionError:
         raise YamlProblem(0, 0, "YAML nested too deeply") from None
     finally:
@@ -235,16 +240,20 @@ def load_yaml(text: str, with_positions: bool = True) -> YamlDocument:
 
 def yaml_positions(
     text: str,
-) -> tuple[dict[tuple[Any, ...], tuple[int, int]], dict[tuple[Any, ...], tuple[int, int]]]:
-    """(value positions, key positions) of a YAML text that :func:`load_yaml` accepted."""
+) -> tuple[dict[tuple[Any, ...], tuple[int, int]], dict[tuple[Any, ...], tuple[int, int]], dict[tuple[Any, ...], str]]:
+    """(value positions, key positions, raw scalar texts) of a YAML text that :func:`load_yaml` accepted.
+
+    The raw text of a one-line scalar is its source as written, quotes included.
+    """
     loader = _StrictLoader(text)
     try:
         node = loader.get_single_node()
         positions: dict[tuple[Any, ...], tuple[int, int]] = {}
         key_positions: dict[tuple[Any, ...], tuple[int, int]] = {}
+        raw: dict[tuple[Any, ...], str] = {}
         if node is not None:
-            _index_positions(node, (), positions, key_positions, depth=0)
-        return positions, key_positions
+            _index_positions(node, (), positions, key_positions, depth=0, raw=raw, lines=text.split("\n"))
+        return positions, key_positions, raw
     finally:
         loader.dispose()
 
@@ -255,18 +264,23 @@ def _index_positions(
     positions: dict[tuple[Any, ...], tuple[int, int]],
     key_positions: dict[tuple[Any, ...], tuple[int, int]],
     depth: int,
+    raw: dict[tuple[Any, ...], str] | None = None,
+    lines: list[str] | None = None,
 ) -> None:
     if path in positions or depth > 50:
         return
-    positions[path] = (node.start_mark.line, node.start_mark.column)
+    start = node.start_mark
+    positions[path] = (start.line, start.column)
     if isinstance(node, yaml.MappingNode):
         for k, v in node.value:
             child = path + (str(k.value),)
             key_positions[child] = (k.start_mark.line, k.start_mark.column)
-            _index_positions(v, child, positions, key_positions, depth + 1)
+            _index_positions(v, child, positions, key_positions, depth + 1, raw, lines)
     elif isinstance(node, yaml.SequenceNode):
         for i, v in enumerate(node.value):
-            _index_positions(v, path + (i,), positions, key_positions, depth + 1)
+            _index_positions(v, path + (i,), positions, key_positions, depth + 1, raw, lines)
+    elif raw is not None and lines is not None and start.line == node.end_mark.line < len(lines):
+        raw[path] = lines[start.line][start.column:node.end_mark.column]
 
 
 def _problem_from(exc: yaml.MarkedYAMLError, text: str) -> YamlProblem:
@@ -278,9 +292,11 @@ def _problem_from(exc: yaml.MarkedYAMLError, text: str) -> YamlProblem:
     indent = here[: len(here) - len(here.lstrip(" \t"))]
     if "\t" in indent or here[col : col + 1] == "\t":
         col = here.index("\t")
-        return YamlProblem(line, col, "YAML error: tab used for indentation (YAML needs spaces)", code="FM006")
+        where = "for indentation" if "\t" in indent else "after a value"
+        return YamlProblem(line, col, f"YAML error: tab used {where} (YAML needs spaces)", code="FM006")
     if "found undefined tag handle" in problem or "could not determine a constructor" in problem:
         return YamlProblem(line, col, f"unsupported YAML tag: {problem}", code="FM008")
     if "expected a single document" in problem or "but found another document" in problem:
         return YamlProblem(line, col, "frontmatter holds more than one YAML document", code="FM005")
-    return YamlProblem(line, col, f"YAML error: {problem}")
+    line, col, message = explain(exc, lines, line, col)
+    return YamlProblem(line, col, message)
