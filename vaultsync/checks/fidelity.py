@@ -2,7 +2,7 @@
 
 Rule (ADR-0050), applied to the findings of :mod:`vaultsync.vault.scalars`:
 
-* ``comment``, ``portable`` and ``wikilink`` findings are always errors: text is
+* ``comment``, ``anchor``, ``portable`` and ``wikilink`` findings are always errors: text is
   lost, or another YAML reader (Obsidian, a site generator, PyYAML) gets a
   different value from the same file.
 * ``number`` findings (``1.10``, ``0.80``, ``+5``, ``0x1F``) are errors unless the
@@ -40,6 +40,9 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
     if f.kind == "comment":
         kept = "an empty value (null)" if f.stored is None else f"'{f.stored}'"
         return (f"YAML reads ' #' as the start of a comment and stores {kept}, not '{f.written}' "
+                f"— quote it: {quote(f.written)}")
+    if f.kind == "anchor":
+        return (f"YAML reads the leading '&…' of {f.written!r} as an anchor name and stores '{f.stored}' "
                 f"— quote it: {quote(f.written)}")
     if f.kind == "wikilink":
         return f"YAML reads the unquoted {f.written} as a list inside a list — quote it: {quote(f.written)}"

@@ -22,6 +22,9 @@ each of these kinds:
     the caller decides (see :mod:`vaultsync.checks.fidelity`).
 ``wikilink``
     ``[[Note]]`` written unquoted, which YAML reads as a list inside a list.
+``anchor``
+    A value starting with ``&`` in a document without any alias: ``&co update``
+    stores ``update`` (``&co`` names an anchor, §6.9.2) — almost surely meant as text.
 
 Findings carry 0-based positions relative to the YAML text.
 """
@@ -76,6 +79,7 @@ def scalar_findings(root: yaml.Node, text: str, data: Any) -> list[Finding]:
     """Every fidelity finding of the composed document ``root`` of YAML ``text``, constructed as ``data``."""
     lines = text.split("\n")
     has_hash = "#" in text
+    unused_anchors = "&" in text and "*" not in text
     out: list[Finding] = []
     stack: list[tuple[yaml.Node, tuple[Any, ...]]] = [(root, ())]
     seen: set[int] = set()
@@ -95,6 +99,12 @@ def scalar_findings(root: yaml.Node, text: str, data: Any) -> list[Finding]:
                 continue
             stack.extend((v, path + (i,)) for i, v in enumerate(node.value))
         elif isinstance(node, yaml.ScalarNode) and not node.style and path:
+            if unused_anchors and _starts_with_anchor(node, lines):
+                start = node.start_mark
+                line_text = lines[start.line]
+                written = line_text[start.column:].split(" #", 1)[0].rstrip()
+                out.append(Finding("anchor", path, start.line, start.column, written, node.value))
+                continue
             _check_plain(node, path, lines, has_hash, data, out)
     out.sort(key=lambda f: (f.line, f.col))
     return out
@@ -134,6 +144,11 @@ def _lookup(data: Any, path: tuple[Any, ...]) -> Any:
         except (KeyError, IndexError, TypeError):
             return None
     return data
+
+
+def _starts_with_anchor(node: yaml.ScalarNode, lines: list[str]) -> bool:
+    start = node.start_mark
+    return start.line < len(lines) and lines[start.line].startswith("&", start.column)
 
 
 def _is_unquoted_wikilink(node: yaml.SequenceNode, lines: list[str]) -> bool:

@@ -89,6 +89,12 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
             return line, col, f"{kv[0]}: a value cannot start with {what} (reserved in YAML) — quote it: " \
                               f"{_fix(kv[0], kv[1])}"
         return line, col, f"a value cannot start with {what} (reserved in YAML) — quote it"
+    starters = {"block sequence entries are not allowed": "'- ' starts a list item",
+                "mapping keys are not allowed": "'? ' starts a complex key",
+                "did not find expected comment or line break": "'|' and '>' start a block of text on the next lines"}
+    for words, why in starters.items():
+        if words in problem and kv and kv[1][:1] in "-?|>":
+            return line, kv[2], f"{kv[0]}: {why}, so a value cannot start with it — quote it: {_fix(kv[0], kv[1])}"
     if "undefined alias" in problem:
         if kv:
             return line, col, f"{kv[0]}: a value starting with '*' names a YAML alias — quote it: {_fix(kv[0], kv[1])}"
