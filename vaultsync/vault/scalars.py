@@ -8,8 +8,8 @@ each of these kinds:
 
 ``comment``
     `` #`` followed by a non-space character cuts the value (``title: INC #42 db``
-    stores ``INC``; ``- #tag`` stores null). A comment written ``# like this``
-    (hash, space) is taken as an intended comment.
+    stores ``INC``; ``- #tag`` and a lone ``#`` store null). A comment written
+    ``# like this`` (hash, space) is taken as an intended comment.
 ``portable``
     Text that YAML 1.1 parsers (PyYAML's ``safe_load``, many static-site
     generators) and YAML 1.2 read as different values: leading-zero integers
@@ -117,8 +117,8 @@ def _check_plain(node: yaml.ScalarNode, path: tuple[Any, ...], lines: list[str],
     if has_hash:
         rest = lines[end.line][end.column:] if end.line < len(lines) else ""
         stripped = rest.lstrip(" \t")
-        if stripped.startswith("#") and len(stripped) > 1 and not stripped[1].isspace() and \
-                (rest[:1] in (" ", "\t") or not value):
+        if stripped.startswith("#") and (rest[:1] in (" ", "\t") or not value) and \
+                (stripped == "#" or not stripped[1].isspace()):
             hash_col = end.column + len(rest) - len(stripped)
             head = lines[end.line][start.column:end.column] if start.line == end.line else value
             written = (head + rest[: len(rest) - len(stripped)] + stripped).strip() if head else stripped.strip()

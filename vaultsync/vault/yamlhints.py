@@ -95,6 +95,11 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
     for words, why in starters.items():
         if words in problem and kv and kv[1][:1] in "-?|>":
             return line, kv[2], f"{kv[0]}: {why}, so a value cannot start with it — quote it: {_fix(kv[0], kv[1])}"
+    if "expected alphabetic or numeric character" in problem and ("anchor" in context or "alias" in context):
+        sign = "&" if "anchor" in context else "*"
+        if kv:
+            return line, kv[2], (f"{kv[0]}: a value starting with '{sign}' names a YAML {'anchor' if sign == '&' else 'alias'} "
+                                 f"— quote it: {_fix(kv[0], kv[1])}")
     if "undefined alias" in problem:
         if kv:
             return line, col, f"{kv[0]}: a value starting with '*' names a YAML alias — quote it: {_fix(kv[0], kv[1])}"
