@@ -156,6 +156,16 @@ def test_a_lone_anchor_swallows_text(vault, text, where, written):
     assert code == 1 and lines[0].startswith(f"{FREE}:{where}: FM0") and quote(written) in lines[0]
 
 
+@pytest.mark.parametrize("line, where, single", [
+    ('path: "C:\\temp\\new"', "2:10", "'C:\\temp\\new'"),
+    ('share: "\\\\srv\\bin"', "2:14", "'\\\\srv\\bin'"),
+    ('dir: "E:\\tёмы"', "2:9", "'E:\\tёмы'"),
+])
+def test_control_escapes_in_double_quotes(vault, line, where, single):
+    code, lines = _lines(vault, FREE, f"---\n{line}\n---\n")
+    assert code == 1 and lines[0].startswith(f"{FREE}:{where}: FM017 ") and lines[0].endswith(single), lines
+
+
 def test_anchors_with_aliases_are_yaml_and_pass():
     note = parse_text(FREE, "---\nbase: &b shared\nother: *b\n---\n")
     assert note.frontmatter == {"base": "shared", "other": "shared"} and check_fidelity(note, None) == []

@@ -2,7 +2,7 @@
 
 Rule (ADR-0050), applied to the findings of :mod:`vaultsync.vault.scalars`:
 
-* ``comment``, ``anchor``, ``portable`` and ``wikilink`` findings are always errors: text is
+* ``comment``, ``escape``, ``anchor``, ``portable`` and ``wikilink`` findings are always errors: text is
   lost, or another YAML reader (Obsidian, a site generator, PyYAML) gets a
   different value from the same file.
 * ``number`` findings (``1.10``, ``0.80``, ``+5``, ``0x1F``) are errors unless the
@@ -41,6 +41,10 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
         kept = "an empty value (null)" if f.stored is None else f"'{f.stored}'"
         return (f"YAML reads ' #' as the start of a comment and stores {kept}, not '{f.written}' "
                 f"— quote it: {quote(f.written)}")
+    if f.kind == "escape":
+        single = "'" + f.written[1:-1].replace("'", "''") + "'"
+        return (f"inside double quotes YAML reads backslash escapes, so {f.written} stores a control character "
+                f"— use single quotes for backslashes: {single}")
     if f.kind == "anchor":
         return (f"YAML reads the leading '&…' of {f.written!r} as an anchor name and stores '{f.stored}' "
                 f"— quote it: {quote(f.written)}")

@@ -22,6 +22,10 @@ each of these kinds:
     the caller decides (see :mod:`vaultsync.checks.fidelity`).
 ``wikilink``
     ``[[Note]]`` written unquoted, which YAML reads as a list inside a list.
+``escape``
+    A double-quoted value holding ``\\t``, ``\\b``, ``\\0``... (§5.7): ``"C:\\temp"``
+    stores a tab. Nobody types a control character into frontmatter on purpose;
+    a Windows path wants single quotes. (``\\n`` is left alone: it can be meant.)
 ``anchor``
     A value starting with ``&`` in a document without any alias: ``&co update``
     stores ``update`` (``&co`` names an anchor, §6.9.2) — almost surely meant as text.
@@ -52,6 +56,7 @@ _PORTABLE = re.compile(
     re.X,
 )
 _PORTABLE_FIRST = frozenset("-+0123456789.")
+_CONTROL_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*(\\[tbfave0r])")
 
 
 class Finding(NamedTuple):
@@ -98,6 +103,13 @@ def scalar_findings(root: yaml.Node, text: str, data: Any) -> list[Finding]:
                 out.append(Finding("wikilink", path, start.line, start.column, raw, None))
                 continue
             stack.extend((v, path + (i,)) for i, v in enumerate(node.value))
+        elif isinstance(node, yaml.ScalarNode) and node.style == '"' and "\\" in node.value + text and path:
+            start, end = node.start_mark, node.end_mark
+            if start.line == end.line:
+                raw = lines[start.line][start.column:end.column]
+                m = _CONTROL_ESCAPE.search(raw)
+                if m:
+                    out.append(Finding("escape", path, start.line, start.column + m.start(1), raw, node.value))
         elif isinstance(node, yaml.ScalarNode) and not node.style and path:
             if unused_anchors and _starts_with_anchor(node, lines):
                 start = node.start_mark
