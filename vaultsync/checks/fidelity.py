@@ -2,7 +2,7 @@
 
 Rule (ADR-0050), applied to the findings of :mod:`vaultsync.vault.scalars`:
 
-* ``comment``, ``escape``, ``anchor``, ``portable`` and ``wikilink`` findings are always errors: text is
+* ``comment``, ``escape``, ``block``, ``anchor``, ``portable`` and ``wikilink`` findings are always errors: text is
   lost, or another YAML reader (Obsidian, a site generator, PyYAML) gets a
   different value from the same file.
 * ``number`` findings (``1.10``, ``0.80``, ``+5``, ``0x1F``) are errors unless the
@@ -45,8 +45,12 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
         single = "'" + f.written[1:-1].replace("'", "''") + "'"
         return (f"inside double quotes YAML reads backslash escapes, so {f.written} stores a control character "
                 f"— use single quotes for backslashes: {single}")
+    if f.kind == "block":
+        return (f"'{f.written}' starts a block of text on the indented lines below it, and none follow, so the "
+                f"value is empty — quote it if you meant the character: {quote(f.written)}")
     if f.kind == "anchor":
-        return (f"YAML reads the leading '&…' of {f.written!r} as an anchor name and stores '{f.stored}' "
+        stored = "an empty value (null)" if f.stored is None else repr(f.stored)
+        return (f"YAML reads the leading '&…' of {f.written!r} as an anchor name and stores {stored} "
                 f"— quote it: {quote(f.written)}")
     if f.kind == "wikilink":
         return f"YAML reads the unquoted {f.written} as a list inside a list — quote it: {quote(f.written)}"

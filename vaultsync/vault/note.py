@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+import yaml
+
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.vault import markdown
 from vaultsync.vault.scalars import Finding
@@ -181,6 +183,13 @@ def parse_text(path: str, text: str) -> Note:
     except YamlProblem as exc:
         note.fm_state = "invalid"
         note.diagnostics.append(Diagnostic(path, exc.line + 2, exc.col + 1, exc.code, exc.render(1)))
+        return note
+    except yaml.YAMLError as exc:  # safety net: any other YAML failure is reported, never a traceback
+        offset = getattr(exc, "position", None) or 0
+        line = yaml_text.count("\n", 0, offset)
+        col = offset - (yaml_text.rfind("\n", 0, offset) + 1)
+        note.fm_state = "invalid"
+        note.diagnostics.append(Diagnostic(path, line + 2, col + 1, "FM005", f"YAML error: {exc}".split("\n")[0]))
         return note
     if doc.data is None:
         note.fm_state = "empty"

@@ -26,8 +26,10 @@ each of these kinds:
     A double-quoted value holding ``\\t``, ``\\b``, ``\\0``... (§5.7): ``"C:\\temp"``
     stores a tab. Nobody types a control character into frontmatter on purpose;
     a Windows path wants single quotes. (``\\n`` is left alone: it can be meant.)
+``block``
+    ``|`` or ``>`` with nothing indented below: a block scalar (§8.1) that stores ``""``.
 ``anchor``
-    A value starting with ``&`` in a document without any alias: ``&co update``
+    A value starting with an anchor that no alias uses: ``&co update``
     stores ``update`` (``&co`` names an anchor, §6.9.2) — almost surely meant as text.
 
 Findings carry 0-based positions relative to the YAML text.
@@ -84,7 +86,7 @@ def scalar_findings(root: yaml.Node, text: str, data: Any) -> list[Finding]:
     """Every fidelity finding of the composed document ``root`` of YAML ``text``, constructed as ``data``."""
     lines = text.split("\n")
     has_hash = "#" in text
-    unused_anchors = "&" in text and "*" not in text
+    aliased = _aliased(root) if "&" in text else None
     out: list[Finding] = []
     stack: list[tuple[yaml.Node, tuple[Any, ...]]] = [(root, ())]
     seen: set[int] = set()
@@ -93,6 +95,12 @@ def scalar_findings(root: yaml.Node, text: str, data: Any) -> list[Finding]:
         if id(node) in seen:  # an alias: checked where its anchor is
             continue
         seen.add(id(node))
+        if aliased is not None and path and id(node) not in aliased and _starts_with_anchor(node, lines):
+            start = node.start_mark
+            written = lines[start.line][start.column:].split(" #", 1)[0].rstrip()
+            stored = _lookup(data, path)
+            out.append(Finding("anchor", path, start.line, start.column, written, stored))
+            continue
         if isinstance(node, yaml.MappingNode):
             stack.extend((v, path + (str(k.value),)) for k, v in node.value if isinstance(k, yaml.ScalarNode))
         elif isinstance(node, yaml.SequenceNode):
@@ -103,6 +111,9 @@ def scalar_findings(root: yaml.Node, text: str, data: Any) -> list[Finding]:
                 out.append(Finding("wikilink", path, start.line, start.column, raw, None))
                 continue
             stack.extend((v, path + (i,)) for i, v in enumerate(node.value))
+        elif isinstance(node, yaml.ScalarNode) and node.style in ("|", ">") and not node.value and path:
+            start = node.start_mark
+            out.append(Finding("block", path, start.line, start.column, node.style, ""))
         elif isinstance(node, yaml.ScalarNode) and node.style == '"' and "\\" in node.value + text and path:
             start, end = node.start_mark, node.end_mark
             if start.line == end.line:
@@ -111,12 +122,6 @@ def scalar_findings(root: yaml.Node, text: str, data: Any) -> list[Finding]:
                 if m:
                     out.append(Finding("escape", path, start.line, start.column + m.start(1), raw, node.value))
         elif isinstance(node, yaml.ScalarNode) and not node.style and path:
-            if unused_anchors and _starts_with_anchor(node, lines):
-                start = node.start_mark
-                line_text = lines[start.line]
-                written = line_text[start.column:].split(" #", 1)[0].rstrip()
-                out.append(Finding("anchor", path, start.line, start.column, written, node.value))
-                continue
             _check_plain(node, path, lines, has_hash, data, out)
     out.sort(key=lambda f: (f.line, f.col))
     return out
@@ -158,7 +163,23 @@ def _lookup(data: Any, path: tuple[Any, ...]) -> Any:
     return data
 
 
-def _starts_with_anchor(node: yaml.ScalarNode, lines: list[str]) -> bool:
+def _aliased(root: yaml.Node) -> set[int]:
+    """Ids of the nodes reached more than once: those an alias refers to."""
+    counts: dict[int, int] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        counts[id(node)] = counts.get(id(node), 0) + 1
+        if counts[id(node)] > 1:
+            continue
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(n for pair in node.value for n in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return {key for key, n in counts.items() if n > 1}
+
+
+def _starts_with_anchor(node: yaml.Node, lines: list[str]) -> bool:
     start = node.start_mark
     return start.line < len(lines) and lines[start.line].startswith("&", start.column)
 
