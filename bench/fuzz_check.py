@@ -117,7 +117,7 @@ def generate(rng: random.Random) -> tuple[str, bytes, dict[int, str]]:
     body = "".join(rng.choice(BODY_PIECES) if rng.random() < 0.5 else f"[[{rng.choice(LINK_TARGETS)}]] "
                    for _ in range(rng.randint(0, 12)))
     text = "\n".join(lines) + "\n" + body + "\n"
-    name = rng.choice(FILE_NAMES) + f"-{rng.randrange(10**6)}"
+    name = rng.choice(FILE_NAMES) + f"-{rng.randrange(10**12)}"
     if rng.random() < 0.1:
         name = unicodedata.normalize("NFD", name)
     data = text.encode("utf-8")

@@ -213,3 +213,23 @@ def test_a_plain_value_is_stored_as_written_or_reported(text):
     assert _faithful(meant, doc.data["key"]) or reported, (text, doc.data)
     for d in reported:  # a report quotes the author's text
         assert d.line == 2 and text.split(" #")[0].strip()[:3] in d.message
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b: c", "- ", "k"]), _ALPHABET), min_size=1, max_size=6))
+def test_the_fast_text_screen_never_hides_a_finding(parts):
+    """Notes the screen lets through without a node walk really have no finding."""
+    from vaultsync.vault.scalars import _may_have_findings, scalar_findings
+    from vaultsync.vault.yamlload import _StrictLoader
+
+    text = "".join(f"{key}{i}: {value}\n" if not key.startswith("-") else f"l{i}:\n  - {value}\n"
+                   for i, (key, value) in enumerate(parts))
+    try:
+        doc = load_yaml(text)
+    except YamlProblem:
+        return
+    loader = _StrictLoader(text)
+    root = loader.get_single_node()
+    loader.dispose()
+    if not _may_have_findings(text):
+        assert scalar_findings(root, text, doc.data, screen=False) == [], text

@@ -82,8 +82,40 @@ def canonical_number(value: int | float) -> str:
     return repr(value)
 
 
-def scalar_findings(root: yaml.Node, text: str, data: Any) -> list[Finding]:
-    """Every fidelity finding of the composed document ``root`` of YAML ``text``, constructed as ``data``."""
+_TRIGGERS = re.compile(r"[#&\\]|\[\[|[|>][-+0-9]*[ \t]*$|\.(?:inf|Inf|INF|nan|NaN|NAN)\b", re.M)
+_NUMBER_TOKEN = re.compile(r"(?:^|[:\-\[,{])[ \t]*([-+.0-9][-+.0-9A-Za-z_:]*)[ \t]*(?=$|[,\]}]| #)", re.M)
+_CORE_NUMBER = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)"
+                          r"(?:[eE][-+]?[0-9]+)?)$")
+
+
+def _may_have_findings(text: str) -> bool:
+    """A fast text-level screen: False only when no scalar of ``text`` can give a finding.
+
+    Findings need a ``#``, ``&``, backslash, ``[[`` or block indicator, or a
+    number-like token whose text is not its canonical spelling; most frontmatter
+    has none, and skipping the node walk for it keeps the check fast.
+    """
+    if _TRIGGERS.search(text):
+        return True
+    for m in _NUMBER_TOKEN.finditer(text):
+        token = m.group(1)
+        if _PORTABLE.match(token):
+            return True
+        if _CORE_NUMBER.match(token):
+            number: int | float = float(token) if any(c in token for c in ".eE") and not token.startswith("0x") \
+                else int(token, 0) if token.startswith(("0x", "0o")) else int(token)
+            if canonical_number(number) != token:
+                return True
+    return False
+
+
+def scalar_findings(root: yaml.Node, text: str, data: Any, screen: bool = True) -> list[Finding]:
+    """Every fidelity finding of the composed document ``root`` of YAML ``text``, constructed as ``data``.
+
+    ``screen=False`` walks the nodes even when the text screen says there is nothing to find (tests).
+    """
+    if screen and not _may_have_findings(text):
+        return []
     lines = text.split("\n")
     has_hash = "#" in text
     aliased = _aliased(root) if "&" in text else None
