@@ -10,8 +10,10 @@
    prefix guess, field case WL-06);
 4. a name that differs only by full case folding (``STRASSE`` for ``Straße``), which
    Obsidian does not treat as equal;
-5. a close spelling (:func:`difflib.get_close_matches`), for the first
-   ``MAX_FUZZY`` broken links of a run only, so a vault full of broken links stays fast.
+5. a close spelling (:func:`difflib.get_close_matches`) of a name without digits
+   (``ADR-0009`` is not a typo of ``ADR-0002``), never the linking note itself, for
+   the first ``MAX_FUZZY`` broken links of a run only, so a vault full of broken
+   links stays fast.
 """
 
 from __future__ import annotations
@@ -88,10 +90,10 @@ class Suggester:
         if len(folded) == 1:
             return (f" — did you mean {self.link_to(folded[0], source, link)}? (names match ignoring case, but "
                     "Obsidian tells 'ß' from 'ss')")
-        if self._fuzzy_left > 0 and base:
+        if self._fuzzy_left > 0 and base and not any(c.isdigit() for c in base):
             self._fuzzy_left -= 1
             close = difflib.get_close_matches(base, self._stems, n=1, cutoff=0.8)
-            if close and len(self._by_stem[close[0]]) == 1:
+            if close and len(self._by_stem[close[0]]) == 1 and self._by_stem[close[0]][0] != source:
                 return f" — did you mean {self.link_to(self._by_stem[close[0]][0], source, link)}?"
         return ""
 
