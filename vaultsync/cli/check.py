@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pygit2
 
+from vaultsync.checks.renames import find_renames
 from vaultsync.checks.report import FORMATS, report
 from vaultsync.checks.runner import load_checked_vault, run_checks
-from vaultsync.checks.renames import find_renames
 from vaultsync.diagnostics import ERROR, Diagnostic
 from vaultsync.git import (
     IndexSnapshot,
