@@ -8,6 +8,7 @@ exactly like its LF twin. Frontmatter is recognised only when line 1 is
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -22,6 +23,7 @@ from vaultsync.vault.yamlload import YamlProblem, load_yaml, yaml_positions
 
 MAX_NOTE_BYTES = 20 * 1024 * 1024
 _BOM = "\ufeff"
+_YAML_LINE_BREAKS = re.compile("[\u2028\u2029\x85]")  # line breaks to YAML, not to editors
 
 
 @dataclass
@@ -169,8 +171,9 @@ def parse_text(path: str, text: str) -> Note:
     note.body_line = close + 2
     yaml_text = "\n".join(lines[1:close])
     note.yaml_text = yaml_text
-    odd = next((i for i, ch in enumerate(yaml_text) if ch in "\u2028\u2029\x85"), None)
-    if odd is not None:
+    found = _YAML_LINE_BREAKS.search(yaml_text)
+    if found is not None:
+        odd = found.start()
         line = yaml_text.count("\n", 0, odd)
         col = odd - (yaml_text.rfind("\n", 0, odd) + 1)
         note.fm_state = "invalid"

@@ -83,7 +83,8 @@ def canonical_number(value: int | float) -> str:
 
 
 _TRIGGERS = re.compile(r"[#&\\]|\[\[|[|>][-+0-9]*[ \t]*$|\.(?:inf|Inf|INF|nan|NaN|NAN)\b", re.M)
-_NUMBER_TOKEN = re.compile(r"(?:^|[:\-\[,{])[ \t]*([-+.0-9][-+.0-9A-Za-z_:]*)[ \t]*(?=$|[,\]}]| #)", re.M)
+_NUMBER_TOKEN = re.compile(r"(?:^[ \t]*|[:\-][ \t]+|[\[,{][ \t]*)([-+.0-9][-+.0-9A-Za-z_:]*)[ \t]*(?=$|[,\]}]| #)",
+                           re.M)
 _CORE_NUMBER = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)"
                           r"(?:[eE][-+]?[0-9]+)?)$")
 
