@@ -119,6 +119,7 @@ def scalar_findings(root: yaml.Node, text: str, data: Any, screen: bool = True) 
         return []
     lines = text.split("\n")
     has_hash = "#" in text
+    has_backslash = "\\" in text
     aliased = _aliased(root) if "&" in text else None
     out: list[Finding] = []
     stack: list[tuple[yaml.Node, tuple[Any, ...]]] = [(root, ())]
@@ -147,7 +148,7 @@ def scalar_findings(root: yaml.Node, text: str, data: Any, screen: bool = True) 
         elif isinstance(node, yaml.ScalarNode) and node.style in ("|", ">") and not node.value and path:
             start = node.start_mark
             out.append(Finding("block", path, start.line, start.column, node.style, ""))
-        elif isinstance(node, yaml.ScalarNode) and node.style == '"' and "\\" in node.value + text and path:
+        elif isinstance(node, yaml.ScalarNode) and node.style == '"' and has_backslash and path:
             start, end = node.start_mark, node.end_mark
             if start.line == end.line:
                 raw = lines[start.line][start.column:end.column]
@@ -187,7 +188,7 @@ def _check_plain(node: yaml.ScalarNode, path: tuple[Any, ...], lines: list[str],
 
 
 def _lookup(data: Any, path: tuple[Any, ...]) -> Any:
-    """The constructed value at ``path`` (None when a merge key moved it)."""
+    """The constructed value at ``path`` (None when the data has no such path)."""
     for part in path:
         try:
             data = data[part]
