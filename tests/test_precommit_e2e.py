@@ -95,6 +95,23 @@ def test_wl10_renaming_a_linked_note_fails_the_commit(hooked):
     assert "WL007 [[ADR-0001]] → target removed in this commit (docs/adrs/ADR-0001.md)" in res.stdout + res.stderr
 
 
+def test_warnings_show_on_a_passing_commit(hooked):
+    """pre-commit hides a passing hook's output unless the hook is verbose (issue 12, kind 6)."""
+    hooked.write("docs/adrs/ADR-0005.md", adr("ADR-0005", extra='expires: "2024-06-01"\n'))
+    hooked.git("add", "-A")
+    res = hooked.git("commit", "-m", "expired but fine", check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "docs/adrs/ADR-0005.md:7:10: DT004 warning: expired on 2024-06-01" in res.stdout + res.stderr
+
+
+def test_wl10_rename_names_the_new_link(hooked):
+    hooked.git("mv", "docs/adrs/ADR-0001.md", "docs/adrs/ADR-0001-sqlite.md")
+    res = hooked.git("commit", "-m", "rename", check=False)
+    assert res.returncode == 1
+    assert ("renamed to docs/adrs/ADR-0001-sqlite.md in this commit — update the link to [[ADR-0001-sqlite]]"
+            in res.stdout + res.stderr)
+
+
 def test_gh09_partially_staged_note_validates_what_is_staged(hooked):
     note = hooked.root / "docs/adrs/ADR-0011.md"
     hooked.write("docs/adrs/ADR-0011.md", adr("ADR-0011"))

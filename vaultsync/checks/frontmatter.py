@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from vaultsync.checks.fidelity import check_fidelity
 from vaultsync.checks.schema import field_name, load_validator, validate_frontmatter
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.vault.config import Config
@@ -22,7 +23,7 @@ def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic
     """
     spec = config.type_for(note.path)
     if spec is None or not note.readable or note.fm_state in ("invalid", "misplaced"):
-        return []
+        return check_fidelity(note, None) if note.fm_state == "mapping" else []
     try:
         validator = load_validator(spec.schema, str(root), config.schema_texts.get(spec.schema))
     except (FileNotFoundError, ValueError) as exc:
@@ -39,6 +40,7 @@ def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic
         return [Diagnostic(note.path, 1, 1, "FM011", f"frontmatter must be a mapping, got {note.fm_type}")]
     data = normalised_frontmatter(note.frontmatter)
     found = validate_frontmatter(note, data, validator) + _non_finite(note, data)
+    found = _merge_fidelity(note, found, check_fidelity(note, validator.schema))
     declared = data.get("type")
     if isinstance(declared, str) and declared != spec.name and not any(d.message.startswith("type:") for d in found):
         line, col = note.position(("type",))
@@ -46,6 +48,22 @@ def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic
                                 f"type: '{declared}' does not match the folder's type '{spec.name}' ({spec.folder}/)"))
     found.extend(check_vocabulary(config, note))
     return found
+
+
+def _merge_fidelity(note: Note, schema_found: list[Diagnostic], fidelity: list[Diagnostic]) -> list[Diagnostic]:
+    """One message per value: a cut comment replaces the schema's complaint about what is left of the value;
+    an unquoted WikiLink keeps the schema's own message (field case FM-13)."""
+    if not fidelity:
+        return schema_found
+    by_position = {(d.line, d.col): d for d in fidelity}
+    drop: set[tuple[int, int]] = set()
+    for f in note.scalar_findings:
+        at = note.position(f.path)
+        if f.kind == "comment" and (f.line + 2, f.col + 1) in by_position:
+            drop.add(at)
+    kept = [d for d in schema_found if not (d.code == "SC001" and (d.line, d.col) in drop)]
+    located = {(d.line, d.col) for d in kept}
+    return kept + [d for d in fidelity if (d.line, d.col) not in located]
 
 
 def _non_finite(note: Note, data: dict[str, Any]) -> list[Diagnostic]:

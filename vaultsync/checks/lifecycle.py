@@ -78,11 +78,21 @@ def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING) -> 
     if expires and expires < today and expired_severity != "off":
         line, col = note.position(("expires",))
         out.append(Diagnostic(
-            note.path, line, col, "DT004",
-            f"expired on {expires}: re-validate it (move expires forward, update last_validated) or supersede it",
+            note.path, line, col, "DT004", _expired_message(note, expires),
             severity=ERROR if expired_severity == "error" else WARNING,
         ))
     return out
+
+
+def _expired_message(note: Note, expires: dt.date) -> str:
+    """What to do about an expired note; nothing, when a newer note already supersedes it."""
+    fm = normalised_frontmatter(note.frontmatter)
+    if fm.get("status") == "superseded" or fm.get("superseded_by"):
+        by = fm.get("superseded_by")
+        newer = f" by {by}" if isinstance(by, str) and by.strip() else ""
+        return (f"expired on {expires}, but it is already superseded{newer} and hidden from search "
+                "— nothing to do (or drop expires)")
+    return f"expired on {expires}: re-validate it (move expires forward, update last_validated) or supersede it"
 
 
 def check_duplicate_ids(vault: Vault) -> list[Diagnostic]:

@@ -3,7 +3,9 @@
 Every note is checked, staged or not, so deleting or renaming a note that
 another note still links to fails the commit (field case WL-10): when a
 ``previous`` vault (HEAD) is given, a dangling link whose target existed there
-says "target removed in this commit".
+says "target removed in this commit" — and, for a rename, names the new path and
+the link to write. Other dangling links get a "did you mean" where one is likely
+(:mod:`vaultsync.checks.suggest`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from vaultsync.checks.suggest import Suggester
 from vaultsync.diagnostics import WARNING, Diagnostic
 from vaultsync.vault.resolve import LinkIndex, is_attachment, match_heading
 from vaultsync.vault.vault import Vault, is_note_path
@@ -64,17 +67,23 @@ def resolve_one(vault: Vault, index: LinkIndex, source: str, link: WikiLink) -> 
     return LinkOutcome(source, link, "ok", res.path)
 
 
-def check_links(vault: Vault, previous: LinkIndex | None = None, empty_severity: str = WARNING) -> list[Diagnostic]:
+def check_links(vault: Vault, previous: LinkIndex | None = None, empty_severity: str = WARNING,
+                renamed: dict[str, str] | None = None) -> list[Diagnostic]:
     """Diagnostics for every link that does not resolve cleanly.
 
     Args:
         vault: the vault being checked (e.g. the staged index).
         previous: resolution tables of the vault at HEAD, to explain links broken by a delete/rename.
         empty_severity: ``warning`` (default), ``error`` or ``off`` for ``[[]]``.
+        renamed: ``{path at HEAD: path now}`` for notes renamed in this commit
+            (see :func:`vaultsync.checks.renames.find_renames`).
     """
     out: list[Diagnostic] = []
+    suggester: Suggester | None = None
     for outcome in resolve_links(vault):
-        d = _diagnostic(vault, previous, outcome, empty_severity)
+        if outcome.status == "dangling" and suggester is None:
+            suggester = Suggester(vault)
+        d = _diagnostic(vault, previous, outcome, empty_severity, renamed or {}, suggester)
         if d is not None:
             out.append(d)
     return out
@@ -84,7 +93,9 @@ def _where(link: WikiLink) -> str:
     return f" (frontmatter '{link.field}')" if link.field else ""
 
 
-def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_severity: str) -> Diagnostic | None:
+def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_severity: str,
+                renamed: dict[str, str], suggester: Suggester | None) -> Diagnostic | None:
+    original = o.link
     link = o.link
     if len(link.raw) > 120:  # a pathological link is named, not repeated in full
         link = link._replace(raw=link.raw[:100] + "…]]")
@@ -105,7 +116,13 @@ def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_
     if previous is not None:
         before = previous.resolve(link.target, o.source)
         if before.status == "ok" and before.path and before.path not in vault.link_index.files:
+            now = renamed.get(before.path)
+            if now and suggester is not None:
+                fix = suggester.link_to(now, o.source, original)
+                return Diagnostic(*at, "WL007", f"{link.raw} → target removed in this commit ({before.path}): "
+                                                f"renamed to {now} in this commit — update the link to {fix}")
             return Diagnostic(*at, "WL007", f"{link.raw} → target removed in this commit ({before.path})")
+    hint = suggester.hint(o.source, original) if suggester is not None else ""
     if is_attachment(link.target):
-        return Diagnostic(*at, "WL006", f"{link.raw}{_where(link)} → missing attachment '{link.target}'")
-    return Diagnostic(*at, "WL001", f"{link.raw}{_where(link)} → no such note")
+        return Diagnostic(*at, "WL006", f"{link.raw}{_where(link)} → missing attachment '{link.target}'{hint}")
+    return Diagnostic(*at, "WL001", f"{link.raw}{_where(link)} → no such note{hint}")

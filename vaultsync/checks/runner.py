@@ -23,6 +23,7 @@ from vaultsync.checks.links import check_links
 from vaultsync.checks.paths import check_paths
 from vaultsync.diagnostics import WARNING, Diagnostic
 from vaultsync.git import Snapshot
+from vaultsync.vault.clock import local_today
 from vaultsync.vault.config import Config
 from vaultsync.vault.note import Note
 from vaultsync.vault.resolve import LinkIndex
@@ -50,7 +51,8 @@ def load_checked_vault(snapshot: Snapshot, config: Config, root: Path, jobs: int
     return load_vault(snapshot, config, root, analyse=partial(analyse_note, config, root), jobs=jobs)
 
 
-def run_checks(vault: Vault, previous: LinkIndex | None = None, today: dt.date | None = None) -> list[Diagnostic]:
+def run_checks(vault: Vault, previous: LinkIndex | None = None, today: dt.date | None = None,
+               renamed: dict[str, str] | None = None) -> list[Diagnostic]:
     """All diagnostics for ``vault``.
 
     Args:
@@ -58,11 +60,13 @@ def run_checks(vault: Vault, previous: LinkIndex | None = None, today: dt.date |
             loaded by :func:`load_checked_vault` (or :func:`load_vault`, then per-note
             checks run here).
         previous: link resolution over the vault at HEAD, to explain links broken by this commit.
-        today: the date expiry is judged against (default: today, UTC).
+        today: the date expiry is judged against (default: today in the checks' time zone,
+            :func:`vaultsync.vault.clock.local_today`).
+        renamed: ``{path at HEAD: new path}`` of notes renamed by this commit.
     Returns:
         Diagnostics sorted by path, line, column, code.
     """
-    today = today or dt.datetime.now(dt.timezone.utc).date()
+    today = today or local_today(vault.config)
     config = vault.config
     out: list[Diagnostic] = list(check_paths(vault))
     if not vault.files and config.vault != ["."]:
@@ -78,5 +82,5 @@ def run_checks(vault: Vault, previous: LinkIndex | None = None, today: dt.date |
             out.extend(check_lifecycle_fields(note))
     out.extend(check_duplicate_ids(vault))
     out.extend(check_supersession(vault))
-    out.extend(check_links(vault, previous, config.severity("empty_link", WARNING)))
+    out.extend(check_links(vault, previous, config.severity("empty_link", WARNING), renamed))
     return sorted(set(out))

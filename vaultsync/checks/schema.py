@@ -23,6 +23,7 @@ from vaultsync.diagnostics import Diagnostic
 from vaultsync.resources import data_dir
 from vaultsync.vault.fields import parse_vault_date
 from vaultsync.vault.note import Note
+from vaultsync.vault.scalars import quote
 
 _JSON_TYPES = {
     "string": "string", "number": "number", "integer": "integer", "boolean": "boolean",
@@ -133,7 +134,10 @@ def field_name(path: tuple[Any, ...]) -> str:
     return out
 
 
-def _describe(value: Any) -> str:
+def _describe(value: Any, raw: str | None = None) -> str:
+    """How to show ``value`` in a message: the author's ``raw`` text for numbers and booleans, when known."""
+    if raw is not None and isinstance(value, (bool, int, float)):
+        return raw
     if value is None:
         return "null (empty value)"
     if isinstance(value, bool):
@@ -164,12 +168,16 @@ def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ..
     name = field_name(path)
     value = err.instance
     kw = err.validator
+    raw = note.raw(path) if isinstance(value, (bool, int, float)) else None
+    shown = _describe(value, raw)
     if kw == "type":
         expected = _expected(err.validator_value)
         if isinstance(value, list) and r"\[\[" in str(err.schema.get("pattern", "")):
             return path, f'{name}: expected "[[note]]" string, got a nested list — quote wikilinks in YAML', False
         hint = " (use true/false)" if expected == "boolean" and isinstance(value, str) else ""
-        return path, f"{name}: expected {expected}, got {_describe(value)}{hint}", False
+        if expected == "string" and raw is not None and raw[:1] not in "'\"":
+            hint = f" — YAML reads it as a {'boolean' if isinstance(value, bool) else 'number'}: quote it: {quote(raw)}"
+        return path, f"{name}: expected {expected}, got {shown}{hint}", False
     if kw == "required":
         missing = re.findall(r"'([^']+)' is a required property", err.message)
         what = missing[0] if missing else err.message
@@ -182,9 +190,9 @@ def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ..
         ) or err.message, True
     if kw == "enum":
         options = [str(o) for o in err.validator_value]
-        return path, f"{name}: {_describe(value)} is not one of: {', '.join(options)}{_suggest(str(value), options)}", False
+        return path, f"{name}: {shown} is not one of: {', '.join(options)}{_suggest(str(value), options)}", False
     if kw == "const":
-        return path, f"{name}: must be {err.validator_value!r}, got {_describe(value)}", False
+        return path, f"{name}: must be {err.validator_value!r}, got {shown}", False
     if kw == "minLength" and err.validator_value == 1:
         return path, f"{name}: should be non-empty", False
     if kw == "format":
@@ -196,7 +204,7 @@ def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ..
         return path, f"{name}: {_describe(value)} has the wrong form{hint}", False
     if kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
         side = "at least" if "inimum" in kw else "at most"
-        return path, f"{name}: {_describe(value)} must be {side} {err.validator_value}", False
+        return path, f"{name}: {shown} must be {side} {err.validator_value}", False
     if kw == "uniqueItems":
         return path, f"{name}: has duplicate items", False
     return path, f"{name or 'frontmatter'}: {err.message}", False
@@ -213,8 +221,51 @@ def _ref_properties(err: jsonschema.ValidationError) -> list[str]:
     return list((resolved.contents.get("properties") or {}).keys())
 
 
+_OBJECT_KEYWORDS = {"$schema", "$id", "$defs", "title", "description", "type", "required", "properties",
+                    "additionalProperties"}
+_QUICK: dict[int, tuple[jsonschema.protocols.Validator, Any] | None] = {}
+
+
+def _quick_check(validator: jsonschema.protocols.Validator) -> Any:
+    """For a closed-object schema (``type: object``, ``required``, ``properties``, ``additionalProperties``
+    and nothing else at the top), a function telling valid frontmatter in one call per property, or None.
+
+    Those keywords constrain each property on its own (JSON Schema 2020-12 §10.3.2), so validating
+    every value against its property's subschema is exact and skips jsonschema's per-instance
+    descent; only invalid frontmatter pays for the full :meth:`iter_errors` with its messages.
+    """
+    key = id(validator)
+    if key in _QUICK and _QUICK[key] is not None and _QUICK[key][0] is validator:  # type: ignore[index]
+        return _QUICK[key][1]  # type: ignore[index]
+    schema = validator.schema
+    check = None
+    if isinstance(schema, dict) and set(schema) <= _OBJECT_KEYWORDS and schema.get("type") == "object" \
+            and schema.get("additionalProperties") in (False, None, True):
+        props = {name: validator.evolve(schema=sub) for name, sub in (schema.get("properties") or {}).items()}
+        required = list(schema.get("required") or [])
+        closed = schema.get("additionalProperties") is False
+
+        def check(data: Any) -> bool:
+            if not isinstance(data, dict) or any(name not in data for name in required):
+                return False
+            for name, value in data.items():
+                sub = props.get(name)
+                if sub is None:
+                    if closed:
+                        return False
+                elif not sub.is_valid(value):
+                    return False
+            return True
+
+    _QUICK[key] = (validator, check)
+    return check
+
+
 def validate_frontmatter(note: Note, data: dict[str, Any], validator: jsonschema.protocols.Validator) -> list[Diagnostic]:
     """Validate ``data`` (the note's frontmatter, possibly normalised) and locate each error."""
+    quick = _quick_check(validator)
+    if quick is not None and quick(data):
+        return []
     out: list[Diagnostic] = []
     errors = sorted(validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
     seen: set[tuple[Any, ...]] = set()

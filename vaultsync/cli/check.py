@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pygit2
 
+from vaultsync.checks.renames import find_renames
 from vaultsync.checks.report import FORMATS, report
 from vaultsync.checks.runner import load_checked_vault, run_checks
-from vaultsync.diagnostics import ERROR
+from vaultsync.diagnostics import ERROR, Diagnostic
 from vaultsync.git import (
     IndexSnapshot,
     TreeSnapshot,
@@ -19,6 +20,7 @@ from vaultsync.git import (
     open_repo,
     workdir,
 )
+from vaultsync.vault.clock import local_today
 from vaultsync.vault.config import CONFIG_NAME, ConfigError, load_config
 from vaultsync.vault.resolve import LinkIndex
 from vaultsync.vault.vault import Vault
@@ -38,7 +40,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.set_defaults(run=run)
 
 
-def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None]:
+def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None, dict[str, str]]:
+    """The vault to check, HEAD's link tables (``--staged``) and the renames this commit makes."""
     repo = open_repo(root)
     if repo is not None and args.root is not None and workdir(repo) != root:
         repo = None  # --root names a vault folder inside a bigger repository: check it as a folder
@@ -46,7 +49,7 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None
         if args.staged or args.rev is not None:
             raise ValueError(f"{root} is not a repository's top folder (needed for --staged/--rev)")
         config = load_config(root)
-        return load_checked_vault(WorktreeSnapshot(root, config.vault), config, root), None
+        return load_checked_vault(WorktreeSnapshot(root, config.vault), config, root), None, {}
     if repo.is_bare and args.rev is None:
         raise ValueError("a bare repository has no working tree or index to check: use --rev HEAD")
     top = workdir(repo)
@@ -54,7 +57,7 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None
         try:
             commit = repo.revparse_single(args.rev).peel(pygit2.Commit)
         except (KeyError, ValueError, pygit2.GitError):
-            raise ValueError(f"unknown revision {args.rev!r}") from None
+            raise ValueError(f"unknown revision {args.rev!r}{_shallow_hint(repo)}") from None
         snapshot = TreeSnapshot(repo, commit.tree)
     elif args.staged:
         snapshot = IndexSnapshot(repo)
@@ -77,12 +80,24 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None
                 config.schema_texts[spec.schema] = snapshot.read(spec.schema).decode("utf-8", errors="replace")
     vault = load_checked_vault(snapshot, config, top)
     previous = None
+    renamed: dict[str, str] = {}
     if args.staged:
         tree = head_tree(repo)
         if tree is not None:
-            head_files = [p for p in TreeSnapshot(repo, tree).paths() if config.in_vault(p)]
+            head = TreeSnapshot(repo, tree)
+            head_files = [p for p in head.paths() if config.in_vault(p)]
             previous = LinkIndex(head_files, root=config.link_root)
-    return vault, previous
+            renamed = find_renames(head, vault, snapshot.oid if isinstance(snapshot, IndexSnapshot) else None)
+    return vault, previous, renamed
+
+
+def _shallow_hint(repo: pygit2.Repository) -> str:
+    """Why a revision may be missing from a CI checkout, and how to fetch it."""
+    if not repo.is_shallow:
+        return ""
+    return (" — this clone is shallow (CI checkouts fetch one commit by default), so other branches and "
+            "older commits are not here: fetch them with `git fetch --deepen=50 origin` (or `git fetch origin "
+            "main`), or check out with full history (actions/checkout: `fetch-depth: 0`)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -91,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"vaultsync check: {root} is not a folder", file=sys.stderr)
         return 2
     try:
-        vault, previous = _load(root, args)
+        vault, previous, renamed = _load(root, args)
     except ConfigError as exc:
         print(exc.diagnostic.render(), file=sys.stderr)
         return 1
@@ -110,13 +125,30 @@ def run(args: argparse.Namespace) -> int:
                 print(f"fixed: {fix.path}: added {fix.field}: {fix.ref}", file=sys.stderr)
             else:
                 print(f"not fixed: {fix.path}: add {fix.field}: {fix.ref} by hand", file=sys.stderr)
-        vault, previous = _load(root, args)
-    diagnostics = run_checks(vault, previous)
+        vault, previous, renamed = _load(root, args)
+    try:
+        today = local_today(vault.config)
+    except ValueError as exc:
+        print(Diagnostic(CONFIG_NAME, 0, 0, "CF002", str(exc)).render(), file=sys.stderr)
+        return 1
+    diagnostics = run_checks(vault, previous, today=today, renamed=renamed)
+    checked = len(vault.notes)
     if args.paths:
         wanted = {_relative(vault.root, p) for p in args.paths}
-        diagnostics = [d for d in diagnostics if d.path in wanted]
-    report(diagnostics, args.format, sys.stdout, checked=len(vault.notes))
+        diagnostics = [d for d in diagnostics if d.path in wanted] + _missing_paths(vault, wanted)
+        checked = len(wanted & set(vault.notes))
+    report(diagnostics, args.format, sys.stdout, checked=checked)
     return 1 if any(d.severity == ERROR for d in diagnostics) else 0
+
+
+def _missing_paths(vault: Vault, wanted: set[str]) -> list[Diagnostic]:
+    """PA003 for each path asked for that is neither in the checked snapshot nor on disk (a typo).
+
+    A path outside the vault folders (pre-commit passes every staged ``.md``) is no error.
+    """
+    present = set(vault.all_files)
+    return [Diagnostic(path, 0, 0, "PA003", f"no such file: {path} — check the path (relative to the current folder)")
+            for path in sorted(wanted) if path not in present and not (vault.root / path).exists()]
 
 
 def _relative(root: Path, path: str) -> str:

@@ -32,6 +32,7 @@ _ATX = re.compile(r"^[ ]{0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _BLOCK_ID = re.compile(r"(?:^|\s|\]\])\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$")
 _BACKTICKS = re.compile(r"`+")
 _BLANK_LINE = re.compile(r"\n[ \t>]*\n")
+_ATX_LINE = re.compile(r"^[ ]{0,3}#{1,6}(?:[ \t].*)?$", re.M)
 
 
 def _blank(segment: str) -> str:
@@ -99,7 +100,7 @@ def _is_thematic_break(stripped: str) -> bool:
 
 
 def _mask_code_spans(text: str) -> str:
-    """Mask inline code spans; a span never crosses a blank line (paragraph end).
+    """Mask inline code spans; a span never crosses a blank line (paragraph end) or an ATX heading's edge.
 
     O(n log n) in the number of backtick runs: every run is visited once and the
     matching closer (the next run of the same length) is found by bisection, so a
@@ -112,6 +113,10 @@ def _mask_code_spans(text: str) -> str:
     for i, (a, b) in enumerate(runs):
         by_length[b - a].append(i)
     paragraph_ends = [m.start() for m in _BLANK_LINE.finditer(text)]
+    if "#" in text:  # an ATX heading is a block of its own: no code span enters or leaves it
+        for m in _ATX_LINE.finditer(text):
+            paragraph_ends.extend((m.start(), m.end()))
+        paragraph_ends.sort()
     spans: list[tuple[int, int]] = []
     i = 0
     while i < len(runs):

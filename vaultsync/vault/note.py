@@ -8,17 +8,22 @@ exactly like its LF twin. Frontmatter is recognised only when line 1 is
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+import yaml
+
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.vault import markdown
+from vaultsync.vault.scalars import Finding
 from vaultsync.vault.wikilinks import WikiLink, frontmatter_links, iter_links
 from vaultsync.vault.yamlload import YamlProblem, load_yaml, yaml_positions
 
 MAX_NOTE_BYTES = 20 * 1024 * 1024
 _BOM = "\ufeff"
+_YAML_LINE_BREAKS = re.compile("[\u2028\u2029\x85]")  # line breaks to YAML, not to editors
 
 
 @dataclass
@@ -48,16 +53,17 @@ class Note:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     readable: bool = True
     yaml_text: str = field(default="", repr=False)
+    scalar_findings: list[Finding] = field(default_factory=list)  # see vaultsync.vault.scalars
 
     @cached_property
     def _position_maps(
         self,
-    ) -> tuple[dict[tuple[Any, ...], tuple[int, int]], dict[tuple[Any, ...], tuple[int, int]]]:
+    ) -> tuple[dict[tuple[Any, ...], tuple[int, int]], dict[tuple[Any, ...], tuple[int, int]], dict[tuple[Any, ...], str]]:
         if self.fm_state != "mapping":
-            return {}, {}
-        values, keys = yaml_positions(self.yaml_text)
+            return {}, {}, {}
+        values, keys, raw = yaml_positions(self.yaml_text)
         return ({p: (ln + 2, col + 1) for p, (ln, col) in values.items()},
-                {p: (ln + 2, col + 1) for p, (ln, col) in keys.items()})
+                {p: (ln + 2, col + 1) for p, (ln, col) in keys.items()}, raw)
 
     def position(self, path: tuple[Any, ...], key: bool = False) -> tuple[int, int]:
         """1-based (line, col) in the file of a frontmatter value (or its key), best effort.
@@ -65,7 +71,7 @@ class Note:
         Falls back to the nearest enclosing value, then to line 1. Computed on
         first use (a second YAML compose), since only notes with problems need it.
         """
-        values, keys = self._position_maps
+        values, keys, _ = self._position_maps
         table = keys if key else values
         while path:
             if path in table:
@@ -74,6 +80,10 @@ class Note:
                 return values[path]
             path = path[:-1]
         return (1, 1)
+
+    def raw(self, path: tuple[Any, ...]) -> str | None:
+        """The source text of the one-line scalar at ``path`` as written (quotes included), or None."""
+        return self._position_maps[2].get(path)
 
     @cached_property
     def masked_body(self) -> str:
@@ -161,8 +171,9 @@ def parse_text(path: str, text: str) -> Note:
     note.body_line = close + 2
     yaml_text = "\n".join(lines[1:close])
     note.yaml_text = yaml_text
-    odd = next((i for i, ch in enumerate(yaml_text) if ch in "\u2028\u2029\x85"), None)
-    if odd is not None:
+    found = _YAML_LINE_BREAKS.search(yaml_text)
+    if found is not None:
+        odd = found.start()
         line = yaml_text.count("\n", 0, odd)
         col = odd - (yaml_text.rfind("\n", 0, odd) + 1)
         note.fm_state = "invalid"
@@ -176,6 +187,13 @@ def parse_text(path: str, text: str) -> Note:
         note.fm_state = "invalid"
         note.diagnostics.append(Diagnostic(path, exc.line + 2, exc.col + 1, exc.code, exc.render(1)))
         return note
+    except yaml.YAMLError as exc:  # safety net: any other YAML failure is reported, never a traceback
+        offset = getattr(exc, "position", None) or 0
+        line = yaml_text.count("\n", 0, offset)
+        col = offset - (yaml_text.rfind("\n", 0, offset) + 1)
+        note.fm_state = "invalid"
+        note.diagnostics.append(Diagnostic(path, line + 2, col + 1, "FM005", f"YAML error: {exc}".split("\n")[0]))
+        return note
     except Exception as exc:  # noqa: BLE001 - a loader fault on one note must stay that note's problem
         note.fm_state = "invalid"
         note.diagnostics.append(Diagnostic(path, 2, 1, "FM005", f"YAML error: {type(exc).__name__}: {exc}"))
@@ -188,6 +206,7 @@ def parse_text(path: str, text: str) -> Note:
     else:
         note.fm_state = "mapping"
         note.frontmatter = doc.data
+    note.scalar_findings = doc.findings
     return note
 
 

@@ -7,6 +7,10 @@ Rules, in order (field cases WL-01, WL-06, WL-07):
    vault-relative (then repository-relative) path, case-insensitively (exact
    case wins among variants).
 3. A target with a ``/`` then matches by path suffix (``[[adrs/README]]``).
+   Names compare as Obsidian compares them: canonically equivalent Unicode
+   (NFC = NFD, so a name stored decomposed by macOS still matches) and
+   case-insensitive by :func:`name_key` (``Ä``/``ä``, ``Σ``/``σ``, ``Д``/``д``;
+   ``ß`` stays ``ß``, as in JavaScript's ``toLowerCase``, which Obsidian uses).
 4. A bare name matches basenames; text after a dot is never stripped, and no
    substring or partial-suffix matching happens.
 5. Several candidates: the one in the linking note's own folder wins (what
@@ -19,13 +23,31 @@ from __future__ import annotations
 
 import posixpath
 import re
+import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 _EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
 _TRAILING_PUNCT = re.compile(r"[\s.?!:;,]+$")
 _SPACES = re.compile(r"\s+")
+
+
+def name_key(text: str) -> str:
+    """Comparison key of a file or link name: NFC, lower-cased (Unicode default case mapping).
+
+    ``name_key("Cafe\u0301") == name_key("CAFÉ")``; ``name_key("Straße") != name_key("STRASSE")``
+    (full case folding would equate them; Obsidian does not).
+    """
+    if text.isascii():
+        return text.lower()
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).lower())
+
+
+def nfc(text: str) -> str:
+    """``text`` in Unicode normalisation form C (composed)."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 
 @dataclass(frozen=True)
@@ -58,13 +80,13 @@ class LinkIndex:
         for path in paths:
             self.files.add(path)
             rel = path[len(self.root):] if self.root and path.startswith(self.root) else path
-            self._by_path[rel.lower()].append(path)
+            self._by_path[name_key(rel)].append(path)
             if rel != path:  # a repository-relative path works too
-                self._by_path[path.lower()].append(path)
-            self._by_name[posixpath.basename(rel).lower()].append(path)
+                self._by_path[name_key(path)].append(path)
+            self._by_name[name_key(posixpath.basename(rel))].append(path)
         self._aliases: dict[str, list[str]] = defaultdict(list)
         for alias, owners in (aliases or {}).items():
-            self._aliases[alias.strip().lower()].extend(owners)
+            self._aliases[name_key(alias.strip())].extend(owners)
 
     def resolve(self, target: str, source: str) -> Resolution:
         """Resolve ``target`` as written in note ``source`` (see the module rules)."""
@@ -76,22 +98,22 @@ class LinkIndex:
         target = target.lstrip("/")
         variants = [target] if target.lower().endswith(".md") else [target, target + ".md"]
         for variant in variants:
-            key = variant.lower()
+            key = name_key(variant)
             hits = self._by_path.get(key)
             if hits:
                 return self._pick(hits, variant, source)
         if "/" in target:
             hits = [
-                p for variant in variants for p in self._suffix_matches(variant.lower())
+                p for variant in variants for p in self._suffix_matches(name_key(variant))
             ]
             if hits:
                 return self._pick(sorted(set(hits)), target, source)
         else:
             for variant in variants:
-                hits = self._by_name.get(variant.lower())
+                hits = self._by_name.get(name_key(variant))
                 if hits:
                     return self._pick(hits, variant, source)
-        owners = self._aliases.get(target.lower())
+        owners = self._aliases.get(name_key(target))
         if owners:
             return self._pick(sorted(set(owners)), target, source)
         return Resolution("missing")
@@ -100,14 +122,14 @@ class LinkIndex:
         name = posixpath.basename(key)
         return [
             p for p in self._by_name.get(name, ())
-            if p.lower().endswith("/" + key)
+            if name_key(p).endswith("/" + key)
         ]
 
     def _pick(self, hits: list[str], written: str, source: str) -> Resolution:
         if len(hits) == 1:
             return Resolution("ok", hits[0])
-        exact = [p for p in hits if p.endswith(written)]
-        if len(exact) == 1 and len({p.lower() for p in hits}) == 1:
+        exact = [p for p in hits if p.endswith(written)] or [p for p in hits if nfc(p).endswith(nfc(written))]
+        if len(exact) == 1 and len({name_key(p) for p in hits}) == 1:
             return Resolution("ok", exact[0])  # case variants of one path: exact case wins
         folder = posixpath.dirname(source)
         local = [p for p in hits if posixpath.dirname(p) == folder]
@@ -123,21 +145,51 @@ def is_attachment(target: str) -> bool:
 
 
 def normalise_heading(text: str) -> str:
-    """Heading comparison key: case-folded, whitespace collapsed, trailing ``?!.:;,`` dropped."""
-    return _TRAILING_PUNCT.sub("", _SPACES.sub(" ", text.strip()).casefold())
+    """Heading comparison key: :func:`name_key` (NFC, lower case), whitespace collapsed, trailing ``?!.:;,`` dropped."""
+    return _TRAILING_PUNCT.sub("", _SPACES.sub(" ", name_key(text.strip())))
+
+
+# Inline markup of a heading as Obsidian displays it (https://help.obsidian.md/syntax)
+_WIKILINK = re.compile(r"!?\[\[([^\[\]|]*)(?:\|([^\[\]]*))?\]\]")
+_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_CODE = re.compile(r"(`+)(.+?)\1")
+_EMPHASIS = re.compile(r"\*\*|__|==|~~|\*|(?<!\w)_(?=\S)|(?<=\S)_(?!\w)|<[^>\n]+>")
+# Characters a link subpath cannot hold: Obsidian writes a space for them when it links a heading
+_LINK_BREAKING = re.compile(r"\[\[|\]\]|[|#^\[\]]")
+
+
+def heading_display(text: str) -> str:
+    """The heading as read: ``Uses [[Foo|the foo]] and **bold**`` → ``Uses the foo and bold``."""
+    if not any(c in text for c in "[`*_=~<"):
+        return text
+    text = _WIKILINK.sub(lambda m: m.group(2) if m.group(2) is not None else m.group(1), text)
+    text = _MD_LINK.sub(r"\1", text)
+    text = _CODE.sub(lambda m: m.group(2).strip(), text)
+    return _EMPHASIS.sub("", text)
+
+
+@lru_cache(maxsize=65536)
+def heading_keys(text: str) -> frozenset[str]:
+    """Every normalised form a link may use for heading ``text``: as written, as displayed, and either
+    with the characters a link cannot hold (``[[ ]] | # ^``) written as spaces."""
+    display = heading_display(text)
+    forms = {text, display, _LINK_BREAKING.sub(" ", text), _LINK_BREAKING.sub(" ", display)}
+    return frozenset(normalise_heading(f) for f in forms)
 
 
 def match_heading(wanted: str, headings: Iterable[str]) -> str | None:
     """Match a link's heading subpath against a note's headings.
 
     Nested subpaths (``H1#H2``) match on their last part. Returns ``"exact"``,
-    ``"normalised"`` (matched after :func:`normalise_heading`) or None.
+    ``"normalised"`` (matched after :func:`normalise_heading`, the heading taken as
+    written, as displayed, or in the form Obsidian writes into links; see
+    :func:`heading_keys`) or None.
     """
     last = wanted.split("#")[-1].strip()
     texts = list(headings)
     if last in texts:
         return "exact"
     key = normalise_heading(last)
-    if any(normalise_heading(h) == key for h in texts):
+    if any(key in heading_keys(h) for h in texts):
         return "normalised"
     return None

@@ -6,6 +6,9 @@ Forms (https://help.obsidian.md/links): ``[[note]]``, ``[[note|alias]]``,
 ``[[note.md]]``, and ``[[note\\|alias]]`` inside tables. Links inside code are
 ignored (callers pass code-masked text, see :mod:`vaultsync.vault.markdown`).
 A link never spans lines; ``[[`` without ``]]`` on the same line is text.
+In Markdown, a backslash escapes the opening bracket (``\\[[note]]`` is text,
+CommonMark 0.31 §2.4) and ``\\![[note]]`` is a plain link, not an embed;
+frontmatter values have no escapes.
 """
 
 from __future__ import annotations
@@ -77,13 +80,15 @@ def parse_inner(inner: str) -> tuple[str, str | None, str | None, str | None]:
     return inner.strip(), heading, block, alias
 
 
-def iter_links(text: str, first_line: int = 1, field: str | None = None) -> Iterator[WikiLink]:
+def iter_links(text: str, first_line: int = 1, field: str | None = None,
+               markdown: bool = True) -> Iterator[WikiLink]:
     """Yield the WikiLinks of ``text`` (already code-masked for Markdown bodies).
 
     Args:
         text: the text to scan.
         first_line: the file line number of ``text``'s first line.
         field: frontmatter field name when scanning a frontmatter value.
+        markdown: honour backslash escapes (body text); False for frontmatter values.
     """
     if "[[" not in text:
         return
@@ -92,6 +97,12 @@ def iter_links(text: str, first_line: int = 1, field: str | None = None) -> Iter
     scanned = 0
     for m in _LINK.finditer(text):
         start = m.start()
+        embed = bool(m.group(1))
+        raw = m.group(0)
+        if markdown and start and text[start - 1] == "\\" and _escaped(text, start):
+            if not embed:
+                continue  # \[[x]]: text
+            start, embed, raw = start + 1, False, raw[1:]  # \![[x]]: a link, not an embed
         newlines = text.count("\n", scanned, start)
         if newlines:
             line += newlines
@@ -99,9 +110,17 @@ def iter_links(text: str, first_line: int = 1, field: str | None = None) -> Iter
         scanned = start
         target, heading, block, alias = parse_inner(m.group(2))
         yield WikiLink(
-            raw=m.group(0), target=target, heading=heading, block=block, alias=alias,
-            embed=bool(m.group(1)), line=line, col=start - line_start + 1, field=field,
+            raw=raw, target=target, heading=heading, block=block, alias=alias,
+            embed=embed, line=line, col=start - line_start + 1, field=field,
         )
+
+
+def _escaped(text: str, at: int) -> bool:
+    """An odd run of backslashes ends just before ``text[at]``."""
+    run = 0
+    while at - run - 1 >= 0 and text[at - run - 1] == "\\":
+        run += 1
+    return run % 2 == 1
 
 
 class _Positions(Protocol):
@@ -119,7 +138,7 @@ def frontmatter_links(data: dict[str, Any], where: _Positions) -> Iterator[WikiL
         if isinstance(value, str):
             if "[[" in value:
                 line, col = where.position(path)
-                for link in iter_links(value, line, field=str(path[0])):
+                for link in iter_links(value, line, field=str(path[0]), markdown=False):
                     yield link._replace(col=col + link.col - 1)
         elif isinstance(value, list):
             stack.extend((path + (i,), item) for i, item in enumerate(value))

@@ -20,10 +20,13 @@ text; callers add the frontmatter's offset in the Markdown file.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+
+from vaultsync.vault.scalars import Finding, scalar_findings
+from vaultsync.vault.yamlhints import explain
 
 try:  # the libyaml parser is ~10x faster; fall back to pure Python
     from yaml import CSafeLoader as _BaseLoader
@@ -63,54 +66,49 @@ class YamlProblem(Exception):
         return self.message.replace("{first}", str(self.other_line + line_offset + 1))
 
 
-class _StrictLoader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """SafeLoader with the YAML 1.2 core resolvers and strict mappings."""
-
-    yaml_implicit_resolvers: dict[str | None, list[tuple[str, re.Pattern[str]]]] = {}
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        if not isinstance(node, yaml.MappingNode):  # pragma: no cover - guarded by the composer
-            raise YamlProblem(node.start_mark.line, node.start_mark.column, "expected a mapping")
-        self.flatten_mapping(node)
-        seen: dict[str, yaml.Node] = {}
-        mapping: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                mark = key_node.start_mark
-                raise YamlProblem(mark.line, mark.column, "mapping keys must be plain strings")
-            key = str(key_node.value)
-            if key in seen:
-                first = seen[key].start_mark.line
-                mark = key_node.start_mark
-                raise YamlProblem(
-                    mark.line, mark.column,
-                    f"duplicate key '{key}' (first defined on line {{first}})",  # see render()
-                    code="FM007", other_line=first,
-                )
-            seen[key] = key_node
-            mapping[key] = self.construct_object(value_node, deep=deep)
-        return mapping
-
-
-def _add_resolver(tag: str, pattern: str, first: str) -> None:
-    _StrictLoader.add_implicit_resolver(tag, re.compile(pattern, re.X), list(first))
-
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+_SEQ = "tag:yaml.org,2002:seq"
+_MAP = "tag:yaml.org,2002:map"
 
 # YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution)
-_add_resolver("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF")
-_StrictLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:null", re.compile(r"^(?:~|null|Null|NULL|)$"), ["~", "n", "N", ""]
-)
-_add_resolver("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789")
-_add_resolver(
-    "tag:yaml.org,2002:float",
-    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-    "-+0123456789.",
-)
+_CORE_BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_CORE_NULL = frozenset(("", "~", "null", "Null", "NULL"))
+_CORE_INT = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
+_CORE_FLOAT = re.compile(
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$")
+_NUMBER_START = frozenset("-+0123456789.")
 
 
-def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
-    text = str(node.value)
+class _StrictLoader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """libyaml's parser and composer with the YAML 1.2 core schema's tag resolution.
+
+    Only the node tree is used: :func:`_build` turns it into data (strict mappings,
+    core-schema scalars) in one pass, several times faster than PyYAML's generic
+    constructor.
+    """
+
+    def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:  # noqa: D102
+        if kind is yaml.ScalarNode:
+            if implicit[0]:  # plain scalar
+                if value in _CORE_NULL:
+                    return _NULL
+                first = value[0]
+                if first in "tTfF" and _CORE_BOOL.match(value):
+                    return _BOOL
+                if first in _NUMBER_START:
+                    if _CORE_INT.match(value):
+                        return _INT
+                    if _CORE_FLOAT.match(value):
+                        return _FLOAT
+            return _STR
+        return _SEQ if kind is yaml.SequenceNode else _MAP
+
+
+def _int(text: str) -> int:
     if text.startswith("0o"):
         return int(text[2:], 8)
     if text.startswith("0x"):
@@ -118,14 +116,47 @@ def _construct_int(loader: _StrictLoader, node: yaml.ScalarNode) -> int:
     return int(text, 10)
 
 
-def _construct_bool(loader: _StrictLoader, node: yaml.ScalarNode) -> bool:
-    return str(node.value).lower() == "true"
+def _float(text: str) -> float:
+    low = text.lower()
+    if low.endswith((".inf", ".nan")):
+        return float(low.replace(".", ""))
+    return float(text)
 
 
-_StrictLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-_StrictLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
-_StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", _StrictLoader.construct_yaml_str)
-_StrictLoader.add_constructor("tag:yaml.org,2002:map", _StrictLoader.construct_yaml_map)
+_SCALARS = {
+    _STR: str, _INT: _int, _FLOAT: _float,
+    _BOOL: lambda text: text.lower() == "true", _NULL: lambda text: None,
+}
+
+
+def _build(node: yaml.Node) -> Any:
+    """The data of a composed node (tags already checked by :func:`_check_tags_and_size`).
+
+    Mapping keys are strings (their source text); a duplicate key or a non-scalar
+    key is a :class:`YamlProblem`. Raises ValueError for an explicit tag whose text
+    does not fit (``!!int abc``).
+    """
+    if isinstance(node, yaml.ScalarNode):
+        return _SCALARS[node.tag](node.value) if node.tag in _SCALARS else node.value
+    if isinstance(node, yaml.SequenceNode):
+        return [_build(item) for item in node.value]
+    seen: dict[str, yaml.Node] = {}
+    mapping: dict[str, Any] = {}
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            mark = key_node.start_mark
+            raise YamlProblem(mark.line, mark.column, "mapping keys must be plain strings")
+        key = str(key_node.value)
+        if key in seen:
+            mark = key_node.start_mark
+            raise YamlProblem(
+                mark.line, mark.column,
+                f"duplicate key '{key}' (first defined on line {{first}})",  # see render()
+                code="FM007", other_line=seen[key].start_mark.line,
+            )
+        seen[key] = key_node
+        mapping[key] = _build(value_node)
+    return mapping
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
@@ -176,9 +207,10 @@ def _short_tag(tag: str) -> str:
 
 @dataclass
 class YamlDocument:
-    """A loaded YAML document: ``data`` plus the 0-based (line, col) of every value.
+    """A loaded YAML document: ``data``, its fidelity ``findings``, and the 0-based (line, col) of every value.
 
-    ``positions`` maps a path tuple (keys and list indices, as in JSON Schema's
+    ``findings`` lists the plain scalars whose stored value differs from their
+    text (see :mod:`vaultsync.vault.scalars`). ``positions`` maps a path tuple (keys and list indices, as in JSON Schema's
     ``absolute_path``) to the position of that value's node; the key of a mapping
     entry is at ``key_positions[path]``. Positions are only computed by
     :func:`yaml_positions` when a caller needs them.
@@ -187,6 +219,7 @@ class YamlDocument:
     data: Any
     positions: dict[tuple[Any, ...], tuple[int, int]]
     key_positions: dict[tuple[Any, ...], tuple[int, int]]
+    findings: list[Finding] = field(default_factory=list)
 
 
 _MAYBE_TAG_OR_ALIAS = re.compile(r"[!&*]")
@@ -221,7 +254,7 @@ def load_yaml(text: str, with_positions: bool = True) -> YamlDocument:
         if _MAYBE_TAG_OR_ALIAS.search(text):  # no '!', '&', '*' anywhere: no tags, no aliases
             _check_tags_and_size(node)
         try:
-            data = loader.construct_document(node)
+            data = _build(node)
         except yaml.MarkedYAMLError as exc:
             raise _problem_from(exc, text) from None
         except (ValueError, TypeError, RecursionError) as exc:
@@ -231,7 +264,7 @@ def load_yaml(text: str, with_positions: bool = True) -> YamlDocument:
         key_positions: dict[tuple[Any, ...], tuple[int, int]] = {}
         if with_positions:
             _index_positions(node, (), positions, key_positions, depth=0)
-        return YamlDocument(data, positions, key_positions)
+        return YamlDocument(data, positions, key_positions, scalar_findings(node, text, data))
     except RecursionError:
         raise YamlProblem(0, 0, "YAML nested too deeply") from None
     finally:
@@ -240,16 +273,20 @@ def load_yaml(text: str, with_positions: bool = True) -> YamlDocument:
 
 def yaml_positions(
     text: str,
-) -> tuple[dict[tuple[Any, ...], tuple[int, int]], dict[tuple[Any, ...], tuple[int, int]]]:
-    """(value positions, key positions) of a YAML text that :func:`load_yaml` accepted."""
+) -> tuple[dict[tuple[Any, ...], tuple[int, int]], dict[tuple[Any, ...], tuple[int, int]], dict[tuple[Any, ...], str]]:
+    """(value positions, key positions, raw scalar texts) of a YAML text that :func:`load_yaml` accepted.
+
+    The raw text of a one-line scalar is its source as written, quotes included.
+    """
     loader = _StrictLoader(text)
     try:
         node = loader.get_single_node()
         positions: dict[tuple[Any, ...], tuple[int, int]] = {}
         key_positions: dict[tuple[Any, ...], tuple[int, int]] = {}
+        raw: dict[tuple[Any, ...], str] = {}
         if node is not None:
-            _index_positions(node, (), positions, key_positions, depth=0)
-        return positions, key_positions
+            _index_positions(node, (), positions, key_positions, depth=0, raw=raw, lines=text.split("\n"))
+        return positions, key_positions, raw
     finally:
         loader.dispose()
 
@@ -260,18 +297,23 @@ def _index_positions(
     positions: dict[tuple[Any, ...], tuple[int, int]],
     key_positions: dict[tuple[Any, ...], tuple[int, int]],
     depth: int,
+    raw: dict[tuple[Any, ...], str] | None = None,
+    lines: list[str] | None = None,
 ) -> None:
     if path in positions or depth > 50:
         return
-    positions[path] = (node.start_mark.line, node.start_mark.column)
+    start = node.start_mark
+    positions[path] = (start.line, start.column)
     if isinstance(node, yaml.MappingNode):
         for k, v in node.value:
             child = path + (str(k.value),)
             key_positions[child] = (k.start_mark.line, k.start_mark.column)
-            _index_positions(v, child, positions, key_positions, depth + 1)
+            _index_positions(v, child, positions, key_positions, depth + 1, raw, lines)
     elif isinstance(node, yaml.SequenceNode):
         for i, v in enumerate(node.value):
-            _index_positions(v, path + (i,), positions, key_positions, depth + 1)
+            _index_positions(v, path + (i,), positions, key_positions, depth + 1, raw, lines)
+    elif raw is not None and lines is not None and start.line == node.end_mark.line < len(lines):
+        raw[path] = lines[start.line][start.column:node.end_mark.column]
 
 
 def _problem_from(exc: yaml.MarkedYAMLError, text: str) -> YamlProblem:
@@ -283,13 +325,14 @@ def _problem_from(exc: yaml.MarkedYAMLError, text: str) -> YamlProblem:
     indent = here[: len(here) - len(here.lstrip(" \t"))]
     if "\t" in indent or here[col : col + 1] == "\t":
         col = here.index("\t")
-        return YamlProblem(line, col, "YAML error: tab used for indentation (YAML needs spaces)", code="FM006")
+        where = "for indentation" if "\t" in indent else "after a value"
+        return YamlProblem(line, col, f"YAML error: tab used {where} (YAML needs spaces)", code="FM006")
     if "found undefined tag handle" in problem or "could not determine a constructor" in problem:
         return YamlProblem(line, col, f"unsupported YAML tag: {problem}", code="FM008")
     if "expected a single document" in problem or "but found another document" in problem:
         return YamlProblem(line, col, "frontmatter holds more than one YAML document", code="FM005")
-    return YamlProblem(line, col, f"YAML error: {problem}")
-
+    line, col, message = explain(exc, lines, line, col)
+    return YamlProblem(line, col, message)
 
 
 _NOT_PRINTABLE = re.compile(r"[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")

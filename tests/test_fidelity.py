@@ -1,0 +1,235 @@
+"""Issue 12, kind 1: YAML that stores something other than what the author wrote (FM017).
+
+Every kind is shown in several fields, positions and scripts; a property test
+checks the rule itself: a plain value is either stored as written or reported.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import adr
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vaultsync.checks.fidelity import check_fidelity
+from vaultsync.vault.note import parse_text
+from vaultsync.vault.scalars import canonical_number, quote
+from vaultsync.vault.yamlload import YamlProblem, load_yaml
+
+P = "docs/adrs/ADR-0001.md"
+FREE = "docs/free.md"  # outside any type folder: no schema
+
+
+def _lines(vault, path, text):
+    vault.write(path, text)
+    res = vault.check()
+    return res.code, res.lines
+
+
+@pytest.mark.parametrize("line, col, field, stored, written", [
+    ("title: Follow-up to INC #42 db lock", 25, "title", "'Follow-up to INC'", "Follow-up to INC #42 db lock"),
+    ("title: Сбой базы #17 блокировка", 18, "title", "'Сбой базы'", "Сбой базы #17 блокировка"),
+    ("title: 障害対応 #42 ロック", 13, "title", "'障害対応'", "障害対応 #42 ロック"),
+    ('title: Use "fast" path #perf', 24, "title", "'Use \"fast\" path'", 'Use "fast" path #perf'),
+])
+def test_a_comment_that_cuts_a_title_is_an_error(vault, line, col, field, stored, written):
+    code, lines = _lines(vault, P, adr("ADR-0001").replace("title: A decision", line))
+    assert code == 1
+    assert lines == [f"{P}:4:{col}: FM017 {field}: YAML reads ' #' as the start of a comment and stores "
+                     f"{stored}, not '{written}' — quote it: {quote(written)}"]
+
+
+@pytest.mark.parametrize("text, where, message", [
+    ("tags:\n  - ops\n  - #database\n", "4:5", "tags[1]: YAML reads ' #' as the start of a comment and stores an "
+                                                "empty value (null), not '#database' — quote it: \"#database\""),
+    ("owner:\n  team: core #infra\n", "3:14", "owner.team: YAML reads ' #' as the start of a comment and stores "
+                                              "'core', not 'core #infra' — quote it: \"core #infra\""),
+    ("ticket: #1234\n", "2:9", "ticket: YAML reads ' #' as the start of a comment and stores an empty value "
+                               "(null), not '#1234' — quote it: \"#1234\""),
+])
+def test_comment_cuts_in_lists_nested_maps_and_empty_values(vault, text, where, message):
+    code, lines = _lines(vault, FREE, "---\n" + text + "---\n")
+    assert code == 1 and lines == [f"{FREE}:{where}: FM017 {message}"]
+
+
+@pytest.mark.parametrize("text", [
+    "status: accepted  # decided in the review\n",
+    "title: C# and F# interop\n",                 # '#' not after a space: part of the value
+    "title: 'INC #42'\n",                         # quoted
+    "title: \"INC #42\"\n",
+    "# a comment line\ntitle: x\n",
+    "tags: [ops, search]   # two tags\n",
+])
+def test_intended_comments_and_quoted_hashes_pass(text):
+    note = parse_text(FREE, "---\n" + text + "---\n")
+    assert note.fm_state == "mapping" and check_fidelity(note, None) == []
+
+
+@pytest.mark.parametrize("text, where, message", [
+    ("version: 1.10\n", "2:10", 'version: YAML reads 1.10 as the number 1.1 — quote it to keep the text: "1.10", '
+                                "or write 1.1"),
+    ("build: +5\n", "2:8", 'build: YAML reads +5 as the number 5 — quote it to keep the text: "+5", or write 5'),
+    ("mask: 0x1F\n", "2:7", 'mask: YAML reads 0x1F as the number 31 — quote it to keep the text: "0x1F", or write 31'),
+    ("ratio: .5\n", "2:8", 'ratio: YAML reads .5 as the number 0.5 — quote it to keep the text: ".5", or write 0.5'),
+    ("list:\n  - 2.50\n", "3:5", 'list[0]: YAML reads 2.50 as the number 2.5 — quote it to keep the text: "2.50", '
+                                 "or write 2.5"),
+])
+def test_numbers_whose_text_does_not_survive_in_untyped_fields(vault, text, where, message):
+    code, lines = _lines(vault, FREE, "---\n" + text + "---\n")
+    assert code == 1 and lines == [f"{FREE}:{where}: FM017 {message}"]
+
+
+@pytest.mark.parametrize("text, where, message", [
+    ("id: 010\n", "2:5", 'id: YAML readers disagree on 010: vaultsync (YAML 1.2) stores the number 10, YAML 1.1 '
+                         'readers read the octal number 8 — quote it: "010", or write 10'),
+    ("duration: 1:30\n", "2:11", 'duration: YAML readers disagree on 1:30: vaultsync (YAML 1.2) stores the text, '
+                                 'YAML 1.1 readers read the number 90 — quote it: "1:30"'),
+    ("budget: 1_000\n", "2:9", 'budget: YAML readers disagree on 1_000: vaultsync (YAML 1.2) stores the text, '
+                               'YAML 1.1 readers read the number 1000 — quote it: "1_000"'),
+    ("limit: 1e3\n", "2:8", 'limit: YAML readers disagree on 1e3: vaultsync (YAML 1.2) stores the number 1000.0, '
+                            'YAML 1.1 readers read text — quote it: "1e3", or write 1000.0'),
+    ("zip: 08\n", "2:6", 'zip: YAML readers disagree on 08: vaultsync (YAML 1.2) stores the number 8, YAML 1.1 '
+                         'readers read text — quote it: "08", or write 8'),
+])
+def test_forms_yaml_readers_disagree_on_are_errors_in_any_field(vault, text, where, message):
+    code, lines = _lines(vault, FREE, "---\n" + text + "---\n")
+    assert code == 1 and lines == [f"{FREE}:{where}: FM017 {message}"]
+
+
+def test_numeric_fields_accept_any_spelling_of_their_number(vault):
+    vault.write(P, adr("ADR-0001", extra="confidence: 0.80\nimportance: 7\n"))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra="confidence: 0.8\nimportance: +7\n"))
+    res = vault.check()
+    assert res.code == 0 and res.lines == []
+
+
+def test_portable_forms_are_errors_in_numeric_fields_too(vault):
+    code, lines = _lines(vault, P, adr("ADR-0001", extra="importance: 08\n"))
+    assert code == 1 and [line.split(" FM017 ")[0] for line in lines] == [f"{P}:7:13:"]
+
+
+@pytest.mark.parametrize("extra, where, message", [
+    ("confidence: 1.50\n", "7:13", "confidence: 1.50 must be at most 1"),
+    ("importance: 011\n", "7:13", None),  # portable: FM017, and 11 is out of range: SC001 quotes '011'
+    ("confidence: 1e0\n", "7:13", None),
+])
+def test_schema_errors_quote_the_text_as_written(vault, extra, where, message):
+    code, lines = _lines(vault, P, adr("ADR-0001", extra=extra))
+    assert code == 1
+    if message:
+        assert lines == [f"{P}:{where}: SC001 {message}"]
+    written = extra.split(": ", 1)[1].strip()
+    assert all(written in line for line in lines if " SC001 " in line)
+
+
+@pytest.mark.parametrize("title, shown, fix", [
+    ("1.10", "1.10", '"1.10"'), ("2024", "2024", '"2024"'), ("true", "true", '"true"'), ("0x10", "0x10", '"0x10"'),
+])
+def test_a_number_or_boolean_in_a_string_field_is_quoted_back(vault, title, shown, fix):
+    code, lines = _lines(vault, P, adr("ADR-0001", title=title))
+    kind = "boolean" if title == "true" else "number"
+    assert code == 1
+    assert lines == [f"{P}:4:8: SC001 title: expected string, got {shown} — YAML reads it as a {kind}: quote it: {fix}"]
+
+
+@pytest.mark.parametrize("text, where, written", [
+    ("up: [[ADR-0001]]\n", "2:5", "[[ADR-0001]]"),
+    ("parent: [[Заметка|родитель]]\n", "2:9", "[[Заметка|родитель]]"),
+    ("refs:\n  - [[a]]\n  - \"[[b]]\"\n", "3:5", "[[a]]"),
+])
+def test_unquoted_wikilinks_outside_schemas_are_reported(vault, text, where, written):
+    code, lines = _lines(vault, FREE, "---\n" + text + "---\n")
+    field = text.split(":", 1)[0] + ("[0]" if text.startswith("refs") else "")
+    assert code == 1
+    assert lines[0] == (f"{FREE}:{where}: FM017 {field}: YAML reads the unquoted {written} as a list inside a "
+                        f"list — quote it: {quote(written)}")
+
+
+@pytest.mark.parametrize("text, where, written", [
+    ("title: &co update\n", "2:8", "&co update"),
+    ("owner: &Ω team\n", "2:8", "&Ω team"),
+])
+def test_a_lone_anchor_swallows_text(vault, text, where, written):
+    code, lines = _lines(vault, FREE, "---\n" + text + "---\n")
+    assert code == 1 and lines[0].startswith(f"{FREE}:{where}: FM0") and quote(written) in lines[0]
+
+
+@pytest.mark.parametrize("line, where, single", [
+    ('path: "C:\\temp\\new"', "2:10", "'C:\\temp\\new'"),
+    ('share: "\\\\srv\\bin"', "2:14", "'\\\\srv\\bin'"),
+    ('dir: "E:\\tёмы"', "2:9", "'E:\\tёмы'"),
+])
+def test_control_escapes_in_double_quotes(vault, line, where, single):
+    code, lines = _lines(vault, FREE, f"---\n{line}\n---\n")
+    assert code == 1 and lines[0].startswith(f"{FREE}:{where}: FM017 ") and lines[0].endswith(single), lines
+
+
+def test_anchors_with_aliases_are_yaml_and_pass():
+    note = parse_text(FREE, "---\nbase: &b shared\nother: *b\n---\n")
+    assert note.frontmatter == {"base": "shared", "other": "shared"} and check_fidelity(note, None) == []
+
+
+def test_the_file_is_never_rewritten(vault):
+    text = "---\ntitle: INC #42\nversion: 1.10\n---\n"
+    path = vault.write(FREE, text)
+    assert vault.check().code == 1
+    assert path.read_text(encoding="utf-8") == text
+
+
+# --- the rule as a property ------------------------------------------------------------------
+
+_ALPHABET = st.sampled_from(list("ab Zé日я0123456789#:.-_+eE,[]@%`!&*|>{}?'\"x ") + [" #", "1.10", "0", ":30"])
+
+
+def _faithful(text: str, value: object) -> bool:
+    """The stored value is what the text says (a YAML 1.2 core null/bool/number spelt canonically counts)."""
+    if value is None:
+        return text in ("", "~", "null", "Null", "NULL")
+    if isinstance(value, bool):
+        return text.lower() == str(value).lower()
+    if isinstance(value, (int, float)):
+        return canonical_number(value) == text
+    return value == text
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_ALPHABET, min_size=1, max_size=10).map("".join).map(str.strip))
+def test_a_plain_value_is_stored_as_written_or_reported(text):
+    if not text or text[0] in "'\"[{!|>" or text.startswith(("- ", "? ")):
+        return  # quoted, flow collections, tags and block scalars mean what YAML says
+    yaml_text = f"key: {text}\n"
+    try:
+        doc = load_yaml(yaml_text)
+    except YamlProblem as exc:
+        assert exc.message and exc.line >= 0 and exc.col >= 0  # reported, located
+        return
+    if not isinstance(doc.data, dict) or "key" not in doc.data:
+        return
+    note = parse_text(FREE, f"---\n{yaml_text}---\n")
+    reported = check_fidelity(note, None)
+    meant = re.split(r"(?:^|\s)#\s", text)[0].strip()  # '# like this' is a comment by the documented rule
+    assert _faithful(meant, doc.data["key"]) or reported, (text, doc.data)
+    for d in reported:  # a report quotes the author's text
+        assert d.line == 2 and text.split(" #")[0].strip()[:3] in d.message
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b: c", "- ", "k"]), _ALPHABET), min_size=1, max_size=6))
+def test_the_fast_text_screen_never_hides_a_finding(parts):
+    """Notes the screen lets through without a node walk really have no finding."""
+    from vaultsync.vault.scalars import _may_have_findings, scalar_findings
+    from vaultsync.vault.yamlload import _StrictLoader
+
+    text = "".join(f"{key}{i}: {value}\n" if not key.startswith("-") else f"l{i}:\n  - {value}\n"
+                   for i, (key, value) in enumerate(parts))
+    try:
+        doc = load_yaml(text)
+    except YamlProblem:
+        return
+    loader = _StrictLoader(text)
+    root = loader.get_single_node()
+    loader.dispose()
+    if not _may_have_findings(text):
+        assert scalar_findings(root, text, doc.data, screen=False) == [], text

@@ -1,0 +1,196 @@
+"""Issue 12, kinds 3 and 4: names compared like Obsidian compares them, and Obsidian syntax read like Obsidian.
+
+Unicode: canonically equivalent names (NFC/NFD) are one name, in files and folders;
+case-insensitivity covers Ä/ä, Σ/σ and Cyrillic, and keeps ß ≠ ss like Obsidian
+(JavaScript's toLowerCase). Syntax: escaped brackets are text, headings holding
+links or markup can be linked; the scanner's notion of code, escapes and headings
+is compared with markdown-it-py's token stream.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vaultsync.vault.markdown import headings, mask_code
+from vaultsync.vault.note import parse_text
+from vaultsync.vault.resolve import LinkIndex, match_heading, name_key
+from vaultsync.vault.wikilinks import iter_links
+
+
+@pytest.fixture
+def vault(vault):
+    vault.write(".vaultsync.yaml", "vault: docs\n")
+    return vault
+
+
+def nfd(text: str) -> str:
+    return unicodedata.normalize("NFD", text)
+
+
+def nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
+
+
+@pytest.mark.parametrize("stored, written", [
+    (nfd("docs/Résumé.md"), "Résumé"),                   # macOS-style decomposed file, composed link
+    ("docs/Résumé.md", nfd("Résumé")),                   # and the other way round
+    (nfd("docs/Café/Crème brûlée.md"), "Café/Crème brûlée"),  # in folders too
+    (nfd("docs/한국어/노트.md"), "한국어/노트"),               # Hangul syllables decompose to jamo
+    ("docs/Ελληνικά.md", nfd("ελληνικά")),               # with case
+])
+def test_canonically_equivalent_names_resolve(vault, stored, written):
+    vault.write(stored, "# x\n")
+    vault.write("docs/a.md", f"[[{written}]] [[{written}.md]]\n")
+    res = vault.check()
+    assert res.code == 0 and res.lines == []
+    vault.commit("c")
+    assert vault.check("--staged").code == 0 and vault.check("--rev", "HEAD").code == 0
+
+
+@pytest.mark.parametrize("name, link", [
+    ("ÄRGER", "ärger"), ("ΣΟΦΙΑ", "σοφια"), ("Москва", "МОСКВА"), ("İstanbul", "İSTANBUL"),
+    ("Ωmega", "ωMEGA"), ("Ärger/Über", "ärger/über"),
+])
+def test_case_insensitive_beyond_ascii(name, link):
+    index = LinkIndex([f"docs/{name}.md"], root="docs")
+    assert index.resolve(link, "docs/x.md").path == f"docs/{name}.md"
+
+
+def test_sharp_s_is_not_ss_like_in_obsidian_but_the_hint_says_so(vault):
+    vault.write("docs/Straße.md", "# x\n")
+    vault.write("docs/a.md", "[[STRASSE]] [[STRAẞE]]\n")
+    res = vault.check()
+    assert res.lines == ["docs/a.md:1:1: WL001 [[STRASSE]] → no such note — did you mean [[Straße]]? (names match "
+                         "ignoring case, but Obsidian tells 'ß' from 'ss')"]
+    assert name_key("Straße") != name_key("STRASSE")
+
+
+@pytest.mark.parametrize("link, fix", [
+    ("[[My%20Note]]", "[[My Note]]"), ("[[Caf%C3%A9#Menu]]", "[[Café#Menu]]"), ("[[dir%2Fsub]]", "[[dir/sub]]"),
+])
+def test_url_encoded_links_get_a_hint(vault, link, fix):
+    vault.write("docs/a.md", f"{link}\n")
+    line = vault.check().lines[0]
+    assert line.endswith(f"→ no such note — WikiLinks are not URL-encoded: write {fix}"), line
+
+
+# --- escapes ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    (r"\[[a]] [[b]]", [("b", False)]),
+    (r"\\[[a]]", [("a", False)]),             # an escaped backslash does not escape the bracket
+    (r"\![[img.png]]", [("img.png", False)]),  # an escaped '!' leaves a plain link
+    (r"x \[[нет]] да [[да]]", [("да", False)]),
+    (r"| \[[a\|b]] | [[c\|d]] |", [("c", False)]),
+])
+def test_escaped_brackets_are_text(text, expected):
+    assert [(k.target, k.embed) for k in iter_links(text)] == expected
+
+
+def test_escaped_link_is_not_checked_but_frontmatter_has_no_escapes(vault):
+    vault.write("docs/a.md", '---\nup: "\\\\[[nowhere]]"\n---\nWrite \\[[Note]] for a link.\n')
+    lines = vault.check().lines
+    assert lines == ["docs/a.md:2:6: WL001 [[nowhere]] (frontmatter 'up') → no such note"]
+
+
+# --- headings with inline markup ----------------------------------------------------------------
+
+@pytest.mark.parametrize("heading, links", [
+    ("Uses [[Foo]] and **bold**", ["Uses Foo and bold", "Uses Foo and **bold**", "uses foo and bold"]),
+    ("Setup [[Tools|the tools]]", ["Setup the tools", "Setup Tools the tools"]),
+    ("Run `make` *now*", ["Run make now", "run MAKE now"]),
+    ("Über [[Straße]] ==wichtig==", ["über Straße wichtig"]),
+    ("See [docs](https://x.y) ~~old~~", ["See docs old"]),
+])
+def test_headings_holding_links_or_markup_can_be_linked(vault, heading, links):
+    vault.write("docs/t.md", f"## {heading}\n")
+    vault.write("docs/Foo.md", "x\n")
+    vault.write("docs/Tools.md", "x\n")
+    vault.write("docs/Straße.md", "x\n")
+    vault.write("docs/a.md", " ".join(f"[[t#{link}]]" for link in links) + "\n")
+    res = vault.check()
+    assert res.code == 0 and res.lines == []
+
+
+def test_heading_normalisation_keeps_what_distinguishes_headings():
+    assert match_heading("hasTag", ["`hasTag()`"]) is None  # the help vault's own dangling heading link
+    assert match_heading("Uses Foo", ["Uses [[Foo]] and **bold**"]) is None
+    assert match_heading("snake_case name", ["snake_case name"]) == "exact"
+    assert match_heading("Résumé", [nfd("Résumé")]) == "normalised"
+
+
+# --- differential: the scanner against markdown-it-py's token stream -----------------------------
+
+_LINK = re.compile(r"(!?)\[\[([^\[\]\n]*)\]\]")
+
+
+def _markdown_it_links(text: str) -> list[tuple[bool, str]]:
+    """Links as CommonMark sees the text: only in inline text, never in code, never after an escape."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").disable("text_join")  # keep escapes as their own tokens
+    found: list[tuple[bool, str]] = []
+    for tok in md.parse(text):
+        if tok.type != "inline":
+            continue
+        parts = []
+        for child in tok.children or []:
+            if child.type == "text":
+                parts.append(child.content)
+            elif child.type == "softbreak":
+                parts.append("\n")
+            else:  # code span, escaped character, html: nothing a link can start in or cross
+                parts.append("\0")
+        found.extend((bool(m.group(1)), m.group(2)) for m in _LINK.finditer("".join(parts)))
+    return found
+
+
+def _markdown_it_headings(text: str) -> list[str]:
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parse(text)
+    return [tokens[i + 1].content for i, tok in enumerate(tokens)
+            if tok.type == "heading_open" and tok.markup.startswith("#")]
+
+
+_INLINE = st.sampled_from([
+    "[[a]]", "![[b]]", "\\[[c]]", "\\![[d]]", "\\\\[[e]]", "`[[f]]`", "``[[g]]``", "`` `[[h]]` ``",
+    "\\`[[i]]`", "word", " ", "`", "\\", "[[j|alias]]", "[[k#Head]]", "日本語", "ä",
+])
+_BLOCK = st.sampled_from(["```", "~~~", "    [[indented]]", "", "```js", "    `x`"])
+
+
+@st.composite
+def _documents(draw: st.DrawFn) -> str:
+    lines = []
+    for _ in range(draw(st.integers(1, 8))):
+        if draw(st.booleans()):
+            lines.append(draw(_BLOCK))
+        else:
+            prefix = draw(st.sampled_from(["", "", "# ", "## ", "text "]))
+            lines.append(prefix + "".join(draw(st.lists(_INLINE, min_size=1, max_size=6))))
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=400, deadline=None)
+@given(_documents())
+def test_link_scanner_agrees_with_markdown_it(text):
+    ours = [(k.embed, k.raw[3 if k.embed else 2:-2]) for k in iter_links(mask_code(text))]
+    assert sorted(ours) == sorted(_markdown_it_links(text)), text
+
+
+@settings(max_examples=300, deadline=None)
+@given(_documents())
+def test_headings_agree_with_markdown_it(text):
+    ours = [h.text for h in headings(text, mask_code(text))]
+    assert ours == _markdown_it_headings(text), text
+
+
+def test_note_links_skip_escapes_in_the_body_only():
+    note = parse_text("docs/a.md", "---\nup: '\\[[x]]'\n---\n\\[[y]] [[z]]\n")
+    assert [k.target for k in note.links] == ["x", "z"]

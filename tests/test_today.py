@@ -1,0 +1,73 @@
+"""Issue 12, kind 7: "today" is the local calendar day (``checks.timezone``, else ``TZ``), not UTC's."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO_ROOT, adr
+
+from vaultsync.vault.clock import local_today
+from vaultsync.vault.config import Config
+
+# 2026-03-10 22:30 UTC: already the 11th in Tokyo and Auckland, still the 10th in New York and Berlin.
+INSTANT = dt.datetime(2026, 3, 10, 22, 30, tzinfo=dt.timezone.utc)
+
+
+@pytest.mark.parametrize("zone, day", [
+    ("Asia/Tokyo", 11), ("Pacific/Auckland", 11), ("Asia/Kolkata", 11), ("Europe/Berlin", 10),
+    ("America/New_York", 10), ("UTC", 10), ("Pacific/Honolulu", 10),
+])
+def test_configured_zone_decides_the_day(zone, day):
+    assert local_today(Config(checks={"timezone": zone}), now=INSTANT) == dt.date(2026, 3, day)
+
+
+def test_an_unknown_zone_is_a_config_error(vault):
+    vault.write(".vaultsync.yaml", "vault: docs\nchecks:\n  timezone: Mars/Olympus\n")
+    vault.write("docs/a.md", "# a\n")
+    res = vault.check()
+    assert res.code == 1
+    assert res.err.strip() == (".vaultsync.yaml: CF002 checks.timezone: unknown time zone 'Mars/Olympus' "
+                               "(use an IANA name such as Europe/Berlin)")
+
+
+def _check_in(root, tz: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TZ": tz, "PYTHONPATH": str(REPO_ROOT)}
+    return subprocess.run([sys.executable, "-m", "vaultsync", "check", *args], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("tz, offset_hours", [("Pacific/Kiritimati", 14), ("Asia/Tokyo", 9), ("Etc/GMT-3", 3)])
+def test_validated_today_east_of_utc_is_not_in_the_future(vault, tz, offset_hours):
+    """A note validated on the local date passes whatever the UTC date is (the process's TZ decides)."""
+    local = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=offset_hours)).date()
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=f'last_validated: "{local}"\n'))
+    res = _check_in(vault.root, tz)
+    assert res.returncode == 0, res.stdout + res.stderr
+    tomorrow = local + dt.timedelta(days=1)
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=f'last_validated: "{tomorrow}"\n'))
+    res = _check_in(vault.root, tz)
+    assert res.returncode == 1 and f"is in the future (today is {local})" in res.stdout
+
+
+def test_config_zone_wins_over_tz(vault):
+    far_east = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=14)).date()
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  adr: {folder: docs/adrs}\nchecks:\n"
+                                   "  timezone: Pacific/Kiritimati\n")
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=f'last_validated: "{far_east}"\n'))
+    assert _check_in(vault.root, "Pacific/Pago_Pago").returncode == 0  # UTC-11: still yesterday there
+
+
+def test_expiry_uses_the_same_day(vault):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra='expires: "2026-03-10"\n'))
+    from vaultsync.checks.lifecycle import check_dates
+    from vaultsync.vault.note import parse_note
+
+    note = parse_note("docs/adrs/ADR-0001.md", (vault.root / "docs/adrs/ADR-0001.md").read_bytes())
+    tokyo = local_today(Config(checks={"timezone": "Asia/Tokyo"}), now=INSTANT)
+    berlin = local_today(Config(checks={"timezone": "Europe/Berlin"}), now=INSTANT)
+    assert [d.code for d in check_dates(note, tokyo)] == ["DT004"]
+    assert check_dates(note, berlin) == []

@@ -1,0 +1,108 @@
+"""Issue 12, kind 2: every common YAML mistake gets a message naming the fix, at the right place."""
+
+from __future__ import annotations
+
+import pytest
+
+P = "docs/free.md"
+
+
+@pytest.mark.parametrize("yaml_line, where, message", [
+    ("title: ADR: use SQLite", "2:11",
+     "title: the value holds ': ' (colon and space), which YAML reads as another key — quote the value: "
+     'title: "ADR: use SQLite"'),
+    ("summary: Plan B: retry, then fail", "2:16",
+     "summary: the value holds ': ' (colon and space), which YAML reads as another key — quote the value: "
+     'summary: "Plan B: retry, then fail"'),
+    ("titel: Решение: SQLite", "2:15",
+     "titel: the value holds ': ' (colon and space), which YAML reads as another key — quote the value: "
+     'titel: "Решение: SQLite"'),
+    ('cite: He said "no": final', "2:19",
+     "cite: the value holds ': ' (colon and space), which YAML reads as another key — quote the value: "
+     "cite: 'He said \"no\": final'"),
+])
+def test_an_unquoted_colon_space_in_a_value(vault, yaml_line, where, message):
+    vault.write(P, f"---\n{yaml_line}\n---\n")
+    res = vault.check()
+    assert res.code == 1 and res.lines == [f"{P}:{where}: FM005 {message}"]
+
+
+@pytest.mark.parametrize("text, where, fragment", [
+    ('title: "unclosed\nstatus: ok\n', "2:8", 'the double quote opened here is never closed — add the closing "'),
+    ("title: 'unclosed\nstatus: ok\n", "2:8", "the single quote opened here is never closed — add the closing '"),
+    ("tags: [ops, search\nstatus: ok\n", "2:7", "the '[' opened here is never closed — add ']'"),
+    ("owner: {team: core\n", "2:8", "the '{' opened here is never closed — add '}'"),
+    ("x:\n  - a\n  - [b, c\n", "4:5", "the '[' opened here is never closed"),
+])
+def test_unclosed_quotes_and_brackets_point_at_the_opener(vault, text, where, fragment):
+    vault.write(P, "---\n" + text + "---\n")
+    res = vault.check()
+    assert res.code == 1 and len(res.lines) == 1
+    assert res.lines[0].startswith(f"{P}:{where}: FM005 ") and fragment in res.lines[0]
+
+
+@pytest.mark.parametrize("yaml_line, char", [
+    ("owner: @alice", "'@'"), ("cmd: `make test`", "a backtick"), ("share: %50", "'%'"),
+    ("автор: @иван", "'@'"),
+])
+def test_reserved_leading_characters(vault, yaml_line, char):
+    vault.write(P, f"---\n{yaml_line}\n---\n")
+    res = vault.check()
+    key, value = yaml_line.split(": ", 1)
+    col = len(key) + 3
+    assert res.code == 1
+    assert res.lines == [f'{P}:2:{col}: FM005 {key}: a value cannot start with {char} (reserved in YAML) — quote it: '
+                         f'{key}: "{value}"']
+
+
+@pytest.mark.parametrize("yaml_line, where", [
+    ("title: [[Foo]] and more", "2:8"), ("see: [[A]], [[B]]", "2:6"), ("parent: [[Ёлка]] (old)", "2:9"),
+])
+def test_unquoted_wikilinks_followed_by_text(vault, yaml_line, where):
+    vault.write(P, f"---\n{yaml_line}\n---\n")
+    res = vault.check()
+    key, value = yaml_line.split(": ", 1)
+    assert res.code == 1
+    assert res.lines == [f"{P}:{where}: FM005 {key}: an unquoted [[WikiLink]] is read as a YAML list — quote the "
+                         f'whole value: {key}: "{value}"']
+
+
+@pytest.mark.parametrize("text, where, fragment", [
+    ("tags:\n\t- ops\n", "3:1", "tab used for indentation"),
+    ("title: x\n\tstatus: y\n", "3:1", "tab used for indentation"),
+    ("title:\tx\t#\tc\nb: [a,\tb]\nc: '\t'\nd: x\n", None, None),  # tabs as separators are valid YAML
+])
+def test_tabs(vault, text, where, fragment):
+    vault.write(P, "---\n" + text + "---\n")
+    res = vault.check()
+    if where is None:
+        assert res.code == 0, res.lines
+        return
+    assert res.code == 1 and res.lines[0].startswith(f"{P}:{where}: FM006 ") and fragment in res.lines[0]
+
+
+@pytest.mark.parametrize("text, where, fragment", [
+    ("title:x\nstatus: ok\n", "2:6", "'title:x' is not a 'key: value' pair: put a space after the colon"),
+    ("just some words\nstatus: ok\n", "2:1", "'just some words' is not a 'key: value' pair"),
+    ("x: a\n  b: c\n", "3:3", "'b' is indented further than the key above it"),
+    ("  title: x\nstatus: y\n", "2:1", "the first key is indented"),
+    ("title: 'it's'\n", "2:12", "text after the closing ' — quote the whole value (inside single quotes write '' for '): "
+                                "title: \"it's\""),
+    ('path: "C:\\qa"\n', "2:10", "'\\q' is not an escape inside double quotes"),
+    ("title: - item\n", "2:8", "'- ' starts a list item, so a value cannot start with it — quote it: title: \"- item\""),
+    ("title: > 5 items\n", "2:8", "quote it: title: \"> 5 items\""),
+    ("ref: *nope\n", "2:6", "ref: a value starting with '*' names a YAML alias — quote it: ref: \"*nope\""),
+])
+def test_other_common_mistakes_name_the_fix(vault, text, where, fragment):
+    vault.write(P, "---\n" + text + "---\n")
+    res = vault.check()
+    assert res.code == 1 and len(res.lines) == 1, res.lines
+    assert res.lines[0].startswith(f"{P}:{where}: FM00"), res.lines
+    assert fragment in res.lines[0]
+    assert "Traceback" not in res.out + res.err
+
+
+def test_errors_are_located_after_a_long_frontmatter_and_a_bom(vault):
+    text = "\ufeff---\n" + "".join(f"k{i}: v\n" for i in range(30)) + "title: ADR: x\n---\nbody\n"
+    vault.write(P, text.encode("utf-8"))
+    assert vault.check().lines[0].startswith(f"{P}:32:11: FM005 title: the value holds ': '")

@@ -1,0 +1,123 @@
+"""FM017: a frontmatter value that YAML stores differently from the text the author wrote.
+
+Rule (ADR-0050), applied to the findings of :mod:`vaultsync.vault.scalars`:
+
+* ``comment``, ``escape``, ``block``, ``anchor``, ``portable`` and ``wikilink`` findings are always errors: text is
+  lost, or another YAML reader (Obsidian, a site generator, PyYAML) gets a
+  different value from the same file.
+* ``number`` findings (``1.10``, ``0.80``, ``+5``, ``0x1F``) are errors unless the
+  field is declared numeric only (``number``/``integer``) by the note's schema:
+  there the number *is* what the author meant and ``0.80`` = ``0.8`` loses
+  nothing. In a string field the schema check reports the type, quoting the text.
+
+Every message quotes the author's text and gives the quoted form to write.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vaultsync.checks.schema import field_name
+from vaultsync.diagnostics import Diagnostic
+from vaultsync.vault.note import Note
+from vaultsync.vault.scalars import Finding, canonical_number, quote
+
+CODE = "FM017"
+_NUMERIC = {"number", "integer"}
+
+
+def check_fidelity(note: Note, schema: dict[str, Any] | None) -> list[Diagnostic]:
+    """FM017 diagnostics for ``note`` (``schema``: the note type's flattened JSON Schema, or None)."""
+    out: list[Diagnostic] = []
+    for f in note.scalar_findings:
+        message = _message(f, types_at(schema, f.path) if schema else None)
+        if message:
+            out.append(Diagnostic(note.path, f.line + 2, f.col + 1, CODE, f"{field_name(f.path)}: {message}"))
+    return out
+
+
+def _message(f: Finding, types: set[str] | None) -> str | None:
+    if f.kind == "comment":
+        kept = "an empty value (null)" if f.stored is None else f"'{f.stored}'"
+        return (f"YAML reads ' #' as the start of a comment and stores {kept}, not '{f.written}' "
+                f"— quote it: {quote(f.written)}")
+    if f.kind == "escape":
+        single = "'" + f.written[1:-1].replace("'", "''") + "'"
+        return (f"inside double quotes YAML reads backslash escapes, so {f.written} stores a control character "
+                f"— use single quotes for backslashes: {single}")
+    if f.kind == "block":
+        return (f"'{f.written}' starts a block of text on the indented lines below it, and none follow, so the "
+                f"value is empty — quote it if you meant the character: {quote(f.written)}")
+    if f.kind == "anchor":
+        stored = "an empty value (null)" if f.stored is None else repr(f.stored)
+        return (f"YAML reads the leading '&…' of {f.written!r} as an anchor name and stores {stored} "
+                f"— quote it: {quote(f.written)}")
+    if f.kind == "wikilink":
+        return f"YAML reads the unquoted {f.written} as a list inside a list — quote it: {quote(f.written)}"
+    if f.kind == "portable":
+        other = _yaml11_reading(f.written)
+        ours = "the text" if isinstance(f.stored, str) else f"the number {canonical_number(f.stored)}"
+        plain = "" if isinstance(f.stored, str) or f.stored is None else f", or write {canonical_number(f.stored)}"
+        return (f"YAML readers disagree on {f.written}: vaultsync (YAML 1.2) stores {ours}, YAML 1.1 readers "
+                f"{other} — quote it: {quote(f.written)}{plain}")
+    if f.kind == "number":
+        if types is not None and types and types <= _NUMERIC | {"null"}:
+            return None
+        if types is not None and "string" in types and not types & _NUMERIC:
+            return None  # the schema check says "expected string, got <text>"
+        return (f"YAML reads {f.written} as the number {canonical_number(f.stored)} — quote it to keep the "
+                f"text: {quote(f.written)}, or write {canonical_number(f.stored)}")
+    return None
+
+
+def _yaml11_reading(text: str) -> str:
+    """What a YAML 1.1 reader makes of a ``portable`` text (https://yaml.org/type/int.html, float.html)."""
+    sign = -1 if text.startswith("-") else 1
+    body = text.lstrip("+-").replace("_", "")
+    if ":" in body:
+        whole, _, frac = body.partition(".")
+        value = 0
+        for part in whole.split(":"):
+            value = value * 60 + int(part)
+        return f"read the number {sign * value}{'.' + frac if frac else ''}"
+    if body.startswith("0o") or ("e" in body.lower() and "." not in body):
+        return "read text"
+    if body.startswith("0") and body[1:2].isdigit():
+        return f"read the octal number {sign * int(body, 8)}" if set(body) <= set("01234567") else "read text"
+    return f"read the number {text.replace('_', '')}"
+
+
+def types_at(schema: dict[str, Any], path: tuple[Any, ...]) -> set[str] | None:
+    """The JSON types a schema allows at ``path`` (None when the schema does not say)."""
+    node: Any = schema
+    for part in path:
+        if not isinstance(node, dict):
+            return None
+        node = _merged(node)
+        if isinstance(part, int):
+            node = node.get("items")
+        else:
+            node = (node.get("properties") or {}).get(part)
+        if node is None:
+            return None
+    if not isinstance(node, dict):
+        return None
+    declared = _merged(node).get("type")
+    if isinstance(declared, str):
+        return {declared}
+    if isinstance(declared, list):
+        return {str(t) for t in declared}
+    return None
+
+
+def _merged(node: dict[str, Any]) -> dict[str, Any]:
+    """``node`` with its ``allOf`` parts folded in (enough to read ``type``, ``properties``, ``items``)."""
+    parts = node.get("allOf")
+    if not isinstance(parts, list):
+        return node
+    merged = {k: v for k, v in node.items() if k != "allOf"}
+    for part in parts:
+        if isinstance(part, dict):
+            for key, value in _merged(part).items():
+                merged.setdefault(key, value)
+    return merged

@@ -1,0 +1,111 @@
+"""What a broken link probably meant, and the link text to write instead.
+
+:class:`Suggester` answers, for a link that resolves to nothing, in this order:
+
+1. a ``memory_id`` written as a link (``[[ADR-0004]]`` for ``ADR-0004-clickhouse-analytics.md``:
+   Obsidian resolves file names and ``aliases``, never ids);
+2. a URL-encoded name (``[[My%20Note]]``: WikiLinks are not URL-encoded);
+3. for an id-like target (``ADR-0004``, ``INC-12``), the one file whose name starts
+   with it and a separator (``ADR-0004-clickhouse-analytics.md``; other names get no
+   prefix guess, field case WL-06);
+4. a name that differs only by full case folding (``STRASSE`` for ``Straße``), which
+   Obsidian does not treat as equal;
+5. a close spelling (:func:`difflib.get_close_matches`) of a name without digits
+   (``ADR-0009`` is not a typo of ``ADR-0002``), never the linking note itself, for
+   the first ``MAX_FUZZY`` broken links of a run only, so a vault full of broken
+   links stays fast.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+import posixpath
+import re
+from collections import defaultdict
+from urllib.parse import unquote
+
+from vaultsync.vault.resolve import name_key, nfc
+from vaultsync.vault.vault import Vault, is_note_path
+from vaultsync.vault.wikilinks import WikiLink
+
+MAX_FUZZY = 20
+_URL_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_ID_LIKE = re.compile(r"^[A-Za-z]{2,}-?[0-9]+$")
+
+
+def rebuild(link: WikiLink, target: str) -> str:
+    """``link`` written with another target, its heading/block and alias kept: ``[[new#H|alias]]``."""
+    sub = f"#^{link.block}" if link.block is not None else (f"#{link.heading}" if link.heading is not None else "")
+    alias = f"|{link.alias}" if link.alias is not None else ""
+    return f"{'!' if link.embed else ''}[[{target}{sub}{alias}]]"
+
+
+def _stem(path: str) -> str:
+    name = posixpath.basename(path)
+    return name[:-3] if is_note_path(name) else name
+
+
+class Suggester:
+    """Suggestions over one vault's files (built once per check run)."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self._fuzzy_left = MAX_FUZZY
+        self._by_stem: dict[str, list[str]] = defaultdict(list)
+        self._by_fold: dict[str, list[str]] = defaultdict(list)
+        for path in vault.files:
+            stem = _stem(path)
+            self._by_stem[name_key(stem)].append(path)
+            self._by_fold[nfc(stem).casefold()].append(path)
+        self._stems = sorted(self._by_stem)
+        self._ids = {name_key(mid): paths for mid, paths in vault.by_memory_id.items()}
+
+    def link_to(self, path: str, source: str, link: WikiLink) -> str:
+        """The shortest link from ``source`` that resolves to ``path``, keeping ``link``'s subpath and alias."""
+        index = self.vault.link_index
+        stem = _stem(path)
+        if index.resolve(stem, source).path == path:
+            return rebuild(link, stem)
+        rel = path[len(index.root):] if index.root and path.startswith(index.root) else path
+        return rebuild(link, rel[:-3] if is_note_path(rel) else rel)
+
+    def hint(self, source: str, link: WikiLink) -> str:
+        """`` — did you mean …?`` (with why) for a link that resolves to nothing, or ``""``."""
+        target = link.target.strip()
+        key = name_key(target)
+        ids = self._ids.get(key)
+        if ids and len(ids) == 1:
+            return (f" — did you mean {self.link_to(ids[0], source, link)}? ('{target}' is the memory_id of "
+                    f"{ids[0]}; links name the file)")
+        if _URL_ESCAPE.search(target):
+            decoded = unquote(target)
+            if decoded != target:
+                return f" — WikiLinks are not URL-encoded: write {rebuild(link, decoded)}"
+        base = posixpath.basename(key)
+        prefixed = self._prefixed(base) if _ID_LIKE.match(target) else []
+        if len(prefixed) == 1:
+            return f" — did you mean {self.link_to(prefixed[0], source, link)}?"
+        folded = self._by_fold.get(nfc(posixpath.basename(target)).casefold(), [])
+        if len(folded) == 1:
+            return (f" — did you mean {self.link_to(folded[0], source, link)}? (names match ignoring case, but "
+                    "Obsidian tells 'ß' from 'ss')")
+        if self._fuzzy_left > 0 and base and not any(c.isdigit() for c in base):
+            self._fuzzy_left -= 1
+            close = difflib.get_close_matches(base, self._stems, n=1, cutoff=0.8)
+            if close and len(self._by_stem[close[0]]) == 1 and self._by_stem[close[0]][0] != source:
+                return f" — did you mean {self.link_to(self._by_stem[close[0]][0], source, link)}?"
+        return ""
+
+    def _prefixed(self, base: str) -> list[str]:
+        """Files whose name is ``base`` followed by a separator and more (``ADR-0004-…``, ``ADR-0004 …``)."""
+        if len(base) < 3:
+            return []
+        out: list[str] = []
+        i = bisect.bisect_left(self._stems, base)
+        while i < len(self._stems) and self._stems[i].startswith(base):
+            stem = self._stems[i]
+            if len(stem) > len(base) and stem[len(base)] in "-_ .":
+                out.extend(self._by_stem[stem])
+            i += 1
+        return out

@@ -1,0 +1,44 @@
+"""Which calendar day "today" is for date checks (expiry, ``last_validated`` in the future).
+
+Dates in notes are calendar dates written by people, so they are compared with
+the date on the author's wall clock, not the UTC date: east of UTC a note
+validated this morning is not "in the future" until UTC catches up. The time zone
+is, in order: ``checks.timezone`` in ``.vaultsync.yaml`` (an IANA name such as
+``Asia/Tokyo``, for a team that shares one, or a CI runner that runs in UTC),
+then the process's local zone (``TZ``, else the system setting). See ADR-0053.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from vaultsync.vault.config import Config
+
+
+def zone(config: Config | None) -> dt.tzinfo | None:
+    """The configured time zone, or None for the process's local zone.
+
+    Raises:
+        ValueError: ``checks.timezone`` names no known time zone.
+    """
+    name = (config.checks.get("timezone") if config is not None else None) or None
+    if name is None:
+        return None
+    try:
+        return ZoneInfo(str(name))
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(f"checks.timezone: unknown time zone {name!r} "
+                         "(use an IANA name such as Europe/Berlin)") from exc
+
+
+def local_today(config: Config | None = None, now: dt.datetime | None = None) -> dt.date:
+    """Today's date in the checks' time zone (see the module doc).
+
+    Args:
+        config: the repository config (``checks.timezone``).
+        now: an aware instant to use instead of the current time (tests).
+    """
+    tz = zone(config)
+    instant = now or dt.datetime.now(dt.timezone.utc)
+    return instant.astimezone(tz).date() if tz is not None else instant.astimezone().date()

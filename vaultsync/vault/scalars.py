@@ -1,0 +1,236 @@
+"""Scalar fidelity: where YAML stores something other than the text the author wrote.
+
+A plain (unquoted) YAML scalar is read by rules most authors never learnt
+(YAML 1.2, https://yaml.org/spec/1.2.2/ sections 6.6 comments, 7.3.3 plain
+style, 10.3 core schema). :func:`scalar_findings` compares each plain scalar's
+source text with what the loader made of it and returns a :class:`Finding` for
+each of these kinds:
+
+``comment``
+    `` #`` followed by a non-space character cuts the value (``title: INC #42 db``
+    stores ``INC``; ``- #tag`` and a lone ``#`` store null). A comment written
+    ``# like this`` (hash, space) is taken as an intended comment.
+``portable``
+    Text that YAML 1.1 parsers (PyYAML's ``safe_load``, many static-site
+    generators) and YAML 1.2 read as different values: leading-zero integers
+    (``010`` is 8 in 1.1, 10 in 1.2), base 60 (``1:30`` is 90 in 1.1), digit
+    separators (``1_000``), exponents without a dot (``1e3`` is a string in 1.1),
+    ``0o`` octal.
+``number``
+    A number whose text is not how the number is written back (``1.10`` → 1.1,
+    ``+5``, ``0x1F``, ``.5``). Whether that loses anything depends on the field:
+    the caller decides (see :mod:`vaultsync.checks.fidelity`).
+``wikilink``
+    ``[[Note]]`` written unquoted, which YAML reads as a list inside a list.
+``escape``
+    A double-quoted value holding ``\\t``, ``\\b``, ``\\0``... (§5.7): ``"C:\\temp"``
+    stores a tab. Nobody types a control character into frontmatter on purpose;
+    a Windows path wants single quotes. (``\\n`` is left alone: it can be meant.)
+``block``
+    ``|`` or ``>`` with nothing indented below: a block scalar (§8.1) that stores ``""``.
+``anchor``
+    A value starting with an anchor that no alias uses: ``&co update``
+    stores ``update`` (``&co`` names an anchor, §6.9.2) — almost surely meant as text.
+
+Findings carry 0-based positions relative to the YAML text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+import yaml
+
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_NULL = "tag:yaml.org,2002:null"
+
+# YAML 1.1 forms that the 1.2 core schema reads differently (https://yaml.org/type/int.html, float.html)
+_PORTABLE = re.compile(
+    r"""^[-+]?(?:
+        0[0-9]+                                  # leading zero: octal in 1.1
+      | [0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?   # base 60
+      | [0-9][0-9_]*_[0-9_]*(?:\.[0-9_]*)?       # digit separators
+      | [0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+ | \.[0-9]+[eE][-+]?[0-9]+   # exponent: 1.1 needs '1.0e+3'
+      | 0o[0-7]+
+    )$""",
+    re.X,
+)
+_PORTABLE_FIRST = frozenset("-+0123456789.")
+_CONTROL_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*(\\[tbfave0r])")
+
+
+class Finding(NamedTuple):
+    """One scalar whose stored value differs from its text.
+
+    ``path`` is the value's key/index path; ``line``/``col`` (0-based) locate the
+    problem (the ``#`` for a comment, else the value); ``written`` is the text the
+    author meant; ``stored`` the value YAML produces.
+    """
+
+    kind: str
+    path: tuple[Any, ...]
+    line: int
+    col: int
+    written: str
+    stored: Any
+
+
+def canonical_number(value: int | float) -> str:
+    """How a number is written back (JSON, the index, a YAML dump): ``1.1``, ``1000.0``, ``31``."""
+    return repr(value)
+
+
+_TRIGGERS = re.compile(r"[#&\\]|\[\[|[|>][-+0-9]*[ \t]*$|\.(?:inf|Inf|INF|nan|NaN|NAN)\b", re.M)
+_NUMBER_TOKEN = re.compile(r"(?:^[ \t]*|[:\-][ \t]+|[\[,{][ \t]*)([-+.0-9][-+.0-9A-Za-z_:]*)[ \t]*(?=$|[,\]}]| #)",
+                           re.M)
+_CORE_NUMBER = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)"
+                          r"(?:[eE][-+]?[0-9]+)?)$")
+
+
+def _may_have_findings(text: str) -> bool:
+    """A fast text-level screen: False only when no scalar of ``text`` can give a finding.
+
+    Findings need a ``#``, ``&``, backslash, ``[[`` or block indicator, or a
+    number-like token whose text is not its canonical spelling; most frontmatter
+    has none, and skipping the node walk for it keeps the check fast.
+    """
+    if _TRIGGERS.search(text):
+        return True
+    for m in _NUMBER_TOKEN.finditer(text):
+        token = m.group(1)
+        if _PORTABLE.match(token):
+            return True
+        if _CORE_NUMBER.match(token):
+            number: int | float = float(token) if any(c in token for c in ".eE") and not token.startswith("0x") \
+                else int(token, 0) if token.startswith(("0x", "0o")) else int(token)
+            if canonical_number(number) != token:
+                return True
+    return False
+
+
+def scalar_findings(root: yaml.Node, text: str, data: Any, screen: bool = True) -> list[Finding]:
+    """Every fidelity finding of the composed document ``root`` of YAML ``text``, constructed as ``data``.
+
+    ``screen=False`` walks the nodes even when the text screen says there is nothing to find (tests).
+    """
+    if screen and not _may_have_findings(text):
+        return []
+    lines = text.split("\n")
+    has_hash = "#" in text
+    has_backslash = "\\" in text
+    aliased = _aliased(root) if "&" in text else None
+    out: list[Finding] = []
+    stack: list[tuple[yaml.Node, tuple[Any, ...]]] = [(root, ())]
+    seen: set[int] = set()
+    while stack:
+        node, path = stack.pop()
+        if id(node) in seen:  # an alias: checked where its anchor is
+            continue
+        seen.add(id(node))
+        if aliased is not None and path and id(node) not in aliased and _starts_with_anchor(node, lines):
+            start = node.start_mark
+            written = lines[start.line][start.column:].split(" #", 1)[0].rstrip()
+            stored = _lookup(data, path)
+            out.append(Finding("anchor", path, start.line, start.column, written, stored))
+            continue
+        if isinstance(node, yaml.MappingNode):
+            stack.extend((v, path + (str(k.value),)) for k, v in node.value if isinstance(k, yaml.ScalarNode))
+        elif isinstance(node, yaml.SequenceNode):
+            if node.flow_style and _is_unquoted_wikilink(node, lines):
+                start = node.start_mark
+                end = node.end_mark
+                raw = lines[start.line][start.column:end.column] if start.line == end.line else "[[…]]"
+                out.append(Finding("wikilink", path, start.line, start.column, raw, None))
+                continue
+            stack.extend((v, path + (i,)) for i, v in enumerate(node.value))
+        elif isinstance(node, yaml.ScalarNode) and node.style in ("|", ">") and not node.value and path:
+            start = node.start_mark
+            out.append(Finding("block", path, start.line, start.column, node.style, ""))
+        elif isinstance(node, yaml.ScalarNode) and node.style == '"' and has_backslash and path:
+            start, end = node.start_mark, node.end_mark
+            if start.line == end.line:
+                raw = lines[start.line][start.column:end.column]
+                m = _CONTROL_ESCAPE.search(raw)
+                if m:
+                    out.append(Finding("escape", path, start.line, start.column + m.start(1), raw, node.value))
+        elif isinstance(node, yaml.ScalarNode) and not node.style and path:
+            _check_plain(node, path, lines, has_hash, data, out)
+    out.sort(key=lambda f: (f.line, f.col))
+    return out
+
+
+def _check_plain(node: yaml.ScalarNode, path: tuple[Any, ...], lines: list[str], has_hash: bool, data: Any,
+                 out: list[Finding]) -> None:
+    start, end = node.start_mark, node.end_mark
+    value: str = node.value
+    if has_hash:
+        rest = lines[end.line][end.column:] if end.line < len(lines) else ""
+        stripped = rest.lstrip(" \t")
+        if stripped.startswith("#") and (rest[:1] in (" ", "\t") or not value) and \
+                (stripped == "#" or not stripped[1].isspace()):
+            hash_col = end.column + len(rest) - len(stripped)
+            head = lines[end.line][start.column:end.column] if start.line == end.line else value
+            written = (head + rest[: len(rest) - len(stripped)] + stripped).strip() if head else stripped.strip()
+            stored = None if node.tag == _NULL else value
+            out.append(Finding("comment", path, end.line, hash_col, written, stored))
+            return
+    if not value or value[0] not in _PORTABLE_FIRST:
+        return
+    raw = lines[start.line][start.column:end.column] if start.line == end.line else value
+    if _PORTABLE.match(value):
+        out.append(Finding("portable", path, start.line, start.column, raw, _lookup(data, path)))
+    elif node.tag in (_INT, _FLOAT):
+        stored = _lookup(data, path)
+        if isinstance(stored, (int, float)) and not isinstance(stored, bool) and canonical_number(stored) != value:
+            out.append(Finding("number", path, start.line, start.column, raw, stored))
+
+
+def _lookup(data: Any, path: tuple[Any, ...]) -> Any:
+    """The constructed value at ``path`` (None when the data has no such path)."""
+    for part in path:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+def _aliased(root: yaml.Node) -> set[int]:
+    """Ids of the nodes reached more than once: those an alias refers to."""
+    counts: dict[int, int] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        counts[id(node)] = counts.get(id(node), 0) + 1
+        if counts[id(node)] > 1:
+            continue
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(n for pair in node.value for n in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return {key for key, n in counts.items() if n > 1}
+
+
+def _starts_with_anchor(node: yaml.Node, lines: list[str]) -> bool:
+    start = node.start_mark
+    return start.line < len(lines) and lines[start.line].startswith("&", start.column)
+
+
+def _is_unquoted_wikilink(node: yaml.SequenceNode, lines: list[str]) -> bool:
+    """``[[x]]`` / ``[[x|y]]`` written without quotes: a flow list holding one flow list of one scalar."""
+    if len(node.value) != 1:
+        return False
+    inner = node.value[0]
+    if not (isinstance(inner, yaml.SequenceNode) and len(inner.value) == 1):
+        return False
+    start = node.start_mark
+    return start.line < len(lines) and lines[start.line].startswith("[[", start.column)
+
+
+def quote(text: str) -> str:
+    """``text`` as a YAML quoted scalar that reads back unchanged (double quotes unless it needs escapes)."""
+    if '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    return "'" + text.replace("'", "''") + "'"

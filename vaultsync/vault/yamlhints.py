@@ -1,0 +1,147 @@
+"""Explain a YAML syntax error in terms of the mistake an author made, and name the fix.
+
+libyaml reports what its state machine expected (``mapping values are not
+allowed in this context``); a note's author needs to hear "the value holds
+': ' — quote it". :func:`explain` recognises the common mistakes in
+frontmatter and says where and how to fix each, quoting the author's text:
+
+* an unquoted ``: `` inside a value (YAML 1.2 §7.3.3: a plain scalar cannot hold ``: ``),
+* a missing space after a key's colon, a stray indentation,
+* an unclosed quote, ``[`` or ``{``; text after a closing quote or bracket,
+* a value starting with an indicator YAML reserves (``@``, backtick, ``%``, ``*``;
+  §5.3) or a ``[[WikiLink]]`` written unquoted.
+
+Anything else keeps libyaml's words, prefixed ``YAML error:``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from vaultsync.vault.scalars import quote
+
+_KEY = re.compile(r"^(?P<indent>[ ]*)(?:-[ ]+)?(?P<key>[^\s#'\"\[\]{}][^:#]*?|\"[^\"]*\"|'[^']*'):(?:[ \t]+|$)")
+_RESERVED = {"@": "'@'", "`": "a backtick", "%": "'%'", "*": "'*'", "|": "'|'", ">": "'>'"}
+
+
+def _value_of(line: str) -> tuple[str, str, int] | None:
+    """(key, value text, value column) of a ``key: value`` line, or None."""
+    m = _KEY.match(line)
+    if not m:
+        return None
+    key = m.group("key").strip().strip("'\"")
+    return key, line[m.end():].rstrip(), m.end()
+
+
+def _fix(key: str, value: str) -> str:
+    return f"{key}: {quote(value)}"
+
+
+def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) -> tuple[int, int, str]:
+    """(line, col, message) for a YAML error at 0-based ``line``/``col`` of YAML ``lines``."""
+    problem = str(exc.problem or "")
+    context = str(exc.context or "")
+    here = lines[line] if 0 <= line < len(lines) else ""
+    ctx = exc.context_mark
+    kv = _value_of(here)
+
+    if "mapping values are not allowed" in problem:
+        if kv and kv[2] <= col:
+            key, value, _ = kv
+            return line, col, (f"{key}: the value holds ': ' (colon and space), which YAML reads as another key "
+                               f"— quote the value: {_fix(key, value)}")
+        prev = _previous_content_line(lines, line)
+        if prev is not None and _value_of(lines[prev]) is None and not lines[prev].lstrip().startswith("- "):
+            text = lines[prev].strip()
+            if ":" in text:
+                return prev, lines[prev].index(":"), (f"'{text}' is not a 'key: value' pair: put a space after "
+                                                      "the colon")
+            return prev, 0, f"'{text}' is not a 'key: value' pair: write 'key: value' (or quote the text)"
+        if kv and here.startswith(" ") and prev is not None:
+            return line, len(here) - len(here.lstrip(" ")), (
+                f"'{kv[0]}' is indented further than the key above it, so YAML reads it as part of that value "
+                "— start every key in the same column")
+    if "quoted scalar" in context and ctx is not None:
+        quote_char = _char(lines, ctx.line, ctx.column) or '"'
+        if "unknown escape" in problem:
+            if _char(lines, line, col) != "\\" and col:
+                col -= 1
+            bad = _char(lines, line, col + 1)
+            return line, col, (
+                f"'\\{bad}' is not an escape inside double quotes — use single quotes for text with "
+                "backslashes ('C:\\path'), or write '\\\\'")
+        kind = "double" if quote_char == '"' else "single"
+        return ctx.line, ctx.column, (f"the {kind} quote opened here is never closed — add the closing "
+                                      f"{quote_char} on the same line")
+    if ("flow sequence" in context or "flow mapping" in context) and ctx is not None:
+        opener = "[" if "sequence" in context else "{"
+        closer = "]" if opener == "[" else "}"
+        return ctx.line, ctx.column, (f"the '{opener}' opened here is never closed — add '{closer}', or quote the "
+                                      "value if the bracket is text")
+    if "cannot start any token" in problem:
+        ch = _char(lines, line, col)
+        if ch == "\t":
+            return line, col, "tab character in frontmatter: YAML needs spaces here — replace the tab with spaces"
+        what = _RESERVED.get(ch, f"'{ch}'")
+        if kv:
+            return line, col, f"{kv[0]}: a value cannot start with {what} (reserved in YAML) — quote it: " \
+                              f"{_fix(kv[0], kv[1])}"
+        return line, col, f"a value cannot start with {what} (reserved in YAML) — quote it"
+    starters = {"block sequence entries are not allowed": "'- ' starts a list item",
+                "mapping keys are not allowed": "'? ' starts a complex key",
+                "did not find expected comment or line break": "'|' and '>' start a block of text on the next lines"}
+    for words, why in starters.items():
+        if words in problem and kv and kv[1][:1] in "-?|>":
+            return line, kv[2], f"{kv[0]}: {why}, so a value cannot start with it — quote it: {_fix(kv[0], kv[1])}"
+    if "expected alphabetic or numeric character" in problem and ("anchor" in context or "alias" in context):
+        sign = "&" if "anchor" in context else "*"
+        if kv:
+            return line, kv[2], (f"{kv[0]}: a value starting with '{sign}' names a YAML {'anchor' if sign == '&' else 'alias'} "
+                                 f"— quote it: {_fix(kv[0], kv[1])}")
+    if "undefined alias" in problem:
+        if kv:
+            return line, col, f"{kv[0]}: a value starting with '*' names a YAML alias — quote it: {_fix(kv[0], kv[1])}"
+        return line, col, "a value starting with '*' names a YAML alias — quote it"
+    if "did not find expected key" in problem or "expected <block end>" in problem:
+        if kv:
+            key, value, start = kv
+            if value.startswith("[["):
+                return line, start, (f"{key}: an unquoted [[WikiLink]] is read as a YAML list — quote the whole "
+                                     f"value: {_fix(key, value)}")
+            if value[:1] in ("'", '"', "[", "{"):
+                closer = {"[": "]", "{": "}"}.get(value[0], value[0])
+                hint = " (inside single quotes write '' for ')" if value[0] == "'" else ""
+                return line, col, (f"{key}: text after the closing {closer} — quote the whole value{hint}: "
+                                   f"{_fix(key, _unquoted(value))}")
+        prev = _previous_content_line(lines, line)
+        if prev is not None and lines[prev].rstrip().endswith(("|", ">", "|-", ">-", "|+", ">+")):
+            return line, col, "this line is indented less than the first line of the '|' or '>' block above"
+        return line, col, "expected a 'key: value' line here (check the indentation of this line)"
+    if "expected <document start>" in problem:
+        first = next((i for i, text in enumerate(lines) if text.strip() and not text.lstrip().startswith("#")), 0)
+        if lines[first].startswith(" "):
+            return first, 0, "the first key is indented: frontmatter keys start in column 1"
+    if "expected '-' indicator" in problem:
+        return line, col, "a list item ('- ...') was expected here: a block of list items cannot continue with a key"
+    return line, col, f"YAML error: {problem or exc}"
+
+
+def _char(lines: list[str], line: int, col: int) -> str:
+    return lines[line][col:col + 1] if 0 <= line < len(lines) else ""
+
+
+def _previous_content_line(lines: list[str], line: int) -> int | None:
+    for i in range(line - 1, -1, -1):
+        text = lines[i].strip()
+        if text and not text.startswith("#"):
+            return i
+    return None
+
+
+def _unquoted(value: str) -> str:
+    """A value that starts with a quote, with a leading pair of matching quotes dropped (``'it's'`` → ``it's``)."""
+    if len(value) >= 2 and value[0] in "'\"" and value.endswith(value[0]):
+        return value[1:-1]
+    return value
