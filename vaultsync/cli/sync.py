@@ -1,4 +1,10 @@
-"""``vaultsync sync``: bring the derived index up to HEAD (what the git hooks run)."""
+"""``vaultsync sync``: bring the derived index up to HEAD (what the git hooks run).
+
+Typed by a user it waits for a running sync, then syncs itself, so a search right
+after it sees HEAD. From a hook it never waits (the running sync is asked to go
+again) and is stopped after ``VAULTSYNC_SYNC_TIMEOUT`` seconds (default 900),
+which ``vaultsync status`` then reports as the last error.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,15 @@ import sys
 import time
 from pathlib import Path
 
+from vaultsync.git import no_git_env
+
 HOOK_TIMEOUT_S = 900
+
+
+class SyncTimeout(BaseException):
+    """A hook's sync ran past its time limit (``VAULTSYNC_SYNC_TIMEOUT`` seconds).
+
+    A BaseException, so no ``except Exception`` on the way (one odd note, say) swallows it."""
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -18,7 +32,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("--hook", metavar="NAME", help="called from a git hook (post-commit, post-merge, ...): never fails")
     p.add_argument("--background", action="store_true", help="start the sync detached and return at once")
     p.add_argument("--quiet", action="store_true", help="print nothing (errors still go to the index log)")
-    p.add_argument("--wait", type=float, default=0.0, help="seconds to wait for a running sync (default: 0, mark dirty)")
+    p.add_argument("--wait", type=float, default=None,
+                   help="seconds to wait for a running sync (default: as long as it takes; 0 from a hook, "
+                        "which asks the running sync to go again)")
     p.add_argument("hook_args", nargs="*", help=argparse.SUPPRESS)
     p.set_defaults(run=run)
 
@@ -32,6 +48,7 @@ def spawn_detached(args: list[str], log: Path) -> None:
             kwargs["start_new_session"] = True
         else:  # pragma: no cover - Windows
             kwargs["creationflags"] = 0x00000008 | 0x00000200  # DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP
+        kwargs["env"] = no_git_env()  # the hook's GIT_DIR, GIT_INDEX_FILE, ... must not reach the sync
         subprocess.Popen([sys.executable, "-m", "vaultsync", *args], **kwargs)  # noqa: S603
 
 
@@ -52,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     hook_mode = bool(args.hook or args.background)
     try:
         return _run(args)
-    except Exception as exc:  # a hook never fails git; the error goes to state.json and the log
+    except (Exception, SyncTimeout) as exc:  # a hook never fails git; the error goes to state.json and the log
         if not hook_mode:
             raise
         _record_error(exc)
@@ -62,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from vaultsync.index.fastpath import quick_is_current
 
-    if not args.background and quick_is_current(Path.cwd()):
+    if args.hook and quick_is_current(Path.cwd()):  # a user's sync checks the stores themselves
         if not args.quiet:
             print("index up-to-date")
         return 0
@@ -76,26 +93,32 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     if args.background:
         hook = args.hook or framework_hook()
-        forwarded = ["sync", "--quiet"] + (["--hook", hook] if hook else [])
+        forwarded = ["sync", "--quiet"] + (["--hook", hook] if hook else ["--wait", "0"])
         if os.environ.get("PRE_COMMIT_CHECKOUT_TYPE") == "0":
             return 0  # pre-commit framework, file checkout: HEAD did not move
         spawn_detached(forwarded, Path(repo.path) / "vaultsync" / "hook.log")
         return 0
     from vaultsync.index.layout import layout_for
-    from vaultsync.index.lock import SyncLock
+    from vaultsync.index.lock import SyncLock, running_sync
     from vaultsync.index.state import write_state
-    from vaultsync.index.sync import rebase_in_progress, sync
+    from vaultsync.index.sync import replay_in_progress, sync
 
     layout = layout_for(repo)
-    if args.hook == "post-commit" and rebase_in_progress(repo):
-        SyncLock(layout.lock, layout.dirty).mark_dirty()  # post-rewrite will run the sync (GH-02)
+    if args.hook == "post-commit" and replay_in_progress(repo):
+        SyncLock(layout.lock, layout.dirty).mark_dirty()  # post-rewrite or the last pick syncs (GH-02)
         return 0
     if args.hook == "post-checkout" and args.hook_args[2:3] == ["0"]:
         return 0  # a file checkout: HEAD did not move
-    if args.hook and hasattr(signal, "SIGALRM"):
-        signal.alarm(int(os.environ.get("VAULTSYNC_SYNC_TIMEOUT", HOOK_TIMEOUT_S)))
+    wait = args.wait if args.wait is not None else (0.0 if args.hook else -1.0)
+    if wait != 0 and not args.quiet and (owner := running_sync(layout.lock)) is not None:
+        print(f"vaultsync sync: waiting for the running sync (pid {owner.pid})", file=sys.stderr)
+    if args.hook:
+        _arm_timeout(float(os.environ.get("VAULTSYNC_SYNC_TIMEOUT") or HOOK_TIMEOUT_S))
     started = time.time()
-    report = sync(repo, progress=sys.stderr.isatty() and not args.quiet, wait=args.wait)
+    try:
+        report = sync(repo, progress=sys.stderr.isatty() and not args.quiet, wait=wait, hook=args.hook)
+    finally:
+        _arm_timeout(0)
     if report.status != "busy":
         write_state(layout, last_run=started, last_status=report.status, last_commit=report.commit,
                     last_seconds=round(report.seconds, 3), last_error=None, warnings=report.warnings)
@@ -104,6 +127,26 @@ def _run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(report.summary())
     return 0
+
+
+def _arm_timeout(seconds: float) -> None:
+    """Raise :class:`SyncTimeout` in this process after ``seconds`` (0 disarms); POSIX only.
+
+    The exception unwinds the sync: its SQLite transaction rolls back, the lock and its
+    owner record are released, and :func:`run` records the timeout in ``state.json``.
+    """
+    if not hasattr(signal, "setitimer"):  # pragma: no cover - Windows
+        return
+    if seconds <= 0:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        return
+
+    def expired(signum: int, frame: object) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        raise SyncTimeout(f"sync timed out after {seconds:g} s (VAULTSYNC_SYNC_TIMEOUT); the next sync resumes")
+
+    signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
 
 
 def _record_error(exc: BaseException) -> None:
