@@ -67,11 +67,12 @@ def run_cli(args: list[str], cwd: Path) -> Result:
     return Result(code, out.getvalue(), err.getvalue())
 
 
-def git(cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+def git(cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = True,
+        timeout: float | None = None) -> subprocess.CompletedProcess[str]:
     """Run real git in ``cwd`` (author identity set; no hook environment leaks in)."""
     full_env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
                 "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com", **(env or {})}
-    return run_git(args, cwd, env=full_env, check=check)
+    return run_git(args, cwd, env=full_env, check=check, timeout=timeout)
 
 
 class Vault:

@@ -50,16 +50,17 @@ def no_git_env(base: Mapping[str, str] | None = None, **extra: str) -> dict[str,
 
 
 def run_git(args: Sequence[str], cwd: Path | str, *, env: Mapping[str, str] | None = None, check: bool = False,
-            text: bool = True) -> subprocess.CompletedProcess:  # type: ignore[type-arg]
-    """Run ``git ARGS`` in ``cwd`` with :func:`no_git_env` plus ``env``; output captured.
+            text: bool = True, timeout: float | None = None) -> subprocess.CompletedProcess:  # type: ignore[type-arg]
+    """Run ``git ARGS`` in ``cwd`` with :func:`no_git_env` plus ``env``; output captured, stdin empty.
 
     Returns:
         The completed process (``stdout``/``stderr`` as str, or bytes when ``text`` is False).
     Raises:
-        subprocess.CalledProcessError when ``check`` and git exits non-zero; OSError when git is missing.
+        subprocess.CalledProcessError when ``check`` and git exits non-zero; subprocess.TimeoutExpired
+        past ``timeout`` seconds; OSError when git is missing.
     """
     return subprocess.run(["git", *args], cwd=cwd, env=no_git_env(**(env or {})), capture_output=True,  # noqa: S603,S607
-                          text=text, check=check)
+                          stdin=subprocess.DEVNULL, text=text, check=check, timeout=timeout)
 
 
 def _regular_modes() -> tuple[int, int]:
