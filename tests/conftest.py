@@ -128,6 +128,15 @@ def make_vault(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Vault]:
     return build
 
 
+@pytest.fixture
+def hooked(vault: Vault, model_env: Path) -> Vault:
+    """``vault`` (config ``vault: docs``) with the git hook shims installed by ``vaultsync install``."""
+    vault.write(".vaultsync.yaml", "vault: docs\n")
+    res = subprocess.run([sys.executable, "-m", "vaultsync", "install"], cwd=vault.root, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    return vault
+
+
 def require_eval(name: str) -> Path:
     """The evaluation data folder ``name``, or skip the test cleanly."""
     path = EVAL / name

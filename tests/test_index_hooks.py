@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import Vault, assert_same_index, git, index_state, run_cli
+from conftest import assert_same_index, git, index_state, run_cli
 from test_precommit_e2e import _precommit_bin, hook_repo, precommit_home  # noqa: F401
 
 pytestmark = pytest.mark.slow
@@ -49,14 +49,6 @@ def _log(root: Path) -> str:
 def memsearch(root: Path, query: str) -> list[str]:
     res = git(root, "memsearch", query, "--format", "json", "--no-daemon")
     return [h["path"] for h in json.loads(res.stdout)["hits"]]
-
-
-@pytest.fixture
-def hooked(vault: Vault, model_env) -> Vault:  # type: ignore[no-untyped-def]
-    vault.write(".vaultsync.yaml", "vault: docs\n")
-    res = subprocess.run([sys.executable, "-m", "vaultsync", "install"], cwd=vault.root, capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    return vault
 
 
 def test_gh01_first_commit_is_indexed_by_the_post_commit_hook(hooked):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Vault, assert_same_index, factory_with, git, index_state
-from test_index_hooks import hooked, memsearch, status, wait_indexed  # noqa: F401
+from test_index_hooks import memsearch, status, wait_indexed
 
 pytestmark = pytest.mark.slow
 

@@ -15,16 +15,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vaultsync.git import no_git_env
 
+if TYPE_CHECKING:
+    from vaultsync.index.layout import IndexLayout
+
 HOOK_TIMEOUT_S = 900
-
-
-class SyncTimeout(BaseException):
-    """A hook's sync ran past its time limit (``VAULTSYNC_SYNC_TIMEOUT`` seconds).
-
-    A BaseException, so no ``except Exception`` on the way (one odd note, say) swallows it."""
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -69,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     hook_mode = bool(args.hook or args.background)
     try:
         return _run(args)
-    except (Exception, SyncTimeout) as exc:  # a hook never fails git; the error goes to state.json and the log
+    except Exception as exc:  # a hook never fails git; the error goes to state.json and the log
         if not hook_mode:
             raise
         _record_error(exc)
@@ -113,12 +111,12 @@ def _run(args: argparse.Namespace) -> int:
     if wait != 0 and not args.quiet and (owner := running_sync(layout.lock)) is not None:
         print(f"vaultsync sync: waiting for the running sync (pid {owner.pid})", file=sys.stderr)
     if args.hook:
-        _arm_timeout(float(os.environ.get("VAULTSYNC_SYNC_TIMEOUT") or HOOK_TIMEOUT_S))
+        _arm_timeout(float(os.environ.get("VAULTSYNC_SYNC_TIMEOUT") or HOOK_TIMEOUT_S), layout)
     started = time.time()
     try:
         report = sync(repo, progress=sys.stderr.isatty() and not args.quiet, wait=wait, hook=args.hook)
     finally:
-        _arm_timeout(0)
+        _arm_timeout(0, layout)
     if report.status != "busy":
         write_state(layout, last_run=started, last_status=report.status, last_commit=report.commit,
                     last_seconds=round(report.seconds, 3), last_error=None, warnings=report.warnings)
@@ -129,11 +127,13 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _arm_timeout(seconds: float) -> None:
-    """Raise :class:`SyncTimeout` in this process after ``seconds`` (0 disarms); POSIX only.
+def _arm_timeout(seconds: float, layout: IndexLayout) -> None:
+    """End this process after ``seconds`` (0 disarms), the timeout recorded as the last error; POSIX only.
 
-    The exception unwinds the sync: its SQLite transaction rolls back, the lock and its
-    owner record are released, and :func:`run` records the timeout in ``state.json``.
+    The process exits from the signal handler (an exception could be swallowed by a finaliser
+    running at that moment): the open SQLite transaction is never committed, so readers and
+    the next sync see the previous state; the OS drops the lock, and the owner record goes
+    first, so ``vaultsync status`` shows the error, not a running sync.
     """
     if not hasattr(signal, "setitimer"):  # pragma: no cover - Windows
         return
@@ -142,8 +142,18 @@ def _arm_timeout(seconds: float) -> None:
         return
 
     def expired(signum: int, frame: object) -> None:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        raise SyncTimeout(f"sync timed out after {seconds:g} s (VAULTSYNC_SYNC_TIMEOUT); the next sync resumes")
+        from vaultsync.index.lock import owner_path, read_owner
+        from vaultsync.index.state import write_state
+
+        message = f"SyncTimeout: sync timed out after {seconds:g} s (VAULTSYNC_SYNC_TIMEOUT); the next sync resumes"
+        try:
+            owner = read_owner(layout.lock)
+            if owner is not None and owner.pid == os.getpid():
+                owner_path(layout.lock).unlink(missing_ok=True)
+            write_state(layout, last_error=message, last_error_at=time.time(), last_status="timeout")
+            print(f"vaultsync sync: error: {message}", file=sys.stderr, flush=True)
+        finally:
+            os._exit(0)  # a hook never fails git
 
     signal.signal(signal.SIGALRM, expired)
     signal.setitimer(signal.ITIMER_REAL, seconds)
