@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from vaultsync.index.fastpath import quick_is_current
 
-    if args.hook and quick_is_current(Path.cwd()):  # a user's sync checks the stores themselves
+    if not args.background and quick_is_current(Path.cwd()):
         if not args.quiet:
             print("index up-to-date")
         return 0

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 from vaultsync import __version__
 from vaultsync.git import head_tree, run_git
 
-__all__ = ["CONFIG_NAME", "config_hash", "config_text_at", "head_tree", "quick_is_current", "readonly_uri"]
+__all__ = ["CONFIG_NAME", "chunk_table_name", "config_hash", "config_text_at", "head_tree", "lance_tables_present",
+           "quick_is_current", "readonly_uri"]
 
 if TYPE_CHECKING:
     import pygit2
@@ -39,6 +40,23 @@ def config_hash(config_text: str) -> str:
     from vaultsync.index.chunking import DEFAULT_TARGET_TOKENS
 
     return hashlib.sha256(json.dumps([config_text, __version__, DEFAULT_TARGET_TOKENS]).encode()).hexdigest()[:16]
+
+
+def chunk_table_name(model: str, dim: int) -> str:
+    """The LanceDB vector table of embedder ``model`` (its configured name) at ``dim`` dimensions."""
+    slug = "".join(ch if ch.isalnum() else "_" for ch in model)
+    return f"chunks_{slug}_{dim}"
+
+
+def lance_tables_present(lance_dir: Path, embed_models: str) -> bool:
+    """True when every vector table named by ``meta.embed_models`` (JSON ``{name: {id, dim}}``) has
+    its folder under ``lance_dir``; False when one was deleted or the JSON is unreadable."""
+    try:
+        models = json.loads(embed_models or "{}")
+        return all((lance_dir / f"{chunk_table_name(name, int(info['dim']))}.lance").is_dir()
+                   for name, info in models.items() if info.get("dim"))
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return False
 
 
 def readonly_uri(path: Path) -> str:
@@ -83,6 +101,8 @@ def quick_is_current(cwd: Path) -> bool:
         return False  # written by another version: the sync rebuilds it
     if not (meta.get("indexed_tree") == tree_id and meta.get("lance_tree") == tree_id
             and meta.get("indexed_commit") == commit):
+        return False
+    if not lance_tables_present(index_dir / "lance", meta.get("embed_models", "")):
         return False
     config = _git(cwd, "cat-file", "blob", f"HEAD:{CONFIG_NAME}") or ""
     return meta.get("config_hash") == config_hash(config.replace("\r\n", "\n"))

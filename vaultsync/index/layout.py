@@ -16,12 +16,6 @@ import pygit2
 from vaultsync.vault.config import Config
 
 
-def chunk_table_name(model: str, dim: int) -> str:
-    """The LanceDB vector table of embedder ``model`` (its configured name) at ``dim`` dimensions."""
-    slug = "".join(ch if ch.isalnum() else "_" for ch in model)
-    return f"chunks_{slug}_{dim}"
-
-
 @dataclass(frozen=True)
 class IndexLayout:
     """Paths of one worktree's index."""
@@ -36,10 +30,6 @@ class IndexLayout:
     @property
     def lance(self) -> Path:
         return self.dir / "lance"
-
-    def lance_table(self, model: str, dim: int) -> Path:
-        """The folder of embedder ``model``'s vector table (``lance/chunks_<slug>_<dim>.lance``)."""
-        return self.lance / f"{chunk_table_name(model, dim)}.lance"
 
     @property
     def embeddings(self) -> Path:

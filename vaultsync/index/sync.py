@@ -48,7 +48,7 @@ from vaultsync.index.embedding import (
     update_lance,
     vectors_for,
 )
-from vaultsync.index.fastpath import config_hash, config_text_at
+from vaultsync.index.fastpath import config_hash, config_text_at, lance_tables_present
 from vaultsync.index.layout import IndexLayout, layout_for
 from vaultsync.index.lock import SyncLock
 from vaultsync.index.records import note_record
@@ -190,7 +190,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
     try:
         meta = store.meta()
         tree_id = str(tree.id) if tree is not None else ""
-        lance_behind = meta.get("lance_tree") != meta.get("indexed_tree") or _lance_missing(layout, meta)
+        lance_behind = meta.get("lance_tree") != meta.get("indexed_tree") or not lance_tables_present(layout.lance, meta.get("embed_models", ""))
         if meta.get("indexed_tree") == tree_id and meta.get("config_hash") == chash and "indexed_tree" in meta \
                 and not lance_behind:
             if meta.get("indexed_commit") != (commit or ""):
@@ -276,16 +276,6 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         return report
     finally:
         store.close()
-
-
-def _lance_missing(layout: IndexLayout, meta: dict[str, str]) -> bool:
-    """True when a vector table that ``meta`` says is current has no folder (deleted, or never written)."""
-    try:
-        models = json.loads(meta.get("embed_models") or "{}")
-    except ValueError:
-        return True
-    return any(info.get("dim") and not layout.lance_table(name, int(info["dim"])).is_dir()
-               for name, info in models.items())
 
 
 def _alias_index(by_path: dict[str, list[str]]) -> dict[str, list[str]]:

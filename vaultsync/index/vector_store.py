@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from vaultsync.index.layout import chunk_table_name
+from vaultsync.index.fastpath import chunk_table_name
 
 ANN_MIN_ROWS = 100_000
 COMPACT_EVERY = 20  # versions between compaction + cleanup of old versions
