@@ -59,8 +59,8 @@ def run_git(args: Sequence[str], cwd: Path | str, *, env: Mapping[str, str] | No
         subprocess.CalledProcessError when ``check`` and git exits non-zero; subprocess.TimeoutExpired
         past ``timeout`` seconds; OSError when git is missing.
     """
-    return subprocess.run(["git", *args], cwd=cwd, env=no_git_env(**(env or {})), capture_output=True,  # noqa: S603,S607
-                          stdin=subprocess.DEVNULL, text=text, check=check, timeout=timeout)
+    return subprocess.run(["git", *args], cwd=cwd, env=no_git_env(**(env or {})),  # noqa: S603,S607
+                          capture_output=True, stdin=subprocess.DEVNULL, text=text, check=check, timeout=timeout)
 
 
 def _regular_modes() -> tuple[int, int]:

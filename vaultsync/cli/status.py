@@ -55,7 +55,8 @@ def collect(repo: Any) -> dict[str, Any]:
     info["sync_pid"] = owner.pid if alive else None
     state = read_state(layout)
     info["last_error"] = state.get("last_error")
-    if owner is not None and not alive and float(state.get("last_error_at") or 0) < owner.started:  # type: ignore[arg-type]
+    error_at = float(state.get("last_error_at") or 0)  # type: ignore[arg-type]
+    if owner is not None and not alive and error_at < owner.started:
         info["last_error"] = (f"the sync started at {_iso(owner.started)} (pid {owner.pid}"
                               f"{', ' + owner.hook if owner.hook else ''}) was killed before it finished; "
                               "the next sync resumes")

@@ -55,7 +55,8 @@ class SyncLock:
         self.held = self._try(self._wait)
         return self.held
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         if self.held:
             self.release()
 

@@ -190,7 +190,8 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
     try:
         meta = store.meta()
         tree_id = str(tree.id) if tree is not None else ""
-        lance_behind = meta.get("lance_tree") != meta.get("indexed_tree") or not lance_tables_present(layout.lance, meta.get("embed_models", ""))
+        lance_behind = (meta.get("lance_tree") != meta.get("indexed_tree")
+                        or not lance_tables_present(layout.lance, meta.get("embed_models", "")))
         if meta.get("indexed_tree") == tree_id and meta.get("config_hash") == chash and "indexed_tree" in meta \
                 and not lance_behind:
             if meta.get("indexed_commit") != (commit or ""):
