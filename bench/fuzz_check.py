@@ -46,7 +46,7 @@ WORDS = ["deploy", "INC", "db lock", "Décision", "Straße", "Москва", "�
 VALUE_PIECES = [" #42", " # note", "#tag", ": ", ":", "'", '"', "[", "]", "{", "}", "[[Note]]", "[[Café|c]]",
                 "1.10", "0.80", "007", "1:30", "1e3", "1_000", "0x1F", "+5", ".5", "true", "NO", "~", "null",
                 "@me", "`ls`", "%50", "&a", "*a", "!x", "|", ">", "- ", "? ", "\t", "\\t", "C:\\temp", "2024-03-01",
-                "%20", "---", "\u2028", "\x07"]
+                "%20", "---", "\u2028", "\x07", "\x1b", "\x7f", "\x85", "\ufffe", "\U0001f600"]
 KEYS = ["title", "summary", "version", "owner", "ticket", "duration", "ratio", "status", "tags", "up", "Заголовок",
         "タイトル"]
 LINK_TARGETS = ["Note", "Café", "cafe\u0301", "CAFÉ", "Straße", "STRASSE", "My%20Note", "ADR-0004", "folder/Note",

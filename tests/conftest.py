@@ -14,6 +14,13 @@ from pathlib import Path
 import pytest
 
 from vaultsync.cli.main import main
+from vaultsync.git import no_git_env, run_git
+
+# Run from a git hook (a pre-commit hook in a linked worktree, say), the environment names the
+# surrounding repository (GIT_DIR, GIT_INDEX_FILE, GIT_WORK_TREE, ...): drop it for this process
+# and every git, hook and CLI subprocess the tests start, so they act on their temporary repos only.
+for _name in set(os.environ) - set(no_git_env()):
+    del os.environ[_name]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED = REPO_ROOT.parent / "shared"
@@ -60,11 +67,12 @@ def run_cli(args: list[str], cwd: Path) -> Result:
     return Result(code, out.getvalue(), err.getvalue())
 
 
-def git(cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run real git in ``cwd`` (author identity and a fixed default branch set)."""
-    full_env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+def git(cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = True,
+        timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+    """Run real git in ``cwd`` (author identity set; no hook environment leaks in)."""
+    full_env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
                 "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com", **(env or {})}
-    return subprocess.run(["git", *args], cwd=cwd, env=full_env, text=True, capture_output=True, check=check)
+    return run_git(args, cwd, env=full_env, check=check, timeout=timeout)
 
 
 class Vault:
@@ -118,6 +126,15 @@ def make_vault(tmp_path: Path) -> Callable[[dict[str, str | bytes]], Vault]:
             v.write(rel, content)
         return v
     return build
+
+
+@pytest.fixture
+def hooked(vault: Vault, model_env: Path) -> Vault:
+    """``vault`` (config ``vault: docs``) with the git hook shims installed by ``vaultsync install``."""
+    vault.write(".vaultsync.yaml", "vault: docs\n")
+    res = subprocess.run([sys.executable, "-m", "vaultsync", "install"], cwd=vault.root, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    return vault
 
 
 def require_eval(name: str) -> Path:

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import Vault, assert_same_index, index_state, run_cli
+from conftest import assert_same_index, git, index_state, run_cli
 from test_precommit_e2e import _precommit_bin, hook_repo, precommit_home  # noqa: F401
 
 pytestmark = pytest.mark.slow
@@ -30,19 +30,13 @@ def status(root: Path) -> dict:  # type: ignore[type-arg]
 
 
 def wait_indexed(root: Path, timeout: float = 120) -> dict:  # type: ignore[type-arg]
-    """Wait until the index holds HEAD and no sync holds the lock."""
-    from filelock import FileLock, Timeout
-
+    """Wait until the index holds HEAD, no sync runs and none was asked for (read, never taking the
+    lock: a hook's sync colliding with this check would find the index busy)."""
     deadline = time.monotonic() + timeout
-    lock = root / ".git" / "vaultsync" / "sync.lock"
     while time.monotonic() < deadline:
         info = status(root)
-        if info["up_to_date"] and not (root / ".git/vaultsync/dirty").exists():
-            try:
-                with FileLock(str(lock), timeout=0):
-                    return info
-            except Timeout:
-                pass
+        if info["up_to_date"] and not info["sync_running"] and not (root / ".git/vaultsync/dirty").exists():
+            return info
         time.sleep(0.3)
     raise AssertionError(f"index did not reach HEAD: {status(root)}; log: {_log(root)}")
 
@@ -53,17 +47,8 @@ def _log(root: Path) -> str:
 
 
 def memsearch(root: Path, query: str) -> list[str]:
-    res = subprocess.run(["git", "memsearch", query, "--format", "json", "--no-daemon"], cwd=root,
-                         capture_output=True, text=True, check=True)
+    res = git(root, "memsearch", query, "--format", "json", "--no-daemon")
     return [h["path"] for h in json.loads(res.stdout)["hits"]]
-
-
-@pytest.fixture
-def hooked(vault: Vault, model_env) -> Vault:  # type: ignore[no-untyped-def]
-    vault.write(".vaultsync.yaml", "vault: docs\n")
-    res = subprocess.run([sys.executable, "-m", "vaultsync", "install"], cwd=vault.root, capture_output=True, text=True)
-    assert res.returncode == 0, res.stderr
-    return vault
 
 
 def test_gh01_first_commit_is_indexed_by_the_post_commit_hook(hooked):

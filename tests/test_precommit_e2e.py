@@ -30,8 +30,7 @@ def _precommit_bin() -> str:
 def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """This working tree, committed into a temporary repo: (path, commit sha)."""
     dest = tmp_path_factory.mktemp("hookrepo")
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO_ROOT,
-                            capture_output=True, check=True).stdout.decode().split("\0")
+    listed = git(REPO_ROOT, "ls-files", "-co", "--exclude-standard", "-z").stdout.split("\0")
     for rel in filter(None, listed):
         src = REPO_ROOT / rel
         if src.is_file() and not rel.startswith(("tests/", "bench/")):

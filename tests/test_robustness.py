@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -138,15 +139,15 @@ def test_status_while_a_first_sync_is_creating_the_index(vault):
 def test_status_says_when_a_sync_is_running(vault):
     import json
 
-    from filelock import FileLock
+    from vaultsync.index.lock import SyncLock
 
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
     vault.commit()
-    lock_path = vault.root / ".git/vaultsync/sync.lock"
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    index_dir = vault.root / ".git/vaultsync"
     assert json.loads(run_cli(["status", "--format", "json"], vault.root).out)["sync_running"] is False
-    with FileLock(str(lock_path)):
-        # another process's view: FileLock is re-entrant within one process, so ask a child
+    with SyncLock(index_dir / "sync.lock", index_dir / "dirty", wait=-1) as held:  # a sync holds it
+        assert held
         res = subprocess.run([sys.executable, "-m", "vaultsync", "status"], cwd=vault.root,
                              capture_output=True, text=True)
-    assert "BEHIND HEAD (a sync is running)" in res.stdout
+    assert f"BEHIND HEAD (a sync is running, pid {os.getpid()})" in res.stdout
+    assert json.loads(run_cli(["status", "--format", "json"], vault.root).out)["sync_running"] is False

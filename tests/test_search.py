@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import Vault, adr, require_eval, run_cli
+from conftest import Vault, adr, git, require_eval, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -146,7 +146,7 @@ def test_property_hidden_notes_never_leak(tmp_path_factory, embedder, notes, see
     from vaultsync.search.pipeline import SearchOptions
 
     root = tmp_path_factory.mktemp("prop")
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    git(root, "init", "-q", "-b", "main")
     v = Vault(root)
     v.write(".vaultsync.yaml", "vault: docs\ntypes:\n  adr: {folder: docs/adrs}\n")
     rng = random.Random(seed)
@@ -260,16 +260,14 @@ def test_japanese_and_german_queries_find_the_english_note(tmp_path, model_env):
              for lang in ("ja", "de")}
     root = tmp_path / "help"
     shutil.copytree(base / "vault", root)
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    git(root, "init", "-q", "-b", "main")
     subprocess.run([sys.executable, "-m", "vaultsync", "install"], cwd=root, check=True, capture_output=True)
-    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "help vault"], cwd=root,
-                   check=True)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "help vault")
     from test_index_hooks import wait_indexed
 
     wait_indexed(root, timeout=600)
     for lang, q in picks.items():
-        res = subprocess.run(["git", "memsearch", q["query"], "--format", "json", "--no-daemon"], cwd=root,
-                             capture_output=True, text=True, check=True)
+        res = git(root, "memsearch", q["query"], "--format", "json", "--no-daemon")
         top3 = [h["path"] for h in json.loads(res.stdout)["hits"][:3]]
         assert q["relevant"][0] in top3, (lang, q["query"], top3)

@@ -7,6 +7,13 @@ symlinks (mode 120000) and submodules (gitlinks, mode 160000) are never read
 (field case GH-12). Content of index and tree snapshots comes from blobs, never
 from disk, so a case-insensitive file system or an unstaged edit cannot leak
 in (GH-04, GH-09).
+
+Every ``git`` command vaultsync starts goes through :func:`run_git`, with the
+environment of :func:`no_git_env`: a git hook exports ``GIT_DIR``,
+``GIT_INDEX_FILE``, ``GIT_WORK_TREE`` and more, and a child git that inherits them
+acts on the hook's repository instead of the one its ``cwd`` names. Only
+:class:`IndexSnapshot` reads ``GIT_INDEX_FILE`` on purpose (``check --staged``).
+pygit2 is imported on first use, so the hook fast path can call git without it.
 """
 
 from __future__ import annotations
@@ -14,17 +21,58 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import pygit2
+if TYPE_CHECKING:
+    import pygit2
 
-_REGULAR = (pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE)
+# GIT_* variables a child git may inherit: transport, credentials and ``-c`` settings, never
+# repository selection (GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE, GIT_OBJECT_DIRECTORY, ...).
+GIT_ENV_KEPT = frozenset({
+    "GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSL_CAINFO", "GIT_SSL_NO_VERIFY",
+    "GIT_CONFIG_COUNT", "GIT_HTTP_PROXY_AUTHMETHOD", "GIT_ALLOW_PROTOCOL", "GIT_ASKPASS",
+})
+_GIT_ENV_KEPT_PREFIXES = ("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
+
+
+def no_git_env(base: Mapping[str, str] | None = None, **extra: str) -> dict[str, str]:
+    """``base`` (default ``os.environ``) without the GIT_* variables a git hook exports, plus ``extra``.
+
+    Kept: :data:`GIT_ENV_KEPT` and ``GIT_CONFIG_KEY_<n>``/``GIT_CONFIG_VALUE_<n>``.
+    ``extra`` (e.g. ``GIT_AUTHOR_NAME``) is added after filtering.
+    """
+    env = {k: v for k, v in (os.environ if base is None else base).items()
+           if not k.startswith("GIT_") or k in GIT_ENV_KEPT or k.startswith(_GIT_ENV_KEPT_PREFIXES)}
+    env.update(extra)
+    return env
+
+
+def run_git(args: Sequence[str], cwd: Path | str, *, env: Mapping[str, str] | None = None, check: bool = False,
+            text: bool = True, timeout: float | None = None) -> subprocess.CompletedProcess:  # type: ignore[type-arg]
+    """Run ``git ARGS`` in ``cwd`` with :func:`no_git_env` plus ``env``; output captured, stdin empty.
+
+    Returns:
+        The completed process (``stdout``/``stderr`` as str, or bytes when ``text`` is False).
+    Raises:
+        subprocess.CalledProcessError when ``check`` and git exits non-zero; subprocess.TimeoutExpired
+        past ``timeout`` seconds; OSError when git is missing.
+    """
+    return subprocess.run(["git", *args], cwd=cwd, env=no_git_env(**(env or {})),  # noqa: S603,S607
+                          capture_output=True, stdin=subprocess.DEVNULL, text=text, check=check, timeout=timeout)
+
+
+def _regular_modes() -> tuple[int, int]:
+    import pygit2
+
+    return (pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE)
 
 
 def open_repo(start: Path | str = ".") -> pygit2.Repository | None:
     """The repository containing ``start`` (worktrees and ``.git`` files included), or None."""
+    import pygit2
+
     try:
         found = pygit2.discover_repository(str(start))
     except (pygit2.GitError, OSError):
@@ -54,6 +102,8 @@ def printable_path(path: str) -> str:
 
 def head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
     """HEAD's tree, or None on an unborn branch."""
+    import pygit2
+
     try:
         return repo.head.peel(pygit2.Commit).tree
     except (pygit2.GitError, KeyError):
@@ -62,6 +112,8 @@ def head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
 
 def head_commit_id(repo: pygit2.Repository) -> str | None:
     """HEAD's commit id as hex, or None on an unborn branch."""
+    import pygit2
+
     try:
         return str(repo.head.target)
     except (pygit2.GitError, KeyError):
@@ -82,8 +134,9 @@ class _EntriesSnapshot:
     def __init__(self, repo: pygit2.Repository, entries: Iterable[pygit2.IndexEntry]) -> None:
         self._repo = repo
         self._oids: dict[str, pygit2.Oid] = {}
+        regular = _regular_modes()
         for entry in entries:
-            if entry.mode in _REGULAR:
+            if entry.mode in regular:
                 self._oids[entry.path] = entry.id
 
     def paths(self) -> list[str]:
@@ -101,6 +154,8 @@ class IndexSnapshot(_EntriesSnapshot):
     """What is staged: the index file named by ``GIT_INDEX_FILE``, else the repository's."""
 
     def __init__(self, repo: pygit2.Repository) -> None:
+        import pygit2
+
         index_file = os.environ.get("GIT_INDEX_FILE")
         if index_file:
             path = Path(index_file)
@@ -117,6 +172,8 @@ class TreeSnapshot(_EntriesSnapshot):
     """The files of one tree (a commit's content)."""
 
     def __init__(self, repo: pygit2.Repository, tree: pygit2.Tree | None) -> None:
+        import pygit2
+
         index = pygit2.Index()
         if tree is not None:
             index.read_tree(tree)
@@ -162,19 +219,9 @@ class WorktreeSnapshot:
 def _ignored(repo: pygit2.Repository | None, rel: str) -> bool:
     if repo is None:
         return False
+    import pygit2
+
     try:
         return bool(repo.path_is_ignored(rel))
     except (pygit2.GitError, UnicodeError):
         return False
-
-
-# variables a git hook exports that would point a nested git command at another repository or index
-_HOOK_GIT_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX",
-                 "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES")
-
-
-def run_git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run ``git ARGS`` in the work tree ``root`` (text output captured, never raises on failure),
-    without the ``GIT_*`` location variables a hook inherits, so it acts on ``root`` itself."""
-    env = {k: v for k, v in os.environ.items() if k not in _HOOK_GIT_ENV}
-    return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True)

@@ -22,7 +22,7 @@ def collect(repo: Any) -> dict[str, Any]:
     from vaultsync.cli.common import committed_config
     from vaultsync.cli.install import HOOKS, hooks_path_setting, installed_hooks
     from vaultsync.index.layout import layout_for
-    from vaultsync.index.lock import sync_running
+    from vaultsync.index.lock import is_alive, read_owner
     from vaultsync.index.sqlite_store import SqliteStore
     from vaultsync.index.state import read_state
 
@@ -38,6 +38,7 @@ def collect(repo: Any) -> dict[str, Any]:
             info.update(store.counts())
         except sqlite3.DatabaseError as exc:  # being created by a first sync, or damaged
             info["index_problem"] = f"index not readable ({exc}); the next sync repairs it"
+            layout.dirty.touch()  # so the next sync does not stop at the fast path (ADR-0046)
         finally:
             store.close()
     if meta:
@@ -48,9 +49,17 @@ def collect(repo: Any) -> dict[str, Any]:
     else:
         info["indexed_commit"] = None
     info["up_to_date"] = info["indexed_commit"] == head and head is not None
-    info["sync_running"] = sync_running(layout.lock)
+    owner = read_owner(layout.lock)  # read, never taken: a colliding hook's sync must find the lock free
+    alive = owner is not None and is_alive(owner)
+    info["sync_running"] = alive
+    info["sync_pid"] = owner.pid if alive else None
     state = read_state(layout)
     info["last_error"] = state.get("last_error")
+    error_at = float(state.get("last_error_at") or 0)  # type: ignore[arg-type]
+    if owner is not None and not alive and error_at < owner.started:
+        info["last_error"] = (f"the sync started at {_iso(owner.started)} (pid {owner.pid}"
+                              f"{', ' + owner.hook if owner.hook else ''}) was killed before it finished; "
+                              "the next sync resumes")
     info["last_status"] = state.get("last_status")
     info["warnings"] = list(state.get("warnings") or [])  # type: ignore[call-overload]
     setting = hooks_path_setting(repo)
@@ -61,6 +70,12 @@ def collect(repo: Any) -> dict[str, Any]:
     elif len(present) < len(HOOKS):
         info["hooks_problem"] = "git hooks not installed (run `vaultsync install`)"
     return info
+
+
+def _iso(ts: float) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     indexed = (info["indexed_commit"] or "(none)")[:10]
     state = "up to date" if info["up_to_date"] else "BEHIND HEAD"
     if info["sync_running"]:
-        state += " (a sync is running)"
+        state += f" (a sync is running, pid {info['sync_pid']})"
     print(f"repository  {info['repository']}")
     print(f"index       {info['index_dir']}")
     print(f"indexed     {indexed}   HEAD {head}   {state}")

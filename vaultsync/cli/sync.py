@@ -1,4 +1,10 @@
-"""``vaultsync sync``: bring the derived index up to HEAD (what the git hooks run)."""
+"""``vaultsync sync``: bring the derived index up to HEAD (what the git hooks run).
+
+Typed by a user it waits for a running sync, then syncs itself, so a search right
+after it sees HEAD. From a hook it never waits (the running sync is asked to go
+again) and is stopped after ``VAULTSYNC_SYNC_TIMEOUT`` seconds (default 900),
+which ``vaultsync status`` then reports as the last error.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vaultsync.git import no_git_env
+
+if TYPE_CHECKING:
+    from vaultsync.index.layout import IndexLayout
 
 HOOK_TIMEOUT_S = 900
 
@@ -18,7 +30,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("--hook", metavar="NAME", help="called from a git hook (post-commit, post-merge, ...): never fails")
     p.add_argument("--background", action="store_true", help="start the sync detached and return at once")
     p.add_argument("--quiet", action="store_true", help="print nothing (errors still go to the index log)")
-    p.add_argument("--wait", type=float, default=0.0, help="seconds to wait for a running sync (default: 0, mark dirty)")
+    p.add_argument("--wait", type=float, default=None,
+                   help="seconds to wait for a running sync (default: as long as it takes; 0 from a hook, "
+                        "which asks the running sync to go again)")
     p.add_argument("hook_args", nargs="*", help=argparse.SUPPRESS)
     p.set_defaults(run=run)
 
@@ -32,6 +46,7 @@ def spawn_detached(args: list[str], log: Path) -> None:
             kwargs["start_new_session"] = True
         else:  # pragma: no cover - Windows
             kwargs["creationflags"] = 0x00000008 | 0x00000200  # DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP
+        kwargs["env"] = no_git_env()  # the hook's GIT_DIR, GIT_INDEX_FILE, ... must not reach the sync
         subprocess.Popen([sys.executable, "-m", "vaultsync", *args], **kwargs)  # noqa: S603
 
 
@@ -76,26 +91,32 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     if args.background:
         hook = args.hook or framework_hook()
-        forwarded = ["sync", "--quiet"] + (["--hook", hook] if hook else [])
+        forwarded = ["sync", "--quiet"] + (["--hook", hook] if hook else ["--wait", "0"])
         if os.environ.get("PRE_COMMIT_CHECKOUT_TYPE") == "0":
             return 0  # pre-commit framework, file checkout: HEAD did not move
         spawn_detached(forwarded, Path(repo.path) / "vaultsync" / "hook.log")
         return 0
     from vaultsync.index.layout import layout_for
-    from vaultsync.index.lock import SyncLock
+    from vaultsync.index.lock import SyncLock, running_sync
     from vaultsync.index.state import write_state
-    from vaultsync.index.sync import rebase_in_progress, sync
+    from vaultsync.index.sync import replay_in_progress, sync
 
     layout = layout_for(repo)
-    if args.hook == "post-commit" and rebase_in_progress(repo):
-        SyncLock(layout.lock, layout.dirty).mark_dirty()  # post-rewrite will run the sync (GH-02)
+    if args.hook == "post-commit" and replay_in_progress(repo):
+        SyncLock(layout.lock, layout.dirty).mark_dirty()  # post-rewrite or the last pick syncs (GH-02)
         return 0
     if args.hook == "post-checkout" and args.hook_args[2:3] == ["0"]:
         return 0  # a file checkout: HEAD did not move
-    if args.hook and hasattr(signal, "SIGALRM"):
-        signal.alarm(int(os.environ.get("VAULTSYNC_SYNC_TIMEOUT", HOOK_TIMEOUT_S)))
+    wait = args.wait if args.wait is not None else (0.0 if args.hook else -1.0)
+    if wait != 0 and not args.quiet and (owner := running_sync(layout.lock)) is not None:
+        print(f"vaultsync sync: waiting for the running sync (pid {owner.pid})", file=sys.stderr)
+    if args.hook:
+        _arm_timeout(float(os.environ.get("VAULTSYNC_SYNC_TIMEOUT") or HOOK_TIMEOUT_S), layout)
     started = time.time()
-    report = sync(repo, progress=sys.stderr.isatty() and not args.quiet, wait=args.wait)
+    try:
+        report = sync(repo, progress=sys.stderr.isatty() and not args.quiet, wait=wait, hook=args.hook)
+    finally:
+        _arm_timeout(0, layout)
     if report.status != "busy":
         # "up-to-date" read no note: the warnings of the sync that indexed this tree still hold
         kept = {} if report.status == "up-to-date" else {"warnings": report.warnings}
@@ -106,6 +127,38 @@ def _run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(report.summary())
     return 0
+
+
+def _arm_timeout(seconds: float, layout: IndexLayout) -> None:
+    """End this process after ``seconds`` (0 disarms), the timeout recorded as the last error; POSIX only.
+
+    The process exits from the signal handler (an exception could be swallowed by a finaliser
+    running at that moment): the open SQLite transaction is never committed, so readers and
+    the next sync see the previous state; the OS drops the lock, and the owner record goes
+    first, so ``vaultsync status`` shows the error, not a running sync.
+    """
+    if not hasattr(signal, "setitimer"):  # pragma: no cover - Windows
+        return
+    if seconds <= 0:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        return
+
+    def expired(signum: int, frame: object) -> None:
+        from vaultsync.index.lock import owner_path, read_owner
+        from vaultsync.index.state import write_state
+
+        message = f"SyncTimeout: sync timed out after {seconds:g} s (VAULTSYNC_SYNC_TIMEOUT); the next sync resumes"
+        try:
+            owner = read_owner(layout.lock)
+            if owner is not None and owner.pid == os.getpid():
+                owner_path(layout.lock).unlink(missing_ok=True)
+            write_state(layout, last_error=message, last_error_at=time.time(), last_status="timeout")
+            print(f"vaultsync sync: error: {message}", file=sys.stderr, flush=True)
+        finally:
+            os._exit(0)  # a hook never fails git
+
+    signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
 
 
 def _record_error(exc: BaseException) -> None:

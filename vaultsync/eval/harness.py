@@ -16,7 +16,6 @@ import dataclasses
 import json
 import shutil
 import statistics
-import subprocess
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultsync.eval.metrics import dedupe, hit_at, mrr_at, ndcg_at, recall_at
+from vaultsync.git import run_git
 from vaultsync.search.budget import cut
 from vaultsync.search.pipeline import Searcher, SearchOptions
 
@@ -50,12 +50,12 @@ def load_queries(dataset_dir: Path, limit: int | None = None, every: int = 1) ->
     return rows[:limit] if limit else rows
 
 
-def _git(cwd: Path, *args: str) -> None:
-    env = {"GIT_AUTHOR_NAME": "eval", "GIT_AUTHOR_EMAIL": "eval@example.com",
-           "GIT_COMMITTER_NAME": "eval", "GIT_COMMITTER_EMAIL": "eval@example.com", "PATH": "/usr/bin:/bin"}
-    import os
+_IDENTITY = {"GIT_AUTHOR_NAME": "eval", "GIT_AUTHOR_EMAIL": "eval@example.com",
+             "GIT_COMMITTER_NAME": "eval", "GIT_COMMITTER_EMAIL": "eval@example.com"}
 
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env={**os.environ, **env})
+
+def _git(cwd: Path, *args: str) -> str:
+    return run_git(args, cwd, env=_IDENTITY, check=True).stdout  # type: ignore[no-any-return]
 
 
 def prepare_workspace(dataset_dir: Path, workdir: Path, embedders: Sequence[str], chunk_tokens: int | None,
@@ -83,7 +83,7 @@ def prepare_workspace(dataset_dir: Path, workdir: Path, embedders: Sequence[str]
     if not config_path.exists() or config_path.read_text(encoding="utf-8") != config:
         config_path.write_text(config, encoding="utf-8")
     _git(repo, "add", "-A")
-    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
+    status = _git(repo, "status", "--porcelain")
     if status.strip() or not (repo / ".git" / "refs" / "heads" / "main").exists():
         _git(repo, "commit", "-qm", "dataset", "--allow-empty", "--no-verify")
     if sync_fn is None:

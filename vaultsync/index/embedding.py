@@ -123,7 +123,7 @@ def update_lance(store: SqliteStore, layout: IndexLayout, config: Config, models
             hashes = sorted(by_hash)
             EmbeddingCache(layout.embeddings, dim).put(model_id, hashes, np.stack([by_hash[h] for h in hashes]))
         table = ChunkVectors(layout.lance, dim, name)
-        if full:
+        if full or table.fresh:  # a new, or replaced, table gets every row
             ids, paths, hashes, blobs = store.all_vectors(model_id)
             rows_touched = sorted(set(paths) | set(touched) | set(table.paths()))
             matrix = np.stack([np.frombuffer(b, "<f4") for b in blobs]) if blobs else np.zeros((0, dim), np.float32)

@@ -2,7 +2,8 @@
 
 ``vaultsync sync`` runs after every commit, checkout and merge; when nothing
 changed it must return at once, so :func:`quick_is_current` imports nothing
-heavy — not even pygit2 (~60 ms): two ``git`` plumbing calls and one SQLite read.
+heavy — not even pygit2 (~60 ms): two ``git`` plumbing calls (:func:`vaultsync.git.run_git`)
+and one SQLite read.
 """
 
 from __future__ import annotations
@@ -10,11 +11,14 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vaultsync import __version__
+from vaultsync.git import head_tree, run_git
+
+__all__ = ["CONFIG_NAME", "chunk_table_name", "config_hash", "config_text_at", "head_tree", "lance_tables_present",
+           "quick_is_current", "readonly_uri"]
 
 if TYPE_CHECKING:
     import pygit2
@@ -41,24 +45,43 @@ def config_hash(config_text: str) -> str:
                           .encode()).hexdigest()[:16]
 
 
-def head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
-    """HEAD's tree, or None on an unborn branch."""
-    import pygit2
+def chunk_table_name(model: str, dim: int) -> str:
+    """The LanceDB vector table of embedder ``model`` (its configured name) at ``dim`` dimensions."""
+    slug = "".join(ch if ch.isalnum() else "_" for ch in model)
+    return f"chunks_{slug}_{dim}"
 
+
+def lance_tables_present(lance_dir: Path, embed_models: str) -> bool:
+    """True when every vector table named by ``meta.embed_models`` (JSON ``{name: {id, dim}}``) has
+    its folder under ``lance_dir``; False when one was deleted or the JSON is unreadable."""
     try:
-        return repo.head.peel(pygit2.Commit).tree
-    except (pygit2.GitError, KeyError):
-        return None
+        models = json.loads(embed_models or "{}")
+        return all((lance_dir / f"{chunk_table_name(name, int(info['dim']))}.lance").is_dir()
+                   for name, info in models.items() if info.get("dim"))
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return False
+
+
+def readonly_uri(path: Path) -> str:
+    """An SQLite ``file:`` URI opening ``path`` read-only; ``#``, ``?``, ``%`` and spaces escaped.
+
+    Raises:
+        OSError when ``path`` cannot be made absolute.
+    """
+    return Path(path).absolute().as_uri() + "?mode=ro"
 
 
 def _git(cwd: Path, *args: str) -> str | None:
-    res = subprocess.run(["git", *args], cwd=cwd, capture_output=True)
+    try:
+        res = run_git(args, cwd, text=False)
+    except OSError:
+        return None
     return res.stdout.decode("utf-8", errors="replace") if res.returncode == 0 else None
 
 
 def quick_is_current(cwd: Path) -> bool:
     """True when the index of the repository at ``cwd`` holds HEAD's tree and commit under the
-    same config, LanceDB included, and no sync was asked for meanwhile. False when in doubt."""
+    same config and schema, LanceDB included, and no sync was asked for meanwhile. False when in doubt."""
     out = _git(cwd, "rev-parse", "--absolute-git-dir", "HEAD", "HEAD^{tree}")
     if out is None:
         return False
@@ -68,15 +91,21 @@ def quick_is_current(cwd: Path) -> bool:
     if not sqlite_path.exists() or (index_dir / "dirty").exists():
         return False
     try:
-        db = sqlite3.connect(f"file:{sqlite_path}?mode=ro", uri=True, timeout=5)
+        db = sqlite3.connect(readonly_uri(sqlite_path), uri=True, timeout=5)
         try:
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         finally:
             db.close()
     except sqlite3.Error:
         return False
+    from vaultsync.index.sqlite_store import SCHEMA_FINGERPRINT
+
+    if meta.get("schema_fingerprint") != SCHEMA_FINGERPRINT:
+        return False  # written by another version: the sync rebuilds it
     if not (meta.get("indexed_tree") == tree_id and meta.get("lance_tree") == tree_id
             and meta.get("indexed_commit") == commit):
+        return False
+    if not lance_tables_present(index_dir / "lance", meta.get("embed_models", "")):
         return False
     config = _git(cwd, "cat-file", "blob", f"HEAD:{CONFIG_NAME}") or ""
     return meta.get("config_hash") == config_hash(config.replace("\r\n", "\n"))

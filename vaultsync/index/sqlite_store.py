@@ -1,6 +1,7 @@
 """The SQLite half of the derived index: notes, chunks, FTS5 trigram text, the WikiLink graph, meta.
 
-Schema (``SCHEMA_VERSION``; a cache, so a version change simply rebuilds):
+Schema (``SCHEMA_VERSION``, and ``SCHEMA_FINGERPRINT``, a hash of the DDL itself; a cache,
+so a file whose version or fingerprint differs is simply rebuilt):
 
 * ``notes``  — path, blob oid, lifecycle columns (memory_id, type, status,
   created, last_validated, expires, confidence, importance, superseded_by path),
@@ -36,6 +37,7 @@ and the vector table (see :mod:`vaultsync.index.vector_store`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import unicodedata
@@ -45,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultsync.index.chunking import Chunk
+from vaultsync.index.fastpath import readonly_uri
 
 SCHEMA_VERSION = "11"
 
@@ -117,6 +120,31 @@ CREATE INDEX IF NOT EXISTS refs_source ON refs(source);
 """
 
 
+SCHEMA_FINGERPRINT = hashlib.sha256((SCHEMA_VERSION + _DDL).encode()).hexdigest()[:16]
+
+
+def sqlite_healthy(path: Path) -> bool:
+    """False when ``path`` is not an SQLite database or fails ``PRAGMA quick_check`` (damaged pages).
+
+    Cost: one pass over the file's pages (milliseconds for a vault of thousands of notes).
+    """
+    try:
+        db = sqlite3.connect(readonly_uri(path), uri=True, timeout=10)
+    except sqlite3.Error:
+        return False
+    try:
+        rows = db.execute("PRAGMA quick_check").fetchall()
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc):
+            return True  # a writer holds it: not damage
+        return False
+    except sqlite3.DatabaseError:
+        return False
+    finally:
+        db.close()
+    return rows == [("ok",)]
+
+
 def normalise(text: str) -> str:
     """NFKC + case folding: what both the index and the queries go through."""
     return unicodedata.normalize("NFKC", text).casefold()
@@ -169,7 +197,7 @@ class SqliteStore:
     def __init__(self, path: Path, readonly: bool = False) -> None:
         self.path = path
         if readonly:
-            self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+            self.db = sqlite3.connect(readonly_uri(path), uri=True, timeout=10)
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
@@ -182,19 +210,19 @@ class SqliteStore:
                 self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
                 self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
-            if self._schema_version() != SCHEMA_VERSION:
+            if not self._schema_current():
                 self._create_schema()
 
     def _create_schema(self) -> None:
         """(Re)create every table in one transaction: a reader sees no tables or all of them."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            if self._schema_version() not in (None, SCHEMA_VERSION):
-                self._drop_all()
+            if not self._schema_current():
+                self._drop_all()  # another version's tables, or none at all
             for statement in _DDL.split(";"):
                 if statement.strip():
                     self.db.execute(statement)
-            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+            self._write_meta({"schema_version": SCHEMA_VERSION, "schema_fingerprint": SCHEMA_FINGERPRINT})
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
@@ -203,12 +231,13 @@ class SqliteStore:
     def close(self) -> None:
         self.db.close()
 
-    def _schema_version(self) -> str | None:
+    def _schema_current(self) -> bool:
         try:
-            row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            found = dict(self.db.execute(
+                "SELECT key, value FROM meta WHERE key IN ('schema_version', 'schema_fingerprint')").fetchall())
         except sqlite3.OperationalError:
-            return None
-        return row[0] if row else None
+            return False
+        return found == {"schema_version": SCHEMA_VERSION, "schema_fingerprint": SCHEMA_FINGERPRINT}
 
     def _drop_all(self) -> None:
         for (name,) in self.db.execute(

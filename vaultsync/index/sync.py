@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ from vaultsync.checks.runner import analyse_note
 from vaultsync.git import (
     TreeSnapshot,
     head_commit_id,
+    head_tree,
     is_valid_utf8_path,
     printable_path,
     workdir,
@@ -46,11 +48,11 @@ from vaultsync.index.embedding import (
     update_lance,
     vectors_for,
 )
-from vaultsync.index.fastpath import config_hash, config_text_at
+from vaultsync.index.fastpath import config_hash, config_text_at, lance_tables_present
 from vaultsync.index.layout import IndexLayout, layout_for
 from vaultsync.index.lock import SyncLock
 from vaultsync.index.records import note_record
-from vaultsync.index.sqlite_store import SqliteStore
+from vaultsync.index.sqlite_store import SqliteStore, sqlite_healthy
 from vaultsync.vault.config import Config, load_config
 from vaultsync.vault.lifecycle_fields import FILTER_OF
 from vaultsync.vault.note import parse_note
@@ -87,10 +89,20 @@ def config_at(repo: pygit2.Repository, tree: pygit2.Tree | None) -> tuple[Config
     return load_config(workdir(repo), text), text
 
 
-def rebase_in_progress(repo: pygit2.Repository) -> bool:
-    """True while git replays commits (rebase, or a multi-commit cherry-pick/revert)."""
+def replay_in_progress(repo: pygit2.Repository) -> bool:
+    """True while git replays commits and a later hook will sync: a rebase (post-rewrite follows),
+    or a cherry-pick/revert sequence with picks left after the current one (the last pick's
+    post-commit syncs; a sequence has no post-rewrite). The shim in ``githooks/`` applies the
+    same rule without starting Python."""
     gitdir = Path(repo.path)
-    return any((gitdir / name).exists() for name in ("rebase-merge", "rebase-apply", "sequencer"))
+    if (gitdir / "rebase-merge").exists() or (gitdir / "rebase-apply").exists():
+        return True
+    try:
+        todo = (gitdir / "sequencer" / "todo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    steps = [line for line in todo.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return len(steps) > 1  # the first line is the pick being committed now
 
 
 def vault_notes(snapshot: TreeSnapshot, config: Config) -> tuple[dict[str, str], list[str]]:
@@ -108,7 +120,7 @@ def vault_notes(snapshot: TreeSnapshot, config: Config) -> tuple[dict[str, str],
 
 
 def sync(repo: pygit2.Repository, *, rebuild: bool = False, embedder_factory: EmbedderFactory = default_embedder,
-         progress: bool = False, wait: float = 0.0) -> SyncReport:
+         progress: bool = False, wait: float = 0.0, hook: str | None = None) -> SyncReport:
     """Bring ``repo``'s index up to HEAD (see the module docstring).
 
     Args:
@@ -116,17 +128,17 @@ def sync(repo: pygit2.Repository, *, rebuild: bool = False, embedder_factory: Em
         rebuild: drop the index first and index everything.
         embedder_factory: builds the embedder (only called when chunks must be embedded).
         progress: show a progress bar while embedding.
-        wait: seconds to wait for a running sync's lock before marking dirty.
+        wait: seconds to wait for a running sync's lock (after marking the index dirty, so
+            that sync runs again for us); negative: wait as long as it takes, then sync.
+        hook: the git hook that asked, recorded in the lock's owner record.
     Returns:
         A :class:`SyncReport`; ``status == "busy"`` when another sync held the lock
         (it will run again for us).
     Raises:
         ConfigError, pygit2.GitError, OSError, and whatever the embedder raises.
     """
-    commit_tree = _head_tree(repo)
-    config, _ = config_at(repo, commit_tree)
-    layout = layout_for(repo, config)
-    lock = SyncLock(layout.lock, layout.dirty, wait=wait)
+    layout = layout_for(repo, config_at(repo, head_tree(repo))[0])
+    lock = SyncLock(layout.lock, layout.dirty, wait=wait, hook=hook)
     with lock as held:
         if not held:
             return SyncReport("busy", head_commit_id(repo))
@@ -135,18 +147,28 @@ def sync(repo: pygit2.Repository, *, rebuild: bool = False, embedder_factory: Em
         report = SyncReport("up-to-date")
         while True:
             lock.take_dirty()
-            report = _sync_once(repo, layout, embedder_factory, progress, report)
-            if not lock.take_dirty():
-                break
-            lock.mark_dirty()  # someone committed meanwhile: go again
-        return report
+            report = _sync_repaired(repo, layout, embedder_factory, progress, report)
+            if lock.take_dirty():
+                continue  # someone committed meanwhile: go again
+            lock.release()
+            if not lock.reacquire_if_dirty():  # a mark that came between the check and the release
+                return report
 
 
-def _head_tree(repo: pygit2.Repository) -> pygit2.Tree | None:
+def _sync_repaired(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: EmbedderFactory,
+                   progress: bool, previous: SyncReport) -> SyncReport:
+    """One pass; a SQLite file that fails ``PRAGMA quick_check`` or breaks mid-sync is rebuilt."""
+    if layout.sqlite.exists() and not sqlite_healthy(layout.sqlite):
+        _drop(layout)
     try:
-        return repo.head.peel(pygit2.Commit).tree
-    except (pygit2.GitError, KeyError):
-        return None
+        return _sync_once(repo, layout, embedder_factory, progress, previous)
+    except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            raise  # a reader held it too long: not damage
+        _drop(layout)
+        report = _sync_once(repo, layout, embedder_factory, progress, previous)
+        report.warnings.append(f"index rebuilt: {exc}")
+        return report
 
 
 def _drop(layout: IndexLayout) -> None:
@@ -160,7 +182,7 @@ def _drop(layout: IndexLayout) -> None:
 def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: EmbedderFactory, progress: bool,
                previous: SyncReport) -> SyncReport:
     started = time.perf_counter()
-    tree = _head_tree(repo)
+    tree = head_tree(repo)
     commit = head_commit_id(repo) if tree is not None else None
     config, config_text = config_at(repo, tree)
     target = int(config.index.get("chunk_tokens") or DEFAULT_TARGET_TOKENS)
@@ -169,7 +191,8 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
     try:
         meta = store.meta()
         tree_id = str(tree.id) if tree is not None else ""
-        lance_behind = meta.get("lance_tree") != meta.get("indexed_tree")
+        lance_behind = (meta.get("lance_tree") != meta.get("indexed_tree")
+                        or not lance_tables_present(layout.lance, meta.get("embed_models", "")))
         if meta.get("indexed_tree") == tree_id and meta.get("config_hash") == chash and "indexed_tree" in meta \
                 and not lance_behind:
             if meta.get("indexed_commit") != (commit or ""):

@@ -11,6 +11,10 @@
   ``model id | content hash`` → ``vector``. An unchanged chunk is never embedded
   twice, not after a rename, not in another worktree.
 
+A table whose schema differs from the one this version writes (an older
+vaultsync), or that cannot be opened (damaged files), is dropped and recreated
+empty: both are caches, and a recreated chunk table is refilled from SQLite.
+
 Predicates quote strings SQL-style (``'`` doubled), never with double quotes
 (IX-04). Search is flat (exact) below ``ANN_MIN_ROWS``; an ANN index is only
 built past that threshold, once (IX-06).
@@ -26,6 +30,8 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+
+from vaultsync.index.fastpath import chunk_table_name
 
 ANN_MIN_ROWS = 100_000
 COMPACT_EVERY = 20  # versions between compaction + cleanup of old versions
@@ -48,6 +54,33 @@ def _connect(path: Path) -> Any:
     return lancedb.connect(str(path))
 
 
+def open_table(db: Any, path: Path, name: str, schema: pa.Schema) -> tuple[Any, bool]:
+    """Table ``name`` of the LanceDB at ``path`` with exactly ``schema``: (table, created).
+
+    ``created`` is True when this call made an empty table: none existed, or the one there had
+    another schema or could not be read (it is dropped).
+    """
+    try:
+        table = db.open_table(name)
+    except ValueError:  # not there yet
+        return db.create_table(name, schema=schema, exist_ok=True), True
+    except (OSError, RuntimeError):  # lance could not read it
+        table = None
+    if table is not None:
+        try:
+            if table.schema == schema:
+                return table, False
+        except (OSError, RuntimeError):
+            pass
+    try:
+        db.drop_table(name)
+    except (OSError, RuntimeError, ValueError):
+        import shutil
+
+        shutil.rmtree(path / f"{name}.lance", ignore_errors=True)
+    return db.create_table(name, schema=schema, exist_ok=True), True
+
+
 class EmbeddingCache:
     """``(model id, content hash) → vector``, shared by every worktree of a repository."""
 
@@ -55,7 +88,7 @@ class EmbeddingCache:
         self.dim = dim
         self._db = _connect(path)
         schema = pa.schema([("key", pa.string()), ("vector", pa.list_(pa.float32(), dim))])
-        self._table = self._db.create_table(f"embeddings_{dim}", schema=schema, exist_ok=True)
+        self._table, _ = open_table(self._db, path, f"embeddings_{dim}", schema)
 
     def get(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Cached vectors for ``hashes`` (missing ones are absent from the result)."""
@@ -95,12 +128,12 @@ class ChunkVectors:
     """The vector table of one embedder in one worktree's index."""
 
     def __init__(self, path: Path, dim: int, model: str = "multilingual-e5-small") -> None:
+        """Open the table; :attr:`fresh` says it was (re)created empty now and must be refilled."""
         self.dim = dim
         self._db = _connect(path)
         schema = pa.schema([("id", pa.string()), ("path", pa.string()), ("hash", pa.string()),
                             ("vector", pa.list_(pa.float32(), dim))])
-        slug = "".join(ch if ch.isalnum() else "_" for ch in model)
-        self.table = self._db.create_table(f"chunks_{slug}_{dim}", schema=schema, exist_ok=True)
+        self.table, self.fresh = open_table(self._db, path, chunk_table_name(model, dim), schema)
 
     @property
     def version(self) -> int:

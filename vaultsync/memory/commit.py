@@ -27,12 +27,12 @@ def commit_paths(ws: Workspace, paths: list[str], message: str) -> str:
     for args in (["add", "--", *existing] if existing else None,
                  ["rm", "-q", "--cached", "--", *removed] if removed else None):
         if args:
-            res = run_git(ws.root, *args)
+            res = run_git(args, ws.root)
             if res.returncode != 0:
                 raise MemoryWriteError(f"git {args[0]} failed: {(res.stderr or res.stdout).strip()}")
-    res = run_git(ws.root, "commit", "-q", "-m", message, "--only", "--", *paths)
+    res = run_git(["commit", "-q", "-m", message, "--only", "--", *paths], ws.root)
     if res.returncode != 0:
-        run_git(ws.root, "reset", "-q", "--", *paths)
+        run_git(["reset", "-q", "--", *paths], ws.root)
         out = (res.stderr or res.stdout).strip()
         raise MemoryWriteError(f"git commit failed (the files are written, not committed):\n{out}")
     ws.repo = type(ws.repo)(ws.repo.path)  # a fresh handle sees the new HEAD

@@ -104,7 +104,9 @@ def open_searcher(repo: pygit2.Repository, config: Config, rerank: str | None = 
         raise NoIndexError("no index yet: run `vaultsync sync` (and `vaultsync install` to keep it in step)")
     import sqlite3
 
-    db = sqlite3.connect(f"file:{layout.sqlite}?mode=ro", uri=True)
+    from vaultsync.index.fastpath import readonly_uri
+
+    db = sqlite3.connect(readonly_uri(layout.sqlite), uri=True)
     try:
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
     except sqlite3.DatabaseError as exc:

@@ -34,6 +34,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from vaultsync.index.fastpath import readonly_uri
 from vaultsync.search import budget as budget_mod
 from vaultsync.search import graph, scoring
 from vaultsync.search.bm25 import Candidate, bm25_candidates, bm25_notes, fts_string
@@ -245,9 +246,9 @@ class Searcher:
 
     def __init__(self, db_path: Path, embedders: dict[str, QueryEmbedder] | QueryEmbedder | None,
                  reranker: Reranker | None = None) -> None:
-        self.db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False, timeout=10)
+        self.db = sqlite3.connect(readonly_uri(db_path), uri=True, check_same_thread=False, timeout=10)
         # a second connection lets whole-note BM25 run beside chunk BM25 (one connection serialises)
-        self._notes_db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False, timeout=10)
+        self._notes_db = sqlite3.connect(readonly_uri(db_path), uri=True, check_same_thread=False, timeout=10)
         self._exclusions: dict[LifecyclePolicy, Exclusions] = {}
         self.meta = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
         self.reranker = reranker

@@ -1,0 +1,170 @@
+"""The plain-sh hook shims (``githooks/``) while git replays commits (field case GH-02).
+
+A recorder stands in for the Python interpreter (``$VAULTSYNC_PYTHON``), so each
+test sees exactly which hooks would have started a sync, and at which HEAD: a
+rebase starts one (post-rewrite), a cherry-pick sequence one (its last pick), and
+no post-commit during either starts Python at all.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT, Vault, git
+
+from vaultsync.git import no_git_env
+
+HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
+BARRIER = "barrier"
+
+
+@pytest.fixture
+def shimmed(vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Vault, Path]:
+    """``vault`` with the shims installed and ``$VAULTSYNC_PYTHON`` recording "hook HEAD" lines."""
+    record = tmp_path / "starts.txt"
+    recorder = tmp_path / "python-recorder"
+    recorder.write_text(  # $5: the --hook value; the barrier (post-merge) is told apart by its marker
+        f'#!/bin/sh\nhead=$(git rev-parse HEAD); [ "$5" = post-merge ] && head={BARRIER}\n'
+        f'echo "$5 $head" >> "{record}"\n')
+    recorder.chmod(0o755)
+    monkeypatch.setenv("VAULTSYNC_PYTHON", str(recorder))
+    install_shims(vault.root / ".git" / "hooks")
+    vault.write("docs/base.md", "# base\n")
+    vault.commit("base")
+    starts(record)
+    return vault, record
+
+
+def install_shims(hooks: Path) -> None:
+    hooks.mkdir(parents=True, exist_ok=True)
+    for hook in HOOKS:
+        shutil.copy2(REPO_ROOT / "githooks" / hook, hooks / hook)
+
+
+def starts(record: Path) -> list[tuple[str, str]]:
+    """(hook, HEAD) of every sync the shims started, in order, once all have reported.
+
+    The shims start the recorder detached, in no fixed order, so a barrier start (the
+    post-merge shim run by hand, after git returned) is awaited, then a quiet spell.
+    """
+    repo = record.parent / "repo"
+    subprocess.run(["sh", str(repo / ".git/hooks/post-merge"), "0"], cwd=repo, env=no_git_env(), check=True)
+    deadline = time.monotonic() + 30
+    seen, quiet = "", 0
+    while time.monotonic() < deadline and quiet < 3:
+        time.sleep(0.3)
+        now = record.read_text() if record.exists() else ""
+        quiet = quiet + 1 if now == seen and f" {BARRIER}\n" in now else 0
+        seen = now
+    lines = [tuple(line.split()) for line in seen.splitlines()]
+    assert ("post-merge", BARRIER) in lines, f"the barrier never reported: {seen!r}"
+    record.write_text("")
+    return [line for line in lines if line != ("post-merge", BARRIER)]  # type: ignore[misc]
+
+
+def test_an_ordinary_commit_starts_one_sync(shimmed):
+    vault, record = shimmed
+    vault.write("docs/a.md", "# a\n")
+    vault.commit("a")
+    assert starts(record) == [("post-commit", vault.git("rev-parse", "HEAD").stdout.strip())]
+
+
+def _feature(vault: Vault, n: int) -> None:
+    vault.git("checkout", "-q", "-b", "feature")
+    for i in range(n):
+        vault.write(f"docs/f{i}.md", f"# f{i}\n")
+        vault.commit(f"f{i}")
+    vault.git("checkout", "-q", "main")
+    vault.write("docs/main.md", "# main\n")
+    vault.commit("main")
+
+
+@pytest.mark.parametrize("backend", ["merge", "apply"])
+def test_a_rebase_starts_one_sync_from_post_rewrite_and_none_per_pick(shimmed, backend):
+    vault, record = shimmed
+    _feature(vault, 5)
+    vault.git("checkout", "-q", "feature")
+    starts(record)
+    vault.git("rebase", "-q", f"--{backend}", "main")
+    head = vault.git("rev-parse", "HEAD").stdout.strip()
+    found = starts(record)
+    assert [h for h, _ in found if h == "post-commit"] == []
+    assert ("post-rewrite", head) in found
+
+
+def test_a_cherry_pick_sequence_syncs_once_at_its_last_pick(shimmed):
+    vault, record = shimmed
+    _feature(vault, 4)
+    starts(record)
+    vault.git("cherry-pick", "main..feature")
+    head = vault.git("rev-parse", "HEAD").stdout.strip()
+    assert starts(record) == [("post-commit", head)]
+
+
+def test_a_single_cherry_pick_and_a_revert_sequence_still_sync(shimmed):
+    vault, record = shimmed
+    _feature(vault, 3)
+    starts(record)
+    vault.git("cherry-pick", "feature")
+    assert starts(record) == [("post-commit", vault.git("rev-parse", "HEAD").stdout.strip())]
+    starts(record)
+    vault.git("cherry-pick", "feature~2", "feature~1")
+    vault.git("revert", "--no-edit", "HEAD", "HEAD~1")
+    head = vault.git("rev-parse", "HEAD").stdout.strip()
+    found = starts(record)  # one per sequence; detached, so in either order
+    assert len(found) == 2 and ("post-commit", head) in found
+
+
+def test_a_sequence_stopped_by_a_conflict_syncs_when_it_is_continued(shimmed):
+    vault, record = shimmed
+    vault.git("checkout", "-q", "-b", "side")
+    vault.write("docs/base.md", "# base\nside\n")
+    vault.commit("side edits base")
+    vault.write("docs/s.md", "# s\n")
+    vault.commit("side adds s")
+    vault.git("checkout", "-q", "main")
+    vault.write("docs/base.md", "# base\nmain\n")
+    vault.commit("main edits base")
+    starts(record)
+    assert vault.git("cherry-pick", "main..side", check=False).returncode != 0  # the first pick conflicts
+    vault.write("docs/base.md", "# base\nresolved\n")
+    vault.git("add", "docs/base.md")
+    vault.git("commit", "-q", "--no-edit")  # the resolved pick: more picks follow, no sync
+    assert starts(record) == []
+    vault.git("cherry-pick", "--continue")
+    assert starts(record) == [("post-commit", vault.git("rev-parse", "HEAD").stdout.strip())]
+
+
+def test_a_rebase_in_a_linked_worktree_starts_no_sync_per_pick(shimmed, tmp_path):
+    vault, record = shimmed
+    _feature(vault, 3)
+    wt = tmp_path / "linked wt"
+    vault.git("worktree", "add", "-q", str(wt), "feature")
+    starts(record)
+    git(wt, "rebase", "-q", "main")
+    found = starts(record)
+    assert [h for h, _ in found if h == "post-commit"] == []
+    assert ("post-rewrite", git(wt, "rev-parse", "HEAD").stdout.strip()) in found
+
+
+def test_the_python_side_defers_like_the_shim(shimmed):
+    """The pre-commit framework starts Python for every pick: ``replay_in_progress`` decides there."""
+    from vaultsync.git import open_repo
+    from vaultsync.index.sync import replay_in_progress
+
+    vault, _ = shimmed
+    gitdir = vault.root / ".git"
+    repo = open_repo(vault.root)
+    assert not replay_in_progress(repo)
+    (gitdir / "sequencer").mkdir()
+    (gitdir / "sequencer" / "todo").write_text("pick 1111111 one\n")
+    assert not replay_in_progress(repo)  # the last pick syncs
+    (gitdir / "sequencer" / "todo").write_text("# comment\npick 1111111 one\npick 2222222 two\n")
+    assert replay_in_progress(repo)
+    shutil.rmtree(gitdir / "sequencer")
+    (gitdir / "rebase-merge").mkdir()
+    assert replay_in_progress(repo)

@@ -1,0 +1,243 @@
+"""Syncs that must not be lost, stuck or left unrepaired (real git, real model, hooks installed).
+
+* damaged or foreign derived stores — a SQLite file with garbage pages, one written by
+  an older schema, a LanceDB table with another schema — converge to what
+  ``index --rebuild`` builds, on the next hook sync;
+* a hook's sync stopped by its timeout is reported as an error, not as running;
+* a user's ``vaultsync sync`` waits for a running sync and leaves the index at HEAD;
+* a repository path holding ``#``, ``?``, ``%`` and spaces works end to end;
+* syncs and status interleaved for hundreds of rounds never leave the index behind.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import Vault, assert_same_index, factory_with, git, index_state
+from test_index_hooks import memsearch, status, wait_indexed
+
+pytestmark = pytest.mark.slow
+
+
+def rebuilt(root: Path) -> dict[str, object]:
+    subprocess.run([sys.executable, "-m", "vaultsync", "index", "--rebuild", "--quiet"], cwd=root, check=True)
+    return index_state(root)
+
+
+def _notes(vault: Vault, n: int, word: str = "marker") -> None:
+    for i in range(n):
+        vault.write(f"docs/{word}-{i}.md", f"# {word} {i}\nThe {word}{i}x note, number {i}, links [[{word}-0]].\n")
+
+
+def _commit_and_wait(vault: Vault, message: str) -> dict:  # type: ignore[type-arg]
+    vault.commit(message)
+    return wait_indexed(vault.root)
+
+
+def _garble(db_path: Path) -> None:
+    """Overwrite every page but the first two (header, meta) with random bytes."""
+    db = sqlite3.connect(db_path)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page, pages = db.execute("PRAGMA page_size").fetchone()[0], db.execute("PRAGMA page_count").fetchone()[0]
+    db.close()
+    with open(db_path, "r+b") as f:
+        for n in range(2, pages):
+            f.seek(n * page)
+            f.write(os.urandom(page))
+
+
+def test_a_sqlite_file_with_garbage_pages_is_rebuilt_by_the_next_hook_sync(hooked):
+    _notes(hooked, 6)
+    _commit_and_wait(hooked, "init")
+    _garble(hooked.root / ".git/vaultsync/index.sqlite")
+    hooked.write("docs/after.md", "# after\nThe aftercorruption note.\n")
+    info = _commit_and_wait(hooked, "after")
+    assert info["notes"] == 7 and "index_problem" not in info and not info["last_error"]
+    assert memsearch(hooked.root, "aftercorruption")[0] == "docs/after.md"
+    assert_same_index(index_state(hooked.root), rebuilt(hooked.root))
+
+
+def test_status_finding_garbage_pages_keeps_its_promise_of_a_repair(hooked):
+    _notes(hooked, 4)
+    _commit_and_wait(hooked, "init")
+    _garble(hooked.root / ".git/vaultsync/index.sqlite")
+    assert "the next sync repairs it" in status(hooked.root)["index_problem"]
+    subprocess.run([sys.executable, "-m", "vaultsync", "sync", "--quiet"], cwd=hooked.root, check=True)  # same HEAD
+    info = status(hooked.root)
+    assert "index_problem" not in info and info["up_to_date"] and info["notes"] == 4
+    assert_same_index(index_state(hooked.root), rebuilt(hooked.root))
+
+
+def test_an_index_written_by_an_older_schema_is_rebuilt_by_the_next_hook_sync(hooked):
+    _notes(hooked, 4)
+    _commit_and_wait(hooked, "init")
+    db = sqlite3.connect(hooked.root / ".git/vaultsync/index.sqlite")
+    with db:  # schema 9: one vector per chunk, no kind column, no fingerprint
+        db.execute("DROP TABLE vectors")
+        db.execute("CREATE TABLE vectors (model TEXT, id TEXT, vector BLOB)")
+        db.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
+        db.execute("DELETE FROM meta WHERE key = 'schema_fingerprint'")
+    db.close()
+    hooked.write("docs/new.md", "# new\nThe newschemaword note.\n")
+    info = _commit_and_wait(hooked, "new")
+    assert info["notes"] == 5 and not info["last_error"]
+    assert memsearch(hooked.root, "newschemaword")[0] == "docs/new.md"
+    assert_same_index(index_state(hooked.root), rebuilt(hooked.root))
+
+
+def test_a_hook_sync_after_an_older_schema_does_not_stop_at_the_fast_path(hooked):
+    _notes(hooked, 3)
+    _commit_and_wait(hooked, "init")
+    db = sqlite3.connect(hooked.root / ".git/vaultsync/index.sqlite")
+    with db:
+        db.execute("UPDATE meta SET value = 'old' WHERE key = 'schema_fingerprint'")
+    db.close()
+    hooked.git("commit", "-q", "--allow-empty", "-m", "empty")  # same tree: only the schema is stale
+    wait_indexed(hooked.root)
+    fingerprint = sqlite3.connect(hooked.root / ".git/vaultsync/index.sqlite").execute(
+        "SELECT value FROM meta WHERE key = 'schema_fingerprint'").fetchone()[0]
+    from vaultsync.index.sqlite_store import SCHEMA_FINGERPRINT
+
+    assert fingerprint == SCHEMA_FINGERPRINT
+
+
+def test_a_lancedb_table_with_another_schema_is_rebuilt_by_the_next_hook_sync(hooked):
+    import lancedb
+    import pyarrow as pa
+
+    _notes(hooked, 5)
+    _commit_and_wait(hooked, "init")
+    lance = hooked.root / ".git/vaultsync/lance"
+    db = lancedb.connect(str(lance))
+    name = "chunks_multilingual_e5_small_384"
+    db.drop_table(name)
+    old = pa.schema([("id", pa.string()), ("vector", pa.list_(pa.float32(), 384))])  # no path, no hash
+    db.create_table(name, data=pa.table({"id": ["x#0"], "vector": pa.FixedSizeListArray.from_arrays(
+        pa.array([0.0] * 384, pa.float32()), 384)}, schema=old))
+    hooked.write("docs/lance.md", "# lance\nThe lanceschemaword note.\n")
+    info = _commit_and_wait(hooked, "lance")
+    assert not info["last_error"] and not info["lancedb_behind"]
+    table = lancedb.connect(str(lance)).open_table(name)
+    assert "hash" in table.schema.names
+    incremental = sorted(table.to_arrow().column("id").to_pylist())
+    rebuilt(hooked.root)
+    assert incremental == sorted(lancedb.connect(str(lance)).open_table(name).to_arrow().column("id").to_pylist())
+
+
+def test_a_deleted_vector_table_is_noticed_even_when_sqlite_is_current(hooked):
+    import shutil
+
+    _notes(hooked, 3)
+    _commit_and_wait(hooked, "init")
+    table = hooked.root / ".git/vaultsync/lance/chunks_multilingual_e5_small_384.lance"
+    shutil.rmtree(table)
+    subprocess.run([sys.executable, "-m", "vaultsync", "sync", "--quiet"], cwd=hooked.root, check=True)
+    assert table.is_dir() and not status(hooked.root)["lancedb_behind"]
+
+
+def test_a_hook_sync_stopped_by_its_timeout_is_an_error_not_running(vault, model_env):
+    vault.write(".vaultsync.yaml", "vault: docs\n")
+    _notes(vault, 40)  # far more than a fraction of a second of embedding
+    vault.commit("init")
+    env = {**os.environ, "VAULTSYNC_SYNC_TIMEOUT": "0.2"}
+    res = subprocess.run([sys.executable, "-m", "vaultsync", "sync", "--hook", "post-commit", "--quiet"],
+                         cwd=vault.root, env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0  # a hook never fails
+    info = status(vault.root)
+    assert info["last_error"], (res.stderr, (vault.root / ".git/vaultsync/state.json").read_text())
+    assert "timed out after 0.2 s" in info["last_error"]
+    assert info["sync_running"] is False and info["up_to_date"] is False
+    text = subprocess.run([sys.executable, "-m", "vaultsync", "status"], cwd=vault.root, capture_output=True,
+                          text=True, check=True).stdout
+    assert "last error  SyncTimeout: sync timed out" in text and "a sync is running" not in text
+    subprocess.run([sys.executable, "-m", "vaultsync", "sync", "--quiet"], cwd=vault.root, check=True)
+    info = status(vault.root)
+    assert info["up_to_date"] and info["notes"] == 40 and not info["last_error"]
+
+
+def test_a_users_sync_waits_for_the_running_hook_sync_and_ends_at_head(vault, model_env):
+    vault.write(".vaultsync.yaml", "vault: docs\n")
+    _notes(vault, 40)
+    vault.commit("init")
+    hook = subprocess.Popen([sys.executable, "-m", "vaultsync", "sync", "--hook", "post-commit", "--quiet"],
+                            cwd=vault.root)
+    try:
+        deadline = time.monotonic() + 120
+        while not status(vault.root)["sync_running"]:
+            assert hook.poll() is None and time.monotonic() < deadline, "the hook's sync never started"
+            time.sleep(0.05)
+        vault.write("docs/late.md", "# late\nThe latecomerword note.\n")
+        vault.commit("late")  # no hooks installed: only the user's sync will see this commit
+        user = subprocess.run([sys.executable, "-m", "vaultsync", "sync"], cwd=vault.root, capture_output=True,
+                              text=True, timeout=600)
+    finally:
+        hook.wait(timeout=600)
+    assert user.returncode == 0, user.stderr
+    assert "waiting for the running sync" in user.stderr and "busy" not in user.stdout
+    info = status(vault.root)
+    assert info["up_to_date"] and info["notes"] == 41
+    res = subprocess.run([sys.executable, "-m", "vaultsync", "search", "latecomerword", "--no-daemon"],
+                         cwd=vault.root, capture_output=True, text=True, check=True)
+    assert "docs/late.md" in res.stdout and "behind" not in res.stdout
+
+
+def test_a_repository_path_with_uri_characters_works_end_to_end(tmp_path, model_env):
+    parent = tmp_path / "odd parent"
+    root = parent / "vault #1 ?x=y %41 100%"
+    root.mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    vault = Vault(root)
+    vault.write(".vaultsync.yaml", "vault: docs\n")
+    vault.write("docs/odd.md", "# odd\nThe hashquestionpercent note.\n")
+    vault.commit("odd")
+    before = sorted(p.name for p in parent.iterdir())
+    outside = sorted(p.name for p in tmp_path.iterdir())
+    sync = subprocess.run([sys.executable, "-m", "vaultsync", "sync", "--quiet"], cwd=root, capture_output=True,
+                          text=True)
+    assert sync.returncode == 0, sync.stderr
+    info = status(root)
+    assert info["up_to_date"] and info["notes"] == 1 and "index_problem" not in info
+    res = subprocess.run([sys.executable, "-m", "vaultsync", "search", "hashquestionpercent", "--no-daemon"],
+                         cwd=root, capture_output=True, text=True)
+    assert res.returncode == 0 and "docs/odd.md" in res.stdout, res.stdout + res.stderr
+    hook = subprocess.run([sys.executable, "-m", "vaultsync", "sync", "--hook", "post-commit", "--quiet"], cwd=root,
+                          capture_output=True, text=True)
+    assert hook.returncode == 0 and not status(root)["last_error"]
+    assert sorted(p.name for p in parent.iterdir()) == before  # no stray files beside the repository
+    assert sorted(p.name for p in tmp_path.iterdir()) == outside
+
+
+ROUNDS = int(os.environ.get("VAULTSYNC_SYNC_ROUNDS", "500"))  # ~80 s on a shared 2-core machine
+
+
+def test_syncs_and_status_interleaved_never_leave_the_index_behind(vault, embedder):
+    """Each round commits, then races two hook-style syncs (no waiting) against status; once the
+    round's syncs have returned, the index must hold HEAD, whichever sync did the work."""
+    from vaultsync.cli.status import collect
+    from vaultsync.git import head_commit_id, open_repo
+    from vaultsync.index.sync import sync
+
+    vault.write(".vaultsync.yaml", "vault: docs\nindex:\n  embedders: [multilingual-e5-small]\n")
+    factory = factory_with(embedder)
+    behind: list[int] = []
+    for r in range(ROUNDS):
+        vault.write(f"docs/r{r % 7}.md", f"# round {r % 7}\nRevision {r}.\n")
+        vault.commit(f"r{r}")
+        threads = [threading.Thread(target=sync, args=(open_repo(vault.root),),
+                                    kwargs={"embedder_factory": factory, "wait": 0.0}) for _ in range(2)]
+        threads.append(threading.Thread(target=collect, args=(open_repo(vault.root),)))
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        info = collect(open_repo(vault.root))
+        if info["indexed_commit"] != head_commit_id(open_repo(vault.root)) or info["sync_running"]:
+            behind.append(r)
+    assert behind == []
