@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"vaultsync search: {exc}", file=sys.stderr)
             return 2
         if data is not None:
-            from vaultsync.search.pipeline import SearchResult
+            from vaultsync.search.results import SearchResult
 
             result = SearchResult.from_dict(data)
     if result is None:

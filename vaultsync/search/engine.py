@@ -15,7 +15,9 @@ import pygit2
 from vaultsync.git import head_commit_id
 from vaultsync.index.layout import layout_for
 from vaultsync.resources import data_dir
-from vaultsync.search.pipeline import Reranker, Searcher, SearchOptions
+from vaultsync.search.options import SearchOptions
+from vaultsync.search.pipeline import Searcher
+from vaultsync.search.stages.rerank import Reranker
 from vaultsync.settings import UserSettings, user_settings
 from vaultsync.vault.config import Config
 

@@ -5,7 +5,7 @@ Endpoints (HTTP/1.0, JSON):
 * ``GET /health`` → ``{"ok": true, "version": ...}`` (the only unsigned endpoint)
 * ``GET /status`` → what ``vaultsync status --format json`` prints
 * ``POST /search`` with ``{"query": str, "options": {...}, "rerank": str|null}`` →
-  the search result (see :class:`vaultsync.search.pipeline.SearchResult`)
+  the search result (see :class:`vaultsync.search.results.SearchResult`)
 
 The daemon serves the repository it was started in. When a sync moves the
 index to a new commit, the next request reopens the index (the embedder stays
