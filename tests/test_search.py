@@ -36,7 +36,7 @@ def sync(root: Path):  # type: ignore[no-untyped-def]
 
 def searcher(root: Path):  # type: ignore[no-untyped-def]
     from vaultsync.git import open_repo
-    from vaultsync.search.engine import open_searcher
+    from vaultsync.engine import open_searcher
     from vaultsync.vault.config import Config
 
     return open_searcher(open_repo(root), Config(), rerank="none")

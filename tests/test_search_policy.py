@@ -34,7 +34,7 @@ def indexed(tmp_path_factory, embedder):  # type: ignore[no-untyped-def]
 
     from vaultsync.git import open_repo
     from vaultsync.index.sync import sync
-    from vaultsync.search.engine import open_searcher
+    from vaultsync.engine import open_searcher
     from vaultsync.vault.config import Config
 
     root = tmp_path_factory.mktemp("policy") / "repo"

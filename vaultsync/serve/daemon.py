@@ -30,11 +30,11 @@ from typing import Any
 import pygit2
 
 from vaultsync import __version__
+from vaultsync.engine import check_rerank_spec, open_searcher, options_for
 from vaultsync.git import workdir
 from vaultsync.index.fastpath import head_tree
 from vaultsync.index.layout import layout_for
 from vaultsync.index.sync import config_at
-from vaultsync.search.engine import check_rerank_spec, open_searcher, options_for
 from vaultsync.search.pipeline import Searcher
 from vaultsync.search.query import QueryError
 from vaultsync.serve.auth import AUTH_HEADER, PROOF_HEADER, AuthError, Verifier, ensure_token

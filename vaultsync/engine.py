@@ -1,6 +1,7 @@
-"""Open a repository's index for searching: the SQLite file, the vector snapshot, the models.
+"""The composition root of search: a repository's index, embedders and rerankers wired into a
+:class:`~vaultsync.search.pipeline.Searcher`.
 
-Used in-process by ``vaultsync search`` and kept warm by ``vaultsync serve``.
+Used in-process by ``vaultsync search`` and ``vaultsync eval``, and kept warm by ``vaultsync serve``.
 """
 
 from __future__ import annotations
