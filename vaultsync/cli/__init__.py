@@ -1,0 +1,1 @@
+"""The ``vaultsync`` command line: one module per sub-command."""

@@ -1,0 +1,1 @@
+"""Retrieval evaluation: datasets run through the real pipeline, scored by ranking metrics."""
