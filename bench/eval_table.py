@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from vaultsync.engine import bundled_reranker, load_reranker
 from vaultsync.eval.harness import (
     evaluation_options,
     load_queries,
@@ -36,7 +37,6 @@ from vaultsync.git import open_repo
 from vaultsync.index.chunking import DEFAULT_TARGET_TOKENS
 from vaultsync.index.embedding import DEFAULT_EMBEDDERS
 from vaultsync.index.layout import layout_for
-from vaultsync.search.engine import bundled_reranker, load_reranker
 from vaultsync.search.pipeline import Searcher
 from vaultsync.vault.config import Config
 

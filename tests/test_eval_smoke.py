@@ -29,7 +29,7 @@ def test_metrics_on_a_known_ranking():
 
 def _searcher(repo: Path, embedder):  # type: ignore[no-untyped-def]
     from vaultsync.git import open_repo
-    from vaultsync.search.engine import open_searcher
+    from vaultsync.engine import open_searcher
     from vaultsync.vault.config import Config
 
     return open_searcher(open_repo(repo), Config(), rerank="none", embedder=embedder)[0]

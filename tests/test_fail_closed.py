@@ -55,7 +55,7 @@ def sync(v: Vault):  # type: ignore[no-untyped-def]
 def found(v: Vault, query: str, **opts) -> list[str]:  # type: ignore[no-untyped-def]
     """Paths of the hits for ``query`` (BM25, no graph hop unless asked)."""
     from vaultsync.git import open_repo
-    from vaultsync.search.engine import open_searcher, options_for
+    from vaultsync.engine import open_searcher, options_for
     from vaultsync.vault.config import Config
 
     opts.setdefault("graph_hops", 0)
@@ -68,7 +68,7 @@ def found(v: Vault, query: str, **opts) -> list[str]:  # type: ignore[no-untyped
 
 def hits(v: Vault, query: str, **opts):  # type: ignore[no-untyped-def]
     from vaultsync.git import open_repo
-    from vaultsync.search.engine import open_searcher, options_for
+    from vaultsync.engine import open_searcher, options_for
     from vaultsync.vault.config import Config
 
     searcher, head = open_searcher(open_repo(v.root), Config(), rerank="none")
@@ -386,7 +386,7 @@ def test_an_index_of_the_previous_schema_converges(vault):
         con.execute("UPDATE meta SET value = 'fingerprint-of-10' WHERE key = 'config_hash'")
     con.close()
     from vaultsync.git import open_repo
-    from vaultsync.search.engine import NoIndexError, open_searcher
+    from vaultsync.engine import NoIndexError, open_searcher
     from vaultsync.vault.config import Config
 
     with pytest.raises(NoIndexError, match="vaultsync sync"):

@@ -220,7 +220,7 @@ ROUNDS = int(os.environ.get("VAULTSYNC_SYNC_ROUNDS", "500"))  # ~80 s on a share
 def test_syncs_and_status_interleaved_never_leave_the_index_behind(vault, embedder):
     """Each round commits, then races two hook-style syncs (no waiting) against status; once the
     round's syncs have returned, the index must hold HEAD, whichever sync did the work."""
-    from vaultsync.cli.status import collect
+    from vaultsync.index.status import collect
     from vaultsync.git import head_commit_id, open_repo
     from vaultsync.index.sync import sync
 

@@ -49,7 +49,7 @@ def vectors(root: Path, where: str | None = None) -> int:
 
 def search(root: Path, query: str, **opts):  # type: ignore[no-untyped-def]
     from vaultsync.git import open_repo
-    from vaultsync.search.engine import open_searcher, options_for
+    from vaultsync.engine import open_searcher, options_for
     from vaultsync.vault.config import Config
 
     searcher, head = open_searcher(open_repo(root), Config(), rerank="none")

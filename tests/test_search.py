@@ -36,7 +36,7 @@ def sync(root: Path):  # type: ignore[no-untyped-def]
 
 def searcher(root: Path):  # type: ignore[no-untyped-def]
     from vaultsync.git import open_repo
-    from vaultsync.search.engine import open_searcher
+    from vaultsync.engine import open_searcher
     from vaultsync.vault.config import Config
 
     return open_searcher(open_repo(root), Config(), rerank="none")
@@ -90,7 +90,7 @@ def test_lifecycle_filters_and_the_superseding_note(vault, embedder):
     vault.commit("init")
     sync(vault.root)
     s, head = searcher(vault.root)
-    from vaultsync.search.pipeline import SearchOptions
+    from vaultsync.search.options import SearchOptions
 
     paths = lambda q, **kw: [h.path for h in s.search(q, SearchOptions(**kw)).hits]  # noqa: E731
     hits = s.search("webhook retries inside the API worker", SearchOptions())
@@ -121,7 +121,7 @@ def test_rerank_cutoff_drops_what_a_calibrated_reranker_rejects(vault, embedder)
     vault.commit("init")
     sync(vault.root)
     s, _ = searcher(vault.root)
-    from vaultsync.search.pipeline import SearchOptions
+    from vaultsync.search.options import SearchOptions
 
     s.reranker = _KeywordReranker("Friday")
     hits = s.search("deploy policy", SearchOptions(min_confidence=0.0, rerank_cutoff=True)).hits
@@ -143,7 +143,7 @@ _fields = st.fixed_dictionaries({
 def test_property_hidden_notes_never_leak(tmp_path_factory, embedder, notes, seed):
     """On random vaults, no expired / superseded / low-confidence note is ever returned without the
     include flags, whatever the query, and every superseded note's successor can be returned."""
-    from vaultsync.search.pipeline import SearchOptions
+    from vaultsync.search.options import SearchOptions
 
     root = tmp_path_factory.mktemp("prop")
     git(root, "init", "-q", "-b", "main")

@@ -34,7 +34,7 @@ def indexed(tmp_path_factory, embedder):  # type: ignore[no-untyped-def]
 
     from vaultsync.git import open_repo
     from vaultsync.index.sync import sync
-    from vaultsync.search.engine import open_searcher
+    from vaultsync.engine import open_searcher
     from vaultsync.vault.config import Config
 
     root = tmp_path_factory.mktemp("policy") / "repo"
@@ -53,7 +53,8 @@ def indexed(tmp_path_factory, embedder):  # type: ignore[no-untyped-def]
 
 
 def _weights(searcher, text: str, mode: str = "convex"):  # type: ignore[no-untyped-def]
-    from vaultsync.search.pipeline import SearchOptions, leg_weights
+    from vaultsync.search.options import SearchOptions
+    from vaultsync.search.weights import leg_weights
 
     return leg_weights(searcher.db, parse_query(text), mode, ["dense", "dense2"], SearchOptions())
 
@@ -77,7 +78,8 @@ def test_the_secondary_leg_votes_only_in_its_scripts(indexed) -> None:  # type: 
 
 @given(st.text(alphabet=st.characters(whitelist_categories=("Lu", "Ll", "Lo")), min_size=1, max_size=40))
 def test_secondary_weight_is_zero_or_the_configured_weight(text: str) -> None:
-    from vaultsync.search.pipeline import SearchOptions, secondary_weight
+    from vaultsync.search.options import SearchOptions
+    from vaultsync.search.weights import secondary_weight
     from vaultsync.search.query import QueryError
 
     try:
@@ -118,7 +120,7 @@ def test_the_graph_hop_brings_a_linked_note_and_decays_its_score(indexed) -> Non
 
 
 def _paths(searcher, query: str, **options) -> list[str]:  # type: ignore[no-untyped-def]
-    from vaultsync.search.pipeline import SearchOptions
+    from vaultsync.search.options import SearchOptions
 
     return [h.path for h in searcher.search(query, SearchOptions.from_config({}, **options)).hits]
 
@@ -142,7 +144,8 @@ def test_tag_type_and_scope_filters(indexed) -> None:  # type: ignore[no-untyped
 
 def test_bm25_on_an_empty_vault_index_is_safe(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from vaultsync.index.sqlite_store import SqliteStore
-    from vaultsync.search.pipeline import SearchOptions, leg_weights
+    from vaultsync.search.options import SearchOptions
+    from vaultsync.search.weights import leg_weights
 
     store = SqliteStore(tmp_path / "i.sqlite")
     store.close()

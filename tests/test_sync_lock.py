@@ -68,7 +68,7 @@ def test_a_waiting_sync_does_not_mark_dirty(tmp_path):
 
 def test_status_never_takes_the_lock_from_a_sync(vault: Vault):
     """Status, polled in a loop, must never make a sync find the lock busy."""
-    from vaultsync.cli.status import collect
+    from vaultsync.index.status import collect
     from vaultsync.git import open_repo
     from vaultsync.index.layout import layout_for
 
@@ -107,7 +107,7 @@ def _dead_pid() -> int:
 
 
 def test_an_owner_that_died_is_not_running_and_status_says_it_was_killed(vault: Vault):
-    from vaultsync.cli.status import collect
+    from vaultsync.index.status import collect
     from vaultsync.git import open_repo
     from vaultsync.index.layout import layout_for
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import Vault, adr, run_cli
 
-from vaultsync.search.engine import check_rerank_spec, default_rerank
+from vaultsync.engine import check_rerank_spec, default_rerank
 from vaultsync.vault.config import ConfigError, load_config
 
 HOSTILE_CONFIGS = [

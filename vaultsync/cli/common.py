@@ -25,7 +25,7 @@ def committed_config(repo: pygit2.Repository) -> Config:
     An invalid committed config is reported on stderr and the defaults are used, so
     status and search keep working on the last good index.
     """
-    from vaultsync.index.fastpath import head_tree
+    from vaultsync.git import head_tree
     from vaultsync.index.sync import config_at
     from vaultsync.vault.config import ConfigError
 

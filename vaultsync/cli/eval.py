@@ -34,6 +34,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 
 def run(args: argparse.Namespace) -> int:
     from vaultsync.cli.common import committed_config
+    from vaultsync.engine import open_searcher
     from vaultsync.eval.harness import (
         evaluation_options,
         load_queries,
@@ -43,7 +44,6 @@ def run(args: argparse.Namespace) -> int:
     )
     from vaultsync.eval.variants import VARIANTS
     from vaultsync.git import open_repo
-    from vaultsync.search.engine import open_searcher
 
     dataset = Path(args.dataset) if Path(args.dataset).is_dir() else args.data / args.dataset
     if not (dataset / "queries.jsonl").is_file():
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         for name in names:
             variant = VARIANTS[name]
-            from vaultsync.search.engine import default_rerank, load_reranker
+            from vaultsync.engine import default_rerank, load_reranker
 
             spec = default_rerank(config) if variant.rerank == "default" else variant.rerank
             searcher.reranker = load_reranker(spec, searcher.embedder, config)

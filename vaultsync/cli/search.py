@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         "min_confidence": args.min_confidence, "rerank": False if args.no_rerank else None,
     }
     options = {k: v for k, v in options.items() if v is not None}
-    from vaultsync.search.engine import check_rerank_spec, options_for
+    from vaultsync.engine import check_rerank_spec, options_for
 
     try:
         options_for(config, **options)
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"vaultsync search: {exc}", file=sys.stderr)
             return 2
         if data is not None:
-            from vaultsync.search.pipeline import SearchResult
+            from vaultsync.search.results import SearchResult
 
             result = SearchResult.from_dict(data)
     if result is None:
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _in_process(repo, config, raw: str, options: dict, rerank: str | None):  # type: ignore[no-untyped-def]
-    from vaultsync.search.engine import NoIndexError, open_searcher, options_for
+    from vaultsync.engine import NoIndexError, open_searcher, options_for
 
     try:
         searcher, head = open_searcher(repo, config, rerank=rerank)

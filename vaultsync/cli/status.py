@@ -4,78 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
-from typing import Any
 
 from vaultsync.cli.common import repository
-from vaultsync.git import head_commit_id, workdir
+from vaultsync.index.status import collect
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
     p = sub.add_parser(name, help=help_text, description=__doc__)
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(run=run)
-
-
-def collect(repo: Any) -> dict[str, Any]:
-    """Status facts as a dict (what ``--format json`` prints)."""
-    from vaultsync.cli.common import committed_config
-    from vaultsync.cli.install import HOOKS, hooks_path_setting, installed_hooks
-    from vaultsync.index.layout import layout_for
-    from vaultsync.index.lock import is_alive, read_owner
-    from vaultsync.index.sqlite_store import SqliteStore
-    from vaultsync.index.state import read_state
-
-    config = committed_config(repo)
-    layout = layout_for(repo, config)
-    head = head_commit_id(repo)
-    info: dict[str, Any] = {"repository": str(workdir(repo)), "index_dir": str(layout.dir), "head": head}
-    meta: dict[str, str] = {}
-    if layout.sqlite.exists():
-        store = SqliteStore(layout.sqlite, readonly=True)
-        try:
-            meta = store.meta()
-            info.update(store.counts())
-        except sqlite3.DatabaseError as exc:  # being created by a first sync, or damaged
-            info["index_problem"] = f"index not readable ({exc}); the next sync repairs it"
-            layout.dirty.touch()  # so the next sync does not stop at the fast path (ADR-0046)
-        finally:
-            store.close()
-    if meta:
-        info["indexed_commit"] = meta.get("indexed_commit") or None
-        info["lancedb_behind"] = meta.get("lance_tree") != meta.get("indexed_tree")
-        info["embed_model"] = meta.get("embed_model")
-        info["synced_at"] = meta.get("synced_at")
-    else:
-        info["indexed_commit"] = None
-    info["up_to_date"] = info["indexed_commit"] == head and head is not None
-    owner = read_owner(layout.lock)  # read, never taken: a colliding hook's sync must find the lock free
-    alive = owner is not None and is_alive(owner)
-    info["sync_running"] = alive
-    info["sync_pid"] = owner.pid if alive else None
-    state = read_state(layout)
-    info["last_error"] = state.get("last_error")
-    error_at = float(state.get("last_error_at") or 0)  # type: ignore[arg-type]
-    if owner is not None and not alive and error_at < owner.started:
-        info["last_error"] = (f"the sync started at {_iso(owner.started)} (pid {owner.pid}"
-                              f"{', ' + owner.hook if owner.hook else ''}) was killed before it finished; "
-                              "the next sync resumes")
-    info["last_status"] = state.get("last_status")
-    info["warnings"] = list(state.get("warnings") or [])  # type: ignore[call-overload]
-    setting = hooks_path_setting(repo)
-    present = installed_hooks(repo)
-    info["hooks"] = present
-    if setting and len(present) < len(HOOKS):
-        info["hooks_problem"] = f"hooks not active: core.hooksPath={setting} (unset it or chain our hooks from there)"
-    elif len(present) < len(HOOKS):
-        info["hooks_problem"] = "git hooks not installed (run `vaultsync install`)"
-    return info
-
-
-def _iso(ts: float) -> str:
-    import datetime as dt
-
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -26,7 +26,8 @@ from typing import Any
 from vaultsync.eval.metrics import dedupe, hit_at, mrr_at, ndcg_at, recall_at
 from vaultsync.git import run_git
 from vaultsync.search.budget import cut
-from vaultsync.search.pipeline import Searcher, SearchOptions
+from vaultsync.search.options import SearchOptions
+from vaultsync.search.pipeline import Searcher
 
 K_RECALL = 5
 K_RANK = 10

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vaultsync import __version__
-from vaultsync.git import head_tree, run_git
+from vaultsync.git import run_git
+from vaultsync.sqlite_uri import readonly_uri
 
-__all__ = ["CONFIG_NAME", "chunk_table_name", "config_hash", "config_text_at", "head_tree", "lance_tables_present",
-           "quick_is_current", "readonly_uri"]
+__all__ = ["CONFIG_NAME", "chunk_table_name", "config_hash", "config_text_at", "lance_tables_present",
+           "quick_is_current"]
 
 if TYPE_CHECKING:
     import pygit2
@@ -60,15 +61,6 @@ def lance_tables_present(lance_dir: Path, embed_models: str) -> bool:
                    for name, info in models.items() if info.get("dim"))
     except (ValueError, TypeError, KeyError, AttributeError):
         return False
-
-
-def readonly_uri(path: Path) -> str:
-    """An SQLite ``file:`` URI opening ``path`` read-only; ``#``, ``?``, ``%`` and spaces escaped.
-
-    Raises:
-        OSError when ``path`` cannot be made absolute.
-    """
-    return Path(path).absolute().as_uri() + "?mode=ro"
 
 
 def _git(cwd: Path, *args: str) -> str | None:

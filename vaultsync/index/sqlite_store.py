@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultsync.index.chunking import Chunk
-from vaultsync.index.fastpath import readonly_uri
+from vaultsync.sqlite_uri import readonly_uri
 
 SCHEMA_VERSION = "11"
 

@@ -90,7 +90,7 @@ def build_server(root: Path) -> MCPServer:
         rerank: Annotated[str | None, Field(description="none, maxsim or cross-encoder (default from config)")]
         = None,
     ) -> dict[str, Any]:
-        from vaultsync.search.engine import NoIndexError
+        from vaultsync.engine import NoIndexError
         from vaultsync.search.query import QueryError
         from vaultsync.vault.config import ConfigError
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import pygit2
 
+from vaultsync.engine import NoIndexError, check_rerank_spec, open_searcher, options_for
 from vaultsync.git import head_commit_id, head_tree
 from vaultsync.index.fastpath import config_text_at
 from vaultsync.index.layout import layout_for
 from vaultsync.index.sync import sync
-from vaultsync.search.engine import NoIndexError, check_rerank_spec, open_searcher, options_for
 from vaultsync.search.pipeline import Searcher
 from vaultsync.vault.config import Config, load_config
 

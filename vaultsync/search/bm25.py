@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from vaultsync.search.query import Query
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")  # kana, CJK ideographs, hangul: text without spaces
 _WEIGHTS = "2.0, 1.5, 1.0"
 
 
@@ -45,7 +45,7 @@ def _or_terms(query: Query) -> list[str]:
     terms: list[str] = []
     for term in query.long_terms:
         terms.append(term)
-        if _CJK.search(term) and len(term) > 3:
+        if CJK.search(term) and len(term) > 3:
             terms.extend(term[i:i + 3] for i in range(len(term) - 2))
     return list(dict.fromkeys(terms))
 

@@ -1,15 +1,29 @@
-"""Vector leg: exact cosine top-N over the index's chunk vectors.
+"""Dense legs: one per embedder, exact cosine top-N over the index's chunk and note-name vectors.
 
 Vectors are L2-normalised, so cosine is a dot product; an exact scan of
 100k × 384 float32 takes ~10 ms, so no ANN index is needed below that size
-(an ANN index is built by the sync past ``ANN_MIN_ROWS``).
+(an ANN index is built by the sync past ``ANN_MIN_ROWS``). A leg's vectors are
+read from the index's SQLite file once and kept in memory (:func:`load_leg`).
 """
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
 import numpy as np
 
 from vaultsync.search.bm25 import Candidate
+
+
+class QueryEmbedder(Protocol):
+    model_id: str
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]: ...
 
 
 class VectorIndex:
@@ -53,3 +67,84 @@ class VectorIndex:
             return {}
         scores = self.matrix[idx] @ np.asarray(query_vector, dtype=np.float32)
         return {int(self.rowids[i]): float(s) for i, s in zip(idx, scores)}
+
+
+@dataclass
+class DenseLeg:
+    """One embedder's vectors: chunk vectors aligned with SQLite rowids, and note-name vectors."""
+
+    name: str
+    embedder: QueryEmbedder
+    chunks: VectorIndex
+    chunk_paths: np.ndarray
+    name_paths: list[str]
+    name_matrix: np.ndarray
+
+    def top_chunks(self, query_vector: np.ndarray, limit: int, allowed: set[str] | None) -> list[Candidate]:
+        """The ``limit`` chunks nearest ``query_vector`` among the notes in ``allowed`` (None: all)."""
+        mask = None
+        if allowed is not None:
+            mask = np.fromiter((p in allowed for p in self.chunk_paths), dtype=bool, count=len(self.chunk_paths))
+        return self.chunks.top(query_vector, limit, mask)
+
+    def best_notes(self, query_vector: np.ndarray, chunks: list[Candidate], paths: dict[int, str],
+                   allowed: set[str] | None, scope: str | None, names: bool, limit: int) -> dict[str, float]:
+        """Notes by their best vector: the max cosine over their chunks and (``names``) the ``limit``
+        nearest name vectors in ``allowed`` and under ``scope``, best first.
+
+        Args:
+            chunks: this leg's chunk candidates; ``paths`` maps their rowids to note paths.
+        """
+        best: dict[str, float] = {}
+        for c in chunks:
+            p = paths[c.rowid]
+            if c.score > best.get(p, -2.0):
+                best[p] = c.score
+        if len(self.name_paths) and names:
+            sims = self.name_matrix @ query_vector
+            if allowed is not None or scope:
+                ok = np.fromiter(((allowed is None or p in allowed) and (not scope or p.startswith(scope))
+                                  for p in self.name_paths), dtype=bool, count=len(self.name_paths))
+                sims = np.where(ok, sims, -np.inf)
+            k = min(len(sims), limit)
+            for i in np.argpartition(-sims, k - 1)[:k]:
+                p, sim = self.name_paths[i], float(sims[i])
+                if np.isfinite(sim) and sim > best.get(p, -2.0):
+                    best[p] = sim
+        return dict(sorted(best.items(), key=lambda kv: -kv[1]))
+
+
+def load_leg(db: sqlite3.Connection, name: str, embedder: QueryEmbedder, info: dict[str, Any]) -> DenseLeg | None:
+    """The leg ``name`` of ``embedder`` (``info``: the index's ``embed_models`` entry, ``id`` and ``dim``),
+    or None when the index holds no chunk vectors of that model."""
+    model, dim = info.get("id", getattr(embedder, "model_id", "")), int(info.get("dim") or embedder.dim)
+    rowids, paths, matrix = read_vectors(
+        db, "SELECT c.rowid, c.path, v.vector FROM vectors v JOIN chunks c ON c.id = v.id "
+        "WHERE v.model = ? AND v.kind = 'chunk'", model, dim)
+    if not len(rowids):
+        return None
+    _, names, name_matrix = read_vectors(
+        db, "SELECT 0, path, vector FROM vectors WHERE model = ? AND kind = 'name'", model, dim)
+    return DenseLeg(name, embedder, VectorIndex(rowids, matrix), paths, list(names), name_matrix)
+
+
+def read_vectors(db: sqlite3.Connection, sql: str, model: str, dim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rowids int64[n], paths object[n], vectors float32[n, dim]) streamed into preallocated arrays, so
+    loading never holds a second copy of the vectors (peak memory ≈ the final matrix). The arrays are
+    sized by the model's row count (a covering-index count; names included): the pages of ``np.empty``
+    that are never written are never resident.
+
+    Args:
+        sql: selects ``(rowid, path, vector blob)`` rows of ``model``, one ``?`` parameter.
+    """
+    n = db.execute("SELECT count(*) FROM vectors WHERE model = ?", (model,)).fetchone()[0]
+    rowids, paths = np.empty(n, np.int64), np.empty(n, dtype=object)
+    matrix = np.empty((n, dim), np.float32)
+    cursor, i = db.execute(sql, (model,)), 0
+    while batch := cursor.fetchmany(4096):
+        j = i + len(batch)
+        ids, ps, blobs = zip(*batch)
+        rowids[i:j], paths[i:j] = ids, ps
+        matrix[i:j] = np.frombuffer(b"".join(blobs), "<f4").reshape(j - i, dim)
+        i = j
+    return rowids[:i], paths[:i], matrix[:i]

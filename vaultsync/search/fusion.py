@@ -2,7 +2,7 @@
 
 ``score(d) = Σ_leg w_leg / (k + rank_leg(d))`` with 1-based ranks and k = 60.
 Equal weights give plain RRF; the pipeline passes per-query leg weights
-(see :func:`vaultsync.search.pipeline.leg_weights`) so that a leg that is weak
+(see :func:`vaultsync.search.weights.leg_weights`) so that a leg that is weak
 for this query (BM25 on a query in another language) cannot drag a strong one down.
 """
 

@@ -1,5 +1,5 @@
-"""The allowed range of every search option, checked wherever options enter: the command line,
-the config's ``search:`` section, the daemon and the MCP server.
+"""Search options (:class:`SearchOptions`) and the allowed range of each, checked wherever options
+enter: the command line, the config's ``search:`` section, the daemon and the MCP server.
 
 A range bounds the work one query may cause (``graph_hops: 1000000`` once held the daemon for a
 minute), so every knob has one.
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from dataclasses import dataclass
 from typing import Any
 
 # option -> (kind, low, high); integers and numbers are inclusive ranges
@@ -36,10 +37,10 @@ LEGS = ("bm25", "dense", "dense2")
 MAX_TERMS, MAX_TERM_CHARS = 64, 200
 
 
-def check_options(opts: Any) -> None:
+def check_options(opts: SearchOptions) -> None:
     """Raise ``ValueError`` naming the first option outside its range (see :data:`RANGES`).
 
-    ``opts`` is a :class:`vaultsync.search.pipeline.SearchOptions`.
+    ``opts`` is a :class:`SearchOptions`.
     """
     for key, (kind, low, high) in RANGES.items():
         value = getattr(opts, key)
@@ -65,3 +66,58 @@ def check_options(opts: Any) -> None:
         raise ValueError("scope must be a folder path of at most 1000 characters")
     if opts.today is not None and not isinstance(opts.today, dt.date):
         raise ValueError(f"today must be a date, got {opts.today!r}")
+
+
+@dataclass
+class SearchOptions:
+    """Knobs of one search (defaults chosen on the evaluation sets, see docs/eval.md)."""
+
+    top_k: int = 5
+    budget: int = 1200
+    candidates: int = 50
+    rerank_top: int = 20
+    rrf_k: int = 60
+    fusion: str = "convex"  # "convex" | "rrf-adaptive" (both with per-query leg weights) | "rrf" (equal)
+    legs: tuple[str, ...] = ("bm25", "dense", "dense2")
+    secondary_weight: float = 0.5
+    secondary_cross: float = 1.0  # the secondary leg's weight on a query the vault's words do not cover
+    title_vectors: bool = True
+    graph_hops: int = 1
+    graph_decay: float = 0.5
+    graph_seeds: int = 5
+    rerank: bool = True
+    rerank_cutoff: bool = False  # drop candidates under a calibrated reranker's threshold (the best one stays)
+    w_importance: float = 0.1
+    w_recency: float = 0.05
+    half_life_days: float = 365.0
+    per_note: int = 2
+    second_chunk: float = 0.8  # a note's second-best chunk ranks at this fraction of the note's score
+    types: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    scope: str | None = None
+    include_expired: bool = False
+    include_superseded: bool = False
+    min_confidence: float = 0.5
+    today: dt.date | None = None
+
+    @classmethod
+    def from_config(cls, values: dict[str, Any], **overrides: Any) -> SearchOptions:
+        """Options from the ``search:`` section of ``.vaultsync.yaml`` plus explicit overrides.
+
+        Raises:
+            ValueError: an unknown option or a value of the wrong type or range
+                (:data:`RANGES`).
+        """
+        merged = dict(values)
+        merged.update({k: v for k, v in overrides.items() if v is not None})
+        unknown = sorted(set(merged) - set(cls.__dataclass_fields__) - {"port"})
+        if unknown:
+            raise ValueError(f"unknown search option(s): {', '.join(unknown)}")
+        merged.pop("port", None)
+        for key in ("legs", "types", "tags"):
+            if key in merged:
+                value = merged[key]
+                merged[key] = (value,) if isinstance(value, str) else tuple(str(v) for v in value)
+        opts = cls(**merged)
+        check_options(opts)
+        return opts

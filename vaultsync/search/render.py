@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from vaultsync.search.pipeline import SearchResult
+from vaultsync.search.results import SearchResult
 
 
 def _trace(trace: dict[str, dict[str, float]]) -> str:

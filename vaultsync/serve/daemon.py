@@ -5,7 +5,7 @@ Endpoints (HTTP/1.0, JSON):
 * ``GET /health`` → ``{"ok": true, "version": ...}`` (the only unsigned endpoint)
 * ``GET /status`` → what ``vaultsync status --format json`` prints
 * ``POST /search`` with ``{"query": str, "options": {...}, "rerank": str|null}`` →
-  the search result (see :class:`vaultsync.search.pipeline.SearchResult`)
+  the search result (see :class:`vaultsync.search.results.SearchResult`)
 
 The daemon serves the repository it was started in. When a sync moves the
 index to a new commit, the next request reopens the index (the embedder stays
@@ -30,11 +30,10 @@ from typing import Any
 import pygit2
 
 from vaultsync import __version__
-from vaultsync.git import workdir
-from vaultsync.index.fastpath import head_tree
+from vaultsync.engine import check_rerank_spec, open_searcher, options_for
+from vaultsync.git import head_tree, workdir
 from vaultsync.index.layout import layout_for
 from vaultsync.index.sync import config_at
-from vaultsync.search.engine import check_rerank_spec, open_searcher, options_for
 from vaultsync.search.pipeline import Searcher
 from vaultsync.search.query import QueryError
 from vaultsync.serve.auth import AUTH_HEADER, PROOF_HEADER, AuthError, Verifier, ensure_token
@@ -164,7 +163,7 @@ def make_handler(service: SearchService, verifier: Verifier, port: int,
                 if method == "GET" and path == "/health":
                     self._send(200, {"ok": True, "version": __version__, "repository": service.root})
                 elif method == "GET" and path == "/status":
-                    from vaultsync.cli.status import collect
+                    from vaultsync.index.status import collect
 
                     self._send(200, collect(service.repo))
                 elif method == "POST" and path == "/search":

@@ -1,6 +1,7 @@
-"""Open a repository's index for searching: the SQLite file, the vector snapshot, the models.
+"""The composition root of search: a repository's index, embedders and rerankers wired into a
+:class:`~vaultsync.search.pipeline.Searcher`.
 
-Used in-process by ``vaultsync search`` and kept warm by ``vaultsync serve``.
+Used in-process by ``vaultsync search`` and ``vaultsync eval``, and kept warm by ``vaultsync serve``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import pygit2
 from vaultsync.git import head_commit_id
 from vaultsync.index.layout import layout_for
 from vaultsync.resources import data_dir
-from vaultsync.search.pipeline import Reranker, Searcher, SearchOptions
+from vaultsync.search.handles import Reranker
+from vaultsync.search.options import SearchOptions
+from vaultsync.search.pipeline import Searcher
 from vaultsync.settings import UserSettings, user_settings
 from vaultsync.vault.config import Config
 
@@ -104,7 +107,7 @@ def open_searcher(repo: pygit2.Repository, config: Config, rerank: str | None = 
         raise NoIndexError("no index yet: run `vaultsync sync` (and `vaultsync install` to keep it in step)")
     import sqlite3
 
-    from vaultsync.index.fastpath import readonly_uri
+    from vaultsync.sqlite_uri import readonly_uri
 
     db = sqlite3.connect(readonly_uri(layout.sqlite), uri=True)
     try:

@@ -1,0 +1,90 @@
+"""What flows through the search stages: a query's :class:`Context` and its :class:`Candidates`.
+
+Every stage is a function ``stage(ctx, cands) -> cands`` (:data:`Stage`): it reads the
+context, returns the candidates with its own fields replaced and adds its entries to
+``cands.trace``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from vaultsync.search.bm25 import Candidate
+from vaultsync.search.dense import DenseLeg
+from vaultsync.search.lifecycle import Exclusions
+from vaultsync.search.options import SearchOptions
+from vaultsync.search.query import Query
+from vaultsync.search.results import Hit
+
+if TYPE_CHECKING:
+    from vaultsync.search.handles import IndexHandles
+
+
+@dataclass(frozen=True)
+class Context:
+    """One query over one index.
+
+    Attributes:
+        index: the index's SQLite connections, dense legs and reranker.
+        legs: the dense legs this query uses, by leg name (``dense``, ``dense2``), primary first.
+        excluded: lifecycle exclusions (hidden notes, superseded → successor).
+        allowed: note paths that may be returned (None: all), from filters and exclusions.
+    """
+
+    index: IndexHandles
+    query: Query
+    opts: SearchOptions
+    legs: list[tuple[str, DenseLeg]]
+    excluded: Exclusions
+    allowed: set[str] | None
+
+    @property
+    def shortlist(self) -> int:
+        """How many notes leave fusion and how many chunks reach the rerank: enough for rerank and cut."""
+        return max(self.opts.rerank_top, self.opts.top_k * 4)
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The candidates of one query, as far as the stages have got.
+
+    Attributes:
+        query_vectors: leg name → the query's embedding, float32 [dim].
+        chunk_legs: leg name → chunk candidates, best first (``bm25``, then the dense legs).
+        note_legs: leg name → note path → the note's score in that leg, best first.
+        weights: leg name → fusion weight for this query (:mod:`vaultsync.search.weights`).
+        chunk_scores: chunk rowid → fused chunk score (orders a note's chunks).
+        notes: note path → fused note score; supersession and the graph hop rewrite it.
+        replaced: successor path → the superseded note it stands in for.
+        graph_added: note path → how the graph hop reached it (seed, depth, score).
+        ranked: ``(chunk rowid, score)`` best first: a note's best chunks, then the rerank's order.
+        rows: chunk rowid → its chunk and note fields (:func:`vaultsync.search.rows.chunk_rows`).
+        rerank: the reranker's name, when one ran.
+        hits: the result after the importance/recency blend, per-note cap and budget cut.
+        trace: chunk rowid → stage → its rank and score there (``--explain``).
+    """
+
+    query_vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    chunk_legs: dict[str, list[Candidate]] = field(default_factory=dict)
+    note_legs: dict[str, dict[str, float]] = field(default_factory=dict)
+    weights: dict[str, float] = field(default_factory=dict)
+    chunk_scores: dict[int, float] = field(default_factory=dict)
+    notes: dict[str, float] = field(default_factory=dict)
+    replaced: dict[str, str] = field(default_factory=dict)
+    graph_added: dict[str, dict[str, Any]] = field(default_factory=dict)
+    ranked: list[tuple[int, float]] = field(default_factory=list)
+    rows: dict[int, dict[str, Any]] = field(default_factory=dict)
+    rerank: str | None = None
+    hits: list[Hit] = field(default_factory=list)
+    trace: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict)
+
+    def traced(self, rowid: int) -> dict[str, dict[str, Any]]:
+        """The trace of chunk ``rowid`` (created empty), for a stage to add its entry."""
+        return self.trace.setdefault(rowid, {})
+
+
+Stage = Callable[[Context, Candidates], Candidates]

@@ -1,0 +1,81 @@
+"""The warm handles of one index: its SQLite connections, each embedder's vectors, the reranker."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from vaultsync.search.dense import DenseLeg, QueryEmbedder, VectorIndex, load_leg
+from vaultsync.search.lifecycle import Exclusions, LifecyclePolicy, exclusions
+from vaultsync.search.rows import chunks_by_note
+from vaultsync.sqlite_uri import readonly_uri
+
+
+class Reranker(Protocol):
+    """A rerank stage: relevance of each passage to the query, float32 ``[len(passages)]`` in [0, 1]."""
+
+    name: str
+
+    def score(self, query: str, passages: list[str]) -> np.ndarray: ...
+
+
+class IndexHandles:
+    """Holds the warm resources of one index state: SQLite, the vectors of each embedder, the models.
+
+    Args:
+        db_path: the index's ``index.sqlite``.
+        embedders: embedder name → query embedder, primary first (the legs ``dense``,
+            ``dense2``, ...); a single embedder is taken as the primary one. None: BM25 only.
+        reranker: rerank stage (None: no rerank).
+    """
+
+    def __init__(self, db_path: Path, embedders: dict[str, QueryEmbedder] | QueryEmbedder | None,
+                 reranker: Reranker | None = None) -> None:
+        self.db = sqlite3.connect(readonly_uri(db_path), uri=True, check_same_thread=False, timeout=10)
+        # a second connection lets whole-note BM25 run beside chunk BM25 (one connection serialises)
+        self.notes_db = sqlite3.connect(readonly_uri(db_path), uri=True, check_same_thread=False, timeout=10)
+        self.meta = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
+        self.reranker = reranker
+        self._exclusions: dict[LifecyclePolicy, Exclusions] = {}
+        self._chunks_of: dict[str, list[int]] | None = None
+        models = json.loads(self.meta.get("embed_models") or "{}")
+        if embedders is not None and not isinstance(embedders, dict):
+            embedders = {next(iter(models), "primary"): embedders}
+        self.legs: list[DenseLeg] = []
+        for name, embedder in (embedders or {}).items():
+            leg = load_leg(self.db, name, embedder, models.get(name) or {})
+            if leg is not None:
+                self.legs.append(leg)
+
+    @property
+    def embedder(self) -> QueryEmbedder | None:
+        """The primary embedder (token counts, MaxSim), if loaded."""
+        return self.legs[0].embedder if self.legs else None
+
+    @property
+    def vectors(self) -> VectorIndex | None:
+        """The primary embedder's chunk vectors."""
+        return self.legs[0].chunks if self.legs else None
+
+    def excluded(self, policy: LifecyclePolicy) -> Exclusions:
+        """Lifecycle exclusions, evaluated once per policy and day (the handles hold one index state)."""
+        policy = replace(policy, today=policy.today or dt.datetime.now(dt.timezone.utc).date())
+        if policy not in self._exclusions:
+            self._exclusions[policy] = exclusions(self.db, policy)
+        return self._exclusions[policy]
+
+    def note_chunks(self, path: str) -> list[int]:
+        """The rowids of a note's chunks in document order (read once)."""
+        if self._chunks_of is None:
+            self._chunks_of = chunks_by_note(self.db)
+        return self._chunks_of.get(path, [])
+
+    def close(self) -> None:
+        self.db.close()
+        self.notes_db.close()

@@ -1,0 +1,75 @@
+"""The index's chunk and note rows as the stages read them (SQLite, read-only)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from vaultsync.search.lifecycle import Exclusions
+from vaultsync.search.options import SearchOptions
+
+
+def allowed_paths(db: sqlite3.Connection, opts: SearchOptions, excluded: Exclusions) -> set[str] | None:
+    """Paths that may be returned (None = all), from type/tag/scope filters and exclusions."""
+    clauses, params = [], []
+    if opts.types:
+        clauses.append(f"type IN ({','.join('?' * len(opts.types))})")
+        params.extend(opts.types)
+    if opts.tags:
+        clauses.append("EXISTS (SELECT 1 FROM json_each(notes.frontmatter, '$.tags') t "
+                       f"WHERE t.value IN ({','.join('?' * len(opts.tags))}))")
+        params.extend(opts.tags)
+    if opts.scope:
+        clauses.append("substr(path, 1, ?) = ?")
+        params.extend([len(opts.scope), opts.scope])
+    if not clauses and not excluded.reasons:
+        return None
+    sql = "SELECT path FROM notes" + (" WHERE " + " AND ".join(clauses) if clauses else "")
+    # Superseded notes with a successor stay in the legs: they are swapped for it after fusion.
+    return {p for (p,) in db.execute(sql, params) if p not in excluded or p in excluded.replacement}
+
+
+def chunk_paths(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
+    """Chunk rowid → its note's path."""
+    if not rowids:
+        return {}
+    marks = ",".join("?" * len(rowids))
+    return dict(db.execute(f"SELECT rowid, path FROM chunks WHERE rowid IN ({marks})", list(rowids)))
+
+
+def chunks_by_note(db: sqlite3.Connection) -> dict[str, list[int]]:
+    """Note path → its chunks' rowids in document order."""
+    out: dict[str, list[int]] = {}
+    for rowid, p in db.execute("SELECT rowid, path FROM chunks ORDER BY path, n"):
+        out.setdefault(p, []).append(rowid)
+    return out
+
+
+def chunk_rows(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    """Chunk rowid → what a hit shows and the blend weighs: the chunk's text, lines, blocks and tokens, its
+    note's title, importance and dates, and ``rerank_text`` (title › heading, then the text)."""
+    if not rowids:
+        return {}
+    marks = ",".join("?" * len(rowids))
+    out: dict[int, dict[str, Any]] = {}
+    for (rowid, cid, path, heading, text, start, end, blocks, title, importance, created, validated,
+         tokens) in db.execute(
+        "SELECT c.rowid, c.id, c.path, c.heading, c.text, c.start_line, c.end_line, c.blocks, n.title, "
+        f"n.importance, n.created, n.last_validated, c.tokens FROM chunks c JOIN notes n ON n.path = c.path "
+        f"WHERE c.rowid IN ({marks})", list(rowids),
+    ):
+        context = " > ".join(p for p in (title, heading) if p)
+        out[rowid] = {"id": cid, "path": path, "heading": heading, "text": text, "start": start, "end": end,
+                      "blocks": json.loads(blocks), "title": title, "importance": importance,
+                      "created": created, "last_validated": validated, "rerank_text": f"{context}\n{text}",
+                      "tokens": tokens}
+    return out
+
+
+def note_links(db: sqlite3.Connection, path: str, excluded: Exclusions) -> list[str]:
+    """The notes ``path`` links to, sorted, without itself and without hidden notes."""
+    return [t for (t,) in db.execute(
+        "SELECT DISTINCT resolved FROM links WHERE source = ? AND resolved IS NOT NULL AND resolved != source "
+        "ORDER BY resolved", (path,)) if t not in excluded]

@@ -1,0 +1,49 @@
+"""Chunks: each candidate note's best chunks, ranked by the note's score.
+
+A note's best chunk carries the note's fused score and its second-best one
+``second_chunk`` of it; a note's chunks are ordered by fused chunk evidence, else by
+cosine with the query's primary embedding. The top :attr:`Context.shortlist` chunks go on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from vaultsync.search.candidates import Candidates, Context
+from vaultsync.search.rows import chunk_rows
+
+
+def chunks(ctx: Context, cands: Candidates) -> Candidates:
+    """Fill ``ranked`` and ``rows``; trace each chunk's note rank, weights, graph hop and supersession."""
+    qvec = cands.query_vectors.get("dense")
+    ranked: list[tuple[int, float]] = []
+    for rank, (path, score) in enumerate(sorted(cands.notes.items(), key=lambda kv: -kv[1])):
+        for i, rowid in enumerate(_best_chunks(ctx, path, cands.chunk_scores, qvec)[:2]):
+            ranked.append((rowid, score * (1.0 if i == 0 else ctx.opts.second_chunk)))
+            entry = cands.traced(rowid)
+            entry["fusion"] = {"note_rank": rank + 1, "score": round(score, 5),
+                               **{f"w_{k}": round(v, 3) for k, v in cands.weights.items()}}
+            if path in cands.graph_added:
+                entry["graph"] = cands.graph_added[path]
+            if path in cands.replaced:
+                entry["supersedes"] = {"replaces": cands.replaced[path]}
+    ranked.sort(key=lambda kv: -kv[1])
+    ranked = ranked[:ctx.shortlist]
+    return replace(cands, ranked=ranked, rows=chunk_rows(ctx.index.db, [r for r, _ in ranked]))
+
+
+def _best_chunks(ctx: Context, path: str, chunk_scores: dict[int, float], qvec: np.ndarray | None) -> list[int]:
+    """A note's chunks, best first: by fused chunk evidence, else by similarity to the query."""
+    rowids = ctx.index.note_chunks(path)
+    scored = [r for r in rowids if r in chunk_scores]
+    scored.sort(key=lambda r: -chunk_scores[r])
+    if len(scored) >= 2 or not rowids:
+        return scored
+    rest = [r for r in rowids if r not in chunk_scores]
+    vectors = ctx.index.vectors
+    if qvec is not None and vectors is not None:
+        sims = vectors.similarity(qvec, rest)
+        rest.sort(key=lambda r: -sims.get(r, -1.0))
+    return scored + rest

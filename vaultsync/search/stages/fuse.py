@@ -1,0 +1,26 @@
+"""Fuse: the legs' note scores into one note ranking, and their chunk scores into one, with the query's
+leg weights.
+
+``convex`` (the default) is a convex combination of min-max normalised scores (Bruch et al.
+2023) over each leg's top ``candidates`` notes; ``rrf`` and ``rrf-adaptive`` use Reciprocal Rank
+Fusion with k = ``rrf_k`` (Cormack et al. 2009). See :mod:`vaultsync.search.fusion`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from vaultsync.search.candidates import Candidates, Context
+from vaultsync.search.fusion import convex, rrf
+
+
+def fuse(ctx: Context, cands: Candidates) -> Candidates:
+    """Fill ``notes`` (the top :attr:`Context.shortlist` notes) and ``chunk_scores``."""
+    opts, weights = ctx.opts, cands.weights
+    if opts.fusion == "convex":
+        notes = convex({k: dict(list(v.items())[:opts.candidates]) for k, v in cands.note_legs.items() if v}, weights)
+        chunk_scores = convex({k: {c.rowid: c.score for c in v} for k, v in cands.chunk_legs.items()}, weights)
+    else:
+        notes = rrf({k: list(v) for k, v in cands.note_legs.items() if v}, weights, opts.rrf_k)
+        chunk_scores = rrf({k: [c.rowid for c in v] for k, v in cands.chunk_legs.items()}, weights, opts.rrf_k)
+    return replace(cands, notes=dict(notes[:ctx.shortlist]), chunk_scores=dict(chunk_scores))

@@ -1,0 +1,41 @@
+"""Rerank: the top ``rerank_top`` chunks rescored by a reranker (MaxSim or a cross-encoder).
+
+The new order is the reranker's, or its rank fused with the first stage's by RRF
+(Cormack et al. 2009) when the reranker has a ``fusion_weight`` under 1
+(:func:`vaultsync.search.fusion.rerank_order`). With ``rerank_cutoff`` and a calibrated
+reranker (a ``threshold``), chunks under the threshold and the unjudged tail are dropped,
+the best one always stays. Scores become positions: the first of n scores n.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from vaultsync.search.candidates import Candidates, Context
+from vaultsync.search.fusion import rerank_order
+
+
+def rerank(ctx: Context, cands: Candidates) -> Candidates:
+    """Reorder ``ranked`` and set ``rerank`` (no reranker, ``rerank`` off or nothing ranked: unchanged)."""
+    reranker, opts, ranked = ctx.index.reranker, ctx.opts, cands.ranked
+    if not opts.rerank or reranker is None or not ranked:
+        return cands
+    head = [r for r, _ in ranked[:opts.rerank_top]]
+    scores = reranker.score(ctx.query.text, [cands.rows[r]["rerank_text"] for r in head])
+    score_of = {r: float(x) for r, x in zip(head, scores, strict=True)}
+    weight = getattr(reranker, "fusion_weight", None)
+    reordered = rerank_order(head, scores, weight, opts.rrf_k)
+    for pos, r in enumerate(reordered):
+        entry = {"rank": pos + 1, "score": round(score_of[r], 4)}
+        if weight is not None and weight < 1.0:  # the rank fuses the score's rank with the first stage's
+            entry["fusion_weight"] = weight
+        cands.traced(r)["rerank"] = entry
+    threshold = getattr(reranker, "threshold", None)
+    if opts.rerank_cutoff and threshold is not None:
+        # calibrated scores: drop what falls under the cut-off (and the unjudged tail), keep the best
+        kept = [r for r in reordered if score_of[r] >= threshold]
+        reordered = kept or reordered[:1]
+    else:
+        reordered += [r for r, _ in ranked[opts.rerank_top:]]
+    ranked = [(r, float(len(reordered) - pos)) for pos, r in enumerate(reordered)]
+    return replace(cands, ranked=ranked, rerank=reranker.name)

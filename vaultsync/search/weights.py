@@ -1,0 +1,82 @@
+"""Per-query leg weights for fusion: how much BM25 and each dense leg count for this query.
+
+BM25 counts by how much of the query the vault contains at all (a query in another
+language leans on the vectors); the secondary dense leg (USE multilingual) votes only
+in the scripts of its training languages and counts more on cross-lingual queries.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Sequence
+
+from vaultsync.search.bm25 import CJK, fts_string
+from vaultsync.search.options import SearchOptions
+from vaultsync.search.query import Query
+
+
+def leg_weights(db: sqlite3.Connection, query: Query, mode: str, dense_legs: Sequence[str] = ("dense",),
+                opts: SearchOptions | None = None) -> dict[str, float]:
+    """Per-query leg weights for fusion.
+
+    ``rrf`` gives equal weights; the other modes weigh BM25 by its *coverage* of
+    the query: the share of the query's informative characters that occur in the
+    vault at all, squared. Units are the long terms (CJK terms as 3-character
+    shingles); a unit present in more than half of the notes says nothing about
+    which note is meant and is left out of both sides of the ratio. A German or
+    Japanese query over English notes, or "Obsidian 同步", gets a weight near 0 and
+    leaves ranking to the vectors; an English query over English notes keeps both.
+    A secondary dense leg (USE, where its script gate lets it vote) moves linearly
+    from ``secondary_weight`` on a query the vault's words cover to
+    ``secondary_cross`` on one they do not: cross-lingual queries are where it is strong.
+    """
+    weights = {name: 1.0 if name == "dense" else secondary_weight(query, opts) for name in dense_legs}
+    if mode == "rrf":
+        return {"bm25": 1.0, **{name: 1.0 for name in dense_legs}}
+    units = [u for u in _or_units(query)][:24]
+    if not units:
+        return {"bm25": 0.5 if query.short_terms else 0.0, **weights}
+    total_notes = db.execute("SELECT count(*) FROM notes").fetchone()[0] or 1
+    common = total_notes // 2 + 1
+    seen = matched = 0
+    for unit in units:
+        df = db.execute("SELECT count(*) FROM (SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? LIMIT ?)",
+                        (fts_string(unit), common)).fetchone()[0]
+        if df >= common and total_notes > 2:
+            continue
+        seen += len(unit)
+        matched += len(unit) if df else 0
+    coverage = matched / seen if seen else 0.25
+    bm25 = coverage ** 2
+    # a query the vault's words do not cover is cross-lingual: there USE's vote counts more
+    cross = opts.secondary_cross if opts is not None else 1.0
+    weights = {name: w if name == "dense" or w == 0 else w + (cross - w) * (1 - bm25) for name, w in weights.items()}
+    return {"bm25": bm25, **weights}
+
+
+# Scripts of the 16 languages USE multilingual was trained on (Yang et al. 2020).
+_USE_SCRIPTS = re.compile(r"[A-Za-zÀ-ɏ\u0400-\u04ff\u0600-\u06ff\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def secondary_weight(query: Query, opts: SearchOptions | None) -> float:
+    """Weight of a secondary dense leg (USE multilingual): ``opts.secondary_weight`` when most of the
+    query's letters are in a script of USE's 16 training languages, else 0 — USE is strong where it
+    was trained and collapses elsewhere, so it must not vote there."""
+    w = opts.secondary_weight if opts is not None else 0.5
+    letters = [ch for ch in query.text if ch.isalpha()]
+    if not letters:
+        return 0.0
+    covered = sum(1 for ch in letters if _USE_SCRIPTS.match(ch))
+    return w if covered / len(letters) >= 0.6 else 0.0
+
+
+def _or_units(query: Query) -> list[str]:
+    """The query's long terms as coverage units, CJK runs as overlapping 3-character shingles."""
+    units: list[str] = []
+    for term in query.long_terms:
+        if CJK.search(term) and len(term) > 3:
+            units.extend(term[i:i + 3] for i in range(len(term) - 2))
+        else:
+            units.append(term)
+    return list(dict.fromkeys(units))
