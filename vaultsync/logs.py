@@ -9,11 +9,8 @@ each log is rotated to ``<name>.1`` once it passes :data:`MAX_LOG_BYTES`.
 from __future__ import annotations
 
 import os
-import platform
 import sys
 import time
-import traceback
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 MAX_LOG_BYTES = 1 << 20
@@ -47,6 +44,8 @@ def crash_log_path(start: Path | None = None) -> Path:
 
 
 def _versions() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
     out = []
     for name in _VERSIONED:
         try:
@@ -59,6 +58,9 @@ def _versions() -> str:
 def write_crash_report(exc: BaseException, argv: list[str], path: Path | None = None) -> Path | None:
     """Append a report of ``exc`` (time, command line, versions, platform, full traceback) to the
     crash log and return its path; None when no log could be written."""
+    import platform
+    import traceback
+
     path = path or crash_log_path()
     report = (
         f"### {time.strftime('%Y-%m-%dT%H:%M:%S%z')} vaultsync {' '.join(argv)}\n"

@@ -1,52 +1,95 @@
-"""Output formats for diagnostics: text (``path:line:col: CODE message``), GitHub annotations, JSON."""
+"""Output formats for diagnostics, one reporter class per format registered by its name (in the manner
+of check-jsonschema's reporters): ``text`` (``path:line:col: CODE message``), ``github``
+(workflow annotations), ``json``."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TextIO
+from typing import ClassVar, TextIO
 
 from vaultsync.diagnostics import ERROR, Diagnostic
 
-FORMATS = ("text", "github", "json")
+REPORTERS: dict[str, type[Reporter]] = {}
 
 
-def _github_escape(value: str, prop: bool = False) -> str:
-    value = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    if prop:
-        value = value.replace(":", "%3A").replace(",", "%2C")
-    return value
+class Reporter:
+    """Writes a run's diagnostics to a stream. Subclasses set :attr:`name` and are registered under it."""
+
+    name: ClassVar[str]
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        REPORTERS[cls.name] = cls
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def report(self, diagnostics: Sequence[Diagnostic], checked: int) -> None:
+        """Write ``diagnostics`` (sorted) of a run over ``checked`` notes."""
+        raise NotImplementedError
+
+
+def _counts(diagnostics: Sequence[Diagnostic]) -> tuple[int, int]:
+    errors = sum(d.severity == ERROR for d in diagnostics)
+    return errors, len(diagnostics) - errors
+
+
+class TextReporter(Reporter):
+    """One ``path:line:col: CODE message`` line per diagnostic, then a summary line."""
+
+    name = "text"
+
+    def report(self, diagnostics: Sequence[Diagnostic], checked: int) -> None:
+        for d in diagnostics:
+            self.out.write(d.render() + "\n")
+        errors, warnings = _counts(diagnostics)
+        self.out.write(f"{checked} notes checked: {errors} error(s), {warnings} warning(s)\n")
+
+
+class GithubReporter(Reporter):
+    """GitHub Actions workflow commands (``::error file=…,line=…,col=…,title=CODE::message``), which
+    GitHub shows on the pull request's diff."""
+
+    name = "github"
+
+    @staticmethod
+    def _escape(value: str, prop: bool = False) -> str:
+        value = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+        return value.replace(":", "%3A").replace(",", "%2C") if prop else value
+
+    def report(self, diagnostics: Sequence[Diagnostic], checked: int) -> None:
+        for d in diagnostics:
+            level = "error" if d.severity == ERROR else "warning"
+            props = f"file={self._escape(d.path, True)}"
+            if d.line > 0:
+                props += f",line={d.line},col={d.col or 1}"
+            props += f",title={self._escape(d.code, True)}"
+            self.out.write(f"::{level} {props}::{self._escape(d.message)}\n")
+
+
+class JsonReporter(Reporter):
+    """One JSON object: ``checked``, ``errors``, ``warnings`` and the ``diagnostics`` list."""
+
+    name = "json"
+
+    def report(self, diagnostics: Sequence[Diagnostic], checked: int) -> None:
+        errors, warnings = _counts(diagnostics)
+        json.dump({
+            "checked": checked, "errors": errors, "warnings": warnings,
+            "diagnostics": [{"path": d.path, "line": d.line, "col": d.col, "code": d.code,
+                             "severity": d.severity, "message": d.message} for d in diagnostics],
+        }, self.out, ensure_ascii=False, indent=2)
+        self.out.write("\n")
+
+
+FORMATS = tuple(REPORTERS)
 
 
 def report(diagnostics: Sequence[Diagnostic], fmt: str, out: TextIO, checked: int) -> None:
-    """Write ``diagnostics`` to ``out`` in ``fmt`` (one of :data:`FORMATS`).
+    """Write ``diagnostics`` to ``out`` with the reporter registered as ``fmt`` (one of :data:`FORMATS`).
 
-    Args:
-        checked: number of notes checked, for the summary line.
+    Raises:
+        KeyError: no reporter of that name.
     """
-    errors = sum(d.severity == ERROR for d in diagnostics)
-    warnings = len(diagnostics) - errors
-    if fmt == "json":
-        json.dump({
-            "checked": checked, "errors": errors, "warnings": warnings,
-            "diagnostics": [
-                {"path": d.path, "line": d.line, "col": d.col, "code": d.code,
-                 "severity": d.severity, "message": d.message}
-                for d in diagnostics
-            ],
-        }, out, ensure_ascii=False, indent=2)
-        out.write("\n")
-        return
-    for d in diagnostics:
-        if fmt == "github":
-            level = "error" if d.severity == ERROR else "warning"
-            props = f"file={_github_escape(d.path, True)}"
-            if d.line > 0:
-                props += f",line={d.line},col={d.col or 1}"
-            props += f",title={_github_escape(d.code, True)}"
-            out.write(f"::{level} {props}::{_github_escape(d.message)}\n")
-        else:
-            out.write(d.render() + "\n")
-    if fmt == "text":
-        summary = f"{checked} notes checked: {errors} error(s), {warnings} warning(s)"
-        out.write(summary + "\n")
+    REPORTERS[fmt](out).report(diagnostics, checked)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vaultsync.git import no_git_env
+from vaultsync.logs import rotate
 
 if TYPE_CHECKING:
     from vaultsync.index.layout import IndexLayout
@@ -40,6 +41,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 def spawn_detached(args: list[str], log: Path) -> None:
     """Start ``vaultsync ARGS`` in its own session with output appended to ``log`` (GH-10)."""
     log.parent.mkdir(parents=True, exist_ok=True)
+    rotate(log)
     with open(log, "ab") as out, open(os.devnull, "rb") as devnull:
         kwargs: dict[str, object] = {"stdin": devnull, "stdout": out, "stderr": out, "close_fds": True}
         if os.name == "posix":
@@ -102,6 +104,8 @@ def _run(args: argparse.Namespace) -> int:
     from vaultsync.index.sync import replay_in_progress, sync
 
     layout = layout_for(repo)
+    if args.hook:
+        rotate(layout.log)  # the shims append to hook.log: keep it bounded
     if args.hook == "post-commit" and replay_in_progress(repo):
         SyncLock(layout.lock, layout.dirty).mark_dirty()  # post-rewrite or the last pick syncs (GH-02)
         return 0
