@@ -142,6 +142,10 @@ def open_searcher(repo: pygit2.Repository, config: Config, rerank: str | None = 
 
 
 def options_for(config: Config, **overrides: Any) -> SearchOptions:
-    """Search options: config ``search:`` section, then explicit overrides."""
+    """Search options: config ``search:`` section, then explicit overrides. TTLs are judged against
+    today's date in the checks' time zone (``checks.timezone``, else local), as ``vaultsync check`` does."""
+    from vaultsync.vault.clock import local_today
+
     values = {k: v for k, v in config.search.items() if k != "rerank"}
+    values.setdefault("today", local_today(config))
     return SearchOptions.from_config(values, **overrides)
