@@ -53,3 +53,15 @@ def test_logs_rotate_past_their_bound(tmp_path) -> None:  # type: ignore[no-unty
         rotate(log)  # an unwritable folder: nothing happens, nothing raises
     finally:
         os.chmod(tmp_path, 0o700)
+
+
+def test_a_missing_search_extra_is_named_not_a_crash(vault: Vault, monkeypatch: pytest.MonkeyPatch) -> None:
+    import vaultsync.cli.status as status_cmd
+
+    def light_install(args):  # type: ignore[no-untyped-def]
+        raise ModuleNotFoundError("No module named 'numpy'", name="numpy")
+
+    monkeypatch.setattr(status_cmd, "run", light_install)
+    res = run_cli(["status"], vault.root)
+    assert res.code == 2 and "pip install 'vaultsync[search]'" in res.err and "internal error" not in res.err
+    assert not (vault.root / ".git" / "vaultsync" / "crash.log").exists()

@@ -6,6 +6,7 @@ Each hostile request must get a 4xx within a second, and the daemon must keep an
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -227,5 +228,32 @@ def test_a_process_squatting_on_the_port_is_refused_by_the_cli(daemon, monkeypat
         fake.shutdown()
         fake.server_close()
     assert res.code == 0 and "INVENTED" not in res.out
-    assert "without proving it is this repository's daemon" in res.err
+    assert "is not this repository's daemon" in res.err
     assert json.loads(res.out)["hits"][0]["path"] == "docs/adrs/ADR-0001.md"  # the in-process answer
+
+
+def test_slow_clients_cannot_hold_the_daemon(daemon) -> None:  # type: ignore[no-untyped-def]
+    """40 connections that trickle a request byte by byte (slowloris) hold every handler slot until
+    the request deadline closes them; a real query still gets its answer."""
+    from vaultsync.serve.daemon import MAX_ACTIVE, REQUEST_DEADLINE_S
+
+    stop = threading.Event()
+
+    def trickle() -> None:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", daemon["port"]), timeout=30) as s:
+            for ch in b"GET /health HTTP/1.0\r\nX-Slow: " + b"a" * 100:
+                if stop.is_set():
+                    return
+                s.sendall(bytes([ch]))
+                time.sleep(0.5)
+
+    threads = [threading.Thread(target=trickle, daemon=True) for _ in range(MAX_ACTIVE + 8)]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    start = time.monotonic()
+    try:
+        _alive(daemon)
+        assert time.monotonic() - start < REQUEST_DEADLINE_S + 5
+    finally:
+        stop.set()

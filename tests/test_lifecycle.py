@@ -133,6 +133,8 @@ def test_ephemeral_paths_and_report_filtering(vault):
     vault.write("docs/scratch/idea.md", "# wip\n")
     vault.write("docs/rules/x.tmp.md", "# wip\n")
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001") + "[[nope]]\n")
+    vault.write("docs/scratch/untracked.md", "# wip, never added\n")  # where scratch belongs: no PA001
+    vault.git("add", "docs/scratch/idea.md", "docs/rules/x.tmp.md")
     res = vault.check()
     hint = "— unstage it (git rm --cached) and add it to .gitignore"
     assert res.lines == [

@@ -150,3 +150,43 @@ def test_memory_commands_outside_a_repository_say_so(tmp_path: Path) -> None:
     for args in (["mcp"], ["new", "adr", "--title", "x"], ["review"], ["show", "ADR-0001"]):
         res = run_cli(args, tmp_path)
         assert res.code == 2 and "not inside a git working tree" in res.err and "Traceback" not in res.err
+
+
+@pytest.mark.parametrize("linked", ["docs/rules", "docs"])
+def test_a_symlinked_folder_never_carries_a_write_outside(make_vault, tmp_path, linked) -> None:  # type: ignore[no-untyped-def]
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    v = make_vault({"docs/adrs/ADR-0001.md": adr("ADR-0001")})
+    if linked == "docs":
+        import shutil
+
+        shutil.move(str(v.root / "docs"), str(outside / "docs"))
+        (v.root / "docs").symlink_to(outside / "docs")
+    else:
+        (v.root / "docs/rules").symlink_to(outside)
+    with pytest.raises(MemoryWriteError, match="symbolic link"):
+        create(_ws(v), "rule", "Escape test", body="hello")
+    assert [p.name for p in outside.rglob("RULE-*")] == []
+
+
+def test_promote_never_removes_a_file_in_git_or_outside_the_vault(make_vault) -> None:  # type: ignore[no-untyped-def]
+    from vaultsync.memory.promote import promote
+
+    v = make_vault({"docs/adrs/ADR-0001.md": adr("ADR-0001")})
+    for rel in (".git/scratch/g.md", "scratch/top.md"):
+        v.write(rel, "# Idea\nsome text\n")
+        with pytest.raises(MemoryWriteError):
+            promote(_ws(v), rel, "rule")
+        assert (v.root / rel).exists()
+
+
+def test_a_new_note_gets_the_umask_mode_not_0600(make_vault) -> None:  # type: ignore[no-untyped-def]
+    import stat
+
+    v = make_vault({"docs/adrs/ADR-0001.md": adr("ADR-0001")})
+    old = os.umask(0o022)
+    try:
+        written = create(_ws(v), "rule", "Readable by the team", body="x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((v.root / written.path).stat().st_mode) == 0o644

@@ -132,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
         print(Diagnostic(CONFIG_NAME, 0, 0, "CF002", str(exc)).render(), file=sys.stderr)
         return 1
     diagnostics = run_checks(vault, previous, today=today, renamed=renamed)
+    if not args.staged and args.rev is None:
+        diagnostics = _untracked_scratch_is_fine(root, diagnostics)
     checked = len(vault.notes)
     if args.paths:
         wanted = {_relative(vault.root, p) for p in args.paths}
@@ -139,6 +141,18 @@ def run(args: argparse.Namespace) -> int:
         checked = len(wanted & set(vault.notes))
     report(diagnostics, args.format, sys.stdout, checked=checked)
     return 1 if any(d.severity == ERROR for d in diagnostics) else 0
+
+
+def _untracked_scratch_is_fine(root: Path, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """In the working tree, a scratch note git does not track is where it belongs: PA001 is only for
+    scratch files that are tracked (or staged), which a commit would carry."""
+    repo = open_repo(root)
+    if repo is None or repo.is_bare:
+        return diagnostics
+    index = repo.index
+    index.read(False)
+    tracked = {entry.path for entry in index}
+    return [d for d in diagnostics if d.code != "PA001" or d.path in tracked]
 
 
 def _missing_paths(vault: Vault, wanted: set[str]) -> list[Diagnostic]:

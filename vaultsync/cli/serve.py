@@ -39,7 +39,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         server = serve(repo, args.host, port, allow_remote=not loopback)
     except OSError as exc:
-        print(f"vaultsync serve: cannot listen on {args.host}:{port}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"vaultsync serve: cannot listen on {args.host}:{port}: {exc.strerror or exc} (another "
+              "repository's daemon? each repository needs its own port: --port, or search.port in its config)",
+              file=sys.stderr)
         return 1
     print(f"vaultsync serve: listening on http://{args.host}:{port} (Ctrl-C to stop)", file=sys.stderr, flush=True)
     try:

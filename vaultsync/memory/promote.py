@@ -28,6 +28,7 @@ def promote(ws: Workspace, scratch: str, type_name: str, title: str | None = Non
         WriteRefused: the new note fails the checks; the scratch file stays untouched.
     """
     rel = ws.relative(scratch)
+    ws.check_inside(rel)  # never removes a file in .git, outside the vault or behind a link
     if not ws.config.is_ephemeral(rel):
         globs = ", ".join(ws.config.ephemeral) or "none configured"
         raise MemoryWriteError(f"{rel}: not a scratch note (ephemeral globs: {globs})")

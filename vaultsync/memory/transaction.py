@@ -37,6 +37,19 @@ def new_errors(ws: Workspace, changes: Mapping[str, str | None]) -> tuple[list[D
     return errors, warnings
 
 
+def _umask() -> int:
+    """The process umask, read without changing it where the OS allows (threads may be creating files)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def apply(ws: Workspace, changes: Mapping[str, str | None], create: set[str] | None = None) -> list[Diagnostic]:
     """Validate ``changes`` (path → new text, or None to remove) and write them all or none.
 
@@ -77,8 +90,8 @@ def _write_all(root: Path, changes: Mapping[str, str | None], create: set[str]) 
                 fh.write(text.encode("utf-8"))
                 fh.flush()
                 os.fsync(fh.fileno())
-            if file.exists():
-                os.chmod(tmp, file.stat().st_mode & 0o7777)
+            # an edit keeps the note's mode; a new note gets what the user's umask gives (not mkstemp's 0600)
+            os.chmod(tmp, file.stat().st_mode & 0o7777 if file.exists() else 0o666 & ~_umask())
             staged.append((file, tmp))
         for file, tmp in staged:  # removals last: a promote never loses its scratch note early
             if tmp is None:

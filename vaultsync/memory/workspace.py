@@ -123,13 +123,25 @@ class Workspace:
         except ValueError:
             raise MemoryWriteError(f"{path} is outside the repository {self.root}") from None
 
-    def check_target(self, rel: str) -> None:
-        """Refuse a destination outside the vault, in a dot-folder, or matching an ephemeral glob."""
+    def check_inside(self, rel: str) -> None:
+        """Refuse a path that is not a plain path inside the vault: ``..``, absolute, a dot-folder
+        (``.git``), outside the vault folders, or reached through a symbolic link (a committed link
+        could point anywhere on the machine)."""
         norm = posixpath.normpath(rel)
         if norm != rel or rel.startswith(("../", "/")) or any(part.startswith(".") for part in rel.split("/")):
             raise MemoryWriteError(f"{rel}: not a plain path inside the repository")
         if not self.config.in_vault(rel):
             raise MemoryWriteError(f"{rel}: outside the vault folder(s) {', '.join(self.config.vault)}")
+        here = self.root
+        for part in rel.split("/"):
+            here = here / part
+            if here.is_symlink():
+                raise MemoryWriteError(f"{rel}: {here.relative_to(self.root).as_posix()} is a symbolic link; "
+                                       "notes are never written or removed through one")
+
+    def check_target(self, rel: str) -> None:
+        """Refuse a destination :meth:`check_inside` refuses, or one matching an ephemeral glob."""
+        self.check_inside(rel)
         pattern = self.config.is_ephemeral(rel)
         if pattern:
             raise MemoryWriteError(f"{rel}: matches the ephemeral glob {pattern!r}; notes there are never written")

@@ -58,8 +58,9 @@ def request(port: int, index_dir: Path, method: str, path: str, body: dict[str, 
     finally:
         conn.close()
     if not proof_ok(token, nonce, resp.status, data, proof):
-        raise UntrustedDaemon(f"a process on 127.0.0.1:{port} answered without proving it is this repository's "
-                              "daemon; its answer was ignored")
+        raise UntrustedDaemon(f"the process on 127.0.0.1:{port} is not this repository's daemon (another "
+                              "repository's, or something else); its answer was ignored and the search ran "
+                              "in-process (give each repository its own port: search.port)")
     try:
         return resp.status, json.loads(data or b"null")
     except ValueError:

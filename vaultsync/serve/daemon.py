@@ -16,13 +16,15 @@ every response proves the daemon holds it (:mod:`vaultsync.serve.auth`); ``Host`
 loopback name with the daemon's port (DNS rebinding) and a request from a web page (``Origin``,
 ``Sec-Fetch-Site``) is refused; bodies need a ``Content-Length`` of at most :data:`MAX_BODY`;
 rerank stages are names and every option is range-checked; at most :data:`MAX_ACTIVE` requests
-run at once, the rest wait in a :data:`BACKLOG`-deep queue, and an idle socket is closed after
-:data:`IDLE_TIMEOUT_S`.
+run at once, the rest wait in a :data:`BACKLOG`-deep queue; a request must arrive whole within
+:data:`REQUEST_DEADLINE_S` and an idle socket is closed after :data:`IDLE_TIMEOUT_S`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -43,6 +45,7 @@ MAX_BODY = 1 << 20
 MAX_ACTIVE = 32
 BACKLOG = 512
 IDLE_TIMEOUT_S = 10.0
+REQUEST_DEADLINE_S = 5.0  # the whole request line, headers and body: a slow client cannot hold a slot
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
 
@@ -102,6 +105,21 @@ def make_handler(service: SearchService, verifier: Verifier, port: int,
         timeout = IDLE_TIMEOUT_S  # socket timeout: a silent client cannot hold a thread
         _nonce: str | None = None
 
+        def setup(self) -> None:
+            super().setup()
+            self._deadline = threading.Timer(REQUEST_DEADLINE_S, self._expire)
+            self._deadline.daemon = True
+            self._deadline.start()
+
+        def _expire(self) -> None:
+            """The request did not arrive in time (slowloris): close the connection."""
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+
+        def finish(self) -> None:
+            self._deadline.cancel()
+            super().finish()
+
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet by default
             return
 
@@ -140,7 +158,10 @@ def make_handler(service: SearchService, verifier: Verifier, port: int,
             length = int(raw)
             if length > MAX_BODY:
                 raise _HttpError(413, f"request too large (at most {MAX_BODY} bytes)")
-            body = self.rfile.read(length)
+            try:
+                body = self.rfile.read(length)
+            except TimeoutError:
+                raise _HttpError(408, "request body not received in time") from None
             if len(body) != length:
                 raise _HttpError(400, "request body shorter than its Content-Length")
             return body
@@ -152,6 +173,7 @@ def make_handler(service: SearchService, verifier: Verifier, port: int,
                 return
             try:
                 body = self._body()
+                self._deadline.cancel()  # the request is in: searching may take longer
                 path = self.path
                 if path == "/health" and not self.headers.get(AUTH_HEADER):
                     self._send(200, {"ok": True, "version": __version__})
