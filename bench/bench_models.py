@@ -2,7 +2,7 @@
 
 Command (from the repository root; builds the model first if the cache is empty)::
 
-    python bench/bench_models.py [--threads 2] [--runs 5] [--cache-dir DIR] [--rebuild] [--spin] [--tokenizer auto|sentencepiece|rust] [--json OUT]
+    python bench/bench_models.py [--threads 2] [--runs 5] [--cache-dir DIR] [--rebuild] [--spin] [--tokenizer auto|rust] [--json OUT]
 
 Reports medians over ``--runs`` repetitions (each run shuffles the order):
 
@@ -305,7 +305,7 @@ def main() -> None:
     ap.add_argument("--rebuild", action="store_true", help="also time a fresh build into a temporary cache")
     ap.add_argument("--no-cross-encoder", action="store_true")
     ap.add_argument("--spin", action="store_true", help="let onnxruntime worker threads busy-wait (off by default)")
-    ap.add_argument("--tokenizer", default="auto", choices=["auto", "sentencepiece", "rust"], help="tokenizer back end")
+    ap.add_argument("--tokenizer", default="auto", choices=["auto", "compact", "rust"], help="tokenizer back end")
     ap.add_argument("--json", default=None, help="write the report here too")
     ap.add_argument("--rss-child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()

@@ -118,9 +118,7 @@ def test_tiny_build_end_to_end(tiny: dict[str, Any], capsys: pytest.CaptureFixtu
     err = capsys.readouterr().err
     assert "building tiny-e5" in err and "verifying the golden probe" in err
     folder = cache.model_dir("tiny-e5", 1, tiny["cache"])
-    assert sorted(p.name for p in folder.iterdir()) == [
-        "build.json", "charsmap.bin", "model.onnx", "sentencepiece.model", "tokenizer.json"
-    ]
+    assert sorted(p.name for p in folder.iterdir()) == ["build.json", "model.onnx", "tokenizer.json", "unigram.npz"]
     info = json.loads((folder / "build.json").read_text())
     for name, f in info["files"].items():
         assert f["sha256"] == sha256_file(folder / name) and f["bytes"] == (folder / name).stat().st_size
@@ -170,9 +168,7 @@ def test_models_list_plain_output(tiny: dict[str, Any], capsys: pytest.CaptureFi
     assert main(["models", "list", "--cache-dir", str(tiny["cache"]), "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     row = next(r for r in rows if r["name"] == "tiny-e5")
-    assert row["status"] == "built" and set(row["files"]) == {
-        "model.onnx", "tokenizer.json", "sentencepiece.model", "charsmap.bin"
-    }
+    assert row["status"] == "built" and set(row["files"]) == {"model.onnx", "tokenizer.json", "unigram.npz"}
     assert row["model_id"].startswith("tiny-e5@v1+")
 
 

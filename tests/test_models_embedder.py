@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -235,24 +234,10 @@ def test_use_missing_extra_is_explained(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_both_tokenizer_back_ends_give_the_same_vectors(e5: Embedder, e5_cache_dir: Any) -> None:  # noqa: F811
-    from vaultsync.models.tokenization import RustTokenizer, SentencePieceTokenizer
-
     rust = Embedder.load(cache_dir=e5_cache_dir, tokenizer="rust")
-    assert isinstance(e5._tok, SentencePieceTokenizer) and isinstance(rust._tok, RustTokenizer)  # type: ignore[attr-defined]
     texts = [*NOTES[:2], "ｶﾞ e\u0301 <s> 🧑‍💻", ""]
     assert rust.input_ids(texts) == e5.input_ids(texts)  # type: ignore[attr-defined]
     assert np.array_equal(rust.embed_passages(texts), e5.embed_passages(texts))
-
-
-def test_a_build_without_sentencepiece_files_falls_back_to_tokenizers(e5_cache_dir: Any, tmp_path: Path) -> None:  # noqa: F811
-    from vaultsync.models.tokenization import RustTokenizer, load_tokenizer
-
-    src = e5_cache_dir / "models" / "multilingual-e5-small-v1"
-    (tmp_path / "tokenizer.json").write_bytes((src / "tokenizer.json").read_bytes())
-    (tmp_path / "sentencepiece.model").write_bytes((src / "sentencepiece.model").read_bytes())  # charsmap.bin missing
-    assert isinstance(load_tokenizer(tmp_path), RustTokenizer)
-    with pytest.raises(FileNotFoundError, match="charsmap.bin"):
-        load_tokenizer(tmp_path, "sentencepiece")
 
 
 def test_maxsim_many_equals_pairwise() -> None:

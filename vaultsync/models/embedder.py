@@ -1,4 +1,4 @@
-"""Sentence embeddings with the locally built multilingual-e5-small (onnxruntime + sentencepiece).
+"""Sentence embeddings with the locally built multilingual-e5-small (onnxruntime + tokenizers).
 
 Recipe (Wang et al. 2024, "Multilingual E5 Text Embeddings"): prepend
 ``"query: "`` or ``"passage: "``, tokenize (XLM-R SentencePiece, at most 512
@@ -132,9 +132,9 @@ class Embedder:
         ``use-multilingual`` (:class:`vaultsync.models.use_embedder.UseEmbedder`,
         needs the ``use`` extra). ``max_batch_size=None`` means 1 for builds that are
         not batch-invariant (INT8 dynamic quantisation) and 64 otherwise. ``spin``: see
-        :func:`make_session`. ``tokenizer``: ``auto`` (``sentencepiece`` when the build wrote its
-        files: ~270 MB less RSS), ``sentencepiece`` or ``rust`` (``tokenizers`` alone); both give
-        identical ids (:mod:`vaultsync.models.tokenization`).
+        :func:`make_session`. ``tokenizer``: ``auto`` (the compact Python Unigram when the
+        build has ``unigram.npz``: ~220 MB less RSS), ``compact`` or ``rust`` (``tokenizers``);
+        both give identical ids.
 
         Raises:
             ModelNotBuiltError: not built.

