@@ -226,6 +226,20 @@ _OBJECT_KEYWORDS = {"$schema", "$id", "$defs", "title", "description", "type", "
 _QUICK: dict[int, tuple[jsonschema.protocols.Validator, Any] | None] = {}
 
 
+_MEMO_MAX = 100_000
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _memo_key(name: str, value: Any) -> tuple[Any, ...] | None:
+    """A hashable key for ``value`` that tells ``True`` from ``1`` (types included), or None when
+    the value is not a scalar or a flat list of scalars (those are validated every time)."""
+    if isinstance(value, _SCALARS):
+        return (name, type(value), value)
+    if isinstance(value, list) and len(value) <= 64 and all(isinstance(v, _SCALARS) for v in value):
+        return (name, list, tuple((type(v), v) for v in value))
+    return None
+
+
 def _quick_check(validator: jsonschema.protocols.Validator) -> Any:
     """For a closed-object schema (``type: object``, ``required``, ``properties``, ``additionalProperties``
     and nothing else at the top), a function telling valid frontmatter in one call per property, or None.
@@ -244,6 +258,7 @@ def _quick_check(validator: jsonschema.protocols.Validator) -> Any:
         props = {name: validator.evolve(schema=sub) for name, sub in (schema.get("properties") or {}).items()}
         required = list(schema.get("required") or [])
         closed = schema.get("additionalProperties") is False
+        memo: dict[tuple[Any, ...], bool] = {}  # (property, value) → valid: a vault repeats its values
 
         def check(data: Any) -> bool:
             if not isinstance(data, dict) or any(name not in data for name in required):
@@ -253,7 +268,16 @@ def _quick_check(validator: jsonschema.protocols.Validator) -> Any:
                 if sub is None:
                     if closed:
                         return False
-                elif not sub.is_valid(value):
+                    continue
+                key = _memo_key(name, value)
+                valid = memo.get(key) if key is not None else None
+                if valid is None:
+                    valid = sub.is_valid(value)
+                    if key is not None:
+                        if len(memo) >= _MEMO_MAX:
+                            memo.clear()
+                        memo[key] = valid
+                if not valid:
                     return False
             return True
 
