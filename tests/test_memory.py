@@ -190,3 +190,10 @@ def test_a_new_note_gets_the_umask_mode_not_0600(make_vault) -> None:  # type: i
     finally:
         os.umask(old)
     assert stat.S_IMODE((v.root / written.path).stat().st_mode) == 0o644
+
+
+def test_the_title_has_one_source(make_vault) -> None:  # type: ignore[no-untyped-def]
+    v = make_vault({"docs/adrs/ADR-0001.md": adr("ADR-0001")})
+    with pytest.raises(MemoryWriteError, match="title is its own argument"):
+        create(_ws(v), "rule", "File name title", body="x", fields={"title": "Another title"})
+    assert not list((v.root / "docs").rglob("RULE-*"))

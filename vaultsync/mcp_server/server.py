@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from pydantic import Field
 
 from vaultsync import __version__
@@ -77,7 +77,7 @@ def build_server(root: Path) -> MCPServer:
                              "hidden unless asked for; a superseded note is replaced by its successor.")
     def search(
         query: Annotated[str, Field(description="what to look for, in any language")],
-        top_k: Annotated[int | None, Field(ge=1, le=100, description="at most this many chunks (default 5)")] = None,
+        top_k: Annotated[int | None, Field(ge=1, le=50, description="at most this many chunks (default 5)")] = None,
         budget: Annotated[int | None, Field(ge=1, description="token budget of all returned text (default 1200)")]
         = None,
         types: Annotated[list[str] | None, Field(description="only these memory types, e.g. [\"adr\"]")] = None,
@@ -184,7 +184,10 @@ def build_server(root: Path) -> MCPServer:
                      description="One note's Markdown file by memory_id")
     def note(memory_id: str) -> str:
         ws = workspace()
-        path = _call(lambda: find_note(ws.vault(), memory_id))
+        try:
+            path = _call(lambda: find_note(ws.vault(), memory_id))
+        except ToolError as exc:  # a resource reports "not found", not a tool failure with a traceback
+            raise ResourceNotFoundError(str(exc)) from None
         return (ws.root / path).read_bytes().decode("utf-8", errors="replace")
 
     return server

@@ -15,7 +15,7 @@ from vaultsync.vault.config import Config, TypeSpec
 FIELD_ORDER = ("memory_id", "type", "title", "status", "created", "last_validated", "expires", "confidence",
                "importance", "tags", "projects", "supersedes", "superseded_by", "related", "aliases",
                "source_session", "owner")
-ALLOCATED = ("memory_id", "type")
+ALLOCATED = ("memory_id", "type", "title")  # the title also names the file and the H1: one source
 SECTIONS = {
     "adr": ("Context", "Decision", "Consequences"),
     "incident": ("Summary", "Timeline", "Root cause", "Action items"),
@@ -59,11 +59,13 @@ def build_frontmatter(schema: dict[str, Any], type_name: str, memory_id: str, ti
     value). Keys are ordered as in :data:`FIELD_ORDER`, then the type's own fields.
 
     Raises:
-        MemoryWriteError: ``fields`` sets memory_id or type, or the title is empty.
+        MemoryWriteError: ``fields`` sets memory_id, type or title (the title is its own argument),
+            or the title is empty.
     """
     for key in ALLOCATED:
         if key in fields:
-            raise MemoryWriteError(f"{key} is set by vaultsync, not by the caller")
+            raise MemoryWriteError("title is its own argument, not a field (it also names the file)" if key == "title"
+                                   else f"{key} is set by vaultsync, not by the caller")
     if not title.strip():
         raise MemoryWriteError("title: must not be empty")
     data: dict[str, Any] = {"memory_id": memory_id, "type": type_name, "title": title.strip(),
