@@ -3,7 +3,7 @@
 Command (from the repository root; needs a built e5 model in the cache, and
 ``pip install sentencepiece`` for the ``sentencepiece`` rows)::
 
-    python bench/bench_tokenizers.py [--runs 3] [--per-lang 150] [--tldr /work/shared/train/tldr-pages.jsonl] [--cache-dir DIR] [--json OUT]
+    python bench/bench_tokenizers.py [--runs 3] [--per-lang 150] [--tldr ../shared/train/tldr-pages.jsonl] [--cache-dir DIR] [--json OUT]
 
 Back ends:
 
@@ -59,7 +59,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 BACKENDS = ("compact", "rust", "sentencepiece", "sentencepiece+hf-normalizer")
-TLDR = Path("/work/shared/train/tldr-pages.jsonl")
+TLDR = Path(__file__).resolve().parents[2] / "shared" / "train" / "tldr-pages.jsonl"
 
 
 def _status() -> dict[str, int]:
