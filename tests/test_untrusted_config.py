@@ -112,3 +112,14 @@ def test_checkout_merge_sync_and_search_never_run_a_committed_payload(vault: Vau
     assert not marker.exists()
     checked = run_cli(["check"], vault.root)
     assert checked.code == 1 and "CF005 models.cache_dir" in checked.out + checked.err
+
+
+@pytest.mark.parametrize("schema", ["/etc/passwd", "~/.ssh/id_rsa.json", "../outside.json", "schemas/../../x.json",
+                                    "..\\\\win.json"])
+def test_a_committed_config_cannot_point_a_schema_outside_the_repository(tmp_path: Path, schema: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path, f"types:\n  adr: {{folder: docs/adrs, schema: '{schema}'}}\n")
+    d = info.value.diagnostic
+    assert d.code == "CF002" and "types.adr.schema" in d.message and "outside the repository" in d.message
+    assert load_config(tmp_path, "types:\n  adr: {folder: docs/adrs, schema: schemas/adr.json}\n").types[0].schema \
+        == "schemas/adr.json"

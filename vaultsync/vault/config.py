@@ -185,8 +185,10 @@ def load_config(root: Path, text: str | None = None) -> Config:
         raise ConfigError(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", f"{field_name}: {err.message}"))
     vault = data.get("vault", ".")
     raw_roots = [vault] if isinstance(vault, str) else list(vault)
+    # every path a committed config names stays inside the repository: folders and schema files alike
     for where, folder in [(("vault",), r) for r in raw_roots] + [
-            (("types", name, "folder"), spec["folder"]) for name, spec in (data.get("types") or {}).items()]:
+            (("types", name, key), spec[key]) for name, spec in (data.get("types") or {}).items()
+            for key in ("folder", "schema") if key in spec]:
         parts = folder.strip().replace("\\", "/").split("/")
         if folder.strip().startswith(("/", "~")) or ".." in parts:
             line, col = doc.positions.get(where, (0, 0))
