@@ -21,6 +21,10 @@ from vaultsync.git import no_git_env, run_git
 # and every git, hook and CLI subprocess the tests start, so they act on their temporary repos only.
 for _name in set(os.environ) - set(no_git_env()):
     del os.environ[_name]
+# a machine without a global git identity (a fresh CI box) can still commit in the tests' repos
+for _name, _value in (("GIT_AUTHOR_NAME", "t"), ("GIT_AUTHOR_EMAIL", "t@example.com"),
+                      ("GIT_COMMITTER_NAME", "t"), ("GIT_COMMITTER_EMAIL", "t@example.com")):
+    os.environ.setdefault(_name, _value)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED = REPO_ROOT.parent / "shared"
