@@ -34,6 +34,8 @@ def run(args: argparse.Namespace) -> int:
     if "notes" in info:
         print(f"contents    {info['notes']} notes, {info['chunks']} chunks, {info['links']} links; "
               f"embedder {info.get('embed_model') or '-'}")
+    if info.get("progress"):
+        print(f"progress    {info['progress']['text']}")
     if info.get("synced_at"):
         print(f"last sync   {info['synced_at']} ({info.get('last_status') or 'ok'})")
     print(f"hooks       {', '.join(info['hooks']) or 'none'}")

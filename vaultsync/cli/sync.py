@@ -149,10 +149,17 @@ def _arm_timeout(seconds: float, layout: IndexLayout) -> None:
 
     def expired(signum: int, frame: object) -> None:
         from vaultsync.index.lock import owner_path, read_owner
+        from vaultsync.index.progress import describe, read_progress
         from vaultsync.index.state import write_state
 
-        message = f"SyncTimeout: sync timed out after {seconds:g} s (VAULTSYNC_SYNC_TIMEOUT); the next sync resumes"
+        message = f"SyncTimeout: sync timed out after {seconds:g} s (VAULTSYNC_SYNC_TIMEOUT)"
         try:
+            try:  # what it embedded is in the cache: the next sync starts from there
+                record = read_progress(layout.progress, os.getpid())
+                message += f" with {describe(record, eta=False)}, kept" if record else ""
+            except Exception:  # noqa: BLE001 - the error itself must be recorded
+                pass
+            message += "; the next sync resumes"
             owner = read_owner(layout.lock)
             if owner is not None and owner.pid == os.getpid():
                 owner_path(layout.lock).unlink(missing_ok=True)

@@ -1,5 +1,6 @@
-"""Embeddings for the index: which embedders, their vectors (index → shared cache → model), and
-LanceDB kept in step after each SQLite commit (see ADR-0006 and ADR-0009)."""
+"""Embeddings for the index: which embedders, their vectors (index → shared cache → model, each
+computed batch stored in the cache at once: ADR-0070), and LanceDB kept in step after each SQLite
+commit (see ADR-0006 and ADR-0009)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,18 @@ import dataclasses
 import json
 import os
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from vaultsync.index.layout import IndexLayout
+from vaultsync.index.progress import SyncProgress
 from vaultsync.index.sqlite_store import NoteRecord, SqliteStore
 from vaultsync.settings import user_settings
 from vaultsync.vault.config import Config
+
+if TYPE_CHECKING:
+    from vaultsync.index.vector_store import EmbeddingCache
 
 
 class PassageEmbedder(Protocol):
@@ -52,6 +57,7 @@ def default_embedder(config: Config, name: str | None = None) -> PassageEmbedder
 
 
 CACHE_LOOKUP_MIN = 32  # below this many new vectors, embedding is cheaper than importing LanceDB
+FLUSH_EVERY = 128  # chunks embedded between two writes to the embedding cache (what a kill may lose)
 
 
 def configured_models(config: Config, meta: dict[str, str]) -> dict[str, str | None]:
@@ -87,26 +93,49 @@ def manifest_dim(name: str) -> int | None:
 
 
 def vectors_for(items: list, store: SqliteStore, layout: IndexLayout, config: Config, name: str,  # type: ignore[type-arg]
-                 embedder_factory: EmbedderFactory, model_id: str,
-                 progress: bool) -> tuple[dict[str, np.ndarray], PassageEmbedder | None, int, int]:
+                embedder_factory: EmbedderFactory, model_id: str, tracker: SyncProgress,
+                leg: tuple[int, int] = (1, 1),
+                flush_every: int | None = None) -> tuple[dict[str, np.ndarray], PassageEmbedder | None, int, int]:
     """Vectors by content hash for ``items`` from embedder ``name``: from this index, then the shared
-    cache, then the embedder. Returns (vectors, the embedder if loaded, embedded, reused)."""
+    cache, then the embedder — batch by batch, each batch stored in the cache as soon as it is computed
+    when more than one batch is missing, so a killed sync resumes where it stopped (ADR-0070).
+    ``leg``: (this embedder's place, how many), for the progress record; ``flush_every``: chunks per
+    batch (default :data:`FLUSH_EVERY`). Returns (vectors, the embedder if loaded, embedded, reused)."""
+    flush_every = flush_every or FLUSH_EVERY
     hashes = sorted({c.hash for c in items})
     found = {h: np.frombuffer(b, dtype="<f4").copy() for h, b in store.vectors_by_hash(model_id, hashes).items()}
     missing = [h for h in hashes if h not in found]
+    cache = None
     if len(missing) >= CACHE_LOOKUP_MIN and model_id:
-        from vaultsync.index.vector_store import EmbeddingCache
-
         dim = json.loads(store.meta().get("embed_models") or "{}").get(name, {}).get("dim") or manifest_dim(name)
         if dim:
-            found.update(EmbeddingCache(layout.embeddings, int(dim)).get(model_id, missing))
+            cache = _cache(layout, int(dim))
+            found.update(cache.get(model_id, missing))
             missing = [h for h in hashes if h not in found]
     embedder = embedder_factory(config, name) if missing or not model_id else None
     if missing:
         text_of = {c.hash: c.embed_text for c in items}
-        new = embed_batches(embedder, [text_of[h] for h in missing], progress)  # type: ignore[arg-type]
-        found.update(zip(missing, new))
+        missing.sort(key=lambda h: (-len(text_of[h]), h))  # similar lengths share a batch: little padding
+        durable = len(missing) > flush_every  # one batch or less: the end of the sync stores it
+        if durable and (cache is None or cache.dim != embedder.dim):  # type: ignore[union-attr]
+            cache = _cache(layout, int(embedder.dim))  # type: ignore[union-attr]
+        if durable:
+            tracker.start(name, *leg, total=len(hashes), done=len(hashes) - len(missing))
+        for start in range(0, len(missing), flush_every):
+            part = missing[start:start + flush_every]
+            new = np.asarray(embedder.embed_passages([text_of[h] for h in part]), dtype=np.float32)  # type: ignore[union-attr]
+            found.update(zip(part, new))
+            if durable:
+                cache.put(embedder.model_id, part, new)  # type: ignore[union-attr]
+                tracker.advance(len(part))
+        tracker.finish_leg()
     return found, embedder, len(missing), len(hashes) - len(missing)
+
+
+def _cache(layout: IndexLayout, dim: int) -> EmbeddingCache:
+    from vaultsync.index.vector_store import EmbeddingCache
+
+    return EmbeddingCache(layout.embeddings, dim)
 
 
 def update_lance(store: SqliteStore, layout: IndexLayout, config: Config, models: dict[str, dict[str, object]],
@@ -147,23 +176,3 @@ def count_tokens(records: list[NoteRecord], embedder: PassageEmbedder) -> None:
     counts = iter(embedder.count_tokens(texts))  # type: ignore[attr-defined]
     for r in records:
         r.chunks = [dataclasses.replace(c, tokens=int(next(counts))) for c in r.chunks]
-
-
-def embed_batches(embedder: PassageEmbedder, texts: list[str], progress: bool, batch: int = 64) -> np.ndarray:
-    if not progress or len(texts) <= batch:
-        return np.asarray(embedder.embed_passages(texts), dtype=np.float32)
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TimeRemainingColumn,
-    )
-
-    parts = []
-    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn(), transient=True) as bar:
-        task = bar.add_task("embedding chunks", total=len(texts))
-        for start in range(0, len(texts), batch):
-            parts.append(np.asarray(embedder.embed_passages(texts[start:start + batch]), dtype=np.float32))
-            bar.advance(task, len(parts[-1]))
-    return np.concatenate(parts)

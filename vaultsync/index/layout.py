@@ -1,7 +1,8 @@
 """Where a repository's derived index lives.
 
 Per worktree (``<git dir>/vaultsync/``): ``index.sqlite``, ``lance/`` (chunk
-vectors), ``sync.lock``, ``dirty``, ``state.json`` and ``hook.log``. Per
+vectors), ``sync.lock``, ``dirty``, ``state.json``, ``progress.json`` (a long
+embedding run's progress) and ``hook.log``. Per
 repository (``<common git dir>/vaultsync/embeddings/``): the embedding cache, so
 linked worktrees and branches share embeddings.
 """
@@ -42,6 +43,10 @@ class IndexLayout:
     @property
     def dirty(self) -> Path:
         return self.dir / "dirty"
+
+    @property
+    def progress(self) -> Path:
+        return self.dir / "progress.json"
 
     @property
     def state(self) -> Path:

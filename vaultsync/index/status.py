@@ -1,5 +1,6 @@
-"""What ``vaultsync status`` reports about an index: indexed commit vs HEAD, counts, a running or
-killed sync, the last error and warnings, and whether the hooks are installed."""
+"""What ``vaultsync status`` reports about an index: indexed commit vs HEAD, counts, a running sync
+and how far its embedding has come, a killed sync, the last error and warnings, and whether the
+hooks are installed."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from vaultsync.git import head_commit_id, head_tree, workdir
 from vaultsync.index.hooks import HOOKS, hooks_path_setting, installed_hooks
 from vaultsync.index.layout import layout_for
 from vaultsync.index.lock import is_alive, read_owner
+from vaultsync.index.progress import describe, eta_seconds, read_progress
 from vaultsync.index.sqlite_store import SqliteStore
 from vaultsync.index.state import read_state
 from vaultsync.index.sync import config_at
@@ -48,12 +50,16 @@ def collect(repo: Any) -> dict[str, Any]:
     alive = owner is not None and is_alive(owner)
     info["sync_running"] = alive
     info["sync_pid"] = owner.pid if alive else None
+    record = read_progress(layout.progress, owner.pid, owner.started) if owner is not None else None
+    if alive and record is not None:
+        info["progress"] = {**record, "eta_s": eta_seconds(record), "text": describe(record)}
     state = read_state(layout)
     info["last_error"] = state.get("last_error")
     error_at = float(state.get("last_error_at") or 0)  # type: ignore[arg-type]
     if owner is not None and not alive and error_at < owner.started:
+        kept = f" after {describe(record, eta=False)}, kept" if record is not None else ""
         info["last_error"] = (f"the sync started at {_iso(owner.started)} (pid {owner.pid}"
-                              f"{', ' + owner.hook if owner.hook else ''}) was killed before it finished; "
+                              f"{', ' + owner.hook if owner.hook else ''}) was killed before it finished{kept}; "
                               "the next sync resumes")
     info["last_status"] = state.get("last_status")
     info["warnings"] = list(state.get("warnings") or [])  # type: ignore[call-overload]

@@ -8,11 +8,12 @@ pygit2's tree diff with rename detection; a missing base (first run, gc'd object
 config change, model change) falls back to comparing HEAD with the paths the
 index holds.
 
-Order of writes, for crash safety: embeddings cache → LanceDB (one
-``merge_insert`` = one version) → SQLite (one transaction that also records the
-LanceDB version and the indexed tree). A sync killed before the SQLite commit
-leaves the previous state readable (readers check out the recorded LanceDB
-version), and the next sync redoes the same work.
+Order of writes, for crash safety: the embedding cache, batch by batch while
+embedding (each batch one LanceDB version: ADR-0070) → SQLite (one transaction
+holding text, vectors, graph and the indexed tree: the commit point) → the LanceDB
+vector table (``meta.lance_tree`` says which tree it reflects). A sync killed
+before the SQLite commit leaves the previous state readable, and the next sync
+redoes the same work, less every embedding that already reached the cache.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from vaultsync.index.embedding import (
 from vaultsync.index.fastpath import config_hash, config_text_at, lance_tables_present
 from vaultsync.index.layout import IndexLayout, layout_for
 from vaultsync.index.lock import SyncLock
+from vaultsync.index.progress import SyncProgress
 from vaultsync.index.records import note_record
 from vaultsync.index.sqlite_store import SqliteStore, sqlite_healthy
 from vaultsync.vault.config import Config, load_config
@@ -127,7 +129,8 @@ def sync(repo: pygit2.Repository, *, rebuild: bool = False, embedder_factory: Em
         repo: the repository (any worktree).
         rebuild: drop the index first and index everything.
         embedder_factory: builds the embedder (only called when chunks must be embedded).
-        progress: show a progress bar while embedding.
+        progress: show a progress bar while embedding (a long embedding run also records its
+            progress in ``progress.json`` for ``vaultsync status``, with or without the bar).
         wait: seconds to wait for a running sync's lock (after marking the index dirty, so
             that sync runs again for us); negative: wait as long as it takes, then sync.
         hook: the git hook that asked, recorded in the lock's owner record.
@@ -145,18 +148,23 @@ def sync(repo: pygit2.Repository, *, rebuild: bool = False, embedder_factory: Em
         if rebuild:
             _drop(layout)
         report = SyncReport("up-to-date")
-        while True:
-            lock.take_dirty()
-            report = _sync_repaired(repo, layout, embedder_factory, progress, report)
-            if lock.take_dirty():
-                continue  # someone committed meanwhile: go again
-            lock.release()
-            if not lock.reacquire_if_dirty():  # a mark that came between the check and the release
-                return report
+        tracker = SyncProgress(layout.progress, bar=progress)
+        try:
+            while True:
+                lock.take_dirty()
+                report = _sync_repaired(repo, layout, embedder_factory, tracker, report)
+                if lock.take_dirty():
+                    continue  # someone committed meanwhile: go again
+                tracker.close()
+                lock.release()
+                if not lock.reacquire_if_dirty():  # a mark that came between the check and the release
+                    return report
+        finally:
+            tracker.close()
 
 
 def _sync_repaired(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: EmbedderFactory,
-                   progress: bool, previous: SyncReport) -> SyncReport:
+                   progress: SyncProgress, previous: SyncReport) -> SyncReport:
     """One pass; a SQLite file that fails ``PRAGMA quick_check`` or breaks mid-sync is rebuilt."""
     if layout.sqlite.exists() and not sqlite_healthy(layout.sqlite):
         _drop(layout)
@@ -179,8 +187,8 @@ def _drop(layout: IndexLayout) -> None:
     shutil.rmtree(layout.lance, ignore_errors=True)
 
 
-def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: EmbedderFactory, progress: bool,
-               previous: SyncReport) -> SyncReport:
+def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: EmbedderFactory,
+               progress: SyncProgress, previous: SyncReport) -> SyncReport:
     started = time.perf_counter()
     tree = head_tree(repo)
     commit = head_commit_id(repo) if tree is not None else None
@@ -249,7 +257,8 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         for i, name in enumerate(models):
             try:
                 found, embedder, embedded, reused = vectors_for(
-                    items, store, layout, config, name, embedder_factory, models[name] or "", progress)
+                    items, store, layout, config, name, embedder_factory, models[name] or "", progress,
+                    (i + 1, len(models)))
             except ImportError as exc:  # an optional embedder that is not installed: its leg stays empty
                 report.warnings.append(f"embedder {name} unavailable: {exc}")
                 continue
