@@ -26,7 +26,7 @@ def committed_config(repo: pygit2.Repository) -> Config:
     status and search keep working on the last good index.
     """
     from vaultsync.git import head_tree
-    from vaultsync.index.sync import config_at
+    from vaultsync.index.fastpath import config_at
     from vaultsync.vault.config import ConfigError
 
     try:

@@ -48,7 +48,8 @@ def _missing_extra(command: str | None, exc: ModuleNotFoundError) -> int:
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """Build the top-level parser; with ``only``, import just that command's module."""
+    """Build the top-level parser; with ``only``, import just that command's module (``""``: none, which
+    is all that ``--version``, ``--help`` and a mistyped command need)."""
     parser = argparse.ArgumentParser(
         prog="vaultsync",
         description="A Git-native memory layer: validate a Markdown vault, index it after every commit, "
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     command = next((a for a in argv if not a.startswith("-")), None)
     try:
-        parser = build_parser(command if command in COMMANDS else None)
+        parser = build_parser(command if command in COMMANDS else "")
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] not in SEARCH_EXTRA:
             raise

@@ -98,7 +98,7 @@ def vectors_for(items: list, store: SqliteStore, layout: IndexLayout, config: Co
                 flush_every: int | None = None) -> tuple[dict[str, np.ndarray], PassageEmbedder | None, int, int]:
     """Vectors by content hash for ``items`` from embedder ``name``: from this index, then the shared
     cache, then the embedder — batch by batch, each batch stored in the cache as soon as it is computed
-    when more than one batch is missing, so a killed sync resumes where it stopped (ADR-0070).
+    (from ``CACHE_LOOKUP_MIN`` missing on), so a killed sync resumes where it stopped (ADR-0070).
     ``leg``: (this embedder's place, how many), for the progress record; ``flush_every``: chunks per
     batch (default :data:`FLUSH_EVERY`). Returns (vectors, the embedder if loaded, embedded, reused)."""
     flush_every = flush_every or FLUSH_EVERY
@@ -116,7 +116,9 @@ def vectors_for(items: list, store: SqliteStore, layout: IndexLayout, config: Co
     if missing:
         text_of = {c.hash: c.embed_text for c in items}
         missing.sort(key=lambda h: (-len(text_of[h]), h))  # similar lengths share a batch: little padding
-        durable = len(missing) > flush_every  # one batch or less: the end of the sync stores it
+        # From CACHE_LOOKUP_MIN on, the next sync looks the cache up: store every batch at once. Fewer
+        # are embedded again after a kill (cheaper than opening the cache, ADR-0006).
+        durable = len(missing) >= CACHE_LOOKUP_MIN
         if durable and (cache is None or cache.dim != embedder.dim):  # type: ignore[union-attr]
             cache = _cache(layout, int(embedder.dim))  # type: ignore[union-attr]
         if durable:

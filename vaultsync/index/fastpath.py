@@ -18,11 +18,13 @@ from vaultsync import __version__
 from vaultsync.git import run_git
 from vaultsync.sqlite_uri import readonly_uri
 
-__all__ = ["CONFIG_NAME", "chunk_table_name", "config_hash", "config_text_at", "lance_tables_present",
+__all__ = ["CONFIG_NAME", "chunk_table_name", "config_at", "config_hash", "config_text_at", "lance_tables_present",
            "quick_is_current"]
 
 if TYPE_CHECKING:
     import pygit2
+
+    from vaultsync.vault.config import Config
 
 CONFIG_NAME = ".vaultsync.yaml"
 
@@ -33,6 +35,15 @@ def config_text_at(repo: pygit2.Repository, tree: pygit2.Tree | None) -> str:
         return ""
     blob = repo[tree[CONFIG_NAME].id]
     return blob.data.decode("utf-8", errors="replace").replace("\r\n", "\n")  # type: ignore[attr-defined]
+
+
+def config_at(repo: pygit2.Repository, tree: pygit2.Tree | None) -> tuple[Config, str]:
+    """The config committed in ``tree`` (defaults when absent) and its text."""
+    from vaultsync.git import workdir
+    from vaultsync.vault.config import load_config
+
+    text = config_text_at(repo, tree)
+    return load_config(workdir(repo), text), text
 
 
 def config_hash(config_text: str) -> str:

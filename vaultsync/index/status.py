@@ -8,13 +8,13 @@ import sqlite3
 from typing import Any
 
 from vaultsync.git import head_commit_id, head_tree, workdir
+from vaultsync.index.fastpath import config_at
 from vaultsync.index.hooks import HOOKS, hooks_path_setting, installed_hooks
 from vaultsync.index.layout import layout_for
 from vaultsync.index.lock import is_alive, read_owner
 from vaultsync.index.progress import describe, eta_seconds, read_progress
 from vaultsync.index.sqlite_store import SqliteStore
 from vaultsync.index.state import read_state
-from vaultsync.index.sync import config_at
 from vaultsync.vault.config import Config, ConfigError
 
 

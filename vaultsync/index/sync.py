@@ -49,13 +49,13 @@ from vaultsync.index.embedding import (
     update_lance,
     vectors_for,
 )
-from vaultsync.index.fastpath import config_hash, config_text_at, lance_tables_present
+from vaultsync.index.fastpath import config_at, config_hash, lance_tables_present
 from vaultsync.index.layout import IndexLayout, layout_for
 from vaultsync.index.lock import SyncLock
 from vaultsync.index.progress import SyncProgress
 from vaultsync.index.records import note_record
 from vaultsync.index.sqlite_store import SqliteStore, sqlite_healthy
-from vaultsync.vault.config import Config, load_config
+from vaultsync.vault.config import Config
 from vaultsync.vault.lifecycle_fields import FILTER_OF
 from vaultsync.vault.note import parse_note
 from vaultsync.vault.resolve import LinkIndex
@@ -83,12 +83,6 @@ class SyncReport:
         return (f"indexed {self.commit[:10] if self.commit else '(empty)'}: +{self.added} ~{self.modified} "
                 f"-{self.removed} renamed {self.renamed}; {self.chunks_embedded} chunks embedded, "
                 f"{self.chunks_reused} reused; {self.seconds:.2f} s")
-
-
-def config_at(repo: pygit2.Repository, tree: pygit2.Tree | None) -> tuple[Config, str]:
-    """The config committed in ``tree`` (defaults when absent) and its text."""
-    text = config_text_at(repo, tree)
-    return load_config(workdir(repo), text), text
 
 
 def replay_in_progress(repo: pygit2.Repository) -> bool:
