@@ -154,9 +154,8 @@ def where(entries: list[tuple[str, int, str, str]], run: int, repo: Path, head: 
         return "after the SQLite commit"
     if not mine:
         return "before embedding"
-    models = list(dict.fromkeys(e[2] for e in mine))
-    state = "mid-batch" if mine[-1][0] == "E" else "between batches"
-    return f"{state} ({models[-1].split('@')[0]}, embedder {len(models)})"
+    state = "mid-batch" if mine[-1][0] == "E" else "after a batch (or the commit under way)"
+    return f"{state} ({mine[-1][2].split('@')[0]})"
 
 
 def edit_notes(repo: Path, rng: random.Random, round_: int) -> None:
@@ -192,12 +191,18 @@ def main() -> int:
     git_commit(repo)
     started = time.perf_counter()
     run, kills, edits, failures, rows_before = 0, [], 0, [], {}
+    last_finished: float | None = None  # seconds the last run that finished took
+    phases: list[str] = []
     while True:
         run += 1
         final = len(kills) >= args.kills
         proc = subprocess.Popen([sys.executable, __file__, "--child", str(repo), str(log), str(args.batch), str(run)],
                                 env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        delay = rng.uniform(0.3, args.max_delay)
+        # Most kills land anywhere in the first --max-delay seconds; every fourth, once a run has been
+        # seen to finish, near the end of such a run: the SQLite commit and the LanceDB update.
+        aim_end = last_finished is not None and len(kills) % 4 == 3
+        delay = rng.uniform(0.8, 1.05) * last_finished if aim_end else rng.uniform(0.3, args.max_delay)  # type: ignore[operator]
+        t0 = time.perf_counter()
         try:
             proc.wait(timeout=None if final else delay)
         except subprocess.TimeoutExpired:
@@ -210,14 +215,15 @@ def main() -> int:
             rows_before = rows
             kills.append(run)
             head = git(repo, "rev-parse", "HEAD").strip()
-            print(f"kill {len(kills):2d}: run {run:2d} after {delay:4.1f} s, {where(read_log(log), run, repo, head)}; "
-                  f"cache rows {rows}", flush=True)
+            phases.append(where(read_log(log), run, repo, head))
+            print(f"kill {len(kills):2d}: run {run:2d} after {delay:4.1f} s, {phases[-1]}; cache rows {rows}", flush=True)
             continue
         if proc.returncode != 0:
             failures.append(f"run {run} exited {proc.returncode}: {proc.stderr.read().decode()[-500:] if proc.stderr else ''}")
             break
         if final:
             break
+        last_finished = time.perf_counter() - t0
         edits += 1  # finished before its kill: more work for the next ones
         edit_notes(repo, rng, edits)
         print(f"run {run:2d} finished within {delay:.1f} s; committed edit round {edits}", flush=True)
@@ -253,6 +259,8 @@ def main() -> int:
           f"{run} runs, {edits} edit rounds; batch {args.batch}")
     print(f"embeddings computed {len(entries)}, unique {unique}, computed again {len(entries) - unique} "
           f"(per killed run: max {max(again.values(), default=0)}, allowed {bound})")
+    print("kills landed: " + ", ".join(f"{n} {p}" for p, n in sorted(
+        {p.split(" (")[0]: sum(q.split(" (")[0] == p.split(" (")[0] for q in phases) for p in phases}.items())))
     print(f"killed-and-resumed runs {resumed_s:.1f} s in all; clean rebuild {clean_s:.1f} s")
     for failure in failures:
         print(f"FAIL {failure}")

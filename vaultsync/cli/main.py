@@ -8,12 +8,14 @@ heavy ones (models, LanceDB).
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
 import sys
 
 from vaultsync import __version__
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing alone costs ~15 ms of `--version`
+if TYPE_CHECKING:
+    import argparse
 
 # command name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -49,7 +51,10 @@ def _missing_extra(command: str | None, exc: ModuleNotFoundError) -> int:
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """Build the top-level parser; with ``only``, import just that command's module (``""``: none, which
-    is all that ``--version``, ``--help`` and a mistyped command need)."""
+    is all that ``--help`` and a mistyped command need)."""
+    import argparse
+    import importlib
+
     parser = argparse.ArgumentParser(
         prog="vaultsync",
         description="A Git-native memory layer: validate a Markdown vault, index it after every commit, "
@@ -73,6 +78,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code (0 ok, 1 findings/errors, 2 usage, 3 internal error)."""
     argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--version"]:  # answered before argparse is even imported
+        print(f"vaultsync {__version__}")
+        return 0
     command = next((a for a in argv if not a.startswith("-")), None)
     try:
         parser = build_parser(command if command in COMMANDS else "")

@@ -34,8 +34,8 @@ import pygit2
 from vaultsync import __version__
 from vaultsync.engine import check_rerank_spec, open_searcher, options_for
 from vaultsync.git import head_tree, workdir
+from vaultsync.index.fastpath import config_at
 from vaultsync.index.layout import layout_for
-from vaultsync.index.sync import config_at
 from vaultsync.search.pipeline import Searcher
 from vaultsync.search.query import QueryError
 from vaultsync.serve.auth import AUTH_HEADER, PROOF_HEADER, AuthError, Verifier, ensure_token
