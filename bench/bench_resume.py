@@ -1,7 +1,7 @@
 """A first build killed (SIGKILL) at random points and restarted each time ends as a clean build does.
 
-    python bench/bench_resume.py [--notes 40] [--kills 20] [--batch 32] [--max-delay 15] [--seed 1]
-                                 [--workdir DIR] [--keep]
+    python bench/bench_resume.py [--notes 40] [--kills 20] [--batch 32] [--max-delay 15]
+                                 [--cache-kills 10] [--seed 1] [--workdir DIR] [--keep]
 
 Generates a vault (bench/vaultgen.py), commits it, and runs ``vaultsync sync`` (the CLI, in a child
 process whose embedders log each text before embedding it) with the embedding cache written every
@@ -16,7 +16,10 @@ every note) to work on. A last sync then runs to its end. Checks (exit status 1 
 * the embedding cache survives every kill: it opens, and its row count never goes down (a damaged
   table would be dropped and recreated empty);
 * the final index equals ``vaultsync index --rebuild`` in a fresh clone with an empty embedding
-  cache: the same note and chunk rows, and the same vectors for every model (within 1e-5).
+  cache: the same note and chunk rows, and the same vectors for every model (within 1e-5);
+* a process that does nothing but write batches to an embedding cache, killed ``--cache-kills``
+  times (most kills land mid-write there), leaves a cache that opens and holds whole batches only,
+  each vector as written.
 
 Prints each kill (delay, where it landed, cache rows) and a summary: embeddings computed, unique,
 computed again, wall times.
@@ -45,6 +48,7 @@ from vaultgen import generate, git_commit  # noqa: E402
 ENV = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "b",
        "GIT_COMMITTER_EMAIL": "b@x", "PYTHONPATH": str(ROOT)}
 LOOKUP_MIN = 32  # vaultsync.index.embedding.CACHE_LOOKUP_MIN
+DIM, WRITE_BATCH = 384, 64  # the cache torture: vector size, rows per write
 
 
 def child(repo: Path, log: Path, batch: int, run: int) -> int:
@@ -74,6 +78,50 @@ def child(repo: Path, log: Path, batch: int, run: int) -> int:
     from vaultsync.cli.main import main
 
     return main(["sync", "--quiet"])
+
+
+def writer(folder: Path) -> int:
+    """Append batches of ``WRITE_BATCH`` known vectors to an embedding cache at ``folder`` until killed."""
+    from vaultsync.index.vector_store import EmbeddingCache
+
+    cache = EmbeddingCache(folder, DIM)
+    start = cache._table.count_rows()
+    while True:
+        cache.put("m", [f"k{j}" for j in range(start, start + WRITE_BATCH)], known(start, WRITE_BATCH))
+        start += WRITE_BATCH
+
+
+def known(start: int, n: int):  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    return (np.arange(DIM, dtype=np.float32)[None, :] + np.arange(start, start + n, dtype=np.float32)[:, None]) / 1e3
+
+
+def torture_cache(work: Path, kills: int, rng: random.Random) -> list[str]:
+    """SIGKILL a process writing batches to the embedding cache ``kills`` times; after each kill the cache
+    must open, hold whole batches only, none lost before the kill, every vector as written."""
+    from vaultsync.index.vector_store import EmbeddingCache
+
+    folder, failures, before = work / "cache-torture", [], 0
+    for k in range(kills):
+        proc = subprocess.Popen([sys.executable, __file__, "--writer", str(folder)], env=ENV,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(1.5, 4.0))  # past the import of lancedb (about 1.5 s), into the writes
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        cache = EmbeddingCache(folder, DIM)
+        rows = cache._table.count_rows()
+        got = cache.get("m", [f"k{j}" for j in range(rows)])
+        import numpy as np
+
+        whole = rows % WRITE_BATCH == 0 and len(got) == rows
+        exact = whole and all(np.array_equal(got[f"k{j}"], v) for j, v in zip(range(rows), known(0, rows)))
+        if rows < before or not exact:
+            failures.append(f"cache kill {k + 1}: {rows} rows (before {before}), whole batches {whole}, exact {exact}")
+        before = rows
+    print(f"cache writer killed {kills} times: {before} rows in {before // WRITE_BATCH} whole batches, "
+          f"{'all' if not failures else 'NOT all'} vectors as written", flush=True)
+    return failures
 
 
 def _sha(text: str) -> str:
@@ -176,11 +224,15 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workdir", type=Path)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--cache-kills", type=int, default=10, help="kills of a process writing to the cache alone")
     ap.add_argument("--child", nargs=4, metavar=("REPO", "LOG", "BATCH", "RUN"), help=argparse.SUPPRESS)
+    ap.add_argument("--writer", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         repo, log, batch, run = args.child
         return child(Path(repo), Path(log), int(batch), int(run))
+    if args.writer:
+        return writer(args.writer)
 
     rng = random.Random(args.seed)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-resume-"))
@@ -254,6 +306,7 @@ def main() -> int:
                    check=True)
     clean_s = time.perf_counter() - t
     failures += [f"final index vs clean rebuild: {p}" for p in same_index(index_state(repo), index_state(clean))]
+    failures += torture_cache(work, args.cache_kills, rng)
 
     print(f"\n{args.notes} notes, {len(index_state(repo)['chunks'])} chunks, {legs} embedders; {len(kills)} kills in "  # type: ignore[arg-type]
           f"{run} runs, {edits} edit rounds; batch {args.batch}")

@@ -57,7 +57,7 @@ def default_embedder(config: Config, name: str | None = None) -> PassageEmbedder
 
 
 CACHE_LOOKUP_MIN = 32  # below this many new vectors, embedding is cheaper than importing LanceDB
-FLUSH_EVERY = 128  # chunks embedded between two writes to the embedding cache (what a kill may lose)
+FLUSH_EVERY = 64  # chunks embedded between two writes to the embedding cache (what a kill may lose)
 
 
 def configured_models(config: Config, meta: dict[str, str]) -> dict[str, str | None]:
