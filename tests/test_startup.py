@@ -1,0 +1,52 @@
+"""Commands that need no model start without importing one: ``--version`` imports no command module
+(not even argparse), ``--help`` no command module, and ``status`` neither numpy, nor the sync, nor
+the checks (see ADR-0070)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import Vault
+
+PROBE = """
+import sys
+from vaultsync.cli.main import main
+try:
+    main({argv!r})
+except SystemExit:  # argparse's --help
+    pass
+print(json.dumps(sorted(m for m in sys.modules if m.startswith(("vaultsync", "numpy", "argparse", "typing",
+                                                                   "jsonschema", "lancedb", "onnxruntime")))),
+      file=sys.stderr)
+"""
+
+
+def loaded(argv: list[str], cwd: Path) -> tuple[str, set[str]]:
+    res = subprocess.run([sys.executable, "-c", "import json\n" + PROBE.format(argv=argv)], cwd=cwd,
+                         capture_output=True, text=True, timeout=120)
+    return res.stdout, set(json.loads(res.stderr.strip().splitlines()[-1]))
+
+
+def test_version_imports_nothing_but_the_entry_point(tmp_path):
+    out, modules = loaded(["--version"], tmp_path)
+    assert out.startswith("vaultsync ") and modules == {"vaultsync", "vaultsync.cli", "vaultsync.cli.main"}
+
+
+def test_help_imports_no_command_module(tmp_path):
+    out, modules = loaded(["--help"], tmp_path)
+    assert "status" in out and "argparse" in modules
+    assert not {m for m in modules if m.startswith("vaultsync.") and m not in ("vaultsync.cli", "vaultsync.cli.main")}
+
+
+def test_status_imports_no_model_sync_or_checks(vault: Vault):
+    vault.write("docs/a.md", "# a\nText.\n")
+    vault.commit("a")
+    out, modules = loaded(["status", "--format", "json"], vault.root)
+    assert json.loads(out)["indexed_commit"] is None
+    heavy = {m for m in modules if m.split(".")[0] in ("numpy", "lancedb", "onnxruntime")
+             or m.startswith(("vaultsync.index.sync", "vaultsync.index.embedding", "vaultsync.checks",
+                              "vaultsync.models"))}
+    assert heavy == set()
