@@ -176,6 +176,8 @@ def test_progress_record_is_atomic_and_gives_an_eta(tmp_path):
     progress.advance(50)
     assert read_progress(path)["done"] == 150 and read_progress(path, os.getpid() + 1) is None  # type: ignore[index]
     assert [p.name for p in tmp_path.iterdir()] == ["progress.json"]  # no temporary file left
+    record.update(leg=2, done=1000)
+    assert describe(record) == "1,000 / 1,000 chunks embedded (m, embedder 2 of 2); writing the index"
     progress.close()
     assert not path.exists() and read_progress(path) is None
     path.write_text("{not json")

@@ -106,6 +106,8 @@ def describe(record: dict[str, Any], now: float | None = None, eta: bool = True)
     """``12,800 / 46,700 chunks embedded (multilingual-e5-small, embedder 1 of 2), ETA 14 min``."""
     text = (f"{int(record['done']):,} / {int(record['total']):,} chunks embedded ({record.get('model')}, "
             f"embedder {record.get('leg', 1)} of {record.get('legs', 1)})")
+    if int(record["done"]) >= int(record["total"]) and record.get("leg", 1) == record.get("legs", 1):
+        return text + ("; writing the index" if eta else "")
     left = eta_seconds(record, now) if eta else None
     return text + (f", ETA {_duration(left)}" if left is not None else "")
 
