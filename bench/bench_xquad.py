@@ -14,8 +14,9 @@ is in the top 5 notes. Reports recall@5 per language and overall, and the p50 la
 the first variant (later variants reuse its query embeddings, so only it pays them).
 
 Variants (``--variant``, repeatable; default: all of :data:`VARIANTS`) switch one thing:
-``default`` is the shipped pipeline, ``script-gate`` the secondary leg's old gate (by
-script only), the others are single legs or weight settings. Exits 0 with a message when
+``default`` is the shipped pipeline, ``before`` the pipeline before ADR-0061 (the
+secondary leg gated by script only, no per-family weights), ``gate-only`` that with the
+language gate; the others change one weight or run single legs. Exits 0 with a message when
 the data is absent (no ../shared here).
 """
 
@@ -57,9 +58,16 @@ def script_gate(query: Any, opts: Any, coverage: float | None = None) -> float:
 
 
 # name -> (option overrides, replacement for weights.secondary_weight or None)
+BEFORE = {"secondary_cross_cjk": 1.0, "bm25_power_alone": 2.0}
 VARIANTS: dict[str, tuple[dict[str, Any], Callable[..., float] | None]] = {
     "default": ({}, None),
-    "script-gate": ({}, script_gate),
+    "before": (BEFORE, script_gate),  # the pipeline before language ID (ADR-0061)
+    "gate-only": (BEFORE, None),
+    "cjk-1.0": ({"secondary_cross_cjk": 1.0}, None),
+    "cjk-2.0": ({"secondary_cross_cjk": 2.0}, None),
+    "alone-1.0": ({"bm25_power_alone": 1.0}, None),
+    "alone-2.0": ({"bm25_power_alone": 2.0}, None),
+    "no-names": ({"title_vectors": False}, None),
     "dense": ({"legs": ("dense",), **NO_GRAPH}, None),
     "dense2": ({"legs": ("dense2",), **NO_GRAPH}, None),
     "bm25+dense": ({"legs": ("bm25", "dense")}, None),

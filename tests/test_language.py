@@ -57,7 +57,7 @@ def test_use_keeps_its_weight_inside_its_training_languages(lang: str) -> None:
 
 def test_short_and_covered_queries_keep_todays_behaviour() -> None:
     opts = SearchOptions(secondary_weight=0.5)
-    for short in ("sync", "Startseite", "Sync-Regionen"):  # too short to tell: USE votes
+    for short in ("sync", "Startseite", "Befehle"):  # too short to tell: USE votes
         assert use_share(short) is None and secondary_weight(parse_query(short), opts) == 0.5
     for title in ("Tastenkürzel", "Slash-Befehle", "Graph-Ansicht"):  # unsure is not "foreign": USE votes
         assert secondary_weight(parse_query(title), opts) == 0.5

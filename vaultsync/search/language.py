@@ -83,9 +83,21 @@ def identifier() -> Any:
     return _identifier
 
 
+def warm_up() -> None:
+    """Load the identifier in a background thread (the daemon calls this at start)."""
+    threading.Thread(target=identifier, name="language-id", daemon=True).start()
+
+
 def ranked(text: str) -> list[tuple[str, float]]:
     """Every language of the model with its probability for ``text``, best first."""
     return [(lang, float(p)) for lang, p in identifier().rank(text)]
+
+
+def is_cjk(text: str) -> bool:
+    """True when Han, kana or Hangul make up at least a fifth of the letters (CJK words are short)."""
+    counts = scripts(text)
+    letters = sum(counts.values())
+    return bool(letters) and any(counts.get(s, 0) * 5 >= letters for s in ("kana", "hangul", "han"))
 
 
 def use_share(text: str) -> float | None:
@@ -100,9 +112,8 @@ def use_share(text: str) -> float | None:
     letters = sum(counts.values())
     if not letters:
         return None
-    for script in ("kana", "hangul", "han"):
-        if counts.get(script, 0) * 5 >= letters:  # CJK letters are whole words: a fifth of them decides
-            return 1.0
+    if is_cjk(text):  # CJK letters are whole words: a fifth of them decides
+        return 1.0
     script = max(counts, key=lambda s: counts[s])
     if script in DECIDED:
         return 1.0

@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from vaultsync.search.bm25 import CJK, fts_string
-from vaultsync.search.language import use_share
+from vaultsync.search.language import is_cjk, use_share
 from vaultsync.search.options import SearchOptions
 from vaultsync.search.query import Query
 
@@ -31,7 +31,11 @@ def leg_weights(db: sqlite3.Connection, query: Query, mode: str, dense_legs: Seq
     leaves ranking to the vectors; an English query over English notes keeps both.
     A secondary dense leg (USE, where :func:`secondary_weight` lets it vote) moves linearly
     from ``secondary_weight`` on a query the vault's words cover to
-    ``secondary_cross`` on one they do not: cross-lingual queries are where it is strong.
+    ``secondary_cross`` on one they do not: cross-lingual queries are where it is strong;
+    ``secondary_cross_cjk`` on a query in a CJK script, where USE is stronger than e5-small.
+    On a query in a language USE was not trained on (the leg is present but silent), the
+    primary leg is the only vector voice left and BM25's partial matches (names, numbers)
+    count more: its weight is coverage ** ``bm25_power_alone`` instead of coverage squared (ADR-0061).
     """
     if mode == "rrf":
         return {"bm25": 1.0, **{name: 1.0 for name in dense_legs}}
@@ -50,10 +54,11 @@ def leg_weights(db: sqlite3.Connection, query: Query, mode: str, dense_legs: Seq
         seen += len(unit)
         matched += len(unit) if df else 0
     coverage = matched / seen if seen else 0.25
-    bm25 = coverage ** 2
     weights = {name: 1.0 if name == "dense" else secondary_weight(query, opts, coverage) for name in dense_legs}
+    silent = any(w == 0 for name, w in weights.items() if name != "dense")
+    bm25 = coverage ** ((opts.bm25_power_alone if opts is not None else 0.5) if silent else 2)
     # a query the vault's words do not cover is cross-lingual: there USE's vote counts more
-    cross = opts.secondary_cross if opts is not None else 1.0
+    cross = 1.0 if opts is None else opts.secondary_cross_cjk if is_cjk(query.text) else opts.secondary_cross
     weights = {name: w if name == "dense" or w == 0 else w + (cross - w) * (1 - bm25) for name, w in weights.items()}
     return {"bm25": bm25, **weights}
 
