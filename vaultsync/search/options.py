@@ -27,6 +27,8 @@ RANGES: dict[str, tuple[str, float, float]] = {
     "second_chunk": ("num", 0.0, 1.0),
     "secondary_weight": ("num", 0.0, 10.0),
     "secondary_cross": ("num", 0.0, 10.0),
+    "secondary_cross_cjk": ("num", 0.0, 10.0),
+    "bm25_power_alone": ("num", 0.0, 10.0),
     "w_importance": ("num", 0.0, 10.0),
     "w_recency": ("num", 0.0, 10.0),
     "half_life_days": ("num", 0.001, 1_000_000.0),
@@ -81,6 +83,8 @@ class SearchOptions:
     legs: tuple[str, ...] = ("bm25", "dense", "dense2")
     secondary_weight: float = 0.5
     secondary_cross: float = 1.0  # the secondary leg's weight on a query the vault's words do not cover
+    secondary_cross_cjk: float = 1.5  # ... on such a query in a CJK script (ADR-0061)
+    bm25_power_alone: float = 0.5  # BM25 = coverage ** this when the secondary leg is silent (else squared)
     title_vectors: bool = True
     graph_hops: int = 1
     graph_decay: float = 0.5

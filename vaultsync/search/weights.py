@@ -2,7 +2,8 @@
 
 BM25 counts by how much of the query the vault contains at all (a query in another
 language leans on the vectors); the secondary dense leg (USE multilingual) votes only
-in the scripts of its training languages and counts more on cross-lingual queries.
+on queries in its training languages (:mod:`vaultsync.search.language`, ADR-0061) and
+counts more on cross-lingual queries.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from vaultsync.search.bm25 import CJK, fts_string
+from vaultsync.search.language import is_cjk, use_share
 from vaultsync.search.options import SearchOptions
 from vaultsync.search.query import Query
 
@@ -27,16 +29,20 @@ def leg_weights(db: sqlite3.Connection, query: Query, mode: str, dense_legs: Seq
     which note is meant and is left out of both sides of the ratio. A German or
     Japanese query over English notes, or "Obsidian 同步", gets a weight near 0 and
     leaves ranking to the vectors; an English query over English notes keeps both.
-    A secondary dense leg (USE, where its script gate lets it vote) moves linearly
+    A secondary dense leg (USE, where :func:`secondary_weight` lets it vote) moves linearly
     from ``secondary_weight`` on a query the vault's words cover to
-    ``secondary_cross`` on one they do not: cross-lingual queries are where it is strong.
+    ``secondary_cross`` on one they do not: cross-lingual queries are where it is strong;
+    ``secondary_cross_cjk`` on a query in a CJK script, where USE is stronger than e5-small.
+    On a query in a language USE was not trained on (the leg is present but silent), the
+    primary leg is the only vector voice left and BM25's partial matches (names, numbers)
+    count more: its weight is coverage ** ``bm25_power_alone`` instead of coverage squared (ADR-0061).
     """
-    weights = {name: 1.0 if name == "dense" else secondary_weight(query, opts) for name in dense_legs}
     if mode == "rrf":
         return {"bm25": 1.0, **{name: 1.0 for name in dense_legs}}
     units = [u for u in _or_units(query)][:24]
     if not units:
-        return {"bm25": 0.5 if query.short_terms else 0.0, **weights}
+        return {"bm25": 0.5 if query.short_terms else 0.0,
+                **{name: 1.0 if name == "dense" else secondary_weight(query, opts) for name in dense_legs}}
     total_notes = db.execute("SELECT count(*) FROM notes").fetchone()[0] or 1
     common = total_notes // 2 + 1
     seen = matched = 0
@@ -48,9 +54,11 @@ def leg_weights(db: sqlite3.Connection, query: Query, mode: str, dense_legs: Seq
         seen += len(unit)
         matched += len(unit) if df else 0
     coverage = matched / seen if seen else 0.25
-    bm25 = coverage ** 2
+    weights = {name: 1.0 if name == "dense" else secondary_weight(query, opts, coverage) for name in dense_legs}
+    silent = any(w == 0 for name, w in weights.items() if name != "dense")
+    bm25 = coverage ** ((opts.bm25_power_alone if opts is not None else 0.5) if silent else 2)
     # a query the vault's words do not cover is cross-lingual: there USE's vote counts more
-    cross = opts.secondary_cross if opts is not None else 1.0
+    cross = 1.0 if opts is None else opts.secondary_cross_cjk if is_cjk(query.text) else opts.secondary_cross
     weights = {name: w if name == "dense" or w == 0 else w + (cross - w) * (1 - bm25) for name, w in weights.items()}
     return {"bm25": bm25, **weights}
 
@@ -59,16 +67,32 @@ def leg_weights(db: sqlite3.Connection, query: Query, mode: str, dense_legs: Seq
 _USE_SCRIPTS = re.compile(r"[A-Za-zÀ-ɏ\u0400-\u04ff\u0600-\u06ff\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
-def secondary_weight(query: Query, opts: SearchOptions | None) -> float:
-    """Weight of a secondary dense leg (USE multilingual): ``opts.secondary_weight`` when most of the
-    query's letters are in a script of USE's 16 training languages, else 0 — USE is strong where it
-    was trained and collapses elsewhere, so it must not vote there."""
+COVERED = 0.5  # a query at least this much covered by the vault's words is in the vault's language
+FOREIGN = 0.1  # USE's languages hold less than this probability: the query is in another language
+
+
+def secondary_weight(query: Query, opts: SearchOptions | None, coverage: float | None = None) -> float:
+    """Weight of a secondary dense leg (USE multilingual): ``opts.secondary_weight`` on a query in one
+    of USE's 16 training languages, else 0 — USE is strong where it was trained and collapses
+    elsewhere, even in a script it knows (Vietnamese, Romanian, Czech are Latin), so it must not vote there.
+
+    First the script: most letters must be in a script of USE's languages. Then a query the vault's
+    words cover (``coverage`` ≥ :data:`COVERED`) keeps the vote without language ID: it is in the
+    vault's language. Otherwise :func:`~vaultsync.search.language.use_share` decides: the vote is
+    lost only when language ID puts less than :data:`FOREIGN` of its probability on USE's languages;
+    a query too short to tell keeps it.
+    """
     w = opts.secondary_weight if opts is not None else 0.5
     letters = [ch for ch in query.text if ch.isalpha()]
     if not letters:
         return 0.0
     covered = sum(1 for ch in letters if _USE_SCRIPTS.match(ch))
-    return w if covered / len(letters) >= 0.6 else 0.0
+    if covered / len(letters) < 0.6:
+        return 0.0
+    if coverage is not None and coverage >= COVERED:
+        return w
+    share = use_share(query.text)
+    return 0.0 if share is not None and share < FOREIGN else w
 
 
 def _or_units(query: Query) -> list[str]:

@@ -36,6 +36,7 @@ from vaultsync.engine import check_rerank_spec, open_searcher, options_for
 from vaultsync.git import head_tree, workdir
 from vaultsync.index.fastpath import config_at
 from vaultsync.index.layout import layout_for
+from vaultsync.search.language import warm_up
 from vaultsync.search.pipeline import Searcher
 from vaultsync.search.query import QueryError
 from vaultsync.serve.auth import AUTH_HEADER, PROOF_HEADER, AuthError, Verifier, ensure_token
@@ -59,6 +60,7 @@ class SearchService:
         self._searchers: dict[str, Searcher] = {}
         self._stamp: tuple[str, ...] | None = None
         self._embedders: dict[str, Any] = {}
+        warm_up()  # language ID for the query's secondary-leg gate (ADR-0061), off the first request
 
     def _index_stamp(self) -> tuple[str, ...]:
         config, _ = config_at(self.repo, head_tree(self.repo))
