@@ -129,7 +129,7 @@ def test_tools_have_schemas_and_descriptions(vault: Vault) -> None:
         assert t.description and t.input_schema["type"] == "object"
     props = by_name["search"].input_schema["properties"]
     assert {"query", "top_k", "budget", "types", "tags", "scope", "include_expired", "include_superseded",
-            "min_confidence", "rerank"} <= set(props)
+            "min_confidence", "min_relevance", "rerank"} <= set(props)
     assert by_name["search"].input_schema["required"] == ["query"]
     assert set(by_name["write"].input_schema["required"]) == {"type", "title", "body"}
     assert [t.uri_template for t in templates] == ["vault://note/{memory_id}"]
@@ -139,7 +139,8 @@ def test_search_english_and_japanese_and_get_with_backlinks_and_chain(repo: Vaul
     async def body(s: ClientSession) -> Any:
         en = await call(s, "search", query="how are merchant webhooks delivered?", top_k=3)
         ja = await call(s, "search", query="金曜日にデプロイしてもいいですか", top_k=3)
-        old = await call(s, "search", query="retry webhooks in the API worker", include_superseded=True, top_k=5)
+        old = await call(s, "search", query="retry webhooks in the API worker", include_superseded=True, top_k=5,
+                         min_relevance=0)
         got = await call(s, "get", note="ADR-0001")
         by_link = await call(s, "get", note="[[ADR-0002-durable-webhook-queue]]")
         missing = await refused(s, "get", note="ADR-9999")
@@ -149,7 +150,7 @@ def test_search_english_and_japanese_and_get_with_backlinks_and_chain(repo: Vaul
     en, ja, old, got, by_link, missing, empty = with_server(repo.root, body)[0]
     top = en["hits"][0]
     assert top["memory_id"] == "ADR-0002" and top["type"] == "adr" and top["status"] == "accepted"
-    assert "durable queue" in top["text"] and top["score"] > 0
+    assert "durable queue" in top["text"] and top["score"] > 0 and 0.015 <= top["relevance"] <= 1
     assert top["links_to"] == []  # ADR-0001 is superseded: hidden notes are never named in a hit's links
     assert next(h for h in old["hits"] if h["memory_id"] == "ADR-0002")["links_to"] == ["ADR-0001"]
     assert ja["hits"][0]["memory_id"] == "RULE-0001" and "金曜日" in ja["hits"][0]["text"]

@@ -124,12 +124,12 @@ def test_rerank_cutoff_drops_what_a_calibrated_reranker_rejects(vault, embedder)
     from vaultsync.search.options import SearchOptions
 
     s.reranker = _KeywordReranker("Friday")
-    hits = s.search("deploy policy", SearchOptions(min_confidence=0.0, rerank_cutoff=True)).hits
+    hits = s.search("deploy policy", SearchOptions(min_confidence=0.0, rerank_cutoff=True, min_relevance=0.0)).hits
     assert [h.path for h in hits] == ["docs/adrs/ADR-0004.md"]
     assert hits[0].trace["rerank"] == {"rank": 1, "score": 0.9}
-    assert len(s.search("deploy policy", SearchOptions(min_confidence=0.0)).hits) > 1  # off by default
+    assert len(s.search("deploy policy", SearchOptions(min_confidence=0.0, min_relevance=0.0)).hits) > 1  # off by default
     s.reranker = _KeywordReranker("no such words")  # nothing passes: the best first-stage hit stays
-    assert len(s.search("deploy policy", SearchOptions(min_confidence=0.0, rerank_cutoff=True)).hits) == 1
+    assert len(s.search("deploy policy", SearchOptions(min_confidence=0.0, rerank_cutoff=True, min_relevance=0.0)).hits) == 1
     s.close()
 
 

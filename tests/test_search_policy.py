@@ -122,6 +122,7 @@ def test_the_graph_hop_brings_a_linked_note_and_decays_its_score(indexed) -> Non
 def _paths(searcher, query: str, **options) -> list[str]:  # type: ignore[no-untyped-def]
     from vaultsync.search.options import SearchOptions
 
+    options.setdefault("min_relevance", 0.0)  # the stages' mechanics, not the relevance floor
     return [h.path for h in searcher.search(query, SearchOptions.from_config({}, **options)).hits]
 
 

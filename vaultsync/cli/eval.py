@@ -28,6 +28,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("--chunk-tokens", type=int, default=None)
     p.add_argument("--every", type=int, default=1, help="use every N-th query")
     p.add_argument("--limit", type=int, default=None, help="at most N queries")
+    p.add_argument("--no-answer", action="store_true",
+                   help="also ask every scoped question in another scope, where it has no answer")
     p.add_argument("--json", type=Path, default=None, help="also write all metrics as JSON here")
     p.set_defaults(run=run)
 
@@ -38,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from vaultsync.eval.harness import (
         evaluation_options,
         load_queries,
+        no_answer_queries,
         prepare_workspace,
         run_queries,
         summarise,
@@ -65,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
     repo = open_repo(repo_path)
     config = committed_config(repo)  # type: ignore[arg-type]
     queries = load_queries(dataset, args.limit, args.every)
+    if args.no_answer:
+        queries += no_answer_queries(queries)
     print(f"{dataset.name}: {len(queries)} queries, workspace {repo_path} ready in "
           f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
     report: dict[str, object] = {"dataset": dataset.name, "queries": len(queries), "embedders": embedders,
@@ -100,5 +105,12 @@ def _print_row(name: str, summary: dict) -> None:  # type: ignore[type-arg]
     langs = {k[5:]: v["recall@5"] for k, v in summary.get("notes", {}).items() if k.startswith("lang:")}
     if len(langs) > 1:
         parts.append("min lang R@5 " + f"{min(langs.values()):.3f} ({min(langs, key=langs.get)})")
+    trust = summary.get("trust", {})
+    if "no_answer" in trust:
+        parts.append(f"no-answer abstain {trust['no_answer']['abstain']:.3f}")
+    if trust.get("tokens_per_answerable") is not None:
+        parts.append(f"tokens/q {trust['tokens_per_answerable']:.0f}")
+    if "ece" in trust:
+        parts.append(f"ECE {trust['ece']:.3f}")
     parts.append(f"p50 {summary['latency_ms']['p50']} ms")
     print(" | ".join(parts), flush=True)

@@ -23,6 +23,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("--include-expired", action="store_true", help="also return notes past their `expires` date")
     p.add_argument("--include-superseded", action="store_true", help="also return superseded notes")
     p.add_argument("--min-confidence", type=_fraction, help="hide notes below this confidence (default 0.5)")
+    p.add_argument("--min-relevance", type=_fraction,
+                   help="return nothing below this calibrated relevance (default 0.015; 0 shows every candidate)")
     p.add_argument("--no-rerank", action="store_true", help="skip the rerank stage")
     p.add_argument("--rerank", help="rerank stage: none, maxsim, cross-encoder (default from config)")
     p.add_argument("--explain", action="store_true", help="show every stage's rank and score for each hit")
@@ -69,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     options = {
         "top_k": args.top_k, "budget": args.budget, "types": args.types, "tags": args.tags, "scope": args.scope,
         "include_expired": args.include_expired or None, "include_superseded": args.include_superseded or None,
-        "min_confidence": args.min_confidence, "rerank": False if args.no_rerank else None,
+        "min_confidence": args.min_confidence, "min_relevance": args.min_relevance, "rerank": False if args.no_rerank else None,
     }
     options = {k: v for k, v in options.items() if v is not None}
     from vaultsync.engine import check_rerank_spec, options_for

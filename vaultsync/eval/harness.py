@@ -8,6 +8,11 @@ Scores: note level (a note's rank is the rank of its best chunk) and, when the
 dataset has ``relevant_blocks``, turn level (a block is found when a returned
 chunk contains it; blocks are ranked by their chunk's rank). Metrics: recall@5,
 hit@5, MRR@10, nDCG@10, overall and per category and language; per-query latency.
+
+Trust (:func:`no_answer_queries`, :func:`summarise`): each scoped question is also asked in
+another scope, where it has no answer; the summary reports the share of those left with no
+hit (abstention), the tokens an agent receives per answerable query, and the expected
+calibration error of the hits' relevance against note-level labels.
 """
 
 from __future__ import annotations
@@ -97,14 +102,27 @@ def prepare_workspace(dataset_dir: Path, workdir: Path, embedders: Sequence[str]
     return repo
 
 
+def no_answer_queries(queries: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each scoped query asked again in the next other scope (scopes in sorted order), where
+    nothing is relevant: ``relevant`` empty, category ``no-answer``, id suffixed ``#elsewhere``."""
+    scopes = sorted({q["scope"] for q in queries if q.get("scope")})
+    if len(scopes) < 2:
+        return []
+    nxt = {s: scopes[(i + 1) % len(scopes)] for i, s in enumerate(scopes)}
+    return [{**q, "id": f"{q['id']}#elsewhere", "scope": nxt[q["scope"]], "relevant": [], "relevant_blocks": [],
+             "category": "no-answer"} for q in queries if q.get("scope")]
+
+
 @dataclass
 class QueryOutcome:
-    """The rankings one query produced."""
+    """The rankings one query produced, the tokens of the agent's view and each hit's (relevance, label)."""
 
     query: dict[str, Any]
     notes: list[str]
     blocks: list[str]
     ms: float
+    tokens: int = 0
+    judged: list[tuple[float, int]] = field(default_factory=list)
 
 
 def run_queries(searcher: Searcher, queries: Iterable[dict[str, Any]], base: SearchOptions) -> list[QueryOutcome]:
@@ -125,7 +143,8 @@ def run_queries(searcher: Searcher, queries: Iterable[dict[str, Any]], base: Sea
                 agent_view.append(h)
         agent_view = cut(agent_view, [h.tokens for h in agent_view], TURN_BUDGET, K_RECALL)
         blocks = dedupe([f"{h.path}#^{b}" for h in agent_view for b in h.blocks])
-        outcomes.append(QueryOutcome(q, notes, blocks, ms))
+        judged = [(h.relevance, int(h.path in q["relevant"])) for h in result.hits if h.relevance is not None]
+        outcomes.append(QueryOutcome(q, notes, blocks, ms, sum(h.tokens for h in agent_view), judged))
     return outcomes
 
 
@@ -143,6 +162,8 @@ def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
 def summarise(outcomes: list[QueryOutcome]) -> dict[str, Any]:
     """Metrics overall / per category / per language, note- and turn-level, plus latency."""
     levels: dict[str, dict[str, list[dict[str, float]]]] = {"notes": defaultdict(list), "turns": defaultdict(list)}
+    trust = _trust(outcomes)
+    outcomes = [o for o in outcomes if o.query["relevant"]]
     for o in outcomes:
         keys = ["all", f"category:{o.query.get('category', '-')}", f"lang:{o.query.get('lang', '-')}"]
         note_scores = _scores(o.notes, o.query["relevant"])
@@ -155,9 +176,30 @@ def summarise(outcomes: list[QueryOutcome]) -> dict[str, Any]:
     latencies = sorted(o.ms for o in outcomes)
     out: dict[str, Any] = {level: {k: _mean(v) for k, v in sorted(groups.items())}
                            for level, groups in levels.items() if groups}
+    out["trust"] = trust
     if latencies:
         out["latency_ms"] = {"p50": round(statistics.median(latencies), 1),
                              "p95": round(latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))], 1)}
+    return out
+
+
+def _trust(outcomes: list[QueryOutcome]) -> dict[str, Any]:
+    """Abstention on no-answer queries, tokens per answerable query, ECE of the hits' relevance."""
+    from vaultsync.search.relevance import expected_calibration_error
+
+    answerable = [o for o in outcomes if o.query["relevant"]]
+    unanswerable = [o for o in outcomes if not o.query["relevant"]]
+    judged = [pair for o in outcomes for pair in o.judged]
+    out: dict[str, Any] = {"tokens_per_answerable": round(statistics.mean(o.tokens for o in answerable), 1)
+                           if answerable else None,
+                           "answerable_with_no_hit": round(sum(not o.notes for o in answerable) / len(answerable), 4)
+                           if answerable else None}
+    if unanswerable:
+        out["no_answer"] = {"n": len(unanswerable),
+                            "abstain": round(sum(not o.notes for o in unanswerable) / len(unanswerable), 4)}
+    if judged:
+        out["ece"] = round(expected_calibration_error([p for p, _ in judged], [y for _, y in judged]), 4)
+        out["judged_hits"] = len(judged)
     return out
 
 
@@ -165,8 +207,9 @@ def evaluation_options(**overrides: Any) -> SearchOptions:
     """Options for scoring: a deep ranking (30 chunks, ≤ 3 per note, no budget) from which the
     note ranking and the agent's view (top 5 within the budget) are both derived.
 
-    Lifecycle filters keep their defaults; evaluation vaults carry no lifecycle fields.
+    Lifecycle filters keep their defaults; evaluation vaults carry no lifecycle fields. The
+    relevance floor is off unless a variant sets it, so every ranking row compares rankings.
     """
-    base = dict(top_k=30, budget=10**9, per_note=3)
+    base = dict(top_k=30, budget=10**9, per_note=3, min_relevance=0.0)
     base.update(overrides)
     return SearchOptions(**base)

@@ -1,15 +1,18 @@
 """The pipeline variants of the ablation table (docs/eval.md), by name.
 
-``default`` is the shipped pipeline (SearchOptions defaults, rerank from the
-config); every other row switches one stage. The legs are ``bm25``, ``dense``
+``default`` is the shipped pipeline (SearchOptions defaults, relevance floor included, rerank
+from the config); every other row switches one stage, with the relevance floor off (so the
+rows compare rankings) except ``default``, ``floor-*`` and ``adaptive-*``; the ranking rows
+order by the stages' scores (``rank_by: fused``) except ``convex+graph+relevance`` and those. The legs are ``bm25``, ``dense``
 (multilingual-e5-small) and ``dense2`` (USE multilingual).
 """
 
 from __future__ import annotations
 
 from vaultsync.eval.harness import Variant
+from vaultsync.search.options import SearchOptions
 
-NO_GRAPH = {"graph_hops": 0}
+NO_GRAPH = {"graph_hops": 0, "rank_by": "fused"}  # the ranking rows order by the stages' scores
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in [
     Variant("bm25", {"legs": ("bm25",), **NO_GRAPH}),
@@ -21,9 +24,13 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in [
     Variant("convex-bm25+dense", {"legs": ("bm25", "dense"), **NO_GRAPH}),
     Variant("convex", NO_GRAPH),
     Variant("convex-2nd-chunk-0.5", {"second_chunk": 0.5, **NO_GRAPH}),
-    Variant("convex+graph", {}),
+    Variant("convex+graph", {"rank_by": "fused"}),
+    Variant("convex+graph+relevance", {}),
     Variant("convex+maxsim", NO_GRAPH, rerank="maxsim"),
     Variant("convex+cross-encoder", {"rerank_cutoff": True, **NO_GRAPH}, rerank="cross-encoder"),
     Variant("convex+cross-encoder-no-cutoff", NO_GRAPH, rerank="cross-encoder"),
-    Variant("default", {}, rerank="default"),
+    Variant("default", {"min_relevance": SearchOptions.min_relevance}, rerank="default"),
+    *[Variant(f"floor-{f:g}", {"min_relevance": f}) for f in (0.2, 0.3, 0.4, 0.5)],
+    *[Variant(f"adaptive-{c:g}", {"min_relevance": SearchOptions.min_relevance, "relative_cut": c})
+      for c in (0.3, 0.5, 0.7)],
 ]}

@@ -72,9 +72,12 @@ def build_server(root: Path) -> MCPServer:
         return _call(lambda: Workspace.open(root))
 
     @server.tool(description="Search the team's memory (ADRs, incidents, rules) in any language; hybrid keyword + "
-                             "vector search. Returns the best chunks with memory_id, type, status, score, the chunk "
-                             "text and the notes it links to. Expired, superseded and low-confidence notes are "
-                             "hidden unless asked for; a superseded note is replaced by its successor.")
+                             "vector search. Returns the chunks that answer the query, each with its calibrated "
+                             "relevance (0-1), memory_id, type, status, confidence, dates, the chunk text and the "
+                             "notes it links to; none when nothing is relevant (then best_rejected shows the best "
+                             "candidate). Expired, superseded and low-confidence notes are hidden unless asked for "
+                             "(`hidden` lists the matching ones and the flag that shows them); a superseded note is "
+                             "replaced by its successor.")
     def search(
         query: Annotated[str, Field(description="what to look for, in any language")],
         top_k: Annotated[int | None, Field(ge=1, le=50, description="at most this many chunks (default 5)")] = None,
@@ -87,6 +90,9 @@ def build_server(root: Path) -> MCPServer:
         include_superseded: Annotated[bool, Field(description="also superseded notes")] = False,
         min_confidence: Annotated[float | None, Field(ge=0, le=1, description="hide notes below (default 0.5)")]
         = None,
+        min_relevance: Annotated[float | None, Field(ge=0, le=1, description="return nothing below this calibrated "
+                                                    "relevance (default 0.015); an empty list means nothing relevant")]
+        = None,
         rerank: Annotated[str | None, Field(description="none, maxsim or cross-encoder (default from config)")]
         = None,
     ) -> dict[str, Any]:
@@ -96,7 +102,7 @@ def build_server(root: Path) -> MCPServer:
 
         options = {"top_k": top_k, "budget": budget, "types": types, "tags": tags, "scope": scope,
                    "include_expired": include_expired or None, "include_superseded": include_superseded or None,
-                   "min_confidence": min_confidence}
+                   "min_confidence": min_confidence, "min_relevance": min_relevance}
         try:
             return warm.search(query, {k: v for k, v in options.items() if v is not None}, rerank)
         except ConfigError as exc:

@@ -62,8 +62,8 @@ class WarmSearch:
         self._searchers.clear()
 
     def search(self, query: str, options: dict[str, Any], rerank: str | None = None) -> dict[str, Any]:
-        """Run one search; returns ``SearchResult.to_dict()`` with each hit's note fields added
-        (``memory_id``, ``type``, ``status``, ``confidence``, ``links_to``: the linked notes' memory_ids).
+        """Run one search; returns ``SearchResult.to_dict()`` with ``links_to`` (the linked notes'
+        memory_ids) added to each hit and its trace left out.
 
         Raises:
             ValueError: a bad option or rerank stage.
@@ -109,18 +109,14 @@ class WarmSearch:
 
     @staticmethod
     def _with_note_fields(searcher: Searcher, result: dict[str, Any]) -> dict[str, Any]:
-        paths = {h["path"] for h in result["hits"]} | {p for h in result["hits"] for p in h["links"]}
-        rows: dict[str, tuple[Any, ...]] = {}
+        paths = sorted({p for h in result["hits"] for p in h["links"]})
+        ids: dict[str, str] = {}
         if paths:
             marks = ",".join("?" * len(paths))
-            for row in searcher.db.execute(
-                    f"SELECT path, memory_id, type, status, confidence FROM notes WHERE path IN ({marks})",
-                    sorted(paths)):
-                rows[row[0]] = row[1:]
+            ids = {p: m for p, m in searcher.db.execute(
+                f"SELECT path, memory_id FROM notes WHERE path IN ({marks}) AND memory_id IS NOT NULL", paths)}
         for hit in result["hits"]:
-            mid, typ, status, conf = rows.get(hit["path"], (None, None, None, None))
-            hit.update(memory_id=mid, type=typ, status=status, confidence=conf,
-                       links_to=[rows.get(p, (None,))[0] or p for p in hit["links"]])
+            hit["links_to"] = [ids.get(p, p) for p in hit["links"]]
             hit.pop("trace", None)
         return result
 

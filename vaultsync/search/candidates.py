@@ -64,7 +64,9 @@ class Candidates:
         ranked: ``(chunk rowid, score)`` best first: a note's best chunks, then the rerank's order.
         rows: chunk rowid → its chunk and note fields (:func:`vaultsync.search.rows.chunk_rows`).
         rerank: the reranker's name, when one ran.
-        hits: the result after the importance/recency blend, per-note cap and budget cut.
+        relevance: chunk rowid → calibrated P(it answers the query) (:mod:`vaultsync.search.relevance`).
+        hits: the result after the importance/recency blend, per-note cap, relevance floor and budget cut.
+        best_rejected: when the floor left no hit, the best candidate it turned away.
         trace: chunk rowid → stage → its rank and score there (``--explain``).
     """
 
@@ -79,7 +81,9 @@ class Candidates:
     ranked: list[tuple[int, float]] = field(default_factory=list)
     rows: dict[int, dict[str, Any]] = field(default_factory=dict)
     rerank: str | None = None
+    relevance: dict[int, float] = field(default_factory=dict)
     hits: list[Hit] = field(default_factory=list)
+    best_rejected: dict[str, Any] | None = None
     trace: dict[int, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def traced(self, rowid: int) -> dict[str, dict[str, Any]]:

@@ -13,6 +13,7 @@ import numpy as np
 
 from vaultsync.search.dense import DenseLeg, QueryEmbedder, VectorIndex, load_leg
 from vaultsync.search.lifecycle import Exclusions, LifecyclePolicy, exclusions
+from vaultsync.search.relevance import RelevanceModels, shipped_model
 from vaultsync.search.rows import chunks_by_note
 from vaultsync.sqlite_uri import readonly_uri
 
@@ -33,15 +34,19 @@ class IndexHandles:
         embedders: embedder name → query embedder, primary first (the legs ``dense``,
             ``dense2``, ...); a single embedder is taken as the primary one. None: BM25 only.
         reranker: rerank stage (None: no rerank).
+        relevance_model: the calibrated relevance models (default: the shipped ones,
+            :func:`vaultsync.search.relevance.shipped_model`; None: hits carry no relevance and
+            nothing is cut by it).
     """
 
     def __init__(self, db_path: Path, embedders: dict[str, QueryEmbedder] | QueryEmbedder | None,
-                 reranker: Reranker | None = None) -> None:
+                 reranker: Reranker | None = None, relevance_model: RelevanceModels | None | str = "shipped") -> None:
         self.db = sqlite3.connect(readonly_uri(db_path), uri=True, check_same_thread=False, timeout=10)
         # a second connection lets whole-note BM25 run beside chunk BM25 (one connection serialises)
         self.notes_db = sqlite3.connect(readonly_uri(db_path), uri=True, check_same_thread=False, timeout=10)
         self.meta = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
         self.reranker = reranker
+        self.relevance_model = shipped_model() if relevance_model == "shipped" else relevance_model
         self._exclusions: dict[LifecyclePolicy, Exclusions] = {}
         self._chunks_of: dict[str, list[int]] | None = None
         models = json.loads(self.meta.get("embed_models") or "{}")

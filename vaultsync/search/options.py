@@ -24,6 +24,8 @@ RANGES: dict[str, tuple[str, float, float]] = {
     "per_note": ("int", 1, 20),
     "graph_decay": ("num", 0.0, 1.0),
     "min_confidence": ("num", 0.0, 1.0),
+    "min_relevance": ("num", 0.0, 1.0),
+    "relative_cut": ("num", 0.0, 1.0),
     "second_chunk": ("num", 0.0, 1.0),
     "secondary_weight": ("num", 0.0, 10.0),
     "secondary_cross": ("num", 0.0, 10.0),
@@ -35,6 +37,7 @@ RANGES: dict[str, tuple[str, float, float]] = {
 }
 FLAGS = ("title_vectors", "rerank", "rerank_cutoff", "include_expired", "include_superseded")
 FUSIONS = ("convex", "rrf-adaptive", "rrf")
+RANK_BY = ("relevance", "fused")
 LEGS = ("bm25", "dense", "dense2")
 MAX_TERMS, MAX_TERM_CHARS = 64, 200
 
@@ -55,6 +58,8 @@ def check_options(opts: SearchOptions) -> None:
     for key in FLAGS:
         if not isinstance(getattr(opts, key), bool):
             raise ValueError(f"{key} must be true or false, got {getattr(opts, key)!r}")
+    if opts.rank_by not in RANK_BY:
+        raise ValueError(f"rank_by must be one of {', '.join(RANK_BY)}, got {opts.rank_by!r}")
     if opts.fusion not in FUSIONS:
         raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}, got {opts.fusion!r}")
     unknown = [leg for leg in opts.legs if leg not in LEGS]
@@ -102,6 +107,9 @@ class SearchOptions:
     include_expired: bool = False
     include_superseded: bool = False
     min_confidence: float = 0.5
+    min_relevance: float = 0.015  # no hit under this calibrated relevance (vaultsync.search.floor, ADR-0034)
+    relative_cut: float = 0.0  # nor under this fraction of the best hit's relevance (0: off)
+    rank_by: str = "relevance"  # "relevance" (calibrated, when no reranker ran) | "fused" (the stages' order)
     today: dt.date | None = None
 
     @classmethod

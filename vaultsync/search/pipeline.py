@@ -15,34 +15,40 @@ Stages (:data:`STAGES`, each a function ``stage(ctx, cands) -> cands`` in
 4. ``graph`` hop over WikiLinks (both directions, decayed).
 5. ``chunks``: each note's best chunks carry its score.
 6. ``rerank`` of the top candidates (MaxSim or a cross-encoder).
-7. ``finish``: the importance/recency blend, at most ``per_note`` chunks per note, then
-   the top-k within the token budget.
+7. ``relevance``: each candidate's calibrated P(it answers the query).
+8. ``finish``: the importance/recency blend, at most ``per_note`` chunks per note, the
+   relevance floor and adaptive cut, then the top-k within the token budget.
 
-Every hit carries a ``trace`` of its rank and score at each stage (``--explain``).
+Every hit carries a ``trace`` of its rank and score at each stage (``--explain``). The result
+says what the filters hid (:mod:`vaultsync.search.hidden`) and warns about a filter value no
+note has.
 """
 
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from vaultsync.search.candidates import Candidates, Context, Stage
 from vaultsync.search.handles import IndexHandles
+from vaultsync.search.hidden import hidden_matches
 from vaultsync.search.lifecycle import LifecyclePolicy
 from vaultsync.search.options import SearchOptions
 from vaultsync.search.query import parse_query
 from vaultsync.search.results import SearchResult
-from vaultsync.search.rows import allowed_paths
+from vaultsync.search.rows import allowed_paths, unknown_filter_values
 from vaultsync.search.stages.chunks import chunks
 from vaultsync.search.stages.finish import finish
 from vaultsync.search.stages.fuse import fuse
 from vaultsync.search.stages.graph_hop import graph_hop
+from vaultsync.search.stages.relevance import relevance
 from vaultsync.search.stages.rerank import rerank
 from vaultsync.search.stages.retrieve import retrieve
 from vaultsync.search.stages.supersede import supersede
 
 STAGES: tuple[tuple[str, Stage], ...] = (
     ("retrieve", retrieve), ("fuse", fuse), ("supersede", supersede), ("graph", graph_hop),
-    ("chunks", chunks), ("rerank", rerank), ("finish", finish),
+    ("chunks", chunks), ("rerank", rerank), ("relevance", relevance), ("finish", finish),
 )
 
 
@@ -68,10 +74,14 @@ class Searcher(IndexHandles):
             started = time.perf_counter()
             cands = stage(ctx, cands)
             timings[name] = (time.perf_counter() - started) * 1000
+        started = time.perf_counter()
+        hidden = hidden_matches(ctx, cands, {h.path for h in cands.hits})
+        timings["hidden"] = (time.perf_counter() - started) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
-        return self._result(ctx, cands, head, timings)
+        return self._result(ctx, cands, head, timings, hidden)
 
-    def _result(self, ctx: Context, cands: Candidates, head: str | None, timings: dict[str, float]) -> SearchResult:
+    def _result(self, ctx: Context, cands: Candidates, head: str | None, timings: dict[str, float],
+                hidden: dict[str, Any]) -> SearchResult:
         """The hits with what the caller should know: a stale index, a missing vector leg."""
         warnings: list[str] = []
         indexed = self.meta.get("indexed_commit") or None
@@ -80,6 +90,8 @@ class Searcher(IndexHandles):
                             "run `vaultsync sync`")
         if "dense" in ctx.opts.legs and not ctx.legs:
             warnings.append("vector leg unavailable (no embeddings in the index): BM25 only")
+        warnings.extend(unknown_filter_values(self.db, ctx.opts))
         counter = self.meta.get("token_counter", "estimate")
+        floor = ctx.opts.min_relevance if self.relevance_model is not None else None
         return SearchResult(ctx.query.text, cands.hits, warnings, indexed, head, counter, cands.rerank,
-                            {k: round(v, 1) for k, v in timings.items()})
+                            {k: round(v, 1) for k, v in timings.items()}, floor, cands.best_rejected, hidden)

@@ -1,15 +1,48 @@
-"""Output formats of a search: text (people), markdown (what an agent pastes into its context), JSON."""
+"""Output formats of a search: text (people), markdown (what an agent pastes into its context), JSON.
+
+Every format shows each hit's relevance and note identity, says "nothing relevant" with the
+best rejected candidate when the floor left no hit, and lists what the filters hid.
+"""
 
 from __future__ import annotations
 
 import json
 
-from vaultsync.search.results import SearchResult
+from vaultsync.search.results import Hit, SearchResult
+
+
+def _identity(h: Hit) -> str:
+    """``relevance 0.82 · adr · accepted · confidence 0.9 · created … · expires …`` (unset parts left out)."""
+    parts = [f"relevance {h.relevance:.2f}" if h.relevance is not None else f"score {h.score:.3f}"]
+    parts += [v for v in (h.memory_id, h.type, h.status) if v]
+    if h.confidence is not None:
+        parts.append(f"confidence {h.confidence:g}")
+    parts += [f"{k} {v}" for k, v in (("created", h.created), ("expires", h.expires)) if v]
+    return " · ".join(parts)
+
+
+def nothing_relevant(result: SearchResult) -> str:
+    """The one-line answer of an empty result."""
+    if result.min_relevance is None:
+        return "no matching memories"
+    best = result.best_rejected
+    tail = f" (best: {best['chunk_id']} at {best['relevance']:.2f})" if best else ""
+    return f"no memory above relevance {result.min_relevance:g}{tail}"
+
+
+def hidden_lines(result: SearchResult) -> list[str]:
+    """One line per matching note the filters hid: ``path (memory_id): reason — show with FLAG``."""
+    notes = (result.hidden or {}).get("notes") or []
+    lines = [f"{len(notes)} matching note{'s' if len(notes) != 1 else ''} hidden by filters:"] if notes else []
+    for n in notes:
+        mid = f" ({n['memory_id']})" if n.get("memory_id") else ""
+        lines.append(f"  {n['path']}{mid}: {n['reason']} — show with {n['show_with']}")
+    return lines
 
 
 def _trace(trace: dict[str, dict[str, float]]) -> str:
     parts = []
-    for stage in ("bm25", "dense", "fusion", "supersedes", "graph", "rerank", "final"):
+    for stage in ("bm25", "dense", "fusion", "supersedes", "graph", "rerank", "relevance", "final"):
         if stage in trace:
             fields = ", ".join(f"{k}={v}" for k, v in trace[stage].items())
             parts.append(f"{stage}({fields})")
@@ -31,14 +64,18 @@ def render(result: SearchResult, fmt: str, explain: bool = False) -> str:
             lines.append(f"> ⚠ {w}\n")
         for i, h in enumerate(result.hits, 1):
             where = f" › {h.heading}" if h.heading else ""
-            lines.append(f"### {i}. `{h.chunk_id}` — {h.title}{where} (score {h.score:.3f})\n")
+            lines.append(f"### {i}. `{h.chunk_id}` — {h.title}{where}\n")
+            lines.append(f"_{_identity(h)}_\n")
             lines.append(h.text.strip() + "\n")
             if h.links:
                 lines.append("Links: " + ", ".join(f"`{p}`" for p in h.links) + "\n")
             if explain:
                 lines.append(f"<!-- {_trace(h.trace)} -->\n")
         if not result.hits:
-            lines.append("_No matching memories._\n")
+            lines.append(f"_{nothing_relevant(result)}._\n")
+        hidden = hidden_lines(result)
+        if hidden:
+            lines.append("> " + "\n> ".join(hidden) + "\n")
         lines.append(f"<!-- {len(result.hits)} chunks, {sum(h.tokens for h in result.hits)} tokens "
                      f"({result.token_counter}); rerank: {result.rerank or 'off'} -->")
         return "\n".join(lines)
@@ -46,12 +83,14 @@ def render(result: SearchResult, fmt: str, explain: bool = False) -> str:
         lines.append(f"warning: {w}")
     for i, h in enumerate(result.hits, 1):
         where = f" › {h.heading}" if h.heading else ""
-        lines.append(f"{i}. {h.chunk_id}  (lines {h.start_line}-{h.end_line}, score {h.score:.3f})")
+        lines.append(f"{i}. {h.chunk_id}  (lines {h.start_line}-{h.end_line})")
         lines.append(f"   {h.title}{where}")
+        lines.append(f"   {_identity(h)}")
         snippet = " ".join(h.text.split())
         lines.append(f"   {snippet[:300]}{'…' if len(snippet) > 300 else ''}")
         if explain:
             lines.append(f"   why: {_trace(h.trace)}")
     if not result.hits:
-        lines.append("no matching memories")
+        lines.append(nothing_relevant(result))
+    lines.extend(hidden_lines(result))
     return "\n".join(lines)

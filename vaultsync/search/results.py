@@ -8,7 +8,13 @@ from typing import Any
 
 @dataclass
 class Hit:
-    """One result chunk with its provenance."""
+    """One result chunk with its provenance and its note's identity.
+
+    ``score`` orders the hits (the importance/recency blend, relative to this result);
+    ``relevance`` ∈ [0, 1] is the calibrated estimate that the chunk answers the query
+    (None when no relevance model is loaded). ``memory_id``, ``type``, ``status``,
+    ``confidence``, ``created`` and ``expires`` are the note's frontmatter values (None when unset).
+    """
 
     chunk_id: str
     path: str
@@ -22,11 +28,24 @@ class Hit:
     links: list[str]
     tokens: int = 0
     trace: dict[str, dict[str, float]] = field(default_factory=dict)
+    relevance: float | None = None
+    memory_id: str | None = None
+    type: str | None = None
+    status: str | None = None
+    confidence: float | None = None
+    created: str | None = None
+    expires: str | None = None
 
 
 @dataclass
 class SearchResult:
-    """Hits plus what the caller should know (stale index, token counting, timings)."""
+    """Hits plus what the caller should know (stale index, token counting, timings).
+
+    ``min_relevance``: the floor every hit passed; ``best_rejected``: when nothing passed it, the
+    best candidate it turned away (``chunk_id``, ``path``, ``relevance``), else None. ``hidden``:
+    the matching notes the filters removed (:func:`vaultsync.search.hidden.hidden_matches`):
+    ``{"count", "by_reason", "notes": [{"path", "memory_id", "reason", "show_with"}]}``.
+    """
 
     query: str
     hits: list[Hit]
@@ -36,6 +55,9 @@ class SearchResult:
     token_counter: str
     rerank: str | None
     timings_ms: dict[str, float]
+    min_relevance: float | None = None
+    best_rejected: dict[str, Any] | None = None
+    hidden: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -31,6 +31,26 @@ def allowed_paths(db: sqlite3.Connection, opts: SearchOptions, excluded: Exclusi
     return {p for (p,) in db.execute(sql, params) if p not in excluded or p in excluded.replacement}
 
 
+def unknown_filter_values(db: sqlite3.Connection, opts: SearchOptions) -> list[str]:
+    """A warning for each ``--type``/``--tag`` value no note has, naming the known values, and for a
+    ``--scope`` folder that holds no note."""
+    out: list[str] = []
+    known = {
+        "type": [t for (t,) in db.execute("SELECT DISTINCT type FROM notes WHERE type IS NOT NULL ORDER BY type")],
+        "tag": [t for (t,) in db.execute("SELECT DISTINCT t.value FROM notes, json_each(notes.frontmatter, '$.tags') t "
+                                         "WHERE t.type = 'text' ORDER BY t.value")],
+    }
+    for flag, values in (("type", opts.types), ("tag", opts.tags)):
+        for value in values:
+            if value not in known[flag]:
+                shown = ", ".join(known[flag][:20]) + (" …" if len(known[flag]) > 20 else "")
+                out.append(f"no note has {flag} {value!r} (known: {shown or 'none'})")
+    if opts.scope and db.execute("SELECT 1 FROM notes WHERE substr(path, 1, ?) = ? LIMIT 1",
+                                 (len(opts.scope), opts.scope)).fetchone() is None:
+        out.append(f"no note is under --scope {opts.scope!r}")
+    return out
+
+
 def chunk_paths(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
     """Chunk rowid → its note's path."""
     if not rowids:
@@ -48,23 +68,26 @@ def chunks_by_note(db: sqlite3.Connection) -> dict[str, list[int]]:
 
 
 def chunk_rows(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, dict[str, Any]]:
-    """Chunk rowid → what a hit shows and the blend weighs: the chunk's text, lines, blocks and tokens, its
-    note's title, importance and dates, and ``rerank_text`` (title › heading, then the text)."""
+    """Chunk rowid → what a hit shows and the blend weighs: the chunk's text, lines, blocks, tokens and
+    ``norm`` (normalised title, heading and text), its note's identity (memory_id, title, type, status,
+    confidence, importance, dates), and ``rerank_text`` (title › heading, then the text)."""
     if not rowids:
         return {}
     marks = ",".join("?" * len(rowids))
     out: dict[int, dict[str, Any]] = {}
     for (rowid, cid, path, heading, text, start, end, blocks, title, importance, created, validated,
-         tokens) in db.execute(
+         tokens, norm, memory_id, kind, status, confidence, expires) in db.execute(
         "SELECT c.rowid, c.id, c.path, c.heading, c.text, c.start_line, c.end_line, c.blocks, n.title, "
-        f"n.importance, n.created, n.last_validated, c.tokens FROM chunks c JOIN notes n ON n.path = c.path "
-        f"WHERE c.rowid IN ({marks})", list(rowids),
+        "n.importance, n.created, n.last_validated, c.tokens, c.norm, n.memory_id, n.type, n.status, "
+        f"n.confidence, n.expires FROM chunks c JOIN notes n ON n.path = c.path WHERE c.rowid IN ({marks})",
+        list(rowids),
     ):
         context = " > ".join(p for p in (title, heading) if p)
         out[rowid] = {"id": cid, "path": path, "heading": heading, "text": text, "start": start, "end": end,
                       "blocks": json.loads(blocks), "title": title, "importance": importance,
                       "created": created, "last_validated": validated, "rerank_text": f"{context}\n{text}",
-                      "tokens": tokens}
+                      "tokens": tokens, "norm": norm, "memory_id": memory_id, "type": kind, "status": status,
+                      "confidence": confidence, "expires": expires}
     return out
 
 

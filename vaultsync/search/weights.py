@@ -8,6 +8,8 @@ counts more on cross-lingual queries.
 
 from __future__ import annotations
 
+import functools
+import math
 import re
 import sqlite3
 from collections.abc import Sequence
@@ -39,16 +41,13 @@ def leg_weights(db: sqlite3.Connection, query: Query, mode: str, dense_legs: Seq
     """
     if mode == "rrf":
         return {"bm25": 1.0, **{name: 1.0 for name in dense_legs}}
-    units = [u for u in _or_units(query)][:24]
+    units, total_notes = unit_frequencies(db, query)
     if not units:
         return {"bm25": 0.5 if query.short_terms else 0.0,
                 **{name: 1.0 if name == "dense" else secondary_weight(query, opts) for name in dense_legs}}
-    total_notes = db.execute("SELECT count(*) FROM notes").fetchone()[0] or 1
     common = total_notes // 2 + 1
     seen = matched = 0
-    for unit in units:
-        df = db.execute("SELECT count(*) FROM (SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? LIMIT ?)",
-                        (fts_string(unit), common)).fetchone()[0]
+    for unit, df in units:
         if df >= common and total_notes > 2:
             continue
         seen += len(unit)
@@ -93,6 +92,28 @@ def secondary_weight(query: Query, opts: SearchOptions | None, coverage: float |
         return w
     share = use_share(query.text)
     return 0.0 if share is not None and share < FOREIGN else w
+
+
+@functools.lru_cache(maxsize=256)
+def unit_frequencies(db: sqlite3.Connection, query: Query) -> tuple[list[tuple[str, int]], int]:
+    """The query's coverage units (its first 24 long terms, CJK runs as 3-character shingles) with the
+    number of notes holding each (counted up to just over half the notes), and the number of notes.
+
+    Cached per (connection, query): the weights, the relevance features and the unfiltered pass of one
+    search all ask, and a connection of the search handles reads one index state."""
+    units = _or_units(query)[:24]
+    total_notes = db.execute("SELECT count(*) FROM notes").fetchone()[0] or 1
+    common = total_notes // 2 + 1
+    return [(unit, db.execute("SELECT count(*) FROM (SELECT 1 FROM notes_fts WHERE notes_fts MATCH ? LIMIT ?)",
+                              (fts_string(unit), common)).fetchone()[0]) for unit in units], total_notes
+
+
+def informative_units(db: sqlite3.Connection, query: Query) -> list[tuple[str, int, float]]:
+    """``(unit, df, weight)`` for the units held by at most half the notes: weight = length × IDF
+    (``log(1 + N / (df + 1))``), so a rare or absent word counts most."""
+    units, n = unit_frequencies(db, query)
+    common = n // 2 + 1
+    return [(u, df, len(u) * math.log1p(n / (df + 1))) for u, df in units if df < common or n <= 2]
 
 
 def _or_units(query: Query) -> list[str]:

@@ -20,16 +20,19 @@ from vaultsync.search.weights import leg_weights
 
 
 def retrieve(ctx: Context, cands: Candidates) -> Candidates:
-    """Fill ``query_vectors``, ``chunk_legs``, ``note_legs`` and ``weights``."""
+    """Fill ``query_vectors`` (unless given: a second pass reuses them), ``chunk_legs``, ``note_legs``
+    and ``weights``."""
     opts, legs, use_bm25 = ctx.opts, ctx.legs, "bm25" in ctx.opts.legs
     with ThreadPoolExecutor(max_workers=3) as pool:
-        qfuts = {name: pool.submit(leg.embedder.embed_queries, [ctx.query.text]) for name, leg in legs}
+        qfuts = {name: pool.submit(leg.embedder.embed_queries, [ctx.query.text])
+                 for name, leg in legs if name not in cands.query_vectors}
         notes_fut = pool.submit(_bm25_notes, ctx) if use_bm25 else None
         bm25_chunks = _bm25_chunks(ctx) if use_bm25 else []
         bm25_note_list = notes_fut.result() if notes_fut is not None else []
         weights = leg_weights(ctx.index.db, ctx.query, opts.fusion, [name for name, _ in legs], opts) if use_bm25 \
             else {name: 1.0 for name, _ in legs}
-        qvecs = {name: np.asarray(f.result()[0], dtype=np.float32) for name, f in qfuts.items()}
+        qvecs = {**cands.query_vectors, **{name: np.asarray(f.result()[0], dtype=np.float32)
+                                           for name, f in qfuts.items()}}
     deep = opts.candidates * 4  # deep: many notes get a best-chunk score; deeper names cannot reach fusion
     dense_chunks = {name: leg.top_chunks(qvecs[name], deep, ctx.allowed) for name, leg in legs}
     chunk_legs = {"bm25": bm25_chunks, **dense_chunks}

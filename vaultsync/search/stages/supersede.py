@@ -1,7 +1,8 @@
 """Supersede: a superseded note among the fused notes is swapped for the note that supersedes it.
 
-The successor takes the superseded note's place and score (once, and only where it is
-allowed and not already a candidate); lifecycle exclusions name the successor
+The successor takes the superseded note's place and score where it is allowed (when it is a
+candidate already, it keeps the better of the two scores, so a term found only in the old note
+still lifts the new one); lifecycle exclusions name the successor
 (:mod:`vaultsync.search.lifecycle`, followed to the end of the chain).
 """
 
@@ -20,8 +21,8 @@ def supersede(ctx: Context, cands: Candidates) -> Candidates:
     for path, score in notes.items():
         successor = ctx.excluded.replacement.get(path)
         if successor is None:
-            out.setdefault(path, score)
-        elif successor not in notes and (allowed is None or successor in allowed) and successor not in out:
+            out[path] = max(score, out.get(path, score))
+        elif (allowed is None or successor in allowed) and score > out.get(successor, notes.get(successor, -1e9)):
             out[successor] = score
             replaced[successor] = path
-    return replace(cands, notes=out, replaced=replaced)
+    return replace(cands, notes=dict(sorted(out.items(), key=lambda kv: -kv[1])), replaced=replaced)

@@ -1,0 +1,204 @@
+"""Trustworthy answers: calibrated relevance on every hit, "nothing relevant here", and results that
+say what the filters hid (issue: the three hiding cases, abstention, formats, calibration)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import Vault, adr, run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vaultsync.search.relevance import (
+    FEATURES,
+    RelevanceModel,
+    RelevanceModels,
+    expected_calibration_error,
+    shipped_model,
+)
+
+pytestmark = pytest.mark.slow
+
+
+def _sync_and_open(root: Path):  # type: ignore[no-untyped-def]
+    from vaultsync.engine import open_searcher
+    from vaultsync.git import open_repo
+    from vaultsync.index.sync import sync
+    from vaultsync.vault.config import Config
+
+    sync(open_repo(root), wait=60)
+    return open_searcher(open_repo(root), Config(), rerank="none")[0]
+
+
+def _team_vault(v: Vault) -> None:
+    v.write("docs/adrs/ADR-0001.md", adr("ADR-0001", title="Webhook delivery",
+                                         body="Webhook calls are retried from a durable outbox queue.\n"))
+    v.write("docs/adrs/ADR-0002.md", adr("ADR-0002", title="Database migrations",
+                                         body="Schema migrations run in a separate deploy step before the app.\n"))
+    v.write("docs/adrs/ADR-0003.md", adr("ADR-0003", title="Thumbnail rendering", status="superseded",
+                                         extra='superseded_by: "[[ADR-0004]]"\n',
+                                         body="Thumbnails are rendered with ImageMagick on the web servers.\n"))
+    v.write("docs/adrs/ADR-0004.md", adr("ADR-0004", title="Media pipeline", extra='supersedes: ["[[ADR-0003]]"]\n',
+                                         body="All image work moved to the media service behind a job queue.\n"))
+    v.write("docs/adrs/ADR-0005.md", adr("ADR-0005", title="Kerberos tickets", extra="confidence: 0.4\n",
+                                         body="Service accounts renew Kerberos tickets with a sidecar every hour.\n"))
+    v.write("docs/adrs/ADR-0006.md", adr("ADR-0006", title="Zanzibar permissions", extra='expires: "2021-06-30"\n',
+                                         body="Authorisation checks go to a Zanzibar-style tuple store.\n"))
+    v.commit("init")
+
+
+@pytest.fixture
+def team(vault, embedder):  # type: ignore[no-untyped-def]
+    _team_vault(vault)
+    s = _sync_and_open(vault.root)
+    yield vault, s
+    s.close()
+
+
+def _search(s, query: str, **kw):  # type: ignore[no-untyped-def]
+    from vaultsync.search.options import SearchOptions
+
+    return s.search(query, SearchOptions(**kw))
+
+
+def test_hidden_by_confidence_and_expiry_is_reported_not_silent(team):
+    """The only notes holding the words are hidden: the result says so, with ids and the flags."""
+    _, s = team
+    for query, mid, flag in (("kerberos sidecar tickets", "ADR-0005", "--min-confidence 0.4"),
+                             ("zanzibar tuple store", "ADR-0006", "--include-expired")):
+        result = _search(s, query)
+        hidden = {n["memory_id"]: n for n in result.hidden["notes"]}
+        assert mid in hidden and hidden[mid]["show_with"] == flag, result.hidden
+        assert all(h.memory_id != mid for h in result.hits)
+        assert all(h.relevance is not None and h.relevance < hidden_relevance(s, query, mid) for h in result.hits)
+
+
+def hidden_relevance(s, query: str, mid: str) -> float:  # type: ignore[no-untyped-def]
+    """The hidden note's relevance when the filters are lifted."""
+    hits = _search(s, query, min_confidence=0.0, include_expired=True, min_relevance=0.0).hits
+    return max(h.relevance for h in hits if h.memory_id == mid)
+
+
+def test_a_term_only_in_a_superseded_adr_leads_to_its_successor(team):
+    _, s = team
+    result = _search(s, "ImageMagick thumbnails")
+    assert result.hits and result.hits[0].memory_id == "ADR-0004", [h.memory_id for h in result.hits]
+    assert result.hits[0].trace["supersedes"] == {"replaces": "docs/adrs/ADR-0003.md"}
+    assert {n["memory_id"]: n["show_with"] for n in result.hidden["notes"]} == {"ADR-0003": "--include-superseded"}
+
+
+def test_off_topic_query_abstains_in_every_format(team):
+    vault, s = team
+    result = _search(s, "best recipe for sourdough banana bread")
+    assert result.hits == [] and result.best_rejected is not None
+    assert result.best_rejected["relevance"] < result.min_relevance
+    text = run_cli(["search", "best recipe for sourdough banana bread", "--no-daemon"], vault.root)
+    assert text.code == 0 and text.out.strip().startswith("no memory above relevance 0.015 (best: ")
+    data = json.loads(run_cli(["search", "sourdough banana bread recipe", "--no-daemon", "--format", "json"],
+                              vault.root).out)
+    assert data["hits"] == [] and data["best_rejected"]["chunk_id"] and data["min_relevance"] == 0.015
+    md = run_cli(["search", "sourdough banana bread recipe", "--no-daemon", "--format", "markdown"], vault.root)
+    assert "_no memory above relevance 0.015" in md.out
+
+
+def test_every_hit_carries_relevance_and_identity_in_every_format(team):
+    vault, _ = team
+    data = json.loads(run_cli(["search", "durable outbox queue for webhooks", "--no-daemon", "--format", "json"],
+                              vault.root).out)
+    hit = data["hits"][0]
+    assert hit["memory_id"] == "ADR-0001" and 0.015 <= hit["relevance"] <= 1
+    assert {"type", "status", "confidence", "created", "expires"} <= set(hit)
+    assert hit["type"] == "adr" and hit["status"] == "accepted"
+    text = run_cli(["search", "durable outbox queue for webhooks", "--no-daemon"], vault.root).out
+    assert f"relevance {hit['relevance']:.2f} · ADR-0001 · adr · accepted" in text
+    md = run_cli(["search", "durable outbox queue for webhooks", "--no-daemon", "--format", "markdown"],
+                 vault.root).out
+    assert f"_relevance {hit['relevance']:.2f} · ADR-0001" in md
+
+
+def test_a_filter_value_no_note_has_is_a_warning_naming_the_known_values(team):
+    vault, s = team
+    result = _search(s, "webhook", types=("addr",))
+    assert result.hits == [] and any("no note has type 'addr' (known: adr)" in w for w in result.warnings)
+    out = run_cli(["search", "webhook", "--no-daemon", "--type", "addr"], vault.root).out
+    assert "warning: no note has type 'addr' (known: adr)" in out
+    assert any("--scope 'nowhere/'" in w for w in _search(s, "webhook", scope="nowhere/").warnings)
+
+
+def test_a_hit_out_of_type_or_scope_is_reported_with_the_flag(team):
+    _, s = team
+    result = _search(s, "durable outbox queue for webhooks", scope="docs/other/")
+    assert {n["memory_id"]: n["show_with"] for n in result.hidden["notes"]}.get("ADR-0001") == "without --scope"
+
+
+# --- the model itself ------------------------------------------------------------------------------
+
+def _rows(draw_values: list[float]) -> dict[str, float]:
+    return dict(zip(FEATURES, draw_values, strict=True))
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.floats(-1, 1), min_size=len(FEATURES), max_size=len(FEATURES)),
+       bump=st.floats(0.01, 0.5))
+def test_relevance_rises_with_evidence_that_the_chunk_answers(values, bump):
+    """Monotone in the evidence: more of the query in the chunk, or a closer embedding, never lowers it."""
+    base = _rows(values)
+    for model in (shipped_model().dense, shipped_model().bm25):
+        for feature in ("chunk_coverage", "dense_cos"):
+            up = dict(base, **{feature: base[feature] + bump})
+            if feature == "dense_cos":  # the gaps to the leg's best move with it
+                up["dense_gap"], up["dense_vault_gap"] = base["dense_gap"] + bump, base["dense_vault_gap"] + bump
+                up["cross_dense"] = base["cross_dense"] + bump * (1 - base["coverage"])
+            assert model.predict([up])[0] >= model.predict([base])[0] - 1e-12, (model.name, feature)
+
+
+@pytest.mark.parametrize("head", ["dense", "bm25"])
+def test_batch_parity_and_bounds(head):
+    model = getattr(shipped_model(), head)
+    rng = np.random.default_rng(0)
+    rows = [_rows(list(rng.uniform(-1, 1, len(FEATURES)))) for _ in range(64)]
+    batch = model.predict(rows)
+    assert np.allclose(batch, [model.predict([r])[0] for r in rows]) and ((batch >= 0) & (batch <= 1)).all()
+    assert model.predict([]).shape == (0,)
+
+
+def test_a_damaged_model_file_is_refused():
+    data = shipped_model().dense.to_json()
+    with pytest.raises(ValueError):
+        RelevanceModel.from_json({**data, "coef": data["coef"][:-1]})  # type: ignore[index]
+    with pytest.raises(ValueError):
+        RelevanceModel.from_json({**data, "intercept": float("nan")})
+    with pytest.raises(KeyError):
+        RelevanceModels.from_json({"dense": data})
+
+
+def test_expected_calibration_error():
+    assert expected_calibration_error([], []) == 0.0
+    assert expected_calibration_error([0.9, 0.9, 0.1, 0.1], [1, 1, 0, 0]) == pytest.approx(0.1)
+    assert expected_calibration_error([1.0, 0.0], [0, 1]) == pytest.approx(1.0)
+
+
+def test_no_evaluation_data_reaches_training(tmp_path):
+    """Leakage: the relevance model's training vault and queries share nothing with ../shared/eval."""
+    from conftest import EVAL
+
+    from training.relevance import dataset
+
+    qa = EVAL.parent / "train" / "qa"
+    if not qa.is_dir() or not EVAL.is_dir():
+        pytest.skip("training or evaluation data is absent")
+    assert "eval" not in Path(dataset.__file__).read_text(encoding="utf-8").replace("evaluation", "")
+    dataset.build(qa, tmp_path)
+    train_queries = {json.loads(line)["query"].casefold() for side in ("train", "heldout")
+                     for line in (tmp_path / f"{side}.jsonl").read_text(encoding="utf-8").splitlines()}
+    eval_queries = {json.loads(line)["query"].casefold() for name in ("locomo", "obsidian-help")
+                    for line in (EVAL / name / "queries.jsonl").read_text(encoding="utf-8").splitlines()}
+    assert not train_queries & eval_queries
+    eval_lines = {line.strip() for p in EVAL.glob("*/vault/**/*.md")
+                  for line in p.read_text(encoding="utf-8").splitlines() if len(line.strip()) > 40}
+    train_lines = {line.strip() for p in (tmp_path / "vault").rglob("*.md")
+                   for line in p.read_text(encoding="utf-8").split("---\n", 2)[2].splitlines() if len(line.strip()) > 40}
+    assert len(train_lines) > 1000 and not train_lines & eval_lines

@@ -1,0 +1,1 @@
+"""The calibrated relevance model: QA vault, first-stage features, logistic fit (``vaultsync.search.relevance``)."""

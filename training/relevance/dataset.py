@@ -1,0 +1,132 @@
+"""A QA vault for the relevance model: English passages as notes, questions in 12+ languages as queries.
+
+    python -m training.relevance.dataset --qa ../shared/train/qa --out /tmp/relevance-data
+
+Writes ``vault/**.md`` and ``train.jsonl`` / ``heldout.jsonl`` in the evaluation harness's
+format (``{"id", "query", "relevant", "lang", "category", "scope"?}``), split by article title
+(:func:`training.splits.held_out`), from ``../shared/train/qa`` only:
+
+* notes: the English paragraphs of SQuAD 2.0 dev (CS224N half) and XQuAD, the Molweni chats and
+  the Skeptics Stack Exchange answers; one note per passage, one folder per article.
+* ``gold``: a question with the note it was written on (XQuAD in all 12 languages).
+* ``impossible``: SQuAD 2.0 / Molweni unanswerable questions: nothing in the vault is relevant
+  (a few may be answered by another paragraph: noisy, as the README says).
+* ``off-scope``: an answerable question searched in another article's folder: nothing relevant.
+* ``off-vault``: JSQuAD, CMRC 2018, DRCD and ARCD questions, whose passages are not in the vault.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import random
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from training.splits import held_out
+
+NOTE_SOURCES = ("squad2_en_dev_cs224n", "xquad", "molweni_test", "stackexchange_skeptics")
+OFF_VAULT = ("jsquad", "cmrc2018", "drcd", "arcd")
+PER_OFF_VAULT = 150
+
+
+def read(qa: Path, name: str) -> list[dict[str, Any]]:
+    with gzip.open(qa / f"{name}.jsonl.gz", "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:60] or hashlib.sha1(text.encode()).hexdigest()[:10]
+
+
+def build(qa: Path, out: Path, seed: int = 7) -> dict[str, int]:
+    """Write the vault and the two query files under ``out``; returns counts by kind."""
+    rng = random.Random(seed)
+    note_of: dict[str, str] = {}  # passage text → note path
+    folder_of: dict[str, str] = {}  # title → folder
+    english_of: dict[str, str] = {}  # XQuAD id → English passage
+    rows_by_source = {name: read(qa, name) for name in NOTE_SOURCES}
+    for r in rows_by_source["xquad"]:
+        if r["lang"] == "en":
+            english_of[r["id"]] = r["passage"]
+    vault = out / "vault"
+    per_folder: dict[str, int] = defaultdict(int)
+    for name, rows in rows_by_source.items():
+        for r in rows:
+            if r["lang"] != "en" or r["passage"] in note_of or (name.startswith("stackexchange") and not r["answerable"]):
+                continue  # a Skeptics note is an answer under its own question
+            group = "skeptics" if name.startswith("stackexchange") else "molweni" if name.startswith("molweni") else "squad"
+            folder = folder_of.setdefault(r["title"], f"{group}/{slug(r['title'].rsplit('/', 1)[-1])}")
+            path = f"{folder}/p{per_folder[folder]:03d}.md"
+            per_folder[folder] += 1
+            note_of[r["passage"]] = path
+            title = r["title"].replace("_", " ") if group == "squad" else r["query"] if group == "skeptics" else r["title"]
+            text = f"---\ntitle: {json.dumps(title, ensure_ascii=False)}\ntags: [qa]\n---\n{r['passage'].strip()}\n"
+            (vault / path).parent.mkdir(parents=True, exist_ok=True)
+            (vault / path).write_text(text, encoding="utf-8")
+    queries: dict[str, list[dict[str, Any]]] = {"train": [], "heldout": []}
+    counts: dict[str, int] = defaultdict(int)
+    folders = sorted(set(folder_of.values()))
+
+    def add(r: dict[str, Any], kind: str, relevant: list[str], scope: str | None = None) -> None:
+        side = "heldout" if held_out(r["title"]) else "train"
+        q = {"id": f"{kind}:{r['id']}:{r['lang']}", "query": r["query"], "relevant": relevant, "lang": r["lang"],
+             "category": kind}
+        if scope:
+            q["scope"] = scope + "/"
+        queries[side].append(q)
+
+    for name, rows in rows_by_source.items():
+        for r in rows:
+            passage = english_of.get(r["id"], r["passage"]) if name == "xquad" else r["passage"]
+            if r["kind"] == "gold" and passage in note_of:
+                add(r, "gold", [note_of[passage]])
+                if rng.random() < 0.25:  # the same question where it has no answer
+                    here = note_of[passage].rsplit("/", 1)[0]
+                    add(r, "off-scope", [], rng.choice([f for f in folders if f != here and f.startswith("squad")]))
+            elif r["kind"] == "squad2_impossible":
+                add(r, "impossible", [])
+    for name in OFF_VAULT:
+        rows = read(qa, name)
+        for r in rng.sample(rows, min(PER_OFF_VAULT, len(rows))):
+            add(r, "off-vault", [])
+    for side, rows in queries.items():
+        rng.shuffle(rows)
+        rows[:] = _sample(rows, SAMPLE[side])
+        (out / f"{side}.jsonl").write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in rows),
+                                           encoding="utf-8")
+        for q in rows:
+            counts[f"{side}:{q['category']}"] += 1
+    counts["notes"] = len(note_of)
+    return dict(counts)
+
+
+SAMPLE = {"train": {"gold": 2400, "off-scope": 700, "impossible": 500, "off-vault": 400},
+          "heldout": {"gold": 1600, "off-scope": 450, "impossible": 350, "off-vault": 400}}
+
+
+def _sample(rows: list[dict[str, Any]], quota: dict[str, int]) -> list[dict[str, Any]]:
+    """The first ``quota[kind]`` rows of each kind (rows are shuffled), order kept."""
+    taken: dict[str, int] = defaultdict(int)
+    out = []
+    for q in rows:
+        if taken[q["category"]] < quota.get(q["category"], 0):
+            taken[q["category"]] += 1
+            out.append(q)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--qa", type=Path, default=Path("../shared/train/qa"))
+    ap.add_argument("--out", type=Path, required=True)
+    args = ap.parse_args()
+    print(json.dumps(build(args.qa, args.out), indent=1))
+
+
+if __name__ == "__main__":
+    main()

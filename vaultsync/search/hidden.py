@@ -1,0 +1,73 @@
+"""What the filters hid: the matching notes that lifecycle filters and ``--type/--tag/--scope`` removed.
+
+A filtered search is run a second time without any filter and shallower (retrieve, fuse,
+chunks and relevance only, ``2 × top_k`` candidates per leg, on the query vectors the first
+pass computed); the notes of its top
+``top_k`` chunks that pass the relevance floor and that the filters removed are reported
+with the reason and the flag that shows them. A superseded note names its successor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from vaultsync.search.candidates import Candidates, Context
+from vaultsync.search.lifecycle import Exclusions
+from vaultsync.search.stages.chunks import chunks
+from vaultsync.search.stages.fuse import fuse
+from vaultsync.search.stages.relevance import relevance
+from vaultsync.search.stages.retrieve import retrieve
+
+UNFILTERED_STAGES = (retrieve, fuse, chunks, relevance)
+
+
+def hidden_matches(ctx: Context, cands: Candidates, shown: set[str]) -> dict[str, Any]:
+    """``{"count", "by_reason", "notes": [{"path", "memory_id", "reason", "show_with"}]}`` (empty dict when
+    no filter is active); ``shown``: the paths already among the hits."""
+    if ctx.allowed is None:
+        return {}
+    # a shallow pass: only its top ``top_k`` notes are reported
+    opts = replace(ctx.opts, types=(), tags=(), scope=None, candidates=min(ctx.opts.candidates, 2 * ctx.opts.top_k))
+    free = replace(ctx, opts=opts, excluded=Exclusions({}, {}), allowed=None)
+    pass2 = Candidates(query_vectors=dict(cands.query_vectors))
+    for stage in UNFILTERED_STAGES:
+        pass2 = stage(free, pass2)
+    notes: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for rowid, _ in pass2.ranked:
+        row = pass2.rows[rowid]
+        path, p = row["path"], pass2.relevance.get(rowid)
+        if len(seen) >= ctx.opts.top_k:
+            break
+        if path in seen or (p is not None and p < ctx.opts.min_relevance):
+            continue
+        seen.add(path)
+        if path in shown or path in ctx.allowed and path not in ctx.excluded:
+            continue
+        reason, flag = _why(ctx, row)
+        notes.append({"path": path, "memory_id": row["memory_id"], "reason": reason, "show_with": flag})
+    by_reason: dict[str, int] = {}
+    for n in notes:
+        key = n["reason"].split(" ", 1)[0]
+        by_reason[key] = by_reason.get(key, 0) + 1
+    return {"count": len(notes), "by_reason": by_reason, "notes": notes}
+
+
+def _why(ctx: Context, row: dict[str, Any]) -> tuple[str, str]:
+    """(reason, the flag that shows the note) for a note the filters removed."""
+    path, opts = row["path"], ctx.opts
+    reason = ctx.excluded.reasons.get(path)
+    if reason is not None:
+        if reason == "superseded":
+            successor = ctx.excluded.replacement.get(path)
+            return (f"superseded by {successor}" if successor else "superseded"), "--include-superseded"
+        if "confidence" in reason:
+            value = row["confidence"] if row["confidence"] is not None else 0
+            return reason, f"--min-confidence {value:g}"
+        return reason, "--include-expired" if "expire" in reason else "--include-superseded"
+    if opts.scope and not path.startswith(opts.scope):
+        return f"outside --scope {opts.scope}", "without --scope"
+    if opts.types and row["type"] not in opts.types:
+        return f"type {row['type'] or 'unset'} (not --type {', '.join(opts.types)})", "without --type"
+    return f"no tag of --tag {', '.join(opts.tags)}", "without --tag"

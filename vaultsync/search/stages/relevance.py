@@ -1,0 +1,109 @@
+"""Relevance: each ranked chunk's calibrated P(it answers the query), from the first stage's evidence.
+
+The features (:data:`vaultsync.search.relevance.FEATURES`) are read from what the earlier
+stages left: every dense leg's cosine with the chunk (exact, from its vectors) and its gap
+to the leg's best chunk, the chunk's and the note's reciprocal rank in each leg, the query's
+BM25 coverage of the vault and of the chunk (IDF-weighted units, as
+:func:`vaultsync.search.weights.informative_units`), the chunk's place in the ranking.
+:class:`vaultsync.search.relevance.RelevanceModel` turns them into a probability. The
+features and the probability go into the trace (``relevance``), which is also what the
+model is trained from (``training/relevance``). A successor standing in for a superseded note
+(:mod:`vaultsync.search.stages.supersede`) is as relevant as the old note's best chunk, at
+least: the old note matched the query and the new one is what replaces it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from vaultsync.search.candidates import Candidates, Context
+from vaultsync.search.relevance import RelevanceModel, unit_coverage
+from vaultsync.search.rows import chunk_rows
+from vaultsync.search.weights import informative_units
+
+
+def relevance(ctx: Context, cands: Candidates) -> Candidates:
+    """Fill ``relevance`` (chunk rowid → probability) for every ranked chunk; no model: unchanged."""
+    models, ranked = ctx.index.relevance_model, cands.ranked
+    if models is None or not ranked:
+        return cands
+    model = models.pick(dense=any(name == "dense" for name, _ in ctx.legs))
+    rowids = [r for r, _ in ranked]
+    features = chunk_features(ctx, cands, rowids, cands.rows)
+    rows = [features[r] for r in rowids]
+    probs = model.predict(rows)
+    out: dict[int, float] = {}
+    for rowid, row, p in zip(rowids, rows, probs, strict=True):
+        out[rowid] = float(p)
+        cands.traced(rowid)["relevance"] = {"p": round(float(p), 4), **{k: round(v, 4) for k, v in row.items()}}
+    for rowid, p in _inherited(ctx, cands, rowids, model).items():
+        if p > out[rowid]:
+            out[rowid] = p
+            cands.traced(rowid)["relevance"]["inherited"] = round(p, 4)
+    return replace(cands, relevance=out)
+
+
+def _inherited(ctx: Context, cands: Candidates, rowids: list[int], model: RelevanceModel) -> dict[int, float]:
+    """Successor chunk rowid → the relevance of the best chunk of the superseded note it stands in for."""
+    old_best: dict[int, int] = {}  # successor chunk → the old note's best chunk
+    for rowid in rowids:
+        old = cands.replaced.get(cands.rows[rowid]["path"])
+        if old is not None:
+            chunks = ctx.index.note_chunks(old)
+            best = max(chunks, key=lambda r: cands.chunk_scores.get(r, -1e9), default=None)
+            if best is not None:
+                old_best[rowid] = best
+    if not old_best:
+        return {}
+    rows = chunk_rows(ctx.index.db, sorted(set(old_best.values())))
+    features = chunk_features(ctx, cands, list(rows), rows)
+    probs = dict(zip(rows, model.predict([features[r] for r in rows]), strict=True))
+    return {succ: float(probs[old]) for succ, old in old_best.items() if old in probs}
+
+
+def _vault_best(ctx: Context, cands: Candidates) -> float | None:
+    """The primary leg's best cosine over every chunk of the vault, filters or not (None: no dense leg)."""
+    leg = next((leg for name, leg in ctx.legs if name == "dense"), None)
+    if leg is None or "dense" not in cands.query_vectors or not len(leg.chunks):
+        return None
+    if ctx.allowed is None and cands.chunk_legs.get("dense"):
+        return cands.chunk_legs["dense"][0].score
+    return float((leg.chunks.matrix @ cands.query_vectors["dense"]).max())
+
+
+def chunk_features(ctx: Context, cands: Candidates, rowids: list[int],
+                   rows_of: dict[int, dict[str, Any]]) -> dict[int, dict[str, float]]:
+    """Feature rows (feature name → value) of ``rowids`` (in ranked order; ``rows_of`` their rows)."""
+    units = informative_units(ctx.index.db, ctx.query)
+    coverage = unit_coverage(units, lambda _u, df: df > 0)
+    out: dict[int, dict[str, float]] = {}
+    rank_in = {name: {c.rowid: c.rank for c in found} for name, found in cands.chunk_legs.items()}
+    note_rank = {name: {p: i for i, p in enumerate(scores)} for name, scores in cands.note_legs.items()}
+    cosines = {name: leg.chunks.similarity(cands.query_vectors[name], rowids)
+               for name, leg in ctx.legs if name in cands.query_vectors}
+    vault_best = _vault_best(ctx, cands)
+    for pos, rowid in enumerate(rowids):
+        row = rows_of[rowid]
+        norm, path = row["norm"], row["path"]
+        f: dict[str, float] = {"coverage": coverage, "position_rr": 1.0 / (pos + 1), "n_units": min(len(units), 10) / 10,
+                               "chunk_coverage": unit_coverage(units, lambda u, _df, n=norm: u in n)}
+        for name in ("bm25", "dense", "dense2"):
+            if name in rank_in and rowid in rank_in[name]:
+                f[f"{name}_rr" if name != "bm25" else "bm25_chunk_rr"] = 1.0 / (rank_in[name][rowid] + 1)
+        if path in note_rank.get("bm25", {}):
+            f["bm25_note_rr"] = 1.0 / (note_rank["bm25"][path] + 1)
+        for name, sims in cosines.items():
+            if name == "dense2" and cands.weights.get("dense2", 0.0) <= 0:
+                continue  # USE gated off for this query: its similarities mean nothing here
+            cos = sims.get(rowid, 0.0)
+            best = max(cands.chunk_legs[name][0].score if cands.chunk_legs.get(name) else cos, cos)
+            f[f"{name}_cos"], f[f"{name}_gap"] = cos, cos - best
+            if name == "dense":
+                f["dense_note"] = max(cands.note_legs.get(name, {}).get(path, cos), cos)
+                f["dense_vault_gap"] = cos - max(vault_best if vault_best is not None else best, best)
+            else:
+                f["dense2_on"] = 1.0
+        f["cross_dense"] = f.get("dense_cos", 0.0) * (1.0 - coverage)
+        out[rowid] = f
+    return out
