@@ -3,7 +3,7 @@
 ``default`` is the shipped pipeline (SearchOptions defaults, relevance floor included, rerank
 from the config); every other row switches one stage, with the relevance floor off (so the
 rows compare rankings) except ``default``, ``floor-*`` and ``adaptive-*``; the ranking rows
-order by the stages' scores (``rank_by: fused``) except ``convex+graph+relevance`` and those. The legs are ``bm25``, ``dense``
+order by the stages' scores (``rank_by: fused``, the default) except ``convex+graph+relevance``. The legs are ``bm25``, ``dense``
 (multilingual-e5-small) and ``dense2`` (USE multilingual).
 """
 
@@ -25,7 +25,7 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in [
     Variant("convex", NO_GRAPH),
     Variant("convex-2nd-chunk-0.5", {"second_chunk": 0.5, **NO_GRAPH}),
     Variant("convex+graph", {"rank_by": "fused"}),
-    Variant("convex+graph+relevance", {}),
+    Variant("convex+graph+relevance", {"rank_by": "relevance"}),
     Variant("convex+maxsim", NO_GRAPH, rerank="maxsim"),
     Variant("convex+cross-encoder", {"rerank_cutoff": True, **NO_GRAPH}, rerank="cross-encoder"),
     Variant("convex+cross-encoder-no-cutoff", NO_GRAPH, rerank="cross-encoder"),
