@@ -110,10 +110,32 @@ def unit_frequencies(db: sqlite3.Connection, query: Query) -> tuple[list[tuple[s
 
 def informative_units(db: sqlite3.Connection, query: Query) -> list[tuple[str, int, float]]:
     """``(unit, df, weight)`` for the units held by at most half the notes: weight = length × IDF
-    (``log(1 + N / (df + 1))``), so a rare or absent word counts most."""
+    (``log(1 + N / (df + 1))``), so a rare or absent word counts most. Terms under 3 characters
+    (``CI``, ``DB``, ``東京``), which trigram FTS cannot count, are counted in the chunks' text
+    (:func:`short_term_frequency`) and weigh as 3 characters."""
     units, n = unit_frequencies(db, query)
     common = n // 2 + 1
-    return [(u, df, len(u) * math.log1p(n / (df + 1))) for u, df in units if df < common or n <= 2]
+    units = units + [(t, short_term_frequency(db, t, common)) for t in query.short_terms]
+    return [(u, df, max(len(u), 3) * math.log1p(n / (df + 1))) for u, df in units if df < common or n <= 2]
+
+
+@functools.lru_cache(maxsize=256)
+def short_term_frequency(db: sqlite3.Connection, term: str, limit: int) -> int:
+    """The number of notes (up to ``limit``) whose chunks hold ``term`` — an ASCII term as a whole word."""
+    hits = 0
+    for (norm,) in db.execute("SELECT group_concat(norm, ' ') FROM chunks WHERE instr(norm, ?) > 0 GROUP BY path",
+                              (term,)):
+        hits += contains(norm, term)
+        if hits >= limit:
+            break
+    return hits
+
+
+def contains(norm: str, unit: str) -> bool:
+    """``unit`` occurs in ``norm``: as a substring, or as a whole word when it is ASCII and under 3 characters."""
+    if len(unit) < 3 and unit.isascii():
+        return re.search(r"(?<![\w])" + re.escape(unit) + r"(?![\w])", norm) is not None
+    return unit in norm
 
 
 def _or_units(query: Query) -> list[str]:

@@ -20,7 +20,7 @@ from typing import Any
 from vaultsync.search.candidates import Candidates, Context
 from vaultsync.search.relevance import RelevanceModel, unit_coverage
 from vaultsync.search.rows import chunk_rows
-from vaultsync.search.weights import informative_units
+from vaultsync.search.weights import contains, informative_units
 
 
 def relevance(ctx: Context, cands: Candidates) -> Candidates:
@@ -87,7 +87,7 @@ def chunk_features(ctx: Context, cands: Candidates, rowids: list[int],
         row = rows_of[rowid]
         norm, path = row["norm"], row["path"]
         f: dict[str, float] = {"coverage": coverage, "position_rr": 1.0 / (pos + 1), "n_units": min(len(units), 10) / 10,
-                               "chunk_coverage": unit_coverage(units, lambda u, _df, n=norm: u in n)}
+                               "chunk_coverage": unit_coverage(units, lambda u, _df, n=norm: contains(n, u))}
         for name in ("bm25", "dense", "dense2"):
             if name in rank_in and rowid in rank_in[name]:
                 f[f"{name}_rr" if name != "bm25" else "bm25_chunk_rr"] = 1.0 / (rank_in[name][rowid] + 1)
