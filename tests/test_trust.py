@@ -50,8 +50,15 @@ def _team_vault(v: Vault) -> None:
     v.commit("init")
 
 
-@pytest.fixture
-def team(vault, embedder):  # type: ignore[no-untyped-def]
+@pytest.fixture(scope="module")
+def team(tmp_path_factory, embedder):  # type: ignore[no-untyped-def]
+    """One indexed team vault for the module: no test changes it."""
+    from conftest import CONFIG, git
+
+    root = tmp_path_factory.mktemp("team")
+    git(root, "init", "-q", "-b", "main")
+    vault = Vault(root)
+    vault.write(".vaultsync.yaml", CONFIG)
     _team_vault(vault)
     s = _sync_and_open(vault.root)
     yield vault, s
