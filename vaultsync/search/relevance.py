@@ -2,16 +2,17 @@
 
 A fused score says "first", not "relevant": min-max normalisation gives the best of five
 unrelated chunks 1.0. :class:`RelevanceModel` is a logistic regression (Cox 1958) over
-per-chunk features of the first stage (:data:`FEATURES`): each dense leg's raw cosine and
-its gap to that leg's best cosine (in the allowed notes, and in the whole vault: an answer
-outside the filters), how much of the query's informative text the vault and
-the chunk contain (BM25 coverage), the chunk's reciprocal rank in each leg and in the fused
-order. Logistic regression fitted by log-loss is calibrated on its training distribution
-(its mean prediction matches the positive rate on every feature it uses), so 0.8 means
-"answers the query about 8 times in 10". It is trained on held-in QA pairs by
-``training/relevance`` (never on evaluation data) and ships as JSON
-(``models/relevance/first-stage.json``: feature names, standardisation, coefficients), one
-model per evidence available (:class:`RelevanceModels`): with a dense leg, and BM25 alone.
+per-chunk features of the first stage. The stage traces every candidate feature of
+:data:`FEATURES` (each dense leg's raw cosine, its gap to the leg's best, the chunk's
+reciprocal rank in each leg and in the fused order, the share of the query's informative text
+found in the vault and in the chunk); the shipped models use the absolute ones only (cosines
+and coverage), because gaps and ranks say "first" again: with them the best chunk of a 6-note
+vault scored 0.72 for an off-topic question (ADR-0034). Logistic regression fitted by log-loss
+is calibrated on its training distribution, so 0.8 means "answers the query about 8 times in
+10" there. It is trained on held-in QA pairs by ``training/relevance`` (never on evaluation
+data) and ships as JSON (``models/relevance/first-stage.json``: feature names,
+standardisation, coefficients), one model per evidence available (:class:`RelevanceModels`):
+with a dense leg, and BM25 alone.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ FEATURES = (
     "dense_cos", "dense_gap", "dense_note", "dense_rr",
     "dense2_cos", "dense2_gap", "dense2_on",
     "coverage", "chunk_coverage", "bm25_chunk_rr", "bm25_note_rr",
-    "position_rr", "cross_dense", "dense_vault_gap", "n_units",
+    "position_rr", "cross_dense", "n_units",
 )
 
 

@@ -62,16 +62,6 @@ def _inherited(ctx: Context, cands: Candidates, rowids: list[int], model: Releva
     return {succ: float(probs[old]) for succ, old in old_best.items() if old in probs}
 
 
-def _vault_best(ctx: Context, cands: Candidates) -> float | None:
-    """The primary leg's best cosine over every chunk of the vault, filters or not (None: no dense leg)."""
-    leg = next((leg for name, leg in ctx.legs if name == "dense"), None)
-    if leg is None or "dense" not in cands.query_vectors or not len(leg.chunks):
-        return None
-    if ctx.allowed is None and cands.chunk_legs.get("dense"):
-        return cands.chunk_legs["dense"][0].score
-    return float((leg.chunks.matrix @ cands.query_vectors["dense"]).max())
-
-
 def chunk_features(ctx: Context, cands: Candidates, rowids: list[int],
                    rows_of: dict[int, dict[str, Any]]) -> dict[int, dict[str, float]]:
     """Feature rows (feature name → value) of ``rowids`` (in ranked order; ``rows_of`` their rows)."""
@@ -82,7 +72,6 @@ def chunk_features(ctx: Context, cands: Candidates, rowids: list[int],
     note_rank = {name: {p: i for i, p in enumerate(scores)} for name, scores in cands.note_legs.items()}
     cosines = {name: leg.chunks.similarity(cands.query_vectors[name], rowids)
                for name, leg in ctx.legs if name in cands.query_vectors}
-    vault_best = _vault_best(ctx, cands)
     for pos, rowid in enumerate(rowids):
         row = rows_of[rowid]
         norm, path = row["norm"], row["path"]
@@ -101,7 +90,6 @@ def chunk_features(ctx: Context, cands: Candidates, rowids: list[int],
             f[f"{name}_cos"], f[f"{name}_gap"] = cos, cos - best
             if name == "dense":
                 f["dense_note"] = max(cands.note_legs.get(name, {}).get(path, cos), cos)
-                f["dense_vault_gap"] = cos - max(vault_best if vault_best is not None else best, best)
             else:
                 f["dense2_on"] = 1.0
         f["cross_dense"] = f.get("dense_cos", 0.0) * (1.0 - coverage)
