@@ -157,7 +157,7 @@ def test_relevance_rises_with_evidence_that_the_chunk_answers(values, bump):
         for feature in ("chunk_coverage", "dense_cos"):
             up = dict(base, **{feature: base[feature] + bump})
             if feature == "dense_cos":  # the gaps to the leg's best move with it
-                up["dense_gap"], up["dense_vault_gap"] = base["dense_gap"] + bump, base["dense_vault_gap"] + bump
+                up["dense_gap"] = base["dense_gap"] + bump
                 up["cross_dense"] = base["cross_dense"] + bump * (1 - base["coverage"])
             assert model.predict([up])[0] >= model.predict([base])[0] - 1e-12, (model.name, feature)
 
