@@ -209,3 +209,50 @@ def test_no_evaluation_data_reaches_training(tmp_path):
     train_lines = {line.strip() for p in (tmp_path / "vault").rglob("*.md")
                    for line in p.read_text(encoding="utf-8").split("---\n", 2)[2].splitlines() if len(line.strip()) > 40}
     assert len(train_lines) > 1000 and not train_lines & eval_lines
+
+
+# --- supersession: every position of the successor among the candidates ----------------------------
+
+@pytest.mark.parametrize(("notes", "allowed", "expected"), [
+    ({"old": 0.9, "other": 0.5, "new": 0.2}, None, ["new", "other"]),  # a weaker candidate is lifted
+    ({"old": 0.9, "other": 0.5}, None, ["new", "other"]),  # an absent one takes the old note's place
+    ({"new": 0.95, "old": 0.9, "other": 0.5}, None, ["new", "other"]),  # a stronger one keeps its score
+    ({"old": 0.9, "other": 0.5}, {"old", "other"}, ["other"]),  # a successor outside the filters is never added
+])
+def test_the_successor_takes_the_better_score_wherever_it_stands(notes, allowed, expected):
+    from vaultsync.search.candidates import Candidates, Context
+    from vaultsync.search.lifecycle import Exclusions
+    from vaultsync.search.options import SearchOptions
+    from vaultsync.search.query import parse_query
+    from vaultsync.search.stages.supersede import supersede
+
+    ctx = Context(None, parse_query("q"), SearchOptions(), [], Exclusions({"old": "superseded"}, {"old": "new"}),
+                  allowed)  # type: ignore[arg-type]
+    out = supersede(ctx, Candidates(notes=notes))
+    assert list(out.notes) == expected
+    if "new" in expected:
+        assert out.notes["new"] == max(notes["old"], notes.get("new", 0)) and out.replaced == (
+            {"new": "old"} if notes["old"] > notes.get("new", 0) else {})
+
+
+def test_hidden_reports_count_each_filter_by_name(team):
+    _, s = team
+    result = _search(s, "kerberos sidecar tickets and zanzibar tuple store", top_k=10)
+    assert {"confidence", "expired"} <= set(result.hidden["by_reason"]), result.hidden
+    assert sum(result.hidden["by_reason"].values()) == result.hidden["count"] == len(result.hidden["notes"])
+    tagged = _search(s, "webhook outbox", tags=("no-such-tag",))
+    assert any("no note has tag 'no-such-tag'" in w for w in tagged.warnings)
+    assert _search(s, "webhook outbox").warnings == []  # no filter: nothing to warn about
+
+
+@settings(max_examples=80, deadline=None)
+@given(term=st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=2),
+       left=st.text(alphabet="abcxyz", min_size=1, max_size=4), right=st.text(alphabet="abcxyz", min_size=1, max_size=4))
+def test_a_short_ascii_term_counts_as_a_whole_word_only(term, left, right):
+    """`CI` is in "ci runs" and "(ci)", never in "decision"; a CJK or Hangul short term is a substring."""
+    from vaultsync.search.weights import contains
+
+    assert contains(f"{left} {term} {right}", term) and contains(f"({term})", term)
+    assert not contains(f"{left}{term}{right}", term)
+    for cjk in ("東京", "서울", "の"):
+        assert contains(f"本社は{cjk}にある", cjk)

@@ -34,6 +34,7 @@ def hidden_matches(ctx: Context, cands: Candidates, shown: set[str]) -> dict[str
     for stage in UNFILTERED_STAGES:
         pass2 = stage(free, pass2)
     notes: list[dict[str, Any]] = []
+    by_reason: dict[str, int] = {}
     seen: set[str] = set()
     for rowid, _ in pass2.ranked:
         row = pass2.rows[rowid]
@@ -45,29 +46,27 @@ def hidden_matches(ctx: Context, cands: Candidates, shown: set[str]) -> dict[str
         seen.add(path)
         if path in shown or path in ctx.allowed and path not in ctx.excluded:
             continue
-        reason, flag = _why(ctx, row)
+        kind, reason, flag = _why(ctx, row)
+        by_reason[kind] = by_reason.get(kind, 0) + 1
         notes.append({"path": path, "memory_id": row["memory_id"], "reason": reason, "show_with": flag})
-    by_reason: dict[str, int] = {}
-    for n in notes:
-        key = n["reason"].split(" ", 1)[0]
-        by_reason[key] = by_reason.get(key, 0) + 1
     return {"count": len(notes), "by_reason": by_reason, "notes": notes}
 
 
-def _why(ctx: Context, row: dict[str, Any]) -> tuple[str, str]:
-    """(reason, the flag that shows the note) for a note the filters removed."""
+def _why(ctx: Context, row: dict[str, Any]) -> tuple[str, str, str]:
+    """(the filter — ``superseded``, ``expired``, ``confidence``, ``scope``, ``type`` or ``tag`` —, the reason,
+    the flag that shows the note) for a note the filters removed. Lifecycle reasons are those of
+    :func:`vaultsync.search.lifecycle.exclusions` (an unreadable field counts under its filter)."""
     path, opts = row["path"], ctx.opts
     reason = ctx.excluded.reasons.get(path)
     if reason is not None:
-        if reason == "superseded":
-            successor = ctx.excluded.replacement.get(path)
-            return (f"superseded by {successor}" if successor else "superseded"), "--include-superseded"
-        if "confidence" in reason:
-            value = row["confidence"] if row["confidence"] is not None else 0
-            return reason, f"--min-confidence {value:g}"
-        return reason, "--include-expired" if "expire" in reason else "--include-superseded"
+        if reason.startswith("expired") or reason == "unreadable expires":
+            return "expired", reason, "--include-expired"
+        if reason.startswith("confidence") or reason == "unreadable confidence":
+            return "confidence", reason, f"--min-confidence {row['confidence'] or 0:g}"
+        successor = ctx.excluded.replacement.get(path)
+        return "superseded", f"superseded by {successor}" if successor else reason, "--include-superseded"
     if opts.scope and not path.startswith(opts.scope):
-        return f"outside --scope {opts.scope}", "without --scope"
+        return "scope", f"outside --scope {opts.scope}", "without --scope"
     if opts.types and row["type"] not in opts.types:
-        return f"type {row['type'] or 'unset'} (not --type {', '.join(opts.types)})", "without --type"
-    return f"no tag of --tag {', '.join(opts.tags)}", "without --tag"
+        return "type", f"type {row['type'] or 'unset'} (not --type {', '.join(opts.types)})", "without --type"
+    return "tag", f"no tag of --tag {', '.join(opts.tags)}", "without --tag"

@@ -35,15 +35,16 @@ def unknown_filter_values(db: sqlite3.Connection, opts: SearchOptions) -> list[s
     """A warning for each ``--type``/``--tag`` value no note has, naming the known values, and for a
     ``--scope`` folder that holds no note."""
     out: list[str] = []
-    known = {
-        "type": [t for (t,) in db.execute("SELECT DISTINCT type FROM notes WHERE type IS NOT NULL ORDER BY type")],
-        "tag": [t for (t,) in db.execute("SELECT DISTINCT t.value FROM notes, json_each(notes.frontmatter, '$.tags') t "
-                                         "WHERE t.type = 'text' ORDER BY t.value")],
-    }
+    known_sql = {"type": "SELECT DISTINCT type FROM notes WHERE type IS NOT NULL ORDER BY type",
+                 "tag": "SELECT DISTINCT t.value FROM notes, json_each(notes.frontmatter, '$.tags') t "
+                        "WHERE t.type = 'text' ORDER BY t.value"}
     for flag, values in (("type", opts.types), ("tag", opts.tags)):
+        if not values:
+            continue  # no filter of this kind: nothing to read (this runs on every search)
+        known = [v for (v,) in db.execute(known_sql[flag])]
         for value in values:
-            if value not in known[flag]:
-                shown = ", ".join(known[flag][:20]) + (" …" if len(known[flag]) > 20 else "")
+            if value not in known:
+                shown = ", ".join(known[:20]) + (" …" if len(known) > 20 else "")
                 out.append(f"no note has {flag} {value!r} (known: {shown or 'none'})")
     if opts.scope and db.execute("SELECT 1 FROM notes WHERE substr(path, 1, ?) = ? LIMIT 1",
                                  (len(opts.scope), opts.scope)).fetchone() is None:
