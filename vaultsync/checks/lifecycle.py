@@ -50,9 +50,9 @@ def _raw(note: Note, value: Any, line: int, col: int) -> str:
     shortened to ``_RAW_MAX`` characters."""
     if isinstance(value, str):
         text = f"'{value}'"
-    else:
-        lines = note.text.split("\n")
-        text = lines[line - 1][col - 1:].rstrip() if 0 < line <= len(lines) else repr(value)
+    else:  # the value's frontmatter line as written (file line 2 is the YAML's first line)
+        lines = note.yaml_text.split("\n")
+        text = lines[line - 2][col - 1:].rstrip() if 1 < line < len(lines) + 2 else repr(value)
     return text if len(text) <= _RAW_MAX else text[:_RAW_MAX - 1] + "…"
 
 

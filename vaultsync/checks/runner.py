@@ -27,28 +27,31 @@ from vaultsync.vault.clock import local_today
 from vaultsync.vault.config import Config
 from vaultsync.vault.note import Note
 from vaultsync.vault.resolve import LinkIndex
-from vaultsync.vault.vault import Vault, load_vault
+from vaultsync.vault.vault import NoteCache, Vault, load_vault
 
 
 def analyse_note(config: Config, root: Path, note: Note) -> list[Diagnostic]:
     """Per-note diagnostics: reading, frontmatter shape, schema, vocabulary.
 
-    Also computes the note's links so that a worker process returns them ready.
+    Also computes the note's links, headings and block ids, so that a worker process
+    returns them ready (and the check cache can keep them).
     """
     found = list(note.diagnostics) + check_frontmatter(config, root, note)
     if note.readable:
-        _ = note.links
+        _ = note.links, note.headings, note.block_ids
     return found
 
 
-def load_checked_vault(snapshot: Snapshot, config: Config, root: Path, jobs: int | None = None) -> Vault:
+def load_checked_vault(snapshot: Snapshot, config: Config, root: Path, jobs: int | None = None,
+                       cache: NoteCache | None = None) -> Vault:
     """Load ``snapshot`` and run the per-note checks (in parallel on large vaults).
 
-    ``jobs`` defaults to ``$VAULTSYNC_CHECK_JOBS`` or the number of CPUs (at most 4).
+    ``jobs`` defaults to ``$VAULTSYNC_CHECK_JOBS`` or the number of CPUs (at most 4). With
+    ``cache`` (:class:`vaultsync.checks.cache.CheckCache`), unchanged notes are not parsed again.
     """
     if jobs is None:
         jobs = int(os.environ.get("VAULTSYNC_CHECK_JOBS") or min(4, os.cpu_count() or 1))
-    return load_vault(snapshot, config, root, analyse=partial(analyse_note, config, root), jobs=jobs)
+    return load_vault(snapshot, config, root, analyse=partial(analyse_note, config, root), jobs=jobs, cache=cache)
 
 
 def run_checks(vault: Vault, previous: LinkIndex | None = None, today: dt.date | None = None,

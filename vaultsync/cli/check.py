@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pygit2
 
+from vaultsync.checks.cache import open_cache
 from vaultsync.checks.renames import find_renames
 from vaultsync.checks.report import FORMATS, report
 from vaultsync.checks.runner import load_checked_vault, run_checks
 from vaultsync.diagnostics import ERROR, Diagnostic
+from vaultsync.index.layout import common_git_dir
 from vaultsync.git import (
     IndexSnapshot,
     TreeSnapshot,
@@ -35,6 +37,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     p.add_argument("--fix", action="store_true",
                    help="write missing supersession back-references into the working tree (nothing else)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="parse every note again instead of reusing the results kept for unchanged notes")
     p.add_argument("--root", type=Path, default=None, help="repository or vault folder (default: current directory)")
     p.add_argument("paths", nargs="*", help="only report problems in these files (the whole vault is still read)")
     p.set_defaults(run=run)
@@ -78,7 +82,10 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None
         for spec in config.types:
             if spec.schema in present:
                 config.schema_texts[spec.schema] = snapshot.read(spec.schema).decode("utf-8", errors="replace")
-    vault = load_checked_vault(snapshot, config, top)
+    cache = None if args.fix or args.no_cache else open_cache(common_git_dir(repo), config, top)
+    vault = load_checked_vault(snapshot, config, top, cache=cache)
+    if cache is not None:
+        cache.save()
     previous = None
     renamed: dict[str, str] = {}
     if args.staged:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
+from typing import Protocol
 
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.git import Snapshot, is_valid_utf8_path
@@ -92,8 +93,17 @@ NoteAnalysis = Callable[[Note], list[Diagnostic]]
 PARALLEL_MIN_NOTES = 2000
 
 
+class NoteCache(Protocol):
+    """Per-note results by (path, blob id) (implemented by :class:`vaultsync.checks.cache.CheckCache`)."""
+
+    def lookup(self, path: str, oid: str) -> tuple[Note, list[Diagnostic]] | None: ...
+
+    def store(self, path: str, oid: str, note: Note, findings: list[Diagnostic]) -> None: ...
+
+
 def load_vault(
     snapshot: Snapshot, config: Config, root: Path, analyse: NoteAnalysis | None = None, jobs: int = 1,
+    cache: NoteCache | None = None,
 ) -> Vault:
     """Parse every note of ``snapshot`` that lies in the configured vault folders.
 
@@ -105,27 +115,50 @@ def load_vault(
             are stored in ``vault.findings[path]``. Must be picklable when ``jobs > 1``.
         jobs: worker processes for parsing + analysis (used from
             ``PARALLEL_MIN_NOTES`` notes on; results are identical to ``jobs=1``).
+        cache: results of ``analyse`` by path and blob id: a hit is neither read nor parsed, and every
+            note parsed here is stored in it (the blob id is the snapshot's, else hashed from the bytes).
     """
     all_files = snapshot.paths()
     files = [p for p in all_files if config.in_vault(p) and not config.is_ephemeral(p)]
     vault = Vault(root=root, config=config, files=files, all_files=all_files)
+    snapshot_oid = getattr(snapshot, "oid", None)
     items: list[tuple[str, bytes | None, str]] = []
+    oids: dict[str, str] = {}
     for path in files:
-        if is_note_path(path) and is_valid_utf8_path(path):
-            try:
-                items.append((path, snapshot.read(path), ""))
-            except OSError as exc:
-                items.append((path, None, str(exc.strerror or exc)))
+        if not (is_note_path(path) and is_valid_utf8_path(path)):
+            continue
+        try:
+            data = None
+            if cache is not None:
+                if snapshot_oid is None:
+                    data = snapshot.read(path)
+                oids[path] = _blob_id(data) if data is not None else snapshot_oid(path)
+                hit = cache.lookup(path, oids[path])
+                if hit is not None:
+                    vault.notes[path], vault.findings[path] = hit
+                    continue
+            items.append((path, data if data is not None else snapshot.read(path), ""))
+        except OSError as exc:
+            items.append((path, None, str(exc.strerror or exc)))
     work = partial(_load_one, analyse)
     if jobs > 1 and len(items) >= PARALLEL_MIN_NOTES and "fork" in mp.get_all_start_methods():
         with mp.get_context("fork").Pool(jobs) as pool:
             results = pool.map(work, items, chunksize=max(64, len(items) // (jobs * 8)))
     else:
         results = [work(item) for item in items]
-    for note, found in results:
-        vault.notes[note.path] = note
-        vault.findings[note.path] = found
+    for (path, data, _), (note, found) in zip(items, results):
+        vault.notes[path] = note
+        vault.findings[path] = found
+        if cache is not None and data is not None:
+            cache.store(path, oids[path], note, found)
     return vault
+
+
+def _blob_id(data: bytes) -> str:
+    """Git's blob id of ``data`` (what a snapshot's ``oid`` returns for the same bytes)."""
+    import hashlib
+
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def _load_one(analyse: NoteAnalysis | None, item: tuple[str, bytes | None, str]) -> tuple[Note, list[Diagnostic]]:
