@@ -190,6 +190,25 @@ def embedder(model_env: Path):  # type: ignore[no-untyped-def]
     return _STATE["embedder"]
 
 
+def prepare_eval_workspace(data: Path, tmp: Path, embedder, folders=None) -> Path:  # type: ignore[no-untyped-def]
+    """An evaluation dataset's vault committed and indexed with the default embedders (the harness's workspace)."""
+    from vaultsync.eval.harness import prepare_workspace
+    from vaultsync.git import open_repo
+    from vaultsync.index.embedding import DEFAULT_EMBEDDERS
+    from vaultsync.index.sync import sync
+
+    return prepare_workspace(data, tmp, DEFAULT_EMBEDDERS, None, folders=folders,
+                             sync_fn=lambda r: sync(open_repo(r), embedder_factory=factory_with(embedder), wait=600))
+
+
+@pytest.fixture(scope="session")
+def obsidian_workspace(tmp_path_factory: pytest.TempPathFactory, embedder) -> tuple[Path, Path]:  # type: ignore[no-untyped-def]
+    """(dataset folder, indexed workspace) of the Obsidian help vault, built once per session: its
+    embedding cache also serves the tests that index the same notes through the hooks."""
+    data = require_eval("obsidian-help")
+    return data, prepare_eval_workspace(data, tmp_path_factory.mktemp("eval"), embedder)
+
+
 def index_state(root: Path) -> dict[str, object]:
     """Everything the derived index holds, keyed so that two indices of the same commit compare
     equal whatever sequence of syncs built them (SQLite rowids and LanceDB row order aside)."""

@@ -6,12 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import require_eval
+from conftest import prepare_eval_workspace, require_eval
 
 from vaultsync.eval.harness import (
     evaluation_options,
     load_queries,
-    prepare_workspace,
     run_queries,
     summarise,
 )
@@ -35,20 +34,8 @@ def _searcher(repo: Path, embedder):  # type: ignore[no-untyped-def]
     return open_searcher(open_repo(repo), Config(), rerank="none", embedder=embedder)[0]
 
 
-def _prepare(data: Path, tmp: Path, embedder, folders=None) -> Path:  # type: ignore[no-untyped-def]
-    from conftest import factory_with
-
-    from vaultsync.git import open_repo
-    from vaultsync.index.embedding import DEFAULT_EMBEDDERS
-    from vaultsync.index.sync import sync
-
-    return prepare_workspace(data, tmp, DEFAULT_EMBEDDERS, None, folders=folders,
-                             sync_fn=lambda r: sync(open_repo(r), embedder_factory=factory_with(embedder), wait=600))
-
-
-def test_smoke_obsidian_cross_lingual(tmp_path_factory, embedder):
-    data = require_eval("obsidian-help")
-    repo = _prepare(data, tmp_path_factory.mktemp("eval"), embedder)
+def test_smoke_obsidian_cross_lingual(obsidian_workspace, embedder):
+    data, repo = obsidian_workspace
     queries = load_queries(data, every=10)
     s = _searcher(repo, embedder)
     summary = summarise(run_queries(s, queries, evaluation_options()))
@@ -62,7 +49,7 @@ def test_smoke_obsidian_cross_lingual(tmp_path_factory, embedder):
 def test_smoke_locomo_two_conversations(tmp_path_factory, embedder):
     data = require_eval("locomo")
     folders = ["conv-26", "conv-30"]
-    repo = _prepare(data, tmp_path_factory.mktemp("eval"), embedder, folders)
+    repo = prepare_eval_workspace(data, tmp_path_factory.mktemp("eval"), embedder, folders)
     queries = [q for q in load_queries(data) if q["scope"].rstrip("/") in folders][::2]
     s = _searcher(repo, embedder)
     summary = summarise(run_queries(s, queries, evaluation_options()))

@@ -201,10 +201,13 @@ def test_ix04_quotes_in_paths_never_break_predicates(repo):
     assert vectors(repo.root, "path = 'docs/rules/keep.md'") == keep_before
 
 
-def test_ix05_one_version_per_sync_and_bounded_history(repo):
+def test_ix05_one_version_per_sync_and_bounded_history(repo, monkeypatch):
     from vaultsync.git import open_repo
+    from vaultsync.index import vector_store
     from vaultsync.index.layout import layout_for
     from vaultsync.index.vector_store import ChunkVectors
+
+    monkeypatch.setattr(vector_store, "COMPACT_EVERY", 6)  # the default, 20, in fewer syncs
 
     for i in range(50):
         repo.write(f"docs/n{i}.md", f"# Note {i}\nBody {i}.\n")
@@ -217,13 +220,13 @@ def test_ix05_one_version_per_sync_and_bounded_history(repo):
     repo.commit("touch fifty")
     sync(repo.root)
     assert ChunkVectors(layout_for(open_repo(repo.root)).lance, 384).version - before <= 2
-    for i in range(45):
+    for i in range(14):
         repo.write("docs/n0.md", f"# Note 0\nRevision {i}.\n")
         repo.commit(f"r{i}")
         sync(repo.root)
     versions = list((layout_for(open_repo(repo.root)).lance / "chunks_multilingual_e5_small_384.lance"
                      / "_versions").iterdir())
-    assert len(versions) <= 25  # compaction + cleanup every 20 versions
+    assert len(versions) <= 8  # compaction + cleanup every 6 versions (16 syncs without it)
 
 
 def test_ix05_concurrent_syncs_are_serialised(repo):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import Vault, adr, git, require_eval, run_cli
+from conftest import Vault, adr, git, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -253,14 +253,16 @@ def test_serve_refuses_non_loopback(vault):
 # --- the real Obsidian help vault, through git, the hooks and `git memsearch` ---------------------
 
 @pytest.mark.eval
-def test_japanese_and_german_queries_find_the_english_note(tmp_path, model_env):
-    base = require_eval("obsidian-help")
+def test_japanese_and_german_queries_find_the_english_note(tmp_path, model_env, obsidian_workspace):
+    base, workspace = obsidian_workspace
     queries = [json.loads(line) for line in (base / "queries.jsonl").read_text(encoding="utf-8").splitlines()]
     picks = {lang: next(q for q in queries if q["lang"] == lang and q["id"].endswith(":2fa:title"))
              for lang in ("ja", "de")}
     root = tmp_path / "help"
     shutil.copytree(base / "vault", root)
     git(root, "init", "-q", "-b", "main")
+    # the embedding cache is content-addressed: the workspace's copy spares the hook sync the embedding
+    shutil.copytree(workspace / ".git" / "vaultsync" / "embeddings", root / ".git" / "vaultsync" / "embeddings")
     subprocess.run([sys.executable, "-m", "vaultsync", "install"], cwd=root, check=True, capture_output=True)
     git(root, "add", "-A")
     git(root, "commit", "-qm", "help vault")

@@ -13,7 +13,6 @@ from vaultsync.checks.renames import find_renames
 from vaultsync.checks.report import FORMATS, report
 from vaultsync.checks.runner import load_checked_vault, run_checks
 from vaultsync.diagnostics import ERROR, Diagnostic
-from vaultsync.index.layout import common_git_dir
 from vaultsync.git import (
     IndexSnapshot,
     TreeSnapshot,
@@ -22,6 +21,7 @@ from vaultsync.git import (
     open_repo,
     workdir,
 )
+from vaultsync.index.layout import common_git_dir
 from vaultsync.vault.clock import local_today
 from vaultsync.vault.config import CONFIG_NAME, ConfigError, load_config
 from vaultsync.vault.resolve import LinkIndex
