@@ -62,8 +62,10 @@ def repo(make_vault):  # type: ignore[no-untyped-def]
     return v
 
 
-@pytest.mark.parametrize("fmt", ["text", "json"])
-def test_a_cached_check_says_exactly_what_a_fresh_one_says(repo, monkeypatch, fmt):
+@pytest.mark.parametrize(("fmt", "jobs"), [("text", 1), ("json", 1), ("text", 2)])
+def test_a_cached_check_says_exactly_what_a_fresh_one_says(repo, monkeypatch, fmt, jobs):
+    monkeypatch.setenv("VAULTSYNC_CHECK_JOBS", str(jobs))
+    monkeypatch.setattr(vault_module, "PARALLEL_MIN_NOTES", 10)  # 2 jobs: worker processes send notes packed
     fresh = repo.check("--staged", "--no-cache", "--format", fmt)
     assert fresh.code == 1 and "FM005" in fresh.out  # the vault has errors of every kind
     assert not (repo.root / ".git" / "vaultsync" / FILE_NAME).exists()  # --no-cache writes nothing

@@ -152,6 +152,11 @@ class _EntriesSnapshot:
         """The blob id (hex) of ``path``."""
         return str(self._oids[path])
 
+    @property
+    def git_dir(self) -> str:
+        """The repository's git dir, where another process can read the blobs from."""
+        return str(self._repo.path)
+
 
 class IndexSnapshot(_EntriesSnapshot):
     """What is staged: the index file named by ``GIT_INDEX_FILE``, else the repository's."""

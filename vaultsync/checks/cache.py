@@ -22,6 +22,7 @@ import json
 import marshal
 import sqlite3
 import sys
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -140,11 +141,25 @@ class CheckCache:
 
     def store(self, path: str, oid: str, note: Note, findings: list[Diagnostic]) -> None:
         """Remember a freshly checked note (written by :meth:`save`)."""
-        if self._db is None:
-            return
+        if self._db is not None:
+            self._remember(path, oid, pack(note, findings))
+
+    def add(self, path: str, oid: str | None, packed: bytes) -> tuple[Note, list[Diagnostic]]:
+        """Remember a note checked and :func:`pack`-ed by a worker process (``oid`` None: only
+        unpack it); returns it unpacked."""
+        if self._db is not None and oid is not None:
+            self._remember(path, oid, packed)
+        return _decode(path, marshal.loads(packed))
+
+    def _remember(self, path: str, oid: str, packed: bytes) -> None:
         key = f"{path}\0{oid}"
-        self._new[key] = marshal.dumps(_encode(note, findings))
+        self._new[key] = packed
         self._used.add(key)
+
+    @property
+    def packer(self) -> Callable[[Note, list[Diagnostic]], bytes]:
+        """:func:`pack`: a module-level function, so worker processes can be sent it."""
+        return pack
 
     def save(self) -> None:
         """Write the new entries in one transaction and drop those this vault no longer uses,
@@ -172,6 +187,11 @@ class CheckCache:
 def open_cache(git_common_dir: Path, config: Config, root: Path) -> CheckCache:
     """The check cache of the repository whose common git dir is ``git_common_dir``."""
     return CheckCache(git_common_dir / "vaultsync" / FILE_NAME, fingerprint(config, root))
+
+
+def pack(note: Note, findings: list[Diagnostic]) -> bytes:
+    """A checked note and its per-note diagnostics as cache bytes (what :meth:`CheckCache.add` reads)."""
+    return marshal.dumps(_encode(note, findings))
 
 
 def _diagnostic_tuple(d: Diagnostic) -> tuple[str, int, int, str, str, str]:

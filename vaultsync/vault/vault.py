@@ -100,6 +100,11 @@ class NoteCache(Protocol):
 
     def store(self, path: str, oid: str, note: Note, findings: list[Diagnostic]) -> None: ...
 
+    def add(self, path: str, oid: str | None, packed: bytes) -> tuple[Note, list[Diagnostic]]: ...
+
+    @property
+    def packer(self) -> Callable[[Note, list[Diagnostic]], bytes]: ...
+
 
 def load_vault(
     snapshot: Snapshot, config: Config, root: Path, analyse: NoteAnalysis | None = None, jobs: int = 1,
@@ -122,36 +127,71 @@ def load_vault(
     files = [p for p in all_files if config.in_vault(p) and not config.is_ephemeral(p)]
     vault = Vault(root=root, config=config, files=files, all_files=all_files)
     snapshot_oid = getattr(snapshot, "oid", None)
-    items: list[tuple[str, bytes | None, str]] = []
-    oids: dict[str, str] = {}
+    misses: list[tuple[str, str | None, bytes | None]] = []  # (path, blob id when known, bytes when read)
     for path in files:
         if not (is_note_path(path) and is_valid_utf8_path(path)):
             continue
-        try:
-            data = None
-            if cache is not None:
-                if snapshot_oid is None:
+        oid, data = (snapshot_oid(path) if snapshot_oid is not None else None), None
+        if cache is not None:
+            if oid is None:  # the working tree: hash the bytes
+                try:
                     data = snapshot.read(path)
-                oids[path] = _blob_id(data) if data is not None else snapshot_oid(path)
-                hit = cache.lookup(path, oids[path])
-                if hit is not None:
-                    vault.notes[path], vault.findings[path] = hit
+                except OSError:
+                    misses.append((path, None, None))
                     continue
-            items.append((path, data if data is not None else snapshot.read(path), ""))
-        except OSError as exc:
-            items.append((path, None, str(exc.strerror or exc)))
-    work = partial(_load_one, analyse)
-    if jobs > 1 and len(items) >= PARALLEL_MIN_NOTES and "fork" in mp.get_all_start_methods():
+                oid = _blob_id(data)
+            hit = cache.lookup(path, oid)
+            if hit is not None:
+                vault.notes[path], vault.findings[path] = hit
+                continue
+        misses.append((path, oid, data))
+    parallel = jobs > 1 and len(misses) >= PARALLEL_MIN_NOTES and "fork" in mp.get_all_start_methods()
+    git_dir = getattr(snapshot, "git_dir", None) if parallel else None
+    items = [_item(snapshot, path, oid, data, git_dir is not None) for path, oid, data in misses]
+    # workers read blobs themselves, and send a cached note back packed: smaller than a pickled Note
+    pack = cache.packer if cache is not None and parallel else None
+    work = partial(_load_one, analyse, pack, git_dir)
+    if parallel:
         with mp.get_context("fork").Pool(jobs) as pool:
             results = pool.map(work, items, chunksize=max(64, len(items) // (jobs * 8)))
     else:
         results = [work(item) for item in items]
-    for (path, data, _), (note, found) in zip(items, results):
+    for (path, oid, _), (_, _, error, _), result in zip(misses, items, results):
+        readable = not error
+        if pack is not None:
+            note, found = cache.add(path, oid if readable else None, result)  # type: ignore[union-attr,arg-type]
+        else:
+            note, found = result  # type: ignore[misc]
+            if cache is not None and readable and oid is not None:
+                cache.store(path, oid, note, found)
         vault.notes[path] = note
         vault.findings[path] = found
-        if cache is not None and data is not None:
-            cache.store(path, oids[path], note, found)
     return vault
+
+
+_Item = tuple[str, bytes | None, str, str | None]  # (path, bytes, read error, blob id for the worker to read)
+
+
+def _item(snapshot: Snapshot, path: str, oid: str | None, data: bytes | None, worker_reads: bool) -> _Item:
+    if data is not None or (worker_reads and oid is not None):
+        return (path, data, "", None if data is not None else oid)
+    try:
+        return (path, snapshot.read(path), "", None)
+    except OSError as exc:
+        return (path, None, str(exc.strerror or exc), None)
+
+
+_WORKER_REPOS: dict[str, object] = {}
+
+
+def _read_blob(git_dir: str, oid: str) -> bytes:
+    """A blob read by a worker process through its own repository handle (none is shared across fork)."""
+    repo = _WORKER_REPOS.get(git_dir)
+    if repo is None:
+        import pygit2
+
+        repo = _WORKER_REPOS[git_dir] = pygit2.Repository(git_dir)
+    return repo[oid].data  # type: ignore[attr-defined,index,no-any-return]
 
 
 def _blob_id(data: bytes) -> str:
@@ -161,11 +201,16 @@ def _blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def _load_one(analyse: NoteAnalysis | None, item: tuple[str, bytes | None, str]) -> tuple[Note, list[Diagnostic]]:
-    path, data, error = item
+def _load_one(analyse: NoteAnalysis | None, pack: Callable[[Note, list[Diagnostic]], bytes] | None,
+              git_dir: str | None, item: _Item) -> tuple[Note, list[Diagnostic]] | bytes:
+    path, data, error, oid = item
+    if data is None and oid is not None and git_dir is not None:
+        data = _read_blob(git_dir, oid)
     if data is None:
         note = Note(path=path, readable=False)
         note.diagnostics.append(Diagnostic(path, 0, 0, "FM015", f"cannot read file: {error}"))
-        return note, []
-    note = parse_note(path, data)
-    return note, (analyse(note) if analyse else [])
+        found: list[Diagnostic] = []
+    else:
+        note = parse_note(path, data)
+        found = analyse(note) if analyse else []
+    return pack(note, found) if pack is not None else (note, found)
