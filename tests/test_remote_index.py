@@ -206,6 +206,10 @@ def test_a_tampered_object_is_refused_and_the_local_index_untouched(origin, remo
     publish(origin, remote)
     local = clone(origin, tmp_path)
     assert run_cli(["sync", "--quiet"], local.root).code == 0
+    built = index_state(local.root)
+    assert run_cli(["pull", "--remote", remote.url, "--quiet"], local.root).code == 0  # over a healthy index
+    assert meta(local)["pulled_from"] == head(local)
+    assert_same_index(built, index_state(local.root))
     before = sha_of_index(local)
     key = remote.snapshot_key(head(origin), "index.sqlite")
     data = bytearray(remote.get(key))
@@ -302,3 +306,20 @@ def test_only_committed_non_ephemeral_content_is_published(origin, remote, monke
     res = run_cli(["publish", "--remote", remote.url], origin.root)
     assert res.code == 1 and f"does not reflect HEAD {head(origin)[:12]}" in res.err, res.err
     assert not [k for k in remote.keys() if head(origin) in k]
+
+
+def test_the_publish_workflow_is_in_the_readme_and_its_step_parses():
+    import shlex
+
+    import yaml
+    from conftest import REPO_ROOT
+
+    workflow = REPO_ROOT / "examples" / "publish-index-workflow.yml"
+    body = workflow.read_text(encoding="utf-8").split("\n", 2)[2]  # skip the two comment lines
+    assert body.strip() in (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    steps = yaml.safe_load(body)["jobs"]["publish"]["steps"]
+    (step,) = [shlex.split(s["run"]) for s in steps if s.get("run", "").startswith("vaultsync ")]
+    from vaultsync.cli.main import build_parser
+
+    args = build_parser("publish").parse_args(step[1:])
+    assert args.command == "publish" and args.remote.startswith("s3://")

@@ -202,9 +202,15 @@ def bootstrap(repo: pygit2.Repository, store: ObjectStore | None = None, *,
     layout = layout_for(repo)
     if layout.sqlite.exists():
         return None, []
+    from vaultsync.vault.config import ConfigError
+
     try:
         if store is None:
-            location = resolve_location(repo, config_at(repo, head_tree(repo))[0])
+            try:
+                config = config_at(repo, head_tree(repo))[0]
+            except ConfigError:
+                return None, []  # the sync that follows reports it
+            location = resolve_location(repo, config)
             if location is None:
                 return None, []
             store = ObjectStore(location)
