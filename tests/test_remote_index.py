@@ -323,3 +323,9 @@ def test_the_publish_workflow_is_in_the_readme_and_its_step_parses():
 
     args = build_parser("publish").parse_args(step[1:])
     assert args.command == "publish" and args.remote.startswith("s3://")
+
+
+def test_without_boto3_the_command_names_the_extra(origin, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "boto3", None)  # import boto3 now fails as if not installed
+    res = run_cli(["pull", "--remote", "s3://team-bucket/vault"], origin.root)
+    assert res.code == 2 and "needs the 'remote' extra" in res.err and "pip install 'vaultsync[remote]'" in res.err

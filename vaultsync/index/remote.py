@@ -196,13 +196,14 @@ class ObjectStore:
             config=BotoConfig(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=5, read_timeout=60))
 
     def _error(self, exc: Exception, what: str) -> RemoteError:
-        from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError
+        from botocore.exceptions import ClientError, HTTPClientError, NoCredentialsError
+        from botocore.exceptions import ConnectionError as BotoConnectionError
 
         where = f"{self.location.url}" + (f" at {self.endpoint}" if self.endpoint else "")
         if isinstance(exc, NoCredentialsError):
             return RemoteError(f"no AWS credentials for {where} (the standard AWS chain: AWS_ACCESS_KEY_ID and "
                                "AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ~/.aws, or an instance role)")
-        if isinstance(exc, EndpointConnectionError):
+        if isinstance(exc, (BotoConnectionError, HTTPClientError)):  # refused, timed out, connection dropped
             return RemoteError(f"cannot reach {where}: {exc}")
         if isinstance(exc, ClientError):
             code = str(exc.response.get("Error", {}).get("Code", ""))
