@@ -233,3 +233,38 @@ def _ignored(repo: pygit2.Repository | None, rel: str) -> bool:
         return bool(repo.path_is_ignored(rel))
     except (pygit2.GitError, UnicodeError):
         return False
+
+
+def first_parent_ancestors(repo: pygit2.Repository, start: str, limit: int) -> list[str]:
+    """Commit ids (hex) from ``start`` back along first parents, ``start`` first, at most ``limit`` of them.
+
+    Stops early at a root commit or where history is cut (a shallow clone's boundary, a missing object).
+    """
+    import pygit2
+
+    out: list[str] = []
+    try:
+        commit = repo[start].peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError):
+        return out
+    while len(out) < limit:
+        out.append(str(commit.id))
+        try:
+            parent_ids = commit.parent_ids
+            if not parent_ids:
+                break
+            commit = repo[parent_ids[0]].peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError):  # shallow boundary
+            break
+    return out
+
+
+def config_value(repo: pygit2.Repository, key: str) -> str | None:
+    """``git config KEY`` as git resolves it for ``repo`` (local, global and system files), or None."""
+    import pygit2
+
+    try:
+        value = repo.config[key]
+    except (KeyError, pygit2.GitError, ValueError):
+        return None
+    return str(value) if value else None

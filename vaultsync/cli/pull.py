@@ -1,0 +1,63 @@
+"""``vaultsync pull``: start the local index from the team's published snapshot, then sync what is newer.
+
+Finds the nearest of HEAD's first-parent ancestors (``--max-ancestors``, 200) published with this
+machine's index fingerprint, verifies every object (sha256, size, fingerprint, SQLite quick_check, the
+notes against the commit's tree) and installs it only then; the incremental sync indexes the commits
+after it. Read-only credentials suffice (GET, HEAD and LIST only). Exit 1 when no snapshot is found or
+one is refused; the local index is then left as it was (ADR-0071).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from vaultsync.cli.common import repository
+from vaultsync.cli.publish import add_remote_options, open_store
+
+
+def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
+    p = sub.add_parser(name, help=help_text, description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_remote_options(p)
+    p.add_argument("--max-ancestors", type=int, default=200, metavar="N",
+                   help="first-parent commits to look through, HEAD included (default 200)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    repo = repository("pull")
+    if repo is None:
+        return 2
+    from vaultsync.index.layout import layout_for
+    from vaultsync.index.pull import PullError, SnapshotRefused, pull
+    from vaultsync.index.remote import RemoteError
+    from vaultsync.index.state import write_state
+    from vaultsync.vault.config import ConfigError
+
+    store = open_store("pull", repo, args.remote, args.endpoint_url)
+    if store is None:
+        return 1
+    started = time.time()
+    try:
+        report = pull(repo, store, limit=max(1, args.max_ancestors),
+                      progress=sys.stderr.isatty() and not args.quiet)
+    except (PullError, SnapshotRefused, RemoteError) as exc:
+        print(f"vaultsync pull: {exc}", file=sys.stderr)
+        return 1
+    except ConfigError as exc:
+        print(f"vaultsync pull: {exc.diagnostic.render()}", file=sys.stderr)
+        return 1
+    synced = report.sync
+    warnings = report.warnings + (synced.warnings if synced is not None else [])
+    if synced is not None and synced.status != "busy":
+        write_state(layout_for(repo), last_run=started, last_status=synced.status, last_commit=synced.commit,
+                    last_seconds=round(synced.seconds, 3), last_error=None, warnings=warnings)
+    for warning in warnings:
+        print(f"vaultsync pull: warning: {warning}", file=sys.stderr)
+    if not args.quiet:
+        print(report.summary())
+        if synced is not None:
+            print(synced.summary())
+    return 0
