@@ -93,7 +93,8 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None
         if tree is not None:
             head = TreeSnapshot(repo, tree)
             head_files = [p for p in head.paths() if config.in_vault(p)]
-            previous = LinkIndex(head_files, root=config.link_root)
+            if not set(head_files) <= set(vault.files):  # else no link can point at a removed file
+                previous = LinkIndex(head_files, root=config.link_root)
             renamed = find_renames(head, vault, snapshot.oid if isinstance(snapshot, IndexSnapshot) else None)
     return vault, previous, renamed
 
