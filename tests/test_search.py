@@ -245,6 +245,32 @@ def test_daemon_serves_search_status_and_health(vault, embedder, monkeypatch):
         server.server_close()
 
 
+def test_a_warm_process_holds_the_vectors_once_for_every_rerank_stage(vault, embedder):
+    """The daemon and the MCP server keep one searcher per index state; a stage is a per-request choice."""
+    from vaultsync.engine import default_rerank
+    from vaultsync.git import open_repo
+    from vaultsync.serve.daemon import SearchService
+    from vaultsync.vault.config import Config
+
+    _lifecycle_vault(vault)
+    vault.commit("init")
+    sync(vault.root)
+    service = SearchService(open_repo(vault.root))
+    matrices = []
+    for stage in ("none", "maxsim", None, "none"):
+        top = service.search("durable queue", {}, stage)["hits"][0]["path"]
+        assert top == "docs/adrs/ADR-0002.md"
+        searcher = service._warm.searcher
+        matrices.append(id(searcher.vectors.matrix))
+        assert (searcher.reranker is None) == ((stage or default_rerank(Config())) == "none")
+    assert len(set(matrices)) == 1
+    vault.write("docs/adrs/ADR-0006.md", adr("ADR-0006", title="Zebra stripes", body="Zebrafication rules.\n"))
+    vault.commit("new")
+    sync(vault.root)
+    assert service.search("zebrafication", {}, "maxsim")["hits"][0]["path"] == "docs/adrs/ADR-0006.md"
+    assert id(service._warm.searcher.vectors.matrix) not in matrices  # a new index state: loaded afresh
+
+
 def test_serve_refuses_non_loopback(vault):
     res = run_cli(["serve", "--host", "0.0.0.0"], vault.root)
     assert res.code == 2 and "not a loopback address" in res.err

@@ -149,3 +149,61 @@ def options_for(config: Config, **overrides: Any) -> SearchOptions:
     values = {k: v for k, v in config.search.items() if k != "rerank"}
     values.setdefault("today", local_today(config))
     return SearchOptions.from_config(values, **overrides)
+
+
+class WarmSearcher:
+    """One :class:`Searcher` per index state, shared by every rerank stage, for a long-lived process
+    (the daemon, the MCP server): the index's vectors are held once, not once per stage.
+
+    Callers serialise :meth:`get` and the search that follows (the stage is set on the shared
+    searcher). A stage's models are loaded on first use and kept across index states.
+    """
+
+    def __init__(self) -> None:
+        self.searcher: Searcher | None = None
+        self.embedders: dict[str, Any] = {}
+        self._rerankers: dict[str, Reranker | None] = {}
+        self._stamp: str | None = None
+
+    def drop(self) -> None:
+        """Forget the searcher (the index changed); the models stay loaded."""
+        if self.searcher is not None:
+            self.searcher.close()
+        self.searcher = None
+
+    def get(self, repo: pygit2.Repository, config: Config, rerank: str | None) -> Searcher:
+        """The searcher over ``repo``'s current index with the stage ``rerank`` (None or "": the config's).
+
+        Raises:
+            NoIndexError: as :func:`open_searcher`.
+            ValueError: an unknown stage.
+        """
+        spec = (rerank or "").strip() or default_rerank(config)
+        stamp = index_stamp(layout_for(repo, config).sqlite)
+        if stamp != self._stamp:
+            self.drop()
+            self._stamp = stamp
+        if self.searcher is None:
+            self.searcher, _ = open_searcher(repo, config, rerank=spec, loaded=self.embedders)
+            self.embedders.update({leg.name: leg.embedder for leg in self.searcher.legs})
+            self._rerankers.setdefault(spec, self.searcher.reranker)
+        if spec not in self._rerankers:
+            embedder = self.searcher.embedder
+            self._rerankers[spec] = load_reranker(spec, embedder, config) \
+                if embedder is not None or spec.startswith("cross") else None
+        self.searcher.reranker = self._rerankers[spec]
+        return self.searcher
+
+
+def index_stamp(db: Path) -> str:
+    """What changes when a sync writes ``db``: its mtime, and its WAL's while the WAL holds pages
+    (a reader's first open creates an empty WAL, which is no change)."""
+    parts = []
+    for f in (db, db.with_name(db.name + "-wal")):
+        try:
+            info = f.stat()
+        except OSError:
+            parts.append("")
+            continue
+        parts.append(f"{info.st_mtime_ns}:{info.st_size}" if info.st_size or f == db else "")
+    return "|".join(parts)

@@ -13,10 +13,9 @@ from typing import Any
 
 import pygit2
 
-from vaultsync.engine import NoIndexError, check_rerank_spec, open_searcher, options_for
+from vaultsync.engine import NoIndexError, WarmSearcher, check_rerank_spec, options_for
 from vaultsync.git import head_commit_id, head_tree
 from vaultsync.index.fastpath import config_text_at
-from vaultsync.index.layout import layout_for
 from vaultsync.index.sync import sync
 from vaultsync.search.pipeline import Searcher
 from vaultsync.vault.config import Config, load_config
@@ -35,31 +34,15 @@ class WarmSearch:
         self._repo = pygit2.Repository(str(repo_path))
         self._config: tuple[str, Config] | None = None
         self._lock = threading.Lock()
-        self._searchers: dict[str, Searcher] = {}
-        self._embedders: dict[str, Any] = {}
-        self._stamp: str | None = None
-
-    def _stamp_now(self, repo: pygit2.Repository) -> str:
-        db = layout_for(repo).sqlite
-        parts = []
-        for f in (db, db.with_name(db.name + "-wal")):
-            try:
-                parts.append(str(f.stat().st_mtime_ns))
-            except OSError:
-                parts.append("")
-        return ":".join(parts)
+        self._warm = WarmSearcher()
 
     def _factory(self, config: Any, name: str) -> Any:
         from vaultsync.index.embedding import default_embedder
 
-        if name not in self._embedders:
-            self._embedders[name] = default_embedder(config, name)
-        return self._embedders[name]
-
-    def _drop(self) -> None:
-        for s in self._searchers.values():
-            s.close()
-        self._searchers.clear()
+        loaded = self._warm.embedders
+        if name not in loaded:
+            loaded[name] = default_embedder(config, name)
+        return loaded[name]
 
     def search(self, query: str, options: dict[str, Any], rerank: str | None = None) -> dict[str, Any]:
         """Run one search; returns ``SearchResult.to_dict()`` with ``links_to`` (the linked notes'
@@ -77,7 +60,7 @@ class WarmSearch:
             head = head_commit_id(repo)
             searcher = self._searcher(repo, config, rerank)
             if searcher is None or searcher.meta.get("indexed_commit") != (head or ""):
-                self._drop()
+                self._warm.drop()
                 sync(repo, wait=SYNC_WAIT_S, embedder_factory=self._factory)
                 searcher = self._searcher(repo, config, rerank)
             if searcher is None:
@@ -93,19 +76,10 @@ class WarmSearch:
         return self._config[1]
 
     def _searcher(self, repo: pygit2.Repository, config: Any, rerank: str | None) -> Searcher | None:
-        stamp = self._stamp_now(repo)
-        if stamp != self._stamp:
-            self._drop()
-            self._stamp = stamp
-        key = rerank or "(config)"
-        if key not in self._searchers:
-            try:
-                searcher, _ = open_searcher(repo, config, rerank=rerank, loaded=self._embedders)
-            except NoIndexError:
-                return None
-            self._embedders.update({leg.name: leg.embedder for leg in searcher.legs})
-            self._searchers[key] = searcher
-        return self._searchers[key]
+        try:
+            return self._warm.get(repo, config, rerank)
+        except NoIndexError:
+            return None
 
     @staticmethod
     def _with_note_fields(searcher: Searcher, result: dict[str, Any]) -> dict[str, Any]:

@@ -32,12 +32,11 @@ from typing import Any
 import pygit2
 
 from vaultsync import __version__
-from vaultsync.engine import check_rerank_spec, open_searcher, options_for
+from vaultsync.engine import WarmSearcher, check_rerank_spec, options_for
 from vaultsync.git import head_tree, workdir
 from vaultsync.index.fastpath import config_at
 from vaultsync.index.layout import layout_for
 from vaultsync.search.language import warm_up
-from vaultsync.search.pipeline import Searcher
 from vaultsync.search.query import QueryError
 from vaultsync.serve.auth import AUTH_HEADER, PROOF_HEADER, AuthError, Verifier, ensure_token
 
@@ -57,42 +56,16 @@ class SearchService:
         self.repo = repo
         self.root = str(workdir(repo))
         self._lock = threading.Lock()
-        self._searchers: dict[str, Searcher] = {}
-        self._stamp: tuple[str, ...] | None = None
-        self._embedders: dict[str, Any] = {}
+        self._warm = WarmSearcher()  # searches run one at a time, under the lock
         warm_up()  # language ID for the query's secondary-leg gate (ADR-0061), off the first request
-
-    def _index_stamp(self) -> tuple[str, ...]:
-        config, _ = config_at(self.repo, head_tree(self.repo))
-        layout = layout_for(self.repo, config)
-        try:
-            mtime = str(layout.sqlite.stat().st_mtime_ns)
-            wal = layout.sqlite.with_name(layout.sqlite.name + "-wal")
-            mtime += ":" + (str(wal.stat().st_mtime_ns) if wal.exists() else "")
-        except OSError:
-            mtime = ""
-        return (mtime,)
 
     def search(self, query: str, options: dict[str, Any], rerank: str | None) -> dict[str, Any]:
         with self._lock:
             config, _ = config_at(self.repo, head_tree(self.repo))
-            stamp = self._index_stamp()
-            if stamp != self._stamp:
-                for s in self._searchers.values():
-                    s.close()
-                self._searchers.clear()
-                self._stamp = stamp
-            key = (rerank or "(config)").strip() or "(config)"  # a stage name: at most five searchers
-            searcher = self._searchers.get(key)
-            head = None
-            if searcher is None:
-                searcher, head = open_searcher(self.repo, config, rerank=rerank, loaded=self._embedders)
-                self._embedders.update({leg.name: leg.embedder for leg in searcher.legs})
-                self._searchers[key] = searcher
+            searcher = self._warm.get(self.repo, config, rerank)
             from vaultsync.git import head_commit_id
 
-            head = head or head_commit_id(self.repo)
-            result = searcher.search(query, options_for(config, **options), head=head)
+            result = searcher.search(query, options_for(config, **options), head=head_commit_id(self.repo))
             return result.to_dict()
 
 
