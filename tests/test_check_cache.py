@@ -124,19 +124,30 @@ def test_a_new_config_schema_or_vaultsync_empties_the_cache(repo, monkeypatch, c
         assert "databse" not in result.out
 
 
-@pytest.mark.parametrize("damage", ["garbage", "wrong-entry", "not-a-file"])
+@pytest.mark.parametrize("damage", ["garbage", "wrong-entry", "wrong-shape", "wrong-types", "not-a-file"])
 def test_a_broken_cache_only_costs_time(repo, damage):
     fresh = repo.check("--staged", "--no-cache")
     cache_dir = repo.root / ".git" / "vaultsync"
     if damage == "garbage":
         cache_dir.mkdir(parents=True, exist_ok=True)
         (cache_dir / FILE_NAME).write_bytes(b"not a database" * 100)
-    elif damage == "wrong-entry":
+    elif damage in ("wrong-entry", "wrong-shape", "wrong-types"):
         repo.check("--staged")
+        import marshal
         import sqlite3
 
         with sqlite3.connect(cache_dir / FILE_NAME) as db:
-            db.execute("UPDATE notes SET value = X'00ff'")
+            for key, value in db.execute("SELECT key, value FROM notes").fetchall():
+                entry = list(marshal.loads(value))
+                if damage == "wrong-entry":
+                    bad = b"\x00\xff"
+                elif damage == "wrong-shape":  # unpacks, but the frontmatter is a list
+                    bad = marshal.dumps(tuple(entry[:5] + [["title", "x"]] + entry[6:]))
+                else:  # the right shape holding values YAML never gives, headings of ints
+                    entry[5] = {"title": {1, 2}, "tags": b"x"}
+                    entry[9] = [(1, 2, 3)]
+                    bad = marshal.dumps(tuple(entry))
+                db.execute("UPDATE notes SET value = ? WHERE key = ?", (bad, key))
     else:  # cannot be opened at all (as a read-only folder would be, for anyone but root)
         (cache_dir / FILE_NAME).mkdir(parents=True)
     for _ in range(2):
@@ -190,3 +201,24 @@ def test_property_cached_and_fresh_checks_agree_on_generated_notes(tmp_path_fact
         (root / rng.choice(names)).write_bytes(data)
         assert check(True) == check(False)
     assert check(True) == check(False)
+
+
+def test_the_fingerprint_covers_the_built_in_schemas_outside_the_package(tmp_path, monkeypatch):
+    """In a source checkout or an editable install the built-in schemas live in the repository's
+    `schemas/`, not under `vaultsync/`: editing one must empty the cache too."""
+    import os
+
+    import vaultsync.checks.cache as cache_module
+
+    (tmp_path / "adr.schema.json").write_text('{"type": "object"}', encoding="utf-8")
+    monkeypatch.setattr(cache_module, "data_dir", lambda name: tmp_path)
+    config = load_config(tmp_path)
+    cache_module._code_version.cache_clear()
+    before = fingerprint(config, tmp_path)
+    (tmp_path / "adr.schema.json").write_text('{"type": "object", "required": ["x"]}', encoding="utf-8")
+    os.utime(tmp_path / "adr.schema.json", ns=(1, 1))
+    cache_module._code_version.cache_clear()
+    try:
+        assert fingerprint(config, tmp_path) != before
+    finally:
+        cache_module._code_version.cache_clear()

@@ -63,6 +63,21 @@ def test_fm02_boolean_field_rejects_yes(tmp_path, make_vault):
     assert v.check().lines == ["docs/notes/a.md:2:11: SC001 reviewed: expected boolean, got 'yes' (use true/false)"]
 
 
+@pytest.mark.parametrize(("written", "stored"), [("s.json", "s.json"), ("./s.json", "s.json"),
+                                                 ("./schemas//note.json", "schemas/note.json")])
+def test_staged_and_committed_checks_read_the_type_schema_from_their_own_snapshot(make_vault, written, stored):
+    """However the schema path is spelt, --staged and --rev validate against the schema of that snapshot."""
+    def schema(kind: str) -> str:
+        return json.dumps({"type": "object", "properties": {"prio": {"type": kind}}})
+
+    v = make_vault({".vaultsync.yaml": f"vault: docs\ntypes:\n  note: {{folder: docs/notes, schema: {written}}}\n",
+                    stored: schema("integer"), "docs/notes/a.md": "---\nprio: 3\n---\n"})
+    v.commit()
+    v.write(stored, schema("string"))  # only in the working tree
+    assert v.check("--staged").lines == [] and v.check("--rev", "HEAD").lines == []
+    assert [line.split(" — ")[0] for line in v.check().lines] == ["docs/notes/a.md:2:7: SC001 prio: expected string, got 3"]
+
+
 def test_fm03_duplicate_keys_name_both_lines_at_any_depth(vault):
     vault.write("docs/adrs/ADR-0002.md", "---\nmemory_id: ADR-0002\ntitle: Keep LanceDB local\nstatus: proposed\n"
                 'created: "2024-03-03"\nstatus: accepted\n---\n')

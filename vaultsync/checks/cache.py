@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultsync.diagnostics import Diagnostic
+from vaultsync.resources import data_dir
 from vaultsync.vault.config import Config
 from vaultsync.vault.markdown import Heading
 from vaultsync.vault.note import Note
@@ -61,17 +62,22 @@ def fingerprint(config: Config, root: Path) -> str:
 
 @lru_cache(maxsize=1)
 def _code_version() -> str:
-    """vaultsync's files (name, size, mtime: an upgrade or a local edit changes it) and the versions of
-    Python, PyYAML and jsonschema."""
+    """vaultsync's files and built-in schemas (name, size, mtime: an upgrade or a local edit changes
+    it) and the versions of Python, PyYAML and jsonschema."""
     import importlib.metadata
 
     import yaml
 
     digest = hashlib.sha256()
-    for path in sorted(_PACKAGE.rglob("*")):
-        if path.suffix in (".py", ".json", ".yaml") and "__pycache__" not in path.parts:
-            info = path.stat()
-            digest.update(f"{path.relative_to(_PACKAGE)}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+    try:
+        schemas = data_dir("schemas")  # outside the package in a source checkout or an editable install
+    except FileNotFoundError:  # pragma: no cover - a broken install: the check reports it
+        schemas = _PACKAGE
+    for folder in dict.fromkeys((_PACKAGE, schemas)):
+        for path in sorted(folder.rglob("*")):
+            if path.suffix in (".py", ".json", ".yaml") and "__pycache__" not in path.parts:
+                info = path.stat()
+                digest.update(f"{path}:{info.st_size}:{info.st_mtime_ns}\n".encode())
     try:
         jsonschema_version = importlib.metadata.version("jsonschema")
     except importlib.metadata.PackageNotFoundError:  # pragma: no cover - a dependency
@@ -134,7 +140,7 @@ class CheckCache:
             return None
         try:
             found = _decode(path, marshal.loads(blob))
-        except (ValueError, TypeError, EOFError, IndexError):
+        except Exception:  # noqa: BLE001 - a damaged entry is a miss, whatever is wrong with it
             return None
         self._used.add(key)
         return found
@@ -210,9 +216,34 @@ def _encode(note: Note, findings: list[Diagnostic]) -> tuple[Any, ...]:
     )
 
 
+def _plain(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` is data YAML can give: str, int, float, bool, None, lists and string-keyed maps."""
+    if value is None or isinstance(value, (str, int, float)):
+        return True
+    if depth > 100:
+        return False
+    if isinstance(value, list):
+        return all(_plain(v, depth + 1) for v in value)
+    return isinstance(value, dict) and all(isinstance(k, str) and _plain(v, depth + 1) for k, v in value.items())
+
+
 def _decode(path: str, entry: tuple[Any, ...]) -> tuple[Note, list[Diagnostic]]:
+    """The note of a cache entry; ValueError when the entry does not have the shape :func:`_encode` writes."""
     readable, fm_state, fm_type, body_line, yaml_text, frontmatter, diagnostics, scalars, links, headings, blocks, \
         findings = entry
+    if not (isinstance(readable, bool) and isinstance(fm_state, str) and isinstance(fm_type, str)
+            and isinstance(body_line, int) and isinstance(yaml_text, str) and isinstance(frontmatter, dict)
+            and all(isinstance(k, str) for k in frontmatter)
+            and all(isinstance(x, list) for x in (diagnostics, scalars, links, headings, blocks, findings))
+            and all(isinstance(d, tuple) and len(d) == 6 and all(isinstance(v, str) for v in d[3:])
+                    and isinstance(d[1], int) and isinstance(d[2], int) for d in diagnostics + findings)
+            and all(isinstance(link, tuple) and len(link) == len(WikiLink._fields) for link in links)
+            and all(isinstance(h, tuple) and len(h) == 3 and isinstance(h[1], str) for h in headings)
+            and all(isinstance(b, str) for b in blocks)
+            and all(isinstance(f, tuple) and len(f) == len(Finding._fields) and isinstance(f[2], int)
+                    and isinstance(f[3], int) for f in scalars)
+            and _plain(frontmatter)):
+        raise ValueError("not a cache entry of this version")
     note = Note(path=path, readable=readable, frontmatter=frontmatter, fm_state=fm_state, fm_type=fm_type, body_line=body_line,
                 diagnostics=[Diagnostic(*d) for d in diagnostics], yaml_text=yaml_text,
                 scalar_findings=[Finding(*f) for f in scalars])

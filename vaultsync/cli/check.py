@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import posixpath
 import sys
 from pathlib import Path
 
@@ -80,8 +81,9 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None
     else:  # repo schema files come from the same snapshot as the notes
         present = set(snapshot.paths())
         for spec in config.types:
-            if spec.schema in present:
-                config.schema_texts[spec.schema] = snapshot.read(spec.schema).decode("utf-8", errors="replace")
+            stored = posixpath.normpath(spec.schema)  # `./schemas/x.json` is `schemas/x.json` in git
+            if stored in present:
+                config.schema_texts[spec.schema] = snapshot.read(stored).decode("utf-8", errors="replace")
     cache = None if args.fix or args.no_cache else open_cache(common_git_dir(repo), config, top)
     vault = load_checked_vault(snapshot, config, top, cache=cache)
     if cache is not None:
