@@ -207,7 +207,10 @@ def test_a_tampered_object_is_refused_and_the_local_index_untouched(origin, remo
     local = clone(origin, tmp_path)
     assert run_cli(["sync", "--quiet"], local.root).code == 0
     built = index_state(local.root)
-    assert run_cli(["pull", "--remote", remote.url, "--quiet"], local.root).code == 0  # over a healthy index
+    kept = run_cli(["pull", "--remote", remote.url], local.root)  # the local index is HEAD's already
+    assert kept.code == 0 and kept.out.startswith(f"kept the local index: it holds {head(local)[:12]} (HEAD itself")
+    assert "pulled_from" not in meta(local)
+    assert run_cli(["pull", "--remote", remote.url, "--quiet", "--force"], local.root).code == 0  # over a healthy index
     assert meta(local)["pulled_from"] == head(local)
     assert_same_index(built, index_state(local.root))
     before = sha_of_index(local)
@@ -216,7 +219,7 @@ def test_a_tampered_object_is_refused_and_the_local_index_untouched(origin, remo
     data[len(data) // 2] ^= 0xFF
     remote.put(key, bytes(data))
 
-    res = run_cli(["pull", "--remote", remote.url], local.root)
+    res = run_cli(["pull", "--remote", remote.url, "--force"], local.root)
     assert (res.code, res.err) == (1, f"vaultsync pull: snapshot {head(local)[:12]} refused: checksum mismatch for "
                                       "index.sqlite\n")
     assert sha_of_index(local) == before
@@ -243,13 +246,13 @@ def test_a_wrong_fingerprint_is_refused_and_the_local_index_untouched(origin, re
     remote.put(remote.snapshot_key(commit, "index.sqlite"), forged.read_bytes())
     remote.put(manifest_key, json.dumps(manifest).encode())
 
-    res = run_cli(["pull", "--remote", remote.url], local.root)
+    res = run_cli(["pull", "--remote", remote.url, "--force"], local.root)
     assert res.code == 1 and res.err.startswith(f"vaultsync pull: snapshot {commit[:12]} refused: fingerprint mismatch")
     assert res.err.count("\n") == 1 and sha_of_index(local) == before
 
     manifest["fingerprint"] = "0" * 16
     remote.put(manifest_key, json.dumps(manifest).encode())
-    res = run_cli(["pull", "--remote", remote.url], local.root)
+    res = run_cli(["pull", "--remote", remote.url, "--force"], local.root)
     assert res.err == f"vaultsync pull: snapshot {commit[:12]} refused: fingerprint mismatch in manifest.json\n"
     assert sha_of_index(local) == before
 
@@ -265,6 +268,15 @@ def test_missing_or_unreachable_remotes_are_one_line_errors(origin, remote):
     assert res.code == 1 and res.err.startswith("vaultsync pull: no published snapshot of this index")
     res = run_cli(["pull", "--remote", "s3://no-such-bucket-here/x"], origin.root)
     assert res.code == 1 and "bucket no-such-bucket-here does not exist" in res.err
+    for bad in ("not a url", "::bad"):  # a malformed endpoint is one line too
+        res = run_cli(["pull", "--remote", remote.url, "--endpoint-url", bad], origin.root)
+        assert res.code == 1 and res.err.startswith("vaultsync pull: cannot use s3://") and res.err.count("\n") == 1
+    publish(origin, remote)
+    key = remote.snapshot_key(head(origin), "manifest.json")
+    for garbage in (b"[" * 100000 + b"]" * 100000, json.dumps({"format": 1, "objects": [{"size": True}]}).encode()):
+        remote.put(key, garbage)
+        res = run_cli(["pull", "--remote", remote.url, "--force"], origin.root)
+        assert res.code == 1 and "refused" in res.err and res.err.count("\n") == 1, res.err
     closed = f"http://127.0.0.1:{_free_port()}"
     for command in ("pull", "publish"):
         res = run_cli([command, "--remote", remote.url, "--endpoint-url", closed], origin.root)

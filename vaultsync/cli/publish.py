@@ -44,13 +44,17 @@ def open_store(command: str, repo, cli_remote: str | None, endpoint: str | None)
     if location is None:
         print(f"vaultsync {command}: {NO_REMOTE}", file=sys.stderr)
         return None
-    return ObjectStore(location, endpoint)
+    try:
+        return ObjectStore(location, endpoint)
+    except RemoteError as exc:  # a malformed endpoint URL or region
+        print(f"vaultsync {command}: {exc}", file=sys.stderr)
+        return None
 
 
 def run(args: argparse.Namespace) -> int:
     repo = repository("publish")
     if repo is None:
-        return 2
+        return 1
     from vaultsync.index.publish import PublishError, publish
     from vaultsync.index.remote import RemoteError
     from vaultsync.vault.config import ConfigError

@@ -23,13 +23,15 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     add_remote_options(p)
     p.add_argument("--max-ancestors", type=int, default=200, metavar="N",
                    help="first-parent commits to look through, HEAD included (default 200)")
+    p.add_argument("--force", action="store_true",
+                   help="replace the local index even when it is as new as the nearest snapshot")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     repo = repository("pull")
     if repo is None:
-        return 2
+        return 1
     from vaultsync.index.layout import layout_for
     from vaultsync.index.pull import PullError, SnapshotRefused, pull
     from vaultsync.index.remote import RemoteError
@@ -41,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     started = time.time()
     try:
-        report = pull(repo, store, limit=max(1, args.max_ancestors),
+        report = pull(repo, store, limit=max(1, args.max_ancestors), force=args.force,
                       progress=sys.stderr.isatty() and not args.quiet)
     except (PullError, SnapshotRefused, RemoteError) as exc:
         print(f"vaultsync pull: {exc}", file=sys.stderr)

@@ -69,16 +69,20 @@ class PullReport:
     cache_rows: int = 0
     sync: SyncReport | None = None
     warnings: list[str] = field(default_factory=list)
+    kept_local: bool = False  # the local index was as new as any snapshot: nothing downloaded
 
     def summary(self) -> str:
         behind = "HEAD itself" if self.behind == 0 else f"{self.behind} commits behind HEAD"
+        if self.kept_local:
+            return (f"kept the local index: it holds {self.commit[:12]} ({behind}), as new as any published "
+                    f"snapshot at {self.url}")
         return (f"pulled snapshot {self.commit[:12]} ({behind}, fingerprint {self.fingerprint}) from {self.url}: "
                 f"{self.bytes_downloaded / 1e6:.1f} MB, {self.cache_rows} embedding-cache entries merged")
 
 
 def pull(repo: pygit2.Repository, store: ObjectStore, *, embedder_factory: EmbedderFactory = default_embedder,
          limit: int = ANCESTOR_LIMIT, sync_after: bool = True, progress: bool = False,
-         only_if_missing: bool = False) -> PullReport:
+         only_if_missing: bool = False, force: bool = False) -> PullReport:
     """Install the nearest published snapshot of HEAD's first-parent history as the local index.
 
     Args:
@@ -90,6 +94,8 @@ def pull(repo: pygit2.Repository, store: ObjectStore, *, embedder_factory: Embed
         progress: progress bar in that sync.
         only_if_missing: install only if there is no local index and no sync runs (what a hook's sync asks:
             it never waits); else PullError.
+        force: replace the local index even when it already holds a commit at least as near HEAD as any
+            snapshot (by default it is kept: a pull never goes back from what this machine indexed).
     Raises:
         PullError: HEAD unborn, or no snapshot with this fingerprint among the ancestors.
         SnapshotRefused: the chosen snapshot failed a check (the local index is left as it was).
@@ -104,7 +110,14 @@ def pull(repo: pygit2.Repository, store: ObjectStore, *, embedder_factory: Embed
     published = set(store.list_names(location.key("snapshots", fp, "")))
     layout = layout_for(repo)
     layout.dir.mkdir(parents=True, exist_ok=True)
-    for behind, commit in enumerate(first_parent_ancestors(repo, head, limit)):
+    ancestors = first_parent_ancestors(repo, head, limit)
+    local = None if force else _local_commit(layout)
+    for behind, commit in enumerate(ancestors):
+        if commit == local:  # never go back from what this machine already indexed
+            report = PullReport(commit, fp, location.url, behind, kept_local=True)
+            if sync_after:
+                report.sync = sync(repo, wait=-1.0, embedder_factory=embedder_factory, progress=progress)
+            return report
         if commit not in published:
             continue
         raw = store.get_bytes(location.snapshot_key(fp, commit, "manifest.json"), MANIFEST_MAX_BYTES)
@@ -125,7 +138,26 @@ def pull(repo: pygit2.Repository, store: ObjectStore, *, embedder_factory: Embed
         if sync_after:
             report.sync = sync(repo, wait=-1.0, embedder_factory=embedder_factory, progress=progress)
         return report
-    raise PullError(_not_found(store, fp, limit, published))
+    raise PullError(_not_found(store, fp, len(ancestors), published))
+
+
+def _local_commit(layout: IndexLayout) -> str | None:
+    """The commit the local index holds, or None (no index, or one that cannot be read)."""
+    import sqlite3
+
+    from vaultsync.sqlite_uri import readonly_uri
+
+    if not layout.sqlite.exists():
+        return None
+    try:
+        db = sqlite3.connect(readonly_uri(layout.sqlite), uri=True)
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key = 'indexed_commit'").fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+    return str(row[0]) if row and row[0] else None
 
 
 def _manifest(raw: bytes, repo: pygit2.Repository, commit: str, fp: str) -> Manifest:
@@ -179,7 +211,7 @@ def _install(staged: Path, layout: IndexLayout, commit: str, only_if_missing: bo
 
 
 def _not_found(store: ObjectStore, fp: str, limit: int, published: set[str]) -> str:
-    message = (f"no published snapshot of this index (fingerprint {fp}) among the {limit} first-parent commits "
+    message = (f"no published snapshot of this index (fingerprint {fp}) among the {limit} first-parent commit(s) "
                f"up to HEAD at {store.location.url}")
     if published:
         message += f" ({len(published)} published for older or other commits)"

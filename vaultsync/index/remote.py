@@ -135,13 +135,21 @@ class Manifest:
         return next((o for o in self.objects if o.name == name), None)
 
 
+def _count(value: object) -> bool:
+    """A non-negative int (JSON ``true`` is not a count)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def parse_manifest(data: bytes) -> Manifest:
     """A manifest from untrusted bytes, every field type-checked.
 
     Raises:
         ValueError: not a manifest of this format (the message names the field).
     """
-    doc = json.loads(data.decode("utf-8"))
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except RecursionError:
+        raise ValueError("manifest nested too deeply") from None
     if not isinstance(doc, dict) or doc.get("format") != MANIFEST_FORMAT:
         raise ValueError(f"not a format-{MANIFEST_FORMAT} manifest")
     for name in ("commit", "tree", "fingerprint", "vaultsync_version", "created"):
@@ -153,10 +161,10 @@ def parse_manifest(data: bytes) -> Manifest:
     for raw in doc["objects"]:
         ok = (isinstance(raw, dict) and isinstance(raw.get("name"), str) and raw.get("kind") in ("sqlite", "embeddings")
               and isinstance(raw.get("sha256"), str) and len(raw["sha256"]) == 64 and _HEX.match(raw["sha256"])
-              and isinstance(raw.get("size"), int) and raw["size"] >= 0)
+              and _count(raw.get("size")))
         if ok and raw["kind"] == "embeddings":
-            ok = (isinstance(raw.get("model"), str) and isinstance(raw.get("dim"), int) and raw["dim"] > 0
-                  and isinstance(raw.get("rows"), int) and raw["rows"] >= 0)
+            ok = (isinstance(raw.get("model"), str) and _count(raw.get("dim")) and raw["dim"] > 0
+                  and _count(raw.get("rows")))
         if not ok:
             raise ValueError(f"manifest object entry is malformed: {str(raw)[:80]}")
         objects.append(ObjectEntry(raw["name"], raw["kind"], raw["sha256"], raw["size"], str(raw.get("key", "")),
@@ -188,12 +196,16 @@ class ObjectStore:
     def __init__(self, location: RemoteLocation, endpoint_url: str | None = None) -> None:
         import boto3
         from botocore.config import Config as BotoConfig
+        from botocore.exceptions import BotoCoreError
 
         self.location = location
         self.endpoint = endpoint_url or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
-        self._client = boto3.session.Session().client(
-            "s3", endpoint_url=endpoint_url or None,
-            config=BotoConfig(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=5, read_timeout=60))
+        try:
+            self._client = boto3.session.Session().client(
+                "s3", endpoint_url=endpoint_url or None,
+                config=BotoConfig(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=5, read_timeout=60))
+        except (ValueError, BotoCoreError) as exc:  # a malformed endpoint URL or region
+            raise RemoteError(f"cannot use {location.url}: {exc}") from None
 
     def _error(self, exc: Exception, what: str) -> RemoteError:
         from botocore.exceptions import ClientError, HTTPClientError, NoCredentialsError
