@@ -11,6 +11,7 @@ and Japanese. The first run builds the local embedding model (~15 s).
 from __future__ import annotations
 
 import argparse
+import shlex
 import shutil
 import subprocess
 import sys
@@ -25,8 +26,9 @@ ENV = {"GIT_AUTHOR_NAME": "demo", "GIT_AUTHOR_EMAIL": "demo@example.com",
 def sh(cwd: Path, *cmd: str, show: bool = True) -> subprocess.CompletedProcess[str]:
     import os
 
-    if show:
-        print(f"\n$ {' '.join(cmd)}", flush=True)
+    if show:  # as a user would type it: `vaultsync` for this interpreter's module, arguments quoted
+        shown = ["vaultsync", *cmd[3:]] if cmd[:3] == (sys.executable, "-m", "vaultsync") else list(cmd)
+        print(f"\n$ {shlex.join(shown)}", flush=True)
     res = subprocess.run(cmd, cwd=cwd, text=True, capture_output=True, env={**os.environ, **ENV})
     if show:
         sys.stdout.write(res.stdout)
@@ -48,7 +50,7 @@ def main() -> int:
     sh(repo, "git", "init", "-q", "-b", "main", show=False)
     sh(repo, "git", "add", "-A", show=False)
     sh(repo, "git", "commit", "-qm", "Example team vault", show=False)
-    print(f"Example vault committed in {repo}")
+    print(f"Example vault committed in {repo}" + ("" if args.keep else " (removed at the end; --keep keeps it)"))
 
     print("\n== 1. Validate the vault (the pre-commit check) ==")
     if vaultsync(repo, "check").returncode != 0:
@@ -66,6 +68,7 @@ def main() -> int:
         return 1
     sh(repo, "git", "rm", "-q", "--cached", "docs/rules/RULE-0004-draft.md", show=False)
     (repo / "docs/rules/RULE-0004-draft.md").unlink()
+    print("(the draft is dropped; a corrected RULE-0004 is written in step 3)")
 
     print("\n== 3. Git hooks keep the derived index in step; `git memsearch` searches it ==")
     if vaultsync(repo, "install").returncode != 0:
