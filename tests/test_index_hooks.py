@@ -190,6 +190,7 @@ def test_gh08_core_hookspath_is_reported_not_ignored(vault, tmp_path):
     assert res.returncode == 0
     assert (hooks / "post-commit.vaultsync-chained").exists()
     assert status(vault.root)["hooks"] == ["post-commit", "post-merge", "post-checkout", "post-rewrite"]
+    assert status(vault.root)["check_hook"] is False  # the shims index; validation is pre-commit's job
     vault.write("docs/a.md", "# a\n")
     vault.commit("a")
     assert (vault.root / ".git/chained.txt").read_text().strip() == "chained-ran"
@@ -211,6 +212,7 @@ def test_pre_commit_framework_post_commit_stage_indexes(vault, hook_repo, precom
     info = wait_indexed(vault.root, timeout=300)
     assert memsearch_installed(vault.root, "frameworkium") == "docs/fw.md"
     assert len(info["hooks"]) == 4 and "hooks_problem" not in info  # the framework's hooks count as ours
+    assert info["check_hook"] is True and "pre-commit check on" in run_cli(["status"], vault.root).out
     assert run_cli(["install", "--alias-only"], vault.root).code == 0
     assert vault.git("config", "alias.memsearch").stdout.strip().endswith("-m vaultsync search")
     assert not (vault.root / ".git/hooks/post-commit").read_text().count("vaultsync git hook shim")

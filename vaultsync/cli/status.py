@@ -38,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"progress    {info['progress']['text']}")
     if info.get("synced_at"):
         print(f"last sync   {info['synced_at']} ({info.get('last_status') or 'ok'})")
-    print(f"hooks       {', '.join(info['hooks']) or 'none'}")
+    print(f"hooks       {', '.join(info['hooks']) or 'none'}; pre-commit check "
+          + ("on (vaultsync-check)" if info.get("check_hook") else "off (add vaultsync-check to .pre-commit-config.yaml)"))
     if info.get("lancedb_behind"):
         print("warning     LanceDB (embedding cache, vector table) is behind; the next sync repairs it")
     for problem in ("index_problem", "hooks_problem"):

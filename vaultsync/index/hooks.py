@@ -47,6 +47,15 @@ def installed_hooks(repo: pygit2.Repository) -> list[str]:
     return present
 
 
+def check_hook(repo: pygit2.Repository) -> bool:
+    """Whether git runs ``vaultsync check`` before each commit: the pre-commit framework's hook with
+    ``vaultsync-check`` in ``.pre-commit-config.yaml``."""
+    config = Path(repo.workdir or repo.path) / ".pre-commit-config.yaml"
+    hook = hooks_dir(repo) / "pre-commit"
+    return (config.is_file() and "vaultsync-check" in config.read_text(errors="replace")
+            and hook.is_file() and "pre-commit" in hook.read_text(errors="replace"))
+
+
 def foreign_hook(path: Path) -> bool:
     """An existing hook that is not our shim."""
     return path.exists() and MARKER not in path.read_text(errors="replace")

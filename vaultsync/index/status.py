@@ -9,7 +9,7 @@ from typing import Any
 
 from vaultsync.git import head_commit_id, head_tree, workdir
 from vaultsync.index.fastpath import config_at
-from vaultsync.index.hooks import HOOKS, hooks_path_setting, installed_hooks
+from vaultsync.index.hooks import HOOKS, check_hook, hooks_path_setting, installed_hooks
 from vaultsync.index.layout import layout_for
 from vaultsync.index.lock import is_alive, read_owner
 from vaultsync.index.progress import describe, eta_seconds, read_progress
@@ -66,6 +66,7 @@ def collect(repo: Any) -> dict[str, Any]:
     setting = hooks_path_setting(repo)
     present = installed_hooks(repo)
     info["hooks"] = present
+    info["check_hook"] = check_hook(repo)
     if setting and len(present) < len(HOOKS):
         info["hooks_problem"] = f"hooks not active: core.hooksPath={setting} (unset it or chain our hooks from there)"
     elif len(present) < len(HOOKS):
