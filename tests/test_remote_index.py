@@ -341,3 +341,37 @@ def test_without_boto3_the_command_names_the_extra(origin, monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "boto3", None)  # import boto3 now fails as if not installed
     res = run_cli(["pull", "--remote", "s3://team-bucket/vault"], origin.root)
     assert res.code == 2 and "needs the 'remote' extra" in res.err and "pip install 'vaultsync[remote]'" in res.err
+
+
+def test_a_body_cut_short_is_a_dropped_connection_not_a_bad_manifest(monkeypatch):
+    """A server that announces more bytes than it sends (a dropped connection) is a remote error."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from vaultsync.index.remote import ObjectStore, RemoteError, parse_location
+
+    class Short(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the http.server API
+            self.send_response(200)
+            self.send_header("Content-Length", "5000")
+            self.end_headers()
+            self.wfile.write(b'{"format": 1, ')
+            self.wfile.flush()
+            self.close_connection = True
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Short)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
+                        ("AWS_DEFAULT_REGION", "us-east-1")):
+        monkeypatch.setenv(name, value)
+    try:
+        store = ObjectStore(parse_location("s3://bucket/p", "--remote"), f"http://127.0.0.1:{server.server_port}")
+        with pytest.raises(RemoteError) as caught:
+            store.get_bytes("p/manifest.json", 1 << 20)
+        assert "\n" not in str(caught.value) and "manifest.json" in str(caught.value)
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -254,16 +254,20 @@ class ObjectStore:
         from botocore.exceptions import ClientError
 
         try:
-            body = self._client.get_object(Bucket=self.location.bucket, Key=key)["Body"]
+            answer = self._client.get_object(Bucket=self.location.bucket, Key=key)
+            data = answer["Body"].read(max_bytes + 1)
         except ClientError as exc:
             if str(exc.response.get("Error", {}).get("Code")) in ("NoSuchKey", "404"):
                 return None
             raise self._error(exc, f"reading {key}") from None
         except Exception as exc:  # noqa: BLE001 - botocore's connection errors
             raise self._error(exc, f"reading {key}") from None
-        data = body.read(max_bytes + 1)
         if len(data) > max_bytes:
             raise RemoteError(f"{key} is larger than {max_bytes} bytes")
+        expected = answer.get("ContentLength")
+        if isinstance(expected, int) and len(data) < expected:  # a read of a given size does not check it
+            raise RemoteError(f"cannot read {key} from {self.location.url}: the connection dropped after "
+                              f"{len(data)} of {expected} bytes")
         return data  # type: ignore[no-any-return]
 
     def download(self, key: str, dest: Path, size: int) -> str:
