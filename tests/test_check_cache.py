@@ -222,3 +222,18 @@ def test_the_fingerprint_covers_the_built_in_schemas_outside_the_package(tmp_pat
         assert fingerprint(config, tmp_path) != before
     finally:
         cache_module._code_version.cache_clear()
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_staged_note_whose_blob_is_missing_is_reported_and_never_cached(make_vault, monkeypatch, jobs):
+    """FM015, exit 1, in the main process and in worker processes alike; the next run tries again."""
+    monkeypatch.setenv("VAULTSYNC_CHECK_JOBS", str(jobs))
+    monkeypatch.setattr(vault_module, "PARALLEL_MIN_NOTES", 1)
+    v = make_vault({"docs/a.md": "# a\n"})
+    v.git("add", "-A")
+    v.git("update-index", "--add", "--cacheinfo", f"100644,{'1' * 40},docs/gone.md")
+    for _ in range(2):
+        res = v.check("--staged")
+        assert res.code == 1 and res.lines == [
+            "docs/gone.md: FM015 cannot read file: its git object is missing from the repository "
+            "(a partial or damaged clone?)"]

@@ -146,16 +146,18 @@ class CheckCache:
         return found
 
     def store(self, path: str, oid: str, note: Note, findings: list[Diagnostic]) -> None:
-        """Remember a freshly checked note (written by :meth:`save`)."""
-        if self._db is not None:
+        """Remember a freshly checked note (written by :meth:`save`); one whose bytes could not be
+        read (FM015) is not kept: the next run tries again."""
+        if self._db is not None and not _read_failed(note):
             self._remember(path, oid, pack(note, findings))
 
     def add(self, path: str, oid: str | None, packed: bytes) -> tuple[Note, list[Diagnostic]]:
         """Remember a note checked and :func:`pack`-ed by a worker process (``oid`` None: only
         unpack it); returns it unpacked."""
-        if self._db is not None and oid is not None:
+        note, findings = _decode(path, marshal.loads(packed))
+        if self._db is not None and oid is not None and not _read_failed(note):
             self._remember(path, oid, packed)
-        return _decode(path, marshal.loads(packed))
+        return note, findings
 
     def _remember(self, path: str, oid: str, packed: bytes) -> None:
         key = f"{path}\0{oid}"
@@ -193,6 +195,10 @@ class CheckCache:
 def open_cache(git_common_dir: Path, config: Config, root: Path) -> CheckCache:
     """The check cache of the repository whose common git dir is ``git_common_dir``."""
     return CheckCache(git_common_dir / "vaultsync" / FILE_NAME, fingerprint(config, root))
+
+
+def _read_failed(note: Note) -> bool:
+    return any(d.code == "FM015" for d in note.diagnostics)
 
 
 def pack(note: Note, findings: list[Diagnostic]) -> bytes:

@@ -156,13 +156,12 @@ def load_vault(
             results = pool.map(work, items, chunksize=max(64, len(items) // (jobs * 8)))
     else:
         results = [work(item) for item in items]
-    for (path, oid, _), (_, _, error, _), result in zip(misses, items, results):
-        readable = not error
+    for (path, oid, _), result in zip(misses, results):
         if pack is not None:
-            note, found = cache.add(path, oid if readable else None, result)  # type: ignore[union-attr,arg-type]
+            note, found = cache.add(path, oid, result)  # type: ignore[union-attr,arg-type]
         else:
             note, found = result  # type: ignore[misc]
-            if cache is not None and readable and oid is not None:
+            if cache is not None and oid is not None:
                 cache.store(path, oid, note, found)
         vault.notes[path] = note
         vault.findings[path] = found
@@ -177,8 +176,14 @@ def _item(snapshot: Snapshot, path: str, oid: str | None, data: bytes | None, wo
         return (path, data, "", None if data is not None else oid)
     try:
         return (path, snapshot.read(path), "", None)
-    except OSError as exc:
-        return (path, None, str(exc.strerror or exc), None)
+    except (OSError, KeyError) as exc:
+        return (path, None, _read_error(exc), None)
+
+
+def _read_error(exc: Exception) -> str:
+    if isinstance(exc, KeyError):  # pygit2: no such object
+        return "its git object is missing from the repository (a partial or damaged clone?)"
+    return str(getattr(exc, "strerror", None) or exc)
 
 
 _WORKER_REPOS: dict[str, object] = {}
@@ -205,11 +210,14 @@ def _load_one(analyse: NoteAnalysis | None, pack: Callable[[Note, list[Diagnosti
               git_dir: str | None, item: _Item) -> tuple[Note, list[Diagnostic]] | bytes:
     path, data, error, oid = item
     if data is None and oid is not None and git_dir is not None:
-        data = _read_blob(git_dir, oid)
+        try:
+            data = _read_blob(git_dir, oid)
+        except Exception as exc:  # noqa: BLE001 - a missing or unreadable object is this note's problem
+            error = _read_error(exc)
     if data is None:
         note = Note(path=path, readable=False)
         note.diagnostics.append(Diagnostic(path, 0, 0, "FM015", f"cannot read file: {error}"))
-        found: list[Diagnostic] = []
+        found: list[Diagnostic] = list(note.diagnostics)
     else:
         note = parse_note(path, data)
         found = analyse(note) if analyse else []
