@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import subprocess
@@ -11,6 +12,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from vaultsync.cli.main import main
@@ -39,6 +41,26 @@ vocabulary:
   tags: [database, search, ops, security]
 ephemeral: ["**/scratch/**", "**/*.tmp.md"]
 """
+
+
+class HashEmbedder:
+    """Deterministic 16-dimensional unit vectors from a text's hash, for index tests that need no model;
+    every text embedded is appended to ``record`` when one is given."""
+
+    dim = 16
+
+    def __init__(self, name: str, record: list[str] | None = None) -> None:
+        self.name = name
+        self.model_id = f"hash-{name}"
+        self.record = record
+
+    def embed_passages(self, texts):  # type: ignore[no-untyped-def]
+        if self.record is not None:
+            self.record.extend(texts)
+        rows = [np.frombuffer(hashlib.sha256(t.encode()).digest()[:16], np.uint8).astype(np.float32) + 1
+                for t in texts]
+        m = np.stack(rows) if rows else np.zeros((0, self.dim), np.float32)
+        return m / np.linalg.norm(m, axis=1, keepdims=True)
 
 
 def adr(mid: str, title: str = "A decision", status: str = "accepted", extra: str = "", body: str = "Body.\n") -> str:

@@ -7,33 +7,15 @@ search runs on BM25 only.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 
-import numpy as np
 import pytest
-from conftest import Vault, adr, run_cli
+from conftest import HashEmbedder, Vault, adr, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 UNTYPED = "docs/notes"  # a folder of the test vault with no type (see conftest.CONFIG)
-
-
-class HashEmbedder:
-    """Deterministic 16-dimensional unit vectors from a text's hash."""
-
-    dim = 16
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.model_id = f"hash-{name}"
-
-    def embed_passages(self, texts):  # type: ignore[no-untyped-def]
-        rows = [np.frombuffer(hashlib.sha256(t.encode()).digest()[:16], np.uint8).astype(np.float32) + 1
-                for t in texts]
-        m = np.stack(rows) if rows else np.zeros((0, self.dim), np.float32)
-        return m / np.linalg.norm(m, axis=1, keepdims=True)
 
 
 @pytest.fixture(autouse=True)

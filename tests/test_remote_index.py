@@ -13,29 +13,11 @@ import sqlite3
 import uuid
 from pathlib import Path
 
-import numpy as np
 import pytest
-from conftest import Vault, assert_same_index, git, index_state, run_cli
+from conftest import HashEmbedder, Vault, assert_same_index, git, index_state, run_cli
 
 CONFIG = 'vault: docs\nindex:\n  embedders: [multilingual-e5-small]\nephemeral: ["**/scratch/**"]\n'
 EMBEDDED: list[str] = []  # every text a HashEmbedder embedded
-
-
-class HashEmbedder:
-    """Deterministic 16-dimensional unit vectors from a text's hash; records each text in EMBEDDED."""
-
-    dim = 16
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.model_id = f"hash-{name}"
-
-    def embed_passages(self, texts):  # type: ignore[no-untyped-def]
-        EMBEDDED.extend(texts)
-        rows = [np.frombuffer(hashlib.sha256(t.encode()).digest()[:16], np.uint8).astype(np.float32) + 1
-                for t in texts]
-        m = np.stack(rows) if rows else np.zeros((0, self.dim), np.float32)
-        return m / np.linalg.norm(m, axis=1, keepdims=True)
 
 
 @pytest.fixture(autouse=True)
@@ -43,7 +25,7 @@ def hashed_models(monkeypatch):  # type: ignore[no-untyped-def]
     from vaultsync.models.embedder import Embedder
 
     monkeypatch.setattr("vaultsync.index.embedding.current_model_id", lambda config, name: None)
-    monkeypatch.setattr(Embedder, "load", lambda name=None, **kw: HashEmbedder(name or "multilingual-e5-small"))
+    monkeypatch.setattr(Embedder, "load", lambda name=None, **kw: HashEmbedder(name or "multilingual-e5-small", EMBEDDED))
     EMBEDDED.clear()
 
 

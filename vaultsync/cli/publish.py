@@ -51,25 +51,34 @@ def open_store(command: str, repo, cli_remote: str | None, endpoint: str | None)
         return None
 
 
-def run(args: argparse.Namespace) -> int:
-    repo = repository("publish")
+def with_remote(command: str, args: argparse.Namespace, action, errors: tuple[type[Exception], ...]):  # type: ignore[no-untyped-def]
+    """``action(repo, store)`` for ``vaultsync publish``/``pull``: its report, or None after printing one line
+    (no repository, no or a bad remote, a config error, or one of ``errors``); callers exit 1 on None."""
+    repo = repository(command)
     if repo is None:
-        return 1
-    from vaultsync.index.publish import PublishError, publish
+        return None
     from vaultsync.index.remote import RemoteError
     from vaultsync.vault.config import ConfigError
 
-    store = open_store("publish", repo, args.remote, args.endpoint_url)
+    store = open_store(command, repo, args.remote, args.endpoint_url)
     if store is None:
-        return 1
+        return None
     try:
-        report = publish(repo, store)
-    except (PublishError, RemoteError) as exc:
-        print(f"vaultsync publish: {exc}", file=sys.stderr)
-        return 1
+        return repo, action(repo, store)
+    except (RemoteError, *errors) as exc:
+        print(f"vaultsync {command}: {exc}", file=sys.stderr)
     except ConfigError as exc:
-        print(f"vaultsync publish: {exc.diagnostic.render()}", file=sys.stderr)
+        print(f"vaultsync {command}: {exc.diagnostic.render()}", file=sys.stderr)
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    from vaultsync.index.publish import PublishError, publish
+
+    done = with_remote("publish", args, publish, (PublishError,))
+    if done is None:
         return 1
+    _, report = done
     if report.sync is not None:
         for warning in report.sync.warnings:
             print(f"vaultsync publish: warning: {warning}", file=sys.stderr)

@@ -13,8 +13,7 @@ import argparse
 import sys
 import time
 
-from vaultsync.cli.common import repository
-from vaultsync.cli.publish import add_remote_options, open_store
+from vaultsync.cli.publish import add_remote_options, with_remote
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -29,28 +28,17 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 
 
 def run(args: argparse.Namespace) -> int:
-    repo = repository("pull")
-    if repo is None:
-        return 1
     from vaultsync.index.layout import layout_for
     from vaultsync.index.pull import PullError, SnapshotRefused, pull
-    from vaultsync.index.remote import RemoteError
     from vaultsync.index.state import write_state
-    from vaultsync.vault.config import ConfigError
 
-    store = open_store("pull", repo, args.remote, args.endpoint_url)
-    if store is None:
-        return 1
     started = time.time()
-    try:
-        report = pull(repo, store, limit=max(1, args.max_ancestors), force=args.force,
-                      progress=sys.stderr.isatty() and not args.quiet)
-    except (PullError, SnapshotRefused, RemoteError) as exc:
-        print(f"vaultsync pull: {exc}", file=sys.stderr)
+    done = with_remote("pull", args, lambda repo, store: pull(
+        repo, store, limit=max(1, args.max_ancestors), force=args.force,
+        progress=sys.stderr.isatty() and not args.quiet), (PullError, SnapshotRefused))
+    if done is None:
         return 1
-    except ConfigError as exc:
-        print(f"vaultsync pull: {exc.diagnostic.render()}", file=sys.stderr)
-        return 1
+    repo, report = done
     synced = report.sync
     warnings = report.warnings + (synced.warnings if synced is not None else [])
     if synced is not None and synced.status != "busy":
