@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import Counter, defaultdict
 
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from vaultsync.checks.links import resolve_links
 from vaultsync.git import WorktreeSnapshot
 from vaultsync.vault.config import Config
-from vaultsync.vault.markdown import mask_code
+from vaultsync.vault.markdown import atx_heading, mask_code
 from vaultsync.vault.note import parse_note
 from vaultsync.vault.resolve import LinkIndex
 from vaultsync.vault.vault import load_vault
@@ -187,6 +188,51 @@ def test_mask_code_matches_commonmark_on_top_level_blocks(lines):
     for i, (orig, new) in enumerate(zip(text.split("\n"), masked.split("\n"), strict=True)):
         if i in code and orig.strip():
             assert not new.strip(), (text, i)
+
+
+# --- the fast scanners against the plain regular expressions they replace ----------------------
+
+# CommonMark's ATX heading as one regular expression (lazy text, optional closing "#"s), and the
+# link pattern with the embed "!" inside it: slow on long texts, but obviously right.
+_ATX_REFERENCE = re.compile(r"^[ ]{0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_LINK_REFERENCE = re.compile(r"(!?)\[\[([^\[\]\n]*)\]\]")
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet=" \t#ab\\\u00a0\r", max_size=16))
+def test_atx_heading_reads_every_line_as_the_commonmark_pattern(line):
+    m = _ATX_REFERENCE.match(line)
+    assert atx_heading(line) == (None if m is None else (len(m.group(1)), (m.group(2) or "").strip()))
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("## Plan ##", (2, "Plan")), ("# C#", (1, "C#")), ("### ###", (3, "###")), ("#\tTabbed  #  ", (1, "Tabbed")),
+    ("   ###### Six", (6, "Six")), ("####### seven", None), ("    # code", None), ("#hashtag", None),
+    ("# Résumé \\#", (1, "Résumé \\#")),
+])
+def test_atx_heading_examples(line, expected):
+    assert atx_heading(line) == expected
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet="![]\\ab\n|#^", max_size=24))
+def test_link_scanner_finds_what_the_plain_pattern_finds(text):
+    found = [(link.embed, link.raw, link.line, link.col) for link in iter_links(text, markdown=False)]
+    expected = []
+    for m in _LINK_REFERENCE.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        expected.append((bool(m.group(1)), m.group(0), line, m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1))
+    assert found == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a/x.md", "b/x.md", "a/y.md", "A/X.md", "c/z.md", "z.png"]), unique=True, min_size=1),
+       st.lists(st.tuples(st.sampled_from(["x", "X", "a/x", "y", "z", "./x.md", "nope", " ", "z.png"]),
+                          st.sampled_from(["a/s.md", "b/s.md", "s.md", "c/deep/s.md"])), max_size=12))
+def test_link_resolution_remembered_per_folder_equals_a_fresh_resolution(paths, asks):
+    index = LinkIndex(paths)
+    for target, source in asks:
+        assert index.resolve(target, source) == LinkIndex(paths).resolve(target, source)
 
 
 # --- the real Obsidian help vault against its link oracle ---------------------------------------

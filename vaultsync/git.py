@@ -19,6 +19,7 @@ pygit2 is imported on first use, so the hook fast path can call git without it.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
@@ -93,9 +94,12 @@ def workdir(repo: pygit2.Repository) -> Path:
     return Path(repo.workdir or Path(repo.path).parent).resolve()
 
 
+_SURROGATE_ESCAPE = re.compile("[\udc80-\udcff]")
+
+
 def is_valid_utf8_path(path: str) -> bool:
     """False when a path decoded from git holds surrogate escapes (non-UTF-8 bytes, GH-05)."""
-    return not any("\udc80" <= ch <= "\udcff" for ch in path)
+    return path.isascii() or _SURROGATE_ESCAPE.search(path) is None
 
 
 def printable_path(path: str) -> str:
@@ -123,6 +127,18 @@ def head_commit_id(repo: pygit2.Repository) -> str | None:
         return None
 
 
+def read_blob(repo: pygit2.Repository, oid: pygit2.Oid | str) -> bytes:
+    """The bytes of blob ``oid``, read straight from the object database (no object is built).
+
+    Raises:
+        KeyError: no such object; ValueError: the object is not a blob.
+    """
+    kind, data = repo.odb.read(oid)
+    if kind != 3:  # GIT_OBJECT_BLOB
+        raise ValueError(f"object {oid} is not a file's content")
+    return data  # type: ignore[no-any-return]
+
+
 class Snapshot(Protocol):
     """A read-only set of files: ``paths()`` lists them, ``read(path)`` returns bytes."""
 
@@ -146,7 +162,7 @@ class _EntriesSnapshot:
         return list(self._oids)
 
     def read(self, path: str) -> bytes:
-        return self._repo[self._oids[path]].data  # type: ignore[attr-defined,no-any-return]
+        return read_blob(self._repo, self._oids[path])
 
     def oid(self, path: str) -> str:
         """The blob id (hex) of ``path``."""

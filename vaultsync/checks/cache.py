@@ -154,7 +154,7 @@ class CheckCache:
     def add(self, path: str, oid: str | None, packed: bytes) -> tuple[Note, list[Diagnostic]]:
         """Remember a note checked and :func:`pack`-ed by a worker process (``oid`` None: only
         unpack it); returns it unpacked."""
-        note, findings = _decode(path, marshal.loads(packed))
+        note, findings = _decode(path, marshal.loads(packed), trusted=True)
         if self._db is not None and oid is not None and not _read_failed(note):
             self._remember(path, oid, packed)
         return note, findings
@@ -233,11 +233,14 @@ def _plain(value: Any, depth: int = 0) -> bool:
     return isinstance(value, dict) and all(isinstance(k, str) and _plain(v, depth + 1) for k, v in value.items())
 
 
-def _decode(path: str, entry: tuple[Any, ...]) -> tuple[Note, list[Diagnostic]]:
-    """The note of a cache entry; ValueError when the entry does not have the shape :func:`_encode` writes."""
+def _decode(path: str, entry: tuple[Any, ...], trusted: bool = False) -> tuple[Note, list[Diagnostic]]:
+    """The note of a cache entry; ValueError when the entry does not have the shape :func:`_encode` writes.
+
+    ``trusted``: the entry was just packed by this run's own worker, so its shape is not checked again.
+    """
     readable, fm_state, fm_type, body_line, yaml_text, frontmatter, diagnostics, scalars, links, headings, blocks, \
         findings = entry
-    if not (isinstance(readable, bool) and isinstance(fm_state, str) and isinstance(fm_type, str)
+    if not trusted and not (isinstance(readable, bool) and isinstance(fm_state, str) and isinstance(fm_type, str)
             and isinstance(body_line, int) and isinstance(yaml_text, str) and isinstance(frontmatter, dict)
             and all(isinstance(k, str) for k in frontmatter)
             and all(isinstance(x, list) for x in (diagnostics, scalars, links, headings, blocks, findings))

@@ -33,11 +33,12 @@ from vaultsync.vault.vault import NoteCache, Vault, load_vault
 def analyse_note(config: Config, root: Path, note: Note) -> list[Diagnostic]:
     """Per-note diagnostics: reading, frontmatter shape, schema, vocabulary.
 
-    Also computes the note's links so that a worker process returns them ready.
+    Also computes the note's links, headings and block ids, which the checks across notes read,
+    so that a worker process returns them ready.
     """
     found = list(note.diagnostics) + check_frontmatter(config, root, note)
     if note.readable:
-        _ = note.links
+        _ = note.links, note.headings, note.block_ids
     return found
 
 

@@ -28,7 +28,6 @@ from vaultsync.vault import markdown
 
 DEFAULT_TARGET_TOKENS = 100  # chosen on the evaluation sets (docs/eval.md, chunk-size rows)
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[^\W\d_]+|\d+|[^\w\s]", re.UNICODE)
-_ATX = re.compile(r"^[ ]{0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^[ \t>]*(`{3,}|~{3,})")
 _BLOCK_ID = re.compile(r"(?:^|\s|\]\])\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$")
 
@@ -75,10 +74,10 @@ def _blocks(body: str, masked: str) -> list[tuple[tuple[str, ...], list[_Block]]
     fence: str | None = None
     for i, line in enumerate(lines):
         if fence is None:
-            m = _ATX.match(masked_lines[i]) if "#" in masked_lines[i] else None
-            if m:
-                level = len(m.group(1))
-                text = (_ATX.match(line).group(2) or "").strip() if _ATX.match(line) else ""  # type: ignore[union-attr]
+            heading = markdown.atx_heading(masked_lines[i]) if "#" in masked_lines[i] else None
+            if heading is not None:
+                level = heading[0]
+                text = (markdown.atx_heading(line) or (0, ""))[1]
                 while stack and stack[-1][0] >= level:
                     stack.pop()
                 stack.append((level, text))

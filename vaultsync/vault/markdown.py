@@ -23,12 +23,12 @@ from __future__ import annotations
 import bisect
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from typing import NamedTuple
 
 _CONTAINER = re.compile(r"(?:[ ]{0,3}>[ ]?)*")
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 _LIST_ITEM = re.compile(r"^[ ]{0,3}(?:[-+*]|[0-9]{1,9}[.)])(?:[ \t]|$)")
-_ATX = re.compile(r"^[ ]{0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_ATX = re.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]+(.*))?$")  # the closing "#"s are cut in atx_heading
 _BLOCK_ID = re.compile(r"(?:^|\s|\]\])\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$")
 _BACKTICKS = re.compile(r"`+")
 _BLANK_LINE = re.compile(r"\n[ \t>]*\n")
@@ -158,13 +158,28 @@ def _odd_backslashes(text: str, at: int) -> bool:
     return count % 2 == 1
 
 
-@dataclass(frozen=True)
-class Heading:
+class Heading(NamedTuple):
     """An ATX heading: ``level`` 1-6, ``text`` without markers, 1-based ``line`` in the body."""
 
     level: int
     text: str
     line: int
+
+
+def atx_heading(line: str) -> tuple[int, str] | None:
+    """(level, text) of an ATX heading line (CommonMark 0.31 §4.2), or None.
+
+    The text has its optional closing sequence (spaces, then ``#``s) and surrounding whitespace
+    removed: ``## Plan ##`` → (2, "Plan"); ``# C#`` → (1, "C#"); ``# ##`` → (1, "##").
+    """
+    m = _ATX.match(line)
+    if m is None:
+        return None
+    content = (m.group(2) or "").rstrip(" \t")
+    bare = content.rstrip("#")
+    if len(bare) < len(content) and bare[-1:] in (" ", "\t"):
+        content = bare.rstrip(" \t")
+    return len(m.group(1)), content.strip()
 
 
 def headings(text: str, masked: str) -> list[Heading]:
@@ -178,9 +193,9 @@ def headings(text: str, masked: str) -> list[Heading]:
     for i, line in enumerate(masked.split("\n")):
         if "#" not in line or not _ATX.match(line):
             continue
-        m = _ATX.match(original[i])
-        if m:
-            found.append(Heading(len(m.group(1)), (m.group(2) or "").strip(), i + 1))
+        heading = atx_heading(original[i])
+        if heading is not None:
+            found.append(Heading(heading[0], heading[1], i + 1))
     return found
 
 

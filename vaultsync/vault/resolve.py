@@ -87,12 +87,20 @@ class LinkIndex:
         self._aliases: dict[str, list[str]] = defaultdict(list)
         for alias, owners in (aliases or {}).items():
             self._aliases[name_key(alias.strip())].extend(owners)
+        self._resolved: dict[tuple[str, str], Resolution] = {}  # (target, source folder): notes share targets
 
     def resolve(self, target: str, source: str) -> Resolution:
         """Resolve ``target`` as written in note ``source`` (see the module rules)."""
-        target = target.strip().replace("\\", "/")
-        if not target:
+        if not target.strip():
             return Resolution("ok", source)
+        key = (target, posixpath.dirname(source))
+        found = self._resolved.get(key)
+        if found is None:
+            found = self._resolved[key] = self._resolve(target, source)
+        return found
+
+    def _resolve(self, target: str, source: str) -> Resolution:
+        target = target.strip().replace("\\", "/")
         while target.startswith("./"):
             target = target[2:]
         target = target.lstrip("/")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Protocol
 
 from vaultsync.diagnostics import Diagnostic
-from vaultsync.git import Snapshot, is_valid_utf8_path
+from vaultsync.git import Snapshot, is_valid_utf8_path, read_blob
 from vaultsync.vault.config import Config
 from vaultsync.vault.note import Note, parse_note
 from vaultsync.vault.resolve import LinkIndex, Resolution
@@ -196,7 +196,7 @@ def _read_blob(git_dir: str, oid: str) -> bytes:
         import pygit2
 
         repo = _WORKER_REPOS[git_dir] = pygit2.Repository(git_dir)
-    return repo[oid].data  # type: ignore[attr-defined,index,no-any-return]
+    return read_blob(repo, oid)  # type: ignore[arg-type]
 
 
 def _blob_id(data: bytes) -> str:

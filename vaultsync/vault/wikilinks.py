@@ -17,8 +17,9 @@ import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple, Protocol
 
-# No nested brackets, no newline: linear time even on "[[[[[[..." (WL-04).
-_LINK = re.compile(r"(!?)\[\[([^\[\]\n]*)\]\]")
+# No nested brackets, no newline: linear time even on "[[[[[[..." (WL-04). The pattern starts
+# with a literal so that the regex engine skips ahead to each "[["; an embed's "!" is looked up before it.
+_LINK = re.compile(r"\[\[([^\[\]\n]*)\]\]")
 
 
 class WikiLink(NamedTuple):
@@ -97,8 +98,10 @@ def iter_links(text: str, first_line: int = 1, field: str | None = None,
     scanned = 0
     for m in _LINK.finditer(text):
         start = m.start()
-        embed = bool(m.group(1))
-        raw = m.group(0)
+        embed = start > 0 and text[start - 1] == "!"
+        if embed:
+            start -= 1
+        raw = text[start:m.end()]
         if markdown and start and text[start - 1] == "\\" and _escaped(text, start):
             if not embed:
                 continue  # \[[x]]: text
@@ -108,7 +111,7 @@ def iter_links(text: str, first_line: int = 1, field: str | None = None,
             line += newlines
             line_start = text.rfind("\n", 0, start) + 1
         scanned = start
-        target, heading, block, alias = parse_inner(m.group(2))
+        target, heading, block, alias = parse_inner(m.group(1))
         yield WikiLink(
             raw=raw, target=target, heading=heading, block=block, alias=alias,
             embed=embed, line=line, col=start - line_start + 1, field=field,
