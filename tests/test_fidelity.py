@@ -98,6 +98,17 @@ def test_forms_yaml_readers_disagree_on_are_errors_in_any_field(vault, text, whe
     assert code == 1 and lines == [f"{FREE}:{where}: FM017 {message}"]
 
 
+@pytest.mark.parametrize("text, reported", [
+    ("id: !!int 010\n", True),       # YAML 1.1 readers still read 8
+    ("id: !!str 010\n", False),      # a string in every YAML version
+    ("title: Hello!\nid: 010\n", True),
+    ("title: Done!\nversion: 1.10\n", True),
+])
+def test_a_tag_or_a_bang_in_the_frontmatter_hides_no_number(text, reported):
+    note = parse_text(FREE, "---\n" + text + "---\n")
+    assert bool(check_fidelity(note, None)) is reported, note.scalar_findings
+
+
 def test_numeric_fields_accept_any_spelling_of_their_number(vault):
     vault.write(P, adr("ADR-0001", extra="confidence: 0.80\nimportance: 7\n"))
     vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra="confidence: 0.8\nimportance: +7\n"))
@@ -215,8 +226,13 @@ def test_a_plain_value_is_stored_as_written_or_reported(text):
         assert d.line == 2 and text.split(" #")[0].strip()[:3] in d.message
 
 
+_NUMBERS = st.sampled_from([".inf", "-.Inf", ".NaN", "0o17", "0x1F", "1e3", "1_000", "010", "+5", "1.", "1:30",
+                            "!!int 010", "!!float 1", "!!str 1.10", "2", "0.5"])
+
+
 @settings(max_examples=1500, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["a", "b: c", "- ", "k"]), _ALPHABET), min_size=1, max_size=6))
+@given(st.lists(st.tuples(st.sampled_from(["a", "b: c", "- ", "k"]), st.one_of(_ALPHABET, _NUMBERS)),
+                min_size=1, max_size=6))
 def test_the_fast_text_screen_never_hides_a_finding(parts):
     """Notes the screen lets through without a node walk really have no finding."""
     from vaultsync.vault.scalars import _may_have_findings, scalar_findings
@@ -231,5 +247,8 @@ def test_the_fast_text_screen_never_hides_a_finding(parts):
     loader = _StrictLoader(text)
     root = loader.get_single_node()
     loader.dispose()
-    if not _may_have_findings(text):
-        assert scalar_findings(root, text, doc.data, screen=False) == [], text
+    walked = scalar_findings(root, text, doc.data, screen=False)
+    if not _may_have_findings(text):  # the text alone
+        assert walked == [], text
+    if not _may_have_findings(text, loader.odd_numbers):  # the text, and the loader for numbers
+        assert walked == [], text

@@ -42,6 +42,7 @@ from typing import Any, NamedTuple
 
 import yaml
 
+_STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
 _FLOAT = "tag:yaml.org,2002:float"
 _NULL = "tag:yaml.org,2002:null"
@@ -89,15 +90,30 @@ _CORE_NUMBER = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?(?:\.[0
                           r"(?:[eE][-+]?[0-9]+)?)$")
 
 
-def _may_have_findings(text: str) -> bool:
+def odd_number_text(text: str, stored: Any) -> bool:
+    """Whether a plain scalar written ``text`` and stored as ``stored`` gives a ``portable`` or ``number``
+    finding; the loader asks it of every plain scalar that starts like a number (see :func:`_may_have_findings`)."""
+    if _PORTABLE.match(text):
+        return True
+    return isinstance(stored, (int, float)) and not isinstance(stored, bool) and canonical_number(stored) != text
+
+
+def _may_have_findings(text: str, odd_numbers: bool | None = None) -> bool:
     """A fast text-level screen: False only when no scalar of ``text`` can give a finding.
 
-    Findings need a ``#``, ``&``, backslash, ``[[`` or block indicator, or a
+    Findings need a ``#``, ``&``, backslash, ``[[``, tag or block indicator, or a
     number-like token whose text is not its canonical spelling; most frontmatter
-    has none, and skipping the node walk for it keeps the check fast.
+    has none, and skipping the node walk for it keeps the check fast. ``odd_numbers``
+    is the loader's own answer for numbers (:func:`odd_number_text` over every plain
+    scalar); None when it has none to give, and the text is searched for number tokens.
     """
-    if _TRIGGERS.search(text):
+    if "#" in text or "&" in text or "\\" in text or "[[" in text or "!" in text:  # "!": a tag (`!!int 010`)
         return True
+    low = text.lower()
+    if ("|" in text or ">" in text or ".inf" in low or ".nan" in low) and _TRIGGERS.search(text):
+        return True
+    if odd_numbers is not None:
+        return odd_numbers
     for m in _NUMBER_TOKEN.finditer(text):
         token = m.group(1)
         if _PORTABLE.match(token):
@@ -110,12 +126,14 @@ def _may_have_findings(text: str) -> bool:
     return False
 
 
-def scalar_findings(root: yaml.Node, text: str, data: Any, screen: bool = True) -> list[Finding]:
+def scalar_findings(root: yaml.Node, text: str, data: Any, screen: bool = True,
+                    odd_numbers: bool | None = None) -> list[Finding]:
     """Every fidelity finding of the composed document ``root`` of YAML ``text``, constructed as ``data``.
 
-    ``screen=False`` walks the nodes even when the text screen says there is nothing to find (tests).
+    ``screen=False`` walks the nodes even when the text screen says there is nothing to find (tests);
+    ``odd_numbers``: see :func:`_may_have_findings`.
     """
-    if screen and not _may_have_findings(text):
+    if screen and not _may_have_findings(text, odd_numbers):
         return []
     lines = text.split("\n")
     has_hash = "#" in text
@@ -179,6 +197,8 @@ def _check_plain(node: yaml.ScalarNode, path: tuple[Any, ...], lines: list[str],
     if not value or value[0] not in _PORTABLE_FIRST:
         return
     raw = lines[start.line][start.column:end.column] if start.line == end.line else value
+    if node.tag == _STR and raw.startswith("!"):
+        return  # `!!str 010`: a string in every YAML version
     if _PORTABLE.match(value):
         out.append(Finding("portable", path, start.line, start.column, raw, _lookup(data, path)))
     elif node.tag in (_INT, _FLOAT):

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import posixpath
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.git import Snapshot, is_valid_utf8_path, read_blob
@@ -151,20 +152,21 @@ def load_vault(
     # workers read blobs themselves, and send a cached note back packed: smaller than a pickled Note
     pack = cache.packer if cache is not None and parallel else None
     work = partial(_load_one, analyse, pack, git_dir)
-    if parallel:
-        with mp.get_context("fork").Pool(jobs) as pool:
-            results = pool.map(work, items, chunksize=max(64, len(items) // (jobs * 8)))
-    else:
-        results = [work(item) for item in items]
-    for (path, oid, _), result in zip(misses, results):
-        if pack is not None:
-            note, found = cache.add(path, oid, result)  # type: ignore[union-attr,arg-type]
+    with contextlib.ExitStack() as stack:
+        if parallel:  # results are taken in as they come, while the workers go on
+            pool = stack.enter_context(mp.get_context("fork").Pool(jobs))
+            results: Iterable[Any] = pool.imap(work, items, chunksize=max(16, len(items) // (jobs * 32)))
         else:
-            note, found = result  # type: ignore[misc]
-            if cache is not None and oid is not None:
-                cache.store(path, oid, note, found)
-        vault.notes[path] = note
-        vault.findings[path] = found
+            results = map(work, items)
+        for (path, oid, _), result in zip(misses, results):
+            if pack is not None:
+                note, found = cache.add(path, oid, result)  # type: ignore[union-attr]
+            else:
+                note, found = result
+                if cache is not None and oid is not None:
+                    cache.store(path, oid, note, found)
+            vault.notes[path] = note
+            vault.findings[path] = found
     return vault
 
 

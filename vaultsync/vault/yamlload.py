@@ -25,11 +25,11 @@ from typing import Any
 
 import yaml
 
-from vaultsync.vault.scalars import Finding, scalar_findings
+from vaultsync.vault.scalars import Finding, odd_number_text, scalar_findings
 from vaultsync.vault.yamlhints import explain
 
-try:  # the libyaml parser is ~10x faster; fall back to pure Python
-    from yaml import CSafeLoader as _BaseLoader
+try:  # libyaml's parser and composer are ~10x faster; fall back to pure Python
+    from yaml.cyaml import CParser as _BaseLoader
 except ImportError:  # pragma: no cover - depends on the PyYAML build
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
@@ -84,12 +84,20 @@ _NUMBER_START = frozenset("-+0123456789.")
 
 
 class _StrictLoader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """libyaml's parser and composer with the YAML 1.2 core schema's tag resolution.
+    """libyaml's parser and composer (no constructor) with the YAML 1.2 core schema's tag resolution.
 
     Only the node tree is used: :func:`_build` turns it into data (strict mappings,
     core-schema scalars) in one pass, several times faster than PyYAML's generic
     constructor.
     """
+
+    odd_numbers = False  # a plain scalar that starts like a number gives a fidelity finding
+
+    def descend_resolver(self, parent: Any, index: Any) -> None:  # noqa: D102 - no path resolvers here
+        pass
+
+    def ascend_resolver(self) -> None:  # noqa: D102
+        pass
 
     def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:  # noqa: D102
         if kind is yaml.ScalarNode:
@@ -100,10 +108,10 @@ class _StrictLoader(_BaseLoader):  # type: ignore[misc,valid-type]
                 if first in "tTfF" and _CORE_BOOL.match(value):
                     return _BOOL
                 if first in _NUMBER_START:
-                    if _CORE_INT.match(value):
-                        return _INT
-                    if _CORE_FLOAT.match(value):
-                        return _FLOAT
+                    tag = _INT if _CORE_INT.match(value) else _FLOAT if _CORE_FLOAT.match(value) else _STR
+                    if not self.odd_numbers and odd_number_text(value, _SCALARS[tag](value)):
+                        self.odd_numbers = True
+                    return tag
             return _STR
         return _SEQ if kind is yaml.SequenceNode else _MAP
 
@@ -264,7 +272,8 @@ def load_yaml(text: str, with_positions: bool = True) -> YamlDocument:
         key_positions: dict[tuple[Any, ...], tuple[int, int]] = {}
         if with_positions:
             _index_positions(node, (), positions, key_positions, depth=0)
-        return YamlDocument(data, positions, key_positions, scalar_findings(node, text, data))
+        return YamlDocument(data, positions, key_positions,
+                            scalar_findings(node, text, data, odd_numbers=loader.odd_numbers))
     except RecursionError:
         raise YamlProblem(0, 0, "YAML nested too deeply") from None
     finally:
