@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 from conftest import adr
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from vaultsync.vault.note import parse_note
+from vaultsync.vault.note import parse_note, parse_text
 from vaultsync.vault.yamlload import YamlProblem, load_yaml
 
 P = "docs/adrs/ADR-0001.md"
@@ -261,3 +263,29 @@ def test_project_dogfoods_its_own_adrs():
     from conftest import REPO_ROOT, run_cli
     res = run_cli(["check", "--root", str(REPO_ROOT)], Path(REPO_ROOT))
     assert res.code == 0, res.out
+
+
+def _split_by_lines(text: str) -> tuple[str, str, int] | str | None:
+    """The frontmatter split as the rule reads: line 1 is `---`, the YAML runs to the next `---` line
+    (trailing whitespace allowed on both). (yaml, body, body's first line), "open", or None."""
+    lines = text.split("\n")
+    if lines[0].rstrip() != "---":
+        return None
+    close = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
+    if close is None:
+        return "open"
+    return "\n".join(lines[1:close]), "\n".join(lines[close + 1:]), close + 2
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(["---", "--- ", "----", "a: 1", "", " ---", "---\t", "x", "---\x85", "\x0b", "---x"]),
+                min_size=1, max_size=7), st.booleans())
+def test_the_frontmatter_block_is_found_as_its_lines_say(lines, final_newline):
+    text = "\n".join(lines) + ("\n" if final_newline else "")
+    note, expected = parse_text("a.md", text), _split_by_lines(text)
+    if expected is None:
+        assert note.yaml_text == "" and note.body == text
+    elif expected == "open":
+        assert note.fm_state == "invalid" and note.diagnostics[0].code == "FM004"
+    else:
+        assert (note.yaml_text, note.body, note.body_line) == expected

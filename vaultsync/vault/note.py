@@ -93,7 +93,9 @@ class Note:
     @cached_property
     def links(self) -> list[WikiLink]:
         """Every WikiLink of the note: frontmatter values first, then the body."""
-        found = sorted(frontmatter_links(self.frontmatter, self), key=lambda k: (k.line, k.col))
+        text = self.yaml_text  # a value holds "[[" only where its text does, or an escape writes it
+        found = sorted(frontmatter_links(self.frontmatter, self), key=lambda k: (k.line, k.col)) \
+            if "[[" in text or "\\" in text or not text else []
         found.extend(iter_links(self.masked_body, self.body_line))
         return found
 
@@ -157,19 +159,20 @@ def parse_text(path: str, text: str) -> Note:
     if not text.startswith("---"):
         _misplaced_frontmatter(note)
         return note
-    lines = text.split("\n")
-    if lines[0].rstrip() != "---":
+    opened = text.find("\n")
+    if (text if opened < 0 else text[:opened]).rstrip() != "---":
         return note  # e.g. "----" or "--- x": a thematic break or text, not frontmatter
-    close = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
+    close = _closing_line(text, opened)
     if close is None:
         note.fm_state = "invalid"
         note.diagnostics.append(
             Diagnostic(path, 1, 1, "FM004", "frontmatter opened on line 1 is never closed (add a '---' line)")
         )
         return note
-    note.body = "\n".join(lines[close + 1:])
-    note.body_line = close + 2
-    yaml_text = "\n".join(lines[1:close])
+    start, end = close
+    note.body = text[end + 1:] if end < len(text) else ""
+    note.body_line = text.count("\n", 0, start) + 2
+    yaml_text = text[opened + 1:start - 1] if start - 1 > opened else ""
     note.yaml_text = yaml_text
     found = _YAML_LINE_BREAKS.search(yaml_text)
     if found is not None:
@@ -208,6 +211,22 @@ def parse_text(path: str, text: str) -> Note:
         note.frontmatter = doc.data
     note.scalar_findings = doc.findings
     return note
+
+
+def _closing_line(text: str, opened: int) -> tuple[int, int] | None:
+    """(start, end) offsets of the first line after the one ending at ``opened`` that reads ``---``
+    (trailing whitespace allowed), or None."""
+    at = opened
+    while at >= 0:
+        at = text.find("\n---", at)
+        if at < 0:
+            return None
+        end = text.find("\n", at + 1)
+        end = len(text) if end < 0 else end
+        if text[at + 1:end].rstrip() == "---":
+            return at + 1, end
+        at += 1
+    return None
 
 
 def _misplaced_frontmatter(note: Note) -> None:

@@ -111,11 +111,7 @@ def iter_links(text: str, first_line: int = 1, field: str | None = None,
             line += newlines
             line_start = text.rfind("\n", 0, start) + 1
         scanned = start
-        target, heading, block, alias = parse_inner(m.group(1))
-        yield WikiLink(
-            raw=raw, target=target, heading=heading, block=block, alias=alias,
-            embed=embed, line=line, col=start - line_start + 1, field=field,
-        )
+        yield WikiLink(raw, *parse_inner(m.group(1)), embed, line, start - line_start + 1, field)
 
 
 def _escaped(text: str, at: int) -> bool:

@@ -75,7 +75,7 @@ _SEQ = "tag:yaml.org,2002:seq"
 _MAP = "tag:yaml.org,2002:map"
 
 # YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution)
-_CORE_BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
+_CORE_BOOL = frozenset(("true", "True", "TRUE", "false", "False", "FALSE"))
 _CORE_NULL = frozenset(("", "~", "null", "Null", "NULL"))
 _CORE_INT = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
 _CORE_FLOAT = re.compile(
@@ -104,9 +104,9 @@ class _StrictLoader(_BaseLoader):  # type: ignore[misc,valid-type]
             if implicit[0]:  # plain scalar
                 if value in _CORE_NULL:
                     return _NULL
-                first = value[0]
-                if first in "tTfF" and _CORE_BOOL.match(value):
+                if value in _CORE_BOOL:
                     return _BOOL
+                first = value[0]
                 if first in _NUMBER_START:
                     tag = _INT if _CORE_INT.match(value) else _FLOAT if _CORE_FLOAT.match(value) else _STR
                     if not self.odd_numbers and odd_number_text(value, _SCALARS[tag](value)):
