@@ -28,7 +28,7 @@ def parse_vault_date(value: Any) -> dt.date | None:
 def normalised_frontmatter(data: dict[str, Any]) -> dict[str, Any]:
     """Read the MADR habit ``status: superseded by [[X]]`` as ``status: superseded`` + ``superseded_by: [[X]]``."""
     status = data.get("status")
-    if isinstance(status, str):
+    if isinstance(status, str) and len(status) >= 15:  # "superseded by X" at the shortest
         m = _MADR_SUPERSEDED.match(status.strip())
         if m:
             data = dict(data)

@@ -93,7 +93,7 @@ class LinkIndex:
         """Resolve ``target`` as written in note ``source`` (see the module rules)."""
         if not target.strip():
             return Resolution("ok", source)
-        key = (target, posixpath.dirname(source))
+        key = (target, source.rpartition("/")[0])  # the source's folder
         found = self._resolved.get(key)
         if found is None:
             found = self._resolved[key] = self._resolve(target, source)
