@@ -34,8 +34,8 @@ from vaultsync.eval.harness import (
 )
 from vaultsync.eval.variants import VARIANTS
 from vaultsync.git import open_repo
-from vaultsync.index.chunking import DEFAULT_TARGET_TOKENS
 from vaultsync.index.embedding import DEFAULT_EMBEDDERS
+from vaultsync.index.format import DEFAULT_TARGET_TOKENS
 from vaultsync.index.layout import layout_for
 from vaultsync.search.pipeline import Searcher
 from vaultsync.vault.config import Config

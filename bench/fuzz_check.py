@@ -108,7 +108,7 @@ def generate(rng: random.Random) -> tuple[str, bytes, dict[int, str]]:
         elif value and value == value.strip() and "\n" not in value and value[0] not in "'\"[{!":
             # quoted values and flow collections mean what YAML says they mean
             intended[len(lines) + 1] = value
-        lines.append(line)
+        lines.extend(line.split("\n"))  # a mutation may have broken the line: later line numbers follow
     if rng.random() < 0.1:
         lines.insert(rng.randrange(1, len(lines) + 1), rng.choice(["\ttabbed: x", "  indented: y", "---", "dup: 1"]))
         intended = {}  # line numbers moved

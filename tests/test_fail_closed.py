@@ -355,7 +355,7 @@ def test_hidden_notes_are_never_named_in_another_hits_links(vault):
 
 
 def test_an_index_of_the_previous_schema_converges(vault):
-    from vaultsync.index.sqlite_store import SCHEMA_VERSION
+    from vaultsync.index.format import SCHEMA_VERSION
 
     vault.write(f"{UNTYPED}/old.md", plain("raven"))
     vault.write(f"{UNTYPED}/new.md", plain("ravennew", 'supersedes: ["[[old]]"]\n'))

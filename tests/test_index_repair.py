@@ -103,7 +103,7 @@ def test_a_hook_sync_after_an_older_schema_does_not_stop_at_the_fast_path(hooked
     wait_indexed(hooked.root)
     fingerprint = sqlite3.connect(hooked.root / ".git/vaultsync/index.sqlite").execute(
         "SELECT value FROM meta WHERE key = 'schema_fingerprint'").fetchone()[0]
-    from vaultsync.index.sqlite_store import SCHEMA_FINGERPRINT
+    from vaultsync.index.format import SCHEMA_FINGERPRINT
 
     assert fingerprint == SCHEMA_FINGERPRINT
 

@@ -50,3 +50,23 @@ def test_status_imports_no_model_sync_or_checks(vault: Vault):
              or m.startswith(("vaultsync.index.sync", "vaultsync.index.embedding", "vaultsync.checks",
                               "vaultsync.models"))}
     assert heavy == set()
+
+
+def test_a_sync_with_nothing_to_do_is_answered_before_argparse(monkeypatch, tmp_path):
+    import vaultsync.index.fastpath as fastpath
+    from vaultsync.cli.main import _sync_has_nothing_to_do, main
+
+    asked: list[Path] = []
+    monkeypatch.setattr(fastpath, "quick_is_current", lambda cwd: asked.append(cwd) or True)
+    monkeypatch.chdir(tmp_path)
+    for argv in (["sync"], ["sync", "--quiet"], ["sync", "--quiet", "--hook", "post-commit"],
+                 ["sync", "--hook", "post-checkout", "a1", "b2", "1"]):
+        assert _sync_has_nothing_to_do(argv), argv
+    assert len(asked) == 4
+    for argv in (["sync", "--background"], ["sync", "--bogus"], ["sync", "--wait", "0"], ["sync", "--hook"],
+                 ["sync", "--quiet", "--hook", "post-commit", "--wait", "0"], ["status"], ["sync", "-h"], []):
+        assert not _sync_has_nothing_to_do(argv), argv
+    assert len(asked) == 4  # the forms argparse must judge never reach the index test
+    assert main(["sync", "--quiet"]) == 0
+    monkeypatch.setattr(fastpath, "quick_is_current", lambda cwd: False)
+    assert not _sync_has_nothing_to_do(["sync", "--quiet"])  # then the full command runs

@@ -116,7 +116,7 @@ def open_searcher(repo: pygit2.Repository, config: Config, rerank: str | None = 
         raise NoIndexError(f"the index is damaged ({exc}): run `vaultsync index --rebuild`") from None
     finally:
         db.close()
-    from vaultsync.index.sqlite_store import SCHEMA_VERSION
+    from vaultsync.index.format import SCHEMA_VERSION
 
     if meta.get("schema_version") != SCHEMA_VERSION:
         raise NoIndexError("the index was built by another vaultsync version: run `vaultsync sync`")

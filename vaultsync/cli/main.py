@@ -54,6 +54,26 @@ def _missing_extra(command: str | None, exc: ModuleNotFoundError) -> int:
     return 2
 
 
+def _sync_has_nothing_to_do(argv: list[str]) -> bool:
+    """``sync [--quiet] [--hook NAME [ARGS...]]`` run where the index already holds HEAD (see
+    :func:`vaultsync.index.fastpath.quick_is_current`); any other form goes through argparse."""
+    rest = argv[1:] if argv[:1] == ["sync"] else None
+    if rest is None:
+        return False
+    if rest[:1] == ["--quiet"]:
+        rest = rest[1:]
+    if rest and not (rest[0] == "--hook" and len(rest) > 1 and not any(a.startswith("-") for a in rest[1:])):
+        return False
+    from pathlib import Path
+
+    from vaultsync.index.fastpath import quick_is_current
+
+    try:
+        return quick_is_current(Path.cwd())
+    except Exception:  # noqa: BLE001 - in doubt, the full command decides
+        return False
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """Build the top-level parser; with ``only``, import just that command's module (``""``: none, which
     is all that ``--help`` and a mistyped command need)."""
@@ -68,7 +88,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
         if only is not None and name != only:
-            sub.add_parser(name, help=help_text)
+            if not only:  # the command list, for --help and a mistyped command (each parser costs ~1 ms)
+                sub.add_parser(name, help=help_text)
             continue
         try:
             mod = importlib.import_module(module)
@@ -85,6 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv == ["--version"]:  # answered before argparse is even imported
         print(f"vaultsync {__version__}")
+        return 0
+    if _sync_has_nothing_to_do(argv):  # the hooks' usual case, answered before argparse too
+        if "--quiet" not in argv:
+            print("index up-to-date")
         return 0
     command = next((a for a in argv if not a.startswith("-")), None)
     try:

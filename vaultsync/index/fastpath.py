@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from vaultsync import __version__
 from vaultsync.git import run_git
+from vaultsync.index.format import DEFAULT_TARGET_TOKENS, SCHEMA_FINGERPRINT, SCHEMA_VERSION
 from vaultsync.sqlite_uri import readonly_uri
 
 __all__ = ["CONFIG_NAME", "chunk_table_name", "config_at", "config_hash", "config_text_at", "lance_tables_present",
@@ -50,9 +51,6 @@ def config_hash(config_text: str) -> str:
     """Fingerprint of what shapes the index besides the notes: the config, the vaultsync version,
     the SQLite schema version (a new schema rebuilds) and the default chunk size (a changed
     default re-chunks every note)."""
-    from vaultsync.index.chunking import DEFAULT_TARGET_TOKENS
-    from vaultsync.index.sqlite_store import SCHEMA_VERSION
-
     return hashlib.sha256(json.dumps([config_text, __version__, SCHEMA_VERSION, DEFAULT_TARGET_TOKENS])
                           .encode()).hexdigest()[:16]
 
@@ -101,8 +99,6 @@ def quick_is_current(cwd: Path) -> bool:
             db.close()
     except sqlite3.Error:
         return False
-    from vaultsync.index.sqlite_store import SCHEMA_FINGERPRINT
-
     if meta.get("schema_fingerprint") != SCHEMA_FINGERPRINT:
         return False  # written by another version: the sync rebuilds it
     if not (meta.get("indexed_tree") == tree_id and meta.get("lance_tree") == tree_id

@@ -21,8 +21,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vaultsync.index.format import SCHEMA_FINGERPRINT, SCHEMA_VERSION
 from vaultsync.index.layout import IndexLayout
-from vaultsync.index.sqlite_store import SCHEMA_FINGERPRINT, SCHEMA_VERSION, SqliteStore, sqlite_healthy
+from vaultsync.index.sqlite_store import SqliteStore, sqlite_healthy
 from vaultsync.sqlite_uri import readonly_uri
 
 if TYPE_CHECKING:
@@ -69,9 +70,9 @@ def local_parts(config: Config, config_text: str, embedder_factory: EmbedderFact
     """:func:`fingerprint_parts` of the index this machine would build from ``config`` (the committed config
     and its text). A model id is read from the built model's info; an embedder not built yet is loaded (built)
     to learn it; an optional one that is not installed is left out, as the sync leaves its leg out."""
-    from vaultsync.index.chunking import DEFAULT_TARGET_TOKENS
     from vaultsync.index.embedding import current_model_id, embedder_names
     from vaultsync.index.fastpath import config_hash
+    from vaultsync.index.format import DEFAULT_TARGET_TOKENS
 
     models = []
     for name in embedder_names(config):

@@ -1,7 +1,7 @@
 """The SQLite half of the derived index: notes, chunks, FTS5 trigram text, the WikiLink graph, meta.
 
-Schema (``SCHEMA_VERSION``, and ``SCHEMA_FINGERPRINT``, a hash of the DDL itself; a cache,
-so a file whose version or fingerprint differs is simply rebuilt):
+Schema (``SCHEMA_VERSION`` and ``SCHEMA_FINGERPRINT``, a hash of the DDL itself, in
+:mod:`vaultsync.index.format`; a cache, so a file whose version or fingerprint differs is simply rebuilt):
 
 * ``notes``  — path, blob oid, lifecycle columns (memory_id, type, status,
   created, last_validated, expires, confidence, importance, superseded_by path),
@@ -37,7 +37,6 @@ and the vector table (see :mod:`vaultsync.index.vector_store`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import unicodedata
@@ -47,80 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from vaultsync.index.chunking import Chunk
+from vaultsync.index.format import DDL, SCHEMA_FINGERPRINT, SCHEMA_VERSION
 from vaultsync.sqlite_uri import readonly_uri
-
-SCHEMA_VERSION = "11"
-
-_DDL = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS notes (
-    path TEXT PRIMARY KEY,
-    blob TEXT NOT NULL,
-    title TEXT NOT NULL,
-    memory_id TEXT,
-    type TEXT,
-    status TEXT,
-    created TEXT,
-    last_validated TEXT,
-    expires TEXT,
-    confidence REAL,
-    importance INTEGER,
-    superseded_by TEXT,
-    aliases TEXT NOT NULL,
-    frontmatter TEXT NOT NULL,
-    warnings TEXT NOT NULL,
-    unreadable TEXT
-);
-CREATE TABLE IF NOT EXISTS chunks (
-    rowid INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    path TEXT NOT NULL,
-    n INTEGER NOT NULL,
-    heading TEXT NOT NULL,
-    text TEXT NOT NULL,
-    norm TEXT NOT NULL,
-    hash TEXT NOT NULL,
-    start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL,
-    tokens INTEGER NOT NULL,
-    blocks TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS vectors (
-    model TEXT NOT NULL,
-    id TEXT NOT NULL,
-    path TEXT NOT NULL,
-    hash TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    vector BLOB NOT NULL,
-    PRIMARY KEY (model, id)
-);
-CREATE INDEX IF NOT EXISTS vectors_path ON vectors(path);
-CREATE INDEX IF NOT EXISTS vectors_hash ON vectors(model, hash);
-CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(title, heading, text, tokenize='trigram');
-CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(path UNINDEXED, title, body, tokenize='trigram');
-CREATE TABLE IF NOT EXISTS links (
-    source TEXT NOT NULL,
-    target TEXT NOT NULL,
-    anchor TEXT,
-    kind TEXT NOT NULL,
-    resolved TEXT,
-    line INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS links_source ON links(source);
-CREATE INDEX IF NOT EXISTS links_resolved ON links(resolved);
-CREATE TABLE IF NOT EXISTS refs (
-    source TEXT NOT NULL,
-    field TEXT NOT NULL,
-    ref TEXT NOT NULL,
-    wikilink INTEGER NOT NULL,
-    resolved TEXT
-);
-CREATE INDEX IF NOT EXISTS refs_source ON refs(source);
-"""
-
-
-SCHEMA_FINGERPRINT = hashlib.sha256((SCHEMA_VERSION + _DDL).encode()).hexdigest()[:16]
 
 
 def sqlite_healthy(path: Path) -> bool:
@@ -219,7 +146,7 @@ class SqliteStore:
         try:
             if not self._schema_current():
                 self._drop_all()  # another version's tables, or none at all
-            for statement in _DDL.split(";"):
+            for statement in DDL.split(";"):
                 if statement.strip():
                     self.db.execute(statement)
             self._write_meta({"schema_version": SCHEMA_VERSION, "schema_fingerprint": SCHEMA_FINGERPRINT})

@@ -38,7 +38,6 @@ from vaultsync.git import (
     printable_path,
     workdir,
 )
-from vaultsync.index.chunking import DEFAULT_TARGET_TOKENS
 from vaultsync.index.embedding import (
     EmbedderFactory,
     PassageEmbedder,
@@ -50,6 +49,7 @@ from vaultsync.index.embedding import (
     vectors_for,
 )
 from vaultsync.index.fastpath import config_at, config_hash, lance_tables_present
+from vaultsync.index.format import DEFAULT_TARGET_TOKENS
 from vaultsync.index.layout import IndexLayout, layout_for
 from vaultsync.index.lock import SyncLock
 from vaultsync.index.progress import SyncProgress

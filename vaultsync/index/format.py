@@ -1,0 +1,84 @@
+"""What shapes a stored index besides the notes: the SQLite schema and the default chunk size.
+
+Kept apart, and free of imports, so that the hook's "is the index current?" test
+(:mod:`vaultsync.index.fastpath`) can compare them without loading the index code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+DEFAULT_TARGET_TOKENS = 100  # chunk size in tokens, chosen on the evaluation sets (docs/eval.md, chunk-size rows)
+
+SCHEMA_VERSION = "11"
+
+DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS notes (
+    path TEXT PRIMARY KEY,
+    blob TEXT NOT NULL,
+    title TEXT NOT NULL,
+    memory_id TEXT,
+    type TEXT,
+    status TEXT,
+    created TEXT,
+    last_validated TEXT,
+    expires TEXT,
+    confidence REAL,
+    importance INTEGER,
+    superseded_by TEXT,
+    aliases TEXT NOT NULL,
+    frontmatter TEXT NOT NULL,
+    warnings TEXT NOT NULL,
+    unreadable TEXT
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    path TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    heading TEXT NOT NULL,
+    text TEXT NOT NULL,
+    norm TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    tokens INTEGER NOT NULL,
+    blocks TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS vectors (
+    model TEXT NOT NULL,
+    id TEXT NOT NULL,
+    path TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model, id)
+);
+CREATE INDEX IF NOT EXISTS vectors_path ON vectors(path);
+CREATE INDEX IF NOT EXISTS vectors_hash ON vectors(model, hash);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(title, heading, text, tokenize='trigram');
+CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(path UNINDEXED, title, body, tokenize='trigram');
+CREATE TABLE IF NOT EXISTS links (
+    source TEXT NOT NULL,
+    target TEXT NOT NULL,
+    anchor TEXT,
+    kind TEXT NOT NULL,
+    resolved TEXT,
+    line INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS links_source ON links(source);
+CREATE INDEX IF NOT EXISTS links_resolved ON links(resolved);
+CREATE TABLE IF NOT EXISTS refs (
+    source TEXT NOT NULL,
+    field TEXT NOT NULL,
+    ref TEXT NOT NULL,
+    wikilink INTEGER NOT NULL,
+    resolved TEXT
+);
+CREATE INDEX IF NOT EXISTS refs_source ON refs(source);
+"""
+
+
+SCHEMA_FINGERPRINT = hashlib.sha256((SCHEMA_VERSION + DDL).encode()).hexdigest()[:16]
