@@ -45,7 +45,7 @@ ANY_VALUE = st.recursive(
     lambda inner: st.lists(inner, max_size=3), max_leaves=6)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=1200, deadline=None)
 @given(SUBSCHEMAS, ANY_VALUE)
 def test_a_compiled_subschema_decides_as_jsonschema(sub, value):
     import jsonschema
