@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -344,7 +345,10 @@ def _problem_from(exc: yaml.MarkedYAMLError, text: str) -> YamlProblem:
     return YamlProblem(line, col, message)
 
 
-_NOT_PRINTABLE = re.compile(r"[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
+@lru_cache(maxsize=1)
+def _not_printable() -> re.Pattern[str]:
+    """YAML's non-printable characters (compiled on first use: the wide class costs ~10 ms)."""
+    return re.compile(r"[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
 
 
 def _reader_problem(text: str) -> YamlProblem:
@@ -352,7 +356,7 @@ def _reader_problem(text: str) -> YamlProblem:
 
     The reader's own offset is not used: libyaml counts bytes, the pure-Python reader characters.
     """
-    m = _NOT_PRINTABLE.search(text)
+    m = _not_printable().search(text)
     if m is None:  # pragma: no cover - the reader rejects only what the pattern matches
         return YamlProblem(0, 0, "YAML error: unprintable character in frontmatter", code="FM018")
     at, cp = m.start(), ord(m.group())
