@@ -109,6 +109,79 @@ def test_a_tag_or_a_bang_in_the_frontmatter_hides_no_number(text, reported):
     assert bool(check_fidelity(note, None)) is reported, note.scalar_findings
 
 
+@pytest.mark.parametrize("text, where, shown", [
+    ('owner: "C:\\Program Files\\Nvidia"\n', "2:11", "U+2029 (PARAGRAPH SEPARATOR)"),
+    ('owner: "D:\\Logs\\Nightly"\n', "2:11", "U+2028 (LINE SEPARATOR)"),
+    ('owner: "x\\_y"\n', "2:10", "U+00A0 (NO-BREAK SPACE)"),
+    ('list:\n  - "bell\\x07"\n', "3:10", "U+0007"),
+    ('deep:\n  path: "\\u2028 here"\n', "3:10", "U+2028"),
+    ('owner: "first line\n  C:\\temp"\n', "2:8", "U+0009"),  # a value over two lines
+    ('Заголовок: "Москва\\Nовости"\n', "2:19", "U+0085"),
+])
+def test_escapes_that_store_an_invisible_character(vault, text, where, shown):
+    code, lines = _lines(vault, FREE, "---\n" + text + "---\n")
+    assert code == 1 and len(lines) == 1 and lines[0].startswith(f"{FREE}:{where}: FM017 ") and shown in lines[0]
+    assert "use single quotes for backslashes: '" in lines[0]
+
+
+@pytest.mark.parametrize("text", [
+    'owner: "two\\nlines"\n', 'owner: "caf\\u00e9 \\x41"\n', 'owner: "a \\"quote\\" and \\\\ slash"\n',
+    "owner: 'C:\\Program Files'\n", 'owner: "\\/etc"\n',
+])
+def test_escapes_of_printable_characters_are_meant(text):
+    note = parse_text(FREE, "---\n" + text + "---\n")
+    assert note.fm_state == "mapping" and check_fidelity(note, None) == []
+
+
+@pytest.mark.parametrize("text, where, stored", [
+    ("aliases:\n- a\n - b\n", "4:2", "'a - b'"),
+    ("aliases:\n  - a\n   - b\n", "4:4", "'a - b'"),
+    ("owner: Иван\n  - Пётр\n", "3:3", "'Иван - Пётр'"),
+    ("deep:\n  list:\n    - 東京\n      - 大阪 # second\n", "5:7", "'東京 - 大阪'"),
+])
+def test_a_list_item_indented_too_deep_is_more_text(vault, text, where, stored):
+    code, lines = _lines(vault, FREE, "---\n" + text + "---\n")
+    assert code == 1 and len(lines) == 1 and lines[0].startswith(f"{FREE}:{where}: FM017 ")
+    assert f"stores {stored}" in lines[0] and "line its '-' up" in lines[0]
+
+
+@pytest.mark.parametrize("text, where, written", [
+    ("tags: [a,\n  #b\n  c]\n", "3:3", "#b"),
+    ("tags: [\n  #first,\n  second]\n", "3:3", "#first"),
+    ("map: {a: 1,\n    #Ελλάδα\n    c: 2}\n", "3:5", "#Ελλάδα"),
+])
+def test_a_hash_word_line_inside_a_flow_list_is_a_lost_item(vault, text, where, written):
+    code, lines = _lines(vault, FREE, "---\n" + text + "---\n")
+    assert code == 1 and lines == [f"{FREE}:{where}: FM017 {text.split(':')[0]}: YAML reads the line '{written}' "
+                                   f"as a comment, so the list leaves it out — quote it: \"{written}\""]
+
+
+@pytest.mark.parametrize("text, where", [
+    ("items:\n  - a\n  - # later\n", "4:5"),
+    ("items:\n  - # todo: fill in\n  - b\n", "3:5"),
+    ("deep:\n  names:\n    -   # 未定\n", "4:9"),
+])
+def test_a_list_item_holding_only_a_comment_is_reported(vault, text, where):
+    code, lines = _lines(vault, FREE, "---\n" + text + "---\n")
+    assert code == 1 and len(lines) == 1 and lines[0].startswith(f"{FREE}:{where}: FM017 ")
+    assert "stores an empty (null) item" in lines[0]
+
+
+@pytest.mark.parametrize("text", [
+    "tags:\n  - a\n  - b\n", "nested:\n  -\n    - a\n", "pairs:\n  - - a\n    - b\n", "key: # none yet\n",
+    "tags: [a,\n  b]  # two\n", "items:\n  - a  # fine\n",
+])
+def test_lists_and_comments_that_mean_what_they_say(text):
+    note = parse_text(FREE, "---\n" + text + "---\n")
+    assert note.fm_state == "mapping" and check_fidelity(note, None) == [], note.scalar_findings
+
+
+@pytest.mark.parametrize("written, number", [("0b101", 5), ("-0b11", -3), ("0b1_0", 2)])
+def test_binary_numbers_are_read_differently_by_yaml_11(vault, written, number):
+    code, lines = _lines(vault, FREE, f"---\nmask: {written}\n---\n")
+    assert code == 1 and f"YAML 1.1 readers read the binary number {number}" in lines[0]
+
+
 def test_numeric_fields_accept_any_spelling_of_their_number(vault):
     vault.write(P, adr("ADR-0001", extra="confidence: 0.80\nimportance: 7\n"))
     vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra="confidence: 0.8\nimportance: +7\n"))
@@ -231,15 +304,15 @@ _NUMBERS = st.sampled_from([".inf", "-.Inf", ".NaN", "0o17", "0x1F", "1e3", "1_0
 
 
 @settings(max_examples=1500, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["a", "b: c", "- ", "k"]), st.one_of(_ALPHABET, _NUMBERS)),
+@given(st.lists(st.tuples(st.sampled_from(["a", "b: c", "- ", "k", "  -"]), st.one_of(_ALPHABET, _NUMBERS)),
                 min_size=1, max_size=6))
 def test_the_fast_text_screen_never_hides_a_finding(parts):
     """Notes the screen lets through without a node walk really have no finding."""
     from vaultsync.vault.scalars import _may_have_findings, scalar_findings
     from vaultsync.vault.yamlload import _StrictLoader
 
-    text = "".join(f"{key}{i}: {value}\n" if not key.startswith("-") else f"l{i}:\n  - {value}\n"
-                   for i, (key, value) in enumerate(parts))
+    text = "".join(f"{key}{i}: {value}\n" if key[0] not in "- " else f"l{i}:\n  - {value}\n" if key == "- "
+                   else f"   - {value}\n" for i, (key, value) in enumerate(parts))  # "  -": deeper, more text
     try:
         doc = load_yaml(text)
     except YamlProblem:

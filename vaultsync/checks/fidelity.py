@@ -2,7 +2,8 @@
 
 Rule (ADR-0050), applied to the findings of :mod:`vaultsync.vault.scalars`:
 
-* ``comment``, ``escape``, ``block``, ``anchor``, ``portable`` and ``wikilink`` findings are always errors: text is
+* ``comment``, ``comment_line``, ``empty_item``, ``escape``, ``indent``, ``block``, ``anchor``, ``portable`` and
+  ``wikilink`` findings are always errors: text is
   lost, or another YAML reader (Obsidian, a site generator, PyYAML) gets a
   different value from the same file.
 * ``number`` findings (``1.10``, ``0.80``, ``+5``, ``0x1F``) are errors unless the
@@ -15,12 +16,13 @@ Every message quotes the author's text and gives the quoted form to write.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from vaultsync.checks.schema import field_name
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.vault.note import Note
-from vaultsync.vault.scalars import Finding, canonical_number, quote
+from vaultsync.vault.scalars import Finding, canonical_number, odd_escape, quote
 
 CODE = "FM017"
 _NUMERIC = {"number", "integer"}
@@ -43,8 +45,21 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
                 f"— quote it: {quote(f.written)}")
     if f.kind == "escape":
         single = "'" + f.written[1:-1].replace("'", "''") + "'"
-        return (f"inside double quotes YAML reads backslash escapes, so {f.written} stores a control character "
+        found = odd_escape(f.written)
+        what = f"U+{ord(found[2]):04X} ({unicodedata.name(found[2], 'a control character')})" if found else \
+            "a control character"
+        where = f"{found[1]} in {f.written}" if found else f.written
+        return (f"inside double quotes YAML reads backslash escapes, so {where} stores {what} "
                 f"— use single quotes for backslashes: {single}")
+    if f.kind == "indent":
+        return (f"the line '{f.written}' is indented deeper than the item above it, so YAML reads it as more "
+                f"text of that item and stores {f.stored!r} — line its '-' up with the one above")
+    if f.kind == "comment_line":
+        return (f"YAML reads the line '{f.written}' as a comment, so the list leaves it out "
+                f"— quote it: {quote(f.written)}")
+    if f.kind == "empty_item":
+        return (f"this list item holds only the comment '{f.written}', so YAML stores an empty (null) item "
+                f"— remove the '-', or write the value (quoted: {quote(f.written)})")
     if f.kind == "block":
         return (f"'{f.written}' starts a block of text on the indented lines below it, and none follow, so the "
                 f"value is empty — quote it if you meant the character: {quote(f.written)}")
@@ -80,6 +95,8 @@ def _yaml11_reading(text: str) -> str:
         for part in whole.split(":"):
             value = value * 60 + int(part)
         return f"read the number {sign * value}{'.' + frac if frac else ''}"
+    if body.startswith("0b"):
+        return f"read the binary number {sign * int(body[2:], 2)}"
     if body.startswith("0o") or ("e" in body.lower() and "." not in body):
         return "read text"
     if body.startswith("0") and body[1:2].isdigit():

@@ -23,14 +23,23 @@ each of these kinds:
 ``wikilink``
     ``[[Note]]`` written unquoted, which YAML reads as a list inside a list.
 ``escape``
-    A double-quoted value holding ``\\t``, ``\\b``, ``\\0``... (§5.7): ``"C:\\temp"``
-    stores a tab. Nobody types a control character into frontmatter on purpose;
-    a Windows path wants single quotes. (``\\n`` is left alone: it can be meant.)
+    A double-quoted value holding an escape that stores a control, format or separator
+    character (§5.7): ``"C:\\temp"`` stores a tab, ``"C:\\Program Files"`` U+2029. Nobody
+    types such a character into frontmatter on purpose; a Windows path wants single
+    quotes. (``\\n`` and escapes of printable characters are left alone: they can be meant.)
 ``block``
     ``|`` or ``>`` with nothing indented below: a block scalar (§8.1) that stores ``""``.
 ``anchor``
     A value starting with an anchor that no alias uses: ``&co update``
     stores ``update`` (``&co`` names an anchor, §6.9.2) — almost surely meant as text.
+``indent``
+    A ``- item`` line indented deeper than the item above it: YAML reads it as more
+    text of that item (``- a`` / `` - b`` stores ``a - b``, §7.3.3).
+``comment_line``
+    A ``#word`` line inside a flow collection written over several lines: a comment,
+    so the item the author meant is not in the list.
+``empty_item``
+    A list item holding only a comment (``- # later``): YAML stores an empty (null) item.
 
 Findings carry 0-based positions relative to the YAML text.
 """
@@ -38,6 +47,7 @@ Findings carry 0-based positions relative to the YAML text.
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any, NamedTuple
 
 import yaml
@@ -55,11 +65,26 @@ _PORTABLE = re.compile(
       | [0-9][0-9_]*_[0-9_]*(?:\.[0-9_]*)?       # digit separators
       | [0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+ | \.[0-9]+[eE][-+]?[0-9]+   # exponent: 1.1 needs '1.0e+3'
       | 0o[0-7]+
+      | 0b[01_]+                                 # binary: a number in 1.1, text in 1.2
     )$""",
     re.X,
 )
 _PORTABLE_FIRST = frozenset("-+0123456789.")
-_CONTROL_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*(\\[tbfave0r])")
+# YAML 1.2 §5.7 escapes; \\n, \\", \\\\ and \\/ store what they say and are left alone
+_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*(\\(?:[tbfave0rNLP_]|x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}))")
+_NAMED_ESCAPES = {"t": "\t", "b": "\b", "f": "\f", "a": "\a", "v": "\v", "e": "\x1b", "0": "\0", "r": "\r",
+                  "N": "\x85", "L": "\u2028", "P": "\u2029", "_": "\xa0"}
+
+
+def odd_escape(raw: str) -> tuple[int, str, str] | None:
+    """The first escape of a double-quoted ``raw`` text that stores a control, format or separator
+    character (``C:\\temp`` → TAB, ``\\Program`` → U+2029): (offset, escape as written, character)."""
+    for m in _ESCAPE.finditer(raw):
+        escape = m.group(1)
+        char = _NAMED_ESCAPES.get(escape[1]) or chr(int(escape[2:], 16))
+        if unicodedata.category(char)[0] in "CZ" and char != " ":
+            return m.start(1), escape, char
+    return None
 
 
 class Finding(NamedTuple):
@@ -83,6 +108,8 @@ def canonical_number(value: int | float) -> str:
     return repr(value)
 
 
+# a "- " line indented deeper than a line that opens no block (not ending in ':'): maybe more text of it
+_DEEPER_ITEM = re.compile(r"^( *)\S[^\n]*[^:\s]\s*\n\1 +-(?:[ \t]|$)", re.M)
 _TRIGGERS = re.compile(r"[#&\\]|\[\[|[|>][-+0-9]*[ \t]*$|\.(?:inf|Inf|INF|nan|NaN|NAN)\b", re.M)
 _NUMBER_TOKEN = re.compile(r"(?:^[ \t]*|[:\-][ \t]+|[\[,{][ \t]*)([-+.0-9][-+.0-9A-Za-z_:]*)[ \t]*(?=$|[,\]}]| #)",
                            re.M)
@@ -108,6 +135,8 @@ def _may_have_findings(text: str, odd_numbers: bool | None = None) -> bool:
     scalar); None when it has none to give, and the text is searched for number tokens.
     """
     if "#" in text or "&" in text or "\\" in text or "[[" in text or "!" in text:  # "!": a tag (`!!int 010`)
+        return True
+    if "-" in text and _DEEPER_ITEM.search(text):
         return True
     low = text.lower()
     if ("|" in text or ">" in text or ".inf" in low or ".nan" in low) and _TRIGGERS.search(text):
@@ -153,6 +182,8 @@ def scalar_findings(root: yaml.Node, text: str, data: Any, screen: bool = True,
             stored = _lookup(data, path)
             out.append(Finding("anchor", path, start.line, start.column, written, stored))
             continue
+        if getattr(node, "flow_style", False) and has_hash and node.start_mark.line < node.end_mark.line:
+            out.extend(_comment_lines(node, path, lines))
         if isinstance(node, yaml.MappingNode):
             stack.extend((v, path + (str(k.value),)) for k, v in node.value if isinstance(k, yaml.ScalarNode))
         elif isinstance(node, yaml.SequenceNode):
@@ -168,11 +199,11 @@ def scalar_findings(root: yaml.Node, text: str, data: Any, screen: bool = True,
             out.append(Finding("block", path, start.line, start.column, node.style, ""))
         elif isinstance(node, yaml.ScalarNode) and node.style == '"' and has_backslash and path:
             start, end = node.start_mark, node.end_mark
-            if start.line == end.line:
-                raw = lines[start.line][start.column:end.column]
-                m = _CONTROL_ESCAPE.search(raw)
-                if m:
-                    out.append(Finding("escape", path, start.line, start.column + m.start(1), raw, node.value))
+            raw = _source(lines, start, end)
+            found = odd_escape(raw)
+            if found is not None:  # on the value's line, or at its opening quote when it spans lines
+                col = start.column + found[0] if start.line == end.line else start.column
+                out.append(Finding("escape", path, start.line, col, raw, node.value))
         elif isinstance(node, yaml.ScalarNode) and not node.style and path:
             _check_plain(node, path, lines, has_hash, data, out)
     out.sort(key=lambda f: (f.line, f.col))
@@ -194,6 +225,16 @@ def _check_plain(node: yaml.ScalarNode, path: tuple[Any, ...], lines: list[str],
             stored = None if node.tag == _NULL else value
             out.append(Finding("comment", path, end.line, hash_col, written, stored))
             return
+        if not value and stripped.startswith("#") and path and isinstance(path[-1], int):
+            hash_col = end.column + len(rest) - len(stripped)  # `- # later`: an item holding only a comment
+            out.append(Finding("empty_item", path, end.line, hash_col, stripped.strip(), None))
+            return
+    for line in range(start.line + 1, min(end.line, len(lines) - 1) + 1):
+        text = lines[line].lstrip(" ")
+        if text == "-" or text.startswith(("- ", "-\t")):  # a list item indented too deep: more text
+            written = text.split(" #", 1)[0].rstrip()
+            out.append(Finding("indent", path, line, len(lines[line]) - len(text), written, value))
+            return
     if not value or value[0] not in _PORTABLE_FIRST:
         return
     raw = lines[start.line][start.column:end.column] if start.line == end.line else value
@@ -205,6 +246,28 @@ def _check_plain(node: yaml.ScalarNode, path: tuple[Any, ...], lines: list[str],
         stored = _lookup(data, path)
         if isinstance(stored, (int, float)) and not isinstance(stored, bool) and canonical_number(stored) != value:
             out.append(Finding("number", path, start.line, start.column, raw, stored))
+
+
+def _source(lines: list[str], start: yaml.Mark, end: yaml.Mark) -> str:
+    """A scalar's source text as written; the lines of one spanning several are joined by a space,
+    as YAML folds them."""
+    if start.line == end.line:
+        return lines[start.line][start.column:end.column]
+    parts = [lines[start.line][start.column:].rstrip()] + [line.strip() for line in lines[start.line + 1:end.line]]
+    if end.line < len(lines):
+        parts.append(lines[end.line][:end.column].strip())
+    return " ".join(part for part in parts if part)
+
+
+def _comment_lines(node: yaml.Node, path: tuple[Any, ...], lines: list[str]) -> list[Finding]:
+    """``#word`` lines inside a flow collection written over several lines: comments, so not items."""
+    out = []
+    for line in range(node.start_mark.line + 1, min(node.end_mark.line, len(lines))):
+        text = lines[line].lstrip(" \t")
+        if text.startswith("#") and text[1:2] not in ("", " ", "\t"):
+            written = text.rstrip().rstrip(",")
+            out.append(Finding("comment_line", path, line, len(lines[line]) - len(text), written, None))
+    return out
 
 
 def _lookup(data: Any, path: tuple[Any, ...]) -> Any:
