@@ -55,6 +55,7 @@ def test_canonically_equivalent_names_resolve(vault, stored, written):
 @pytest.mark.parametrize("name, link", [
     ("ÄRGER", "ärger"), ("ΣΟΦΙΑ", "σοφια"), ("Москва", "МОСКВА"), ("İstanbul", "İSTANBUL"),
     ("Ωmega", "ωMEGA"), ("Ärger/Über", "ärger/über"),
+    ("ΚΟΣΜΟΣ", "κοσμος"), ("ΟΔΟΣ", "Οδος"), ("ΦΑΚΕΛΟΣ/Λογος", "φακελος/ΛΟΓΟΣ"), ("κόσμος", "ΚΌΣΜΟΣ"),  # final ς
 ])
 def test_case_insensitive_beyond_ascii(name, link):
     index = LinkIndex([f"docs/{name}.md"], root="docs")

@@ -80,6 +80,15 @@ def test_wl02_fences_in_lists_and_quotes():
     assert [k.target for k in iter_links(mask_code(text))] == ["real"]
 
 
+@pytest.mark.parametrize("text, real", [
+    ("> ```\n> [[in-quote]]\nAfter the quote [[real]]\n", ["real"]),  # the quote ends, and its fence with it
+    ("> > ~~~\n> > [[deep]]\n> back in the outer quote [[real]]\n", ["real"]),
+    ("> ```md\n> [[in]]\n> ```\n[[real]] and `[[code]]`\n", ["real"]),
+])
+def test_wl02_a_fence_in_a_block_quote_ends_with_the_quote(text, real):
+    assert [k.target for k in iter_links(mask_code(text))] == real
+
+
 @pytest.mark.parametrize("text", ["[[]]", "[[ ]]", "[[|alias]]"])
 def test_wl04_empty_links_warn(vault, text):
     vault.write("docs/a.md", text + "\n")

@@ -60,6 +60,8 @@ def mask_code(text: str) -> str:
         prefix = _CONTAINER.match(line).group(0)  # type: ignore[union-attr]
         rest = line[len(prefix):]
         stripped = rest.strip()
+        if fence is not None and prefix.count(">") < fence[2].count(">"):
+            fence = None  # the block quote holding the fence ended, and the fence with it (CommonMark §5.1)
         if fence is not None:
             char, length, _ = fence
             out.append(_blank(line))

@@ -37,12 +37,14 @@ _SPACES = re.compile(r"\s+")
 def name_key(text: str) -> str:
     """Comparison key of a file or link name: NFC, lower-cased (Unicode default case mapping).
 
-    ``name_key("Cafe\u0301") == name_key("CAFÉ")``; ``name_key("Straße") != name_key("STRASSE")``
+    ``name_key("Cafe\u0301") == name_key("CAFÉ")``, ``name_key("κοσμος") == name_key("ΚΟΣΜΟΣ")``;
+    ``name_key("Straße") != name_key("STRASSE")``
     (full case folding would equate them; Obsidian does not).
     """
     if text.isascii():
         return text.lower()
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).lower())
+    # final sigma: "ΚΟΣΜΟΣ.md" lowers to "κοσμοσ.md" (the extension follows), a link writes "κοσμος"
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).lower()).replace("ς", "σ")
 
 
 def nfc(text: str) -> str:
