@@ -107,6 +107,9 @@ def test_escaped_link_is_not_checked_but_frontmatter_has_no_escapes(vault):
     ("Run `make` *now*", ["Run make now", "run MAKE now"]),
     ("Über [[Straße]] ==wichtig==", ["über Straße wichtig"]),
     ("See [docs](https://x.y) ~~old~~", ["See docs old"]),
+    ("Use `__init__` here", ["Use __init__ here"]),  # code keeps what emphasis would strip
+    ("Use `a*b` op **now**", ["Use a*b op now"]),
+    ("Функция `__call__` и `x_y_z`", ["функция __call__ и x_y_z"]),
 ])
 def test_headings_holding_links_or_markup_can_be_linked(vault, heading, links):
     vault.write("docs/t.md", f"## {heading}\n")

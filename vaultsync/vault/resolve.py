@@ -174,8 +174,13 @@ def heading_display(text: str) -> str:
         return text
     text = _WIKILINK.sub(lambda m: m.group(2) if m.group(2) is not None else m.group(1), text)
     text = _MD_LINK.sub(r"\1", text)
-    text = _CODE.sub(lambda m: m.group(2).strip(), text)
-    return _EMPHASIS.sub("", text)
+    spans: list[str] = []  # code is shown as written: `__init__` keeps its underscores
+
+    def hold(m: re.Match[str]) -> str:
+        spans.append(m.group(2).strip())
+        return f"\0{len(spans) - 1}\0"
+    text = _EMPHASIS.sub("", _CODE.sub(hold, text))
+    return re.sub("\0([0-9]+)\0", lambda m: spans[int(m.group(1))], text)
 
 
 @lru_cache(maxsize=65536)
