@@ -182,6 +182,38 @@ def test_binary_numbers_are_read_differently_by_yaml_11(vault, written, number):
     assert code == 1 and f"YAML 1.1 readers read the binary number {number}" in lines[0]
 
 
+@pytest.mark.parametrize("text, written", [
+    ("aliases: [a, &x b]\n", "&x b"), ("map: {k: &y v, o: 1}\n", "&y v"), ("list:\n  - &omega текст\n", "&omega текст"),
+])
+def test_an_anchor_is_quoted_as_written_and_no_further(text, written):
+    note = parse_text(FREE, "---\n" + text + "---\n")
+    (d,) = check_fidelity(note, None)
+    assert f"of {written!r} as an anchor name" in d.message and d.message.endswith(f'quote it: "{written}"')
+
+
+@pytest.mark.parametrize("extra, field", [("title: |\n", "title"), ("deciders:\n  - >\n", "deciders[0]"),
+                                          ("deciders:\n  - >-\n", "deciders[0]")])
+def test_an_empty_block_is_explained_not_just_called_empty(vault, extra, field):
+    text = adr("ADR-0001", extra=extra) if not extra.startswith("title") else \
+        adr("ADR-0001").replace("title: A decision\n", extra)
+    code, lines = _lines(vault, P, text)
+    assert code == 1 and len(lines) == 1 and f"FM017 {field}: '" in lines[0] and "starts a block" in lines[0]
+
+
+@pytest.mark.parametrize("written, says", [
+    ("1.5e3", "YAML 1.1 readers read text"), ("2E5", "YAML 1.1 readers read text"), (".5e1", "YAML 1.1 readers read text"),
+    ("1.0e+3", "YAML reads 1.0e+3 as the number 1000.0"),  # 1.1 and 1.2 agree: only the spelling is lost
+])
+def test_exponents_are_explained_as_each_yaml_reads_them(written, says):
+    (d,) = check_fidelity(parse_text(FREE, f"---\nv: {written}\n---\n"), None)
+    assert says in d.message
+
+
+def test_an_infinity_is_not_offered_as_a_spelling():
+    (d,) = check_fidelity(parse_text(FREE, "---\nv: .inf\n---\n"), None)
+    assert 'quote it to keep the text: ".inf"' in d.message and "or write" not in d.message
+
+
 def test_numeric_fields_accept_any_spelling_of_their_number(vault):
     vault.write(P, adr("ADR-0001", extra="confidence: 0.80\nimportance: 7\n"))
     vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra="confidence: 0.8\nimportance: +7\n"))

@@ -16,6 +16,7 @@ Every message quotes the author's text and gives the quoted form to write.
 
 from __future__ import annotations
 
+import math
 import unicodedata
 from typing import Any
 
@@ -80,8 +81,9 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
             return None
         if types is not None and "string" in types and not types & _NUMERIC:
             return None  # the schema check says "expected string, got <text>"
+        plain = f", or write {canonical_number(f.stored)}" if math.isfinite(f.stored) else ""  # not `inf`: text
         return (f"YAML reads {f.written} as the number {canonical_number(f.stored)} — quote it to keep the "
-                f"text: {quote(f.written)}, or write {canonical_number(f.stored)}")
+                f"text: {quote(f.written)}{plain}")
     return None
 
 
@@ -97,7 +99,7 @@ def _yaml11_reading(text: str) -> str:
         return f"read the number {sign * value}{'.' + frac if frac else ''}"
     if body.startswith("0b"):
         return f"read the binary number {sign * int(body[2:], 2)}"
-    if body.startswith("0o") or ("e" in body.lower() and "." not in body):
+    if body.startswith("0o") or "e" in body.lower():  # an exponent 1.1 can read needs '.' and a sign
         return "read text"
     if body.startswith("0") and body[1:2].isdigit():
         return f"read the octal number {sign * int(body, 8)}" if set(body) <= set("01234567") else "read text"

@@ -51,15 +51,16 @@ def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic
 
 
 def _merge_fidelity(note: Note, schema_found: list[Diagnostic], fidelity: list[Diagnostic]) -> list[Diagnostic]:
-    """One message per value: a cut comment replaces the schema's complaint about what is left of the value;
-    an unquoted WikiLink keeps the schema's own message (field case FM-13)."""
+    """One message per value: where YAML misread the text (a cut comment, an empty block, an anchor...),
+    that explanation replaces the schema's complaint about what is left of the value; an unquoted
+    WikiLink keeps the schema's own message (field case FM-13)."""
     if not fidelity:
         return schema_found
     by_position = {(d.line, d.col): d for d in fidelity}
     drop: set[tuple[int, int]] = set()
     for f in note.scalar_findings:
         at = note.position(f.path)
-        if f.kind == "comment" and (f.line + 2, f.col + 1) in by_position:
+        if f.kind not in ("wikilink", "number", "portable") and (f.line + 2, f.col + 1) in by_position:
             drop.add(at)
     kept = [d for d in schema_found if not (d.code == "SC001" and (d.line, d.col) in drop)]
     located = {(d.line, d.col) for d in kept}

@@ -63,7 +63,7 @@ _PORTABLE = re.compile(
         0[0-9]+                                  # leading zero: octal in 1.1
       | [0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?   # base 60
       | [0-9][0-9_]*_[0-9_]*(?:\.[0-9_]*)?       # digit separators
-      | [0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+ | \.[0-9]+[eE][-+]?[0-9]+   # exponent: 1.1 needs '1.0e+3'
+      | [0-9]+[eE][-+]?[0-9]+ | [0-9]*\.[0-9]*[eE][0-9]+   # exponent: 1.1 reads text unless '1.0e+3'
       | 0o[0-7]+
       | 0b[01_]+                                 # binary: a number in 1.1, text in 1.2
     )$""",
@@ -178,7 +178,8 @@ def scalar_findings(root: yaml.Node, text: str, data: Any, screen: bool = True,
         seen.add(id(node))
         if aliased is not None and path and id(node) not in aliased and _starts_with_anchor(node, lines):
             start = node.start_mark
-            written = lines[start.line][start.column:].split(" #", 1)[0].rstrip()
+            written = _source(lines, start, node.end_mark) if isinstance(node, yaml.ScalarNode) else \
+                lines[start.line][start.column:].split(" #", 1)[0].rstrip()
             stored = _lookup(data, path)
             out.append(Finding("anchor", path, start.line, start.column, written, stored))
             continue
@@ -190,8 +191,7 @@ def scalar_findings(root: yaml.Node, text: str, data: Any, screen: bool = True,
             if node.flow_style and _is_unquoted_wikilink(node, lines):
                 start = node.start_mark
                 end = node.end_mark
-                raw = lines[start.line][start.column:end.column] if start.line == end.line else "[[…]]"
-                out.append(Finding("wikilink", path, start.line, start.column, raw, None))
+                out.append(Finding("wikilink", path, start.line, start.column, _source(lines, start, end), None))
                 continue
             stack.extend((v, path + (i,)) for i, v in enumerate(node.value))
         elif isinstance(node, yaml.ScalarNode) and node.style in ("|", ">") and not node.value and path:
