@@ -106,3 +106,59 @@ def test_errors_are_located_after_a_long_frontmatter_and_a_bom(vault):
     text = "\ufeff---\n" + "".join(f"k{i}: v\n" for i in range(30)) + "title: ADR: x\n---\nbody\n"
     vault.write(P, text.encode("utf-8"))
     assert vault.check().lines[0].startswith(f"{P}:32:11: FM005 title: the value holds ': '")
+
+
+@pytest.mark.parametrize("text, where, fragment", [
+    ('owner: "unclosed\nsource_session: "s1"\n', "2:8", 'not closed on its line, so YAML reads the lines below into '
+                                                       'it, up to the next " — close it: owner: "unclosed"'),
+    ("title: 'it is\nstatus: 'x'\n", "2:8", "close it: title: 'it is'"),
+    ('meta:\n  note: "Москва\n  city: "x"\n', "3:9", 'close it: note: "Москва"'),
+])
+def test_a_quote_left_open_is_named_where_it_opened(vault, text, where, fragment):
+    vault.write(P, "---\n" + text + "---\n")
+    res = vault.check()
+    assert res.code == 1 and len(res.lines) == 1 and res.lines[0].startswith(f"{P}:{where}: FM005 ")
+    assert fragment in res.lines[0]
+
+
+@pytest.mark.parametrize("text, where, fix", [
+    ("deciders: [alice #x]\n", "2:18", 'quote the item: "alice #x"'),
+    ("tags: [a, #b, c]\n", "2:11", 'quote the item: "#b"'),
+    ("m: {a: 1 #c}\n", "2:10", 'quote the value: a: "1 #c"'),
+    ("теги: [東京 #1]\n", "2:11", 'quote the item: "東京 #1"'),
+])
+def test_a_comment_that_hides_the_closing_bracket(vault, text, where, fix):
+    vault.write(P, "---\n" + text + "---\n")
+    res = vault.check()
+    assert res.code == 1 and len(res.lines) == 1 and res.lines[0].startswith(f"{P}:{where}: FM005 the ' #' in ")
+    assert res.lines[0].endswith(fix)
+
+
+@pytest.mark.parametrize("text, where, fix", [
+    ("title: x\nowner:T\n", "3:6", "put a space after the colon (owner: T)"),
+    ("owner:T\ntitle: x\n", "2:6", "put a space after the colon"),
+    ("title: x\nвладелец:Иван\n", "3:9", "(владелец: Иван)"),
+])
+def test_a_key_without_a_space_after_its_colon(vault, text, where, fix):
+    vault.write(P, "---\n" + text + "---\n")
+    res = vault.check()
+    assert res.code == 1 and len(res.lines) == 1 and res.lines[0].startswith(f"{P}:{where}: ") and fix in res.lines[0]
+
+
+@pytest.mark.parametrize("text, where, marker", [
+    ("title: x\n<<<<<<< HEAD\nstatus: a\n=======\nstatus: b\n>>>>>>> main\n", "3:1", "<<<<<<<"),
+    ("=======\ntitle: x\n", "2:1", "======="),
+    ("title: x\n>>>>>>> 1a2b3c\n", "3:1", ">>>>>>>"),
+])
+def test_a_merge_conflict_left_in_the_frontmatter(vault, text, where, marker):
+    vault.write(P, "---\n" + text + "---\n")
+    res = vault.check()
+    assert res.code == 1 and res.lines == [f"{P}:{where}: FM005 a merge-conflict marker ('{marker}') is left in the "
+                                           "frontmatter — resolve the conflict and delete the marker lines"]
+
+
+def test_a_typed_note_whose_frontmatter_is_one_key_without_its_space(vault):
+    vault.write("docs/adrs/ADR-0001.md", "---\nmemory_id:ADR-0001\n---\n")
+    res = vault.check()
+    assert res.code == 1 and res.lines == ["docs/adrs/ADR-0001.md:1:1: FM011 frontmatter must be a mapping, got a str "
+                                           "— put a space after the colon: memory_id: ADR-0001"]

@@ -37,7 +37,10 @@ def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic
     if note.fm_state == "empty":
         return [Diagnostic(note.path, 1, 1, "FM010", f"frontmatter is empty (required: {', '.join(_all_required(validator))})")]
     if note.fm_state == "not-mapping":
-        return [Diagnostic(note.path, 1, 1, "FM011", f"frontmatter must be a mapping, got {note.fm_type}")]
+        first = note.yaml_text.strip().split("\n")[0]
+        key, colon, rest = first.partition(":")
+        hint = f" — put a space after the colon: {key}: {rest}" if colon and rest[:1] not in ("", " ", "\t") else ""
+        return [Diagnostic(note.path, 1, 1, "FM011", f"frontmatter must be a mapping, got {note.fm_type}{hint}")]
     data = normalised_frontmatter(note.frontmatter)
     found = validate_frontmatter(note, data, validator) + _non_finite(note, data)
     found = _merge_fidelity(note, found, check_fidelity(note, validator.schema))

@@ -47,6 +47,20 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
     ctx = exc.context_mark
     kv = _value_of(here)
 
+    conflict = next((i for i, text in enumerate(lines) if _CONFLICT.match(text)), None)
+    if conflict is not None:
+        return conflict, 0, (f"a merge-conflict marker ('{lines[conflict][:7]}') is left in the frontmatter "
+                             "— resolve the conflict and delete the marker lines")
+    hidden = _comment_hides_closer(lines, line, ctx)
+    if hidden is not None:
+        return hidden
+    if "could not find expected ':'" in problem and ctx is not None and ctx.line < len(lines):
+        text = lines[ctx.line].strip()
+        if ":" in text:
+            key, _, rest = text.partition(":")
+            return ctx.line, lines[ctx.line].index(":"), (f"'{text}' is not a 'key: value' pair: put a space after "
+                                                         f"the colon ({key}: {rest})")
+        return ctx.line, 0, f"'{text}' is not a 'key: value' pair: write 'key: value' (or quote the text)"
     if "mapping values are not allowed" in problem:
         if kv and kv[2] <= col:
             key, value, _ = kv
@@ -110,6 +124,13 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
             if value.startswith("[["):
                 return line, start, (f"{key}: an unquoted [[WikiLink]] is read as a YAML list — quote the whole "
                                      f"value: {_fix(key, value)}")
+            opened = _unclosed_quote_above(lines, line)
+            if opened is not None:
+                at, q, text = opened
+                kind = "double" if q == '"' else "single"
+                return at, lines[at].index(q), (f"the {kind} quote opened here is not closed on its line, so YAML "
+                                                f"reads the lines below into it, up to the next {q} — close it: "
+                                                f"{text.strip()}{q}")
             if value[:1] in ("'", '"', "[", "{"):
                 closer = {"[": "]", "{": "}"}.get(value[0], value[0])
                 hint = " (inside single quotes write '' for ')" if value[0] == "'" else ""
@@ -126,6 +147,47 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
     if "expected '-' indicator" in problem:
         return line, col, "a list item ('- ...') was expected here: a block of list items cannot continue with a key"
     return line, col, f"YAML error: {problem or exc}"
+
+
+_CONFLICT = re.compile(r"^(?:<{7}|={7}|>{7})(?: |$)")
+
+
+def _comment_hides_closer(lines: list[str], line: int, ctx: yaml.Mark | None) -> tuple[int, int, str] | None:
+    """A ' #' inside an open '[' or '{' starts a comment that hides the rest of the line, the closer too."""
+    for at in dict.fromkeys(i for i in (ctx.line if ctx is not None else None, line, line - 1)
+                            if i is not None and 0 <= i < len(lines)):
+        text = lines[at]
+        opener = min((i for i in (text.find("["), text.find("{")) if i >= 0), default=-1)
+        hash_at = text.find(" #", opener) if opener >= 0 else -1
+        if hash_at < 0 or _outside_quotes(text, opener) is False:
+            continue
+        closer = "]" if text[opener] == "[" else "}"
+        start = max(text.rfind(",", opener, hash_at), opener) + 1
+        end = min((i for i in (text.find(",", hash_at), text.find(closer, hash_at)) if i >= 0), default=len(text))
+        item = text[start:end].strip()
+        key, sep, value = item.partition(": ") if closer == "}" else ("", "", item)
+        fix = f"{key}: {quote(value)}" if sep else quote(item)
+        return at, hash_at + 1, (f"the ' #' in '{item}' starts a comment, which hides the rest of the line (the "
+                                 f"closing '{closer}' too) — quote the {'value' if sep else 'item'}: {fix}")
+    return None
+
+
+def _outside_quotes(text: str, at: int) -> bool:
+    return text.count('"', 0, at) % 2 == 0 and text.count("'", 0, at) % 2 == 0
+
+
+def _unclosed_quote_above(lines: list[str], line: int) -> tuple[int, str, str] | None:
+    """(line, quote, text up to the line's end) of the content line above ``line`` whose value opens a
+    quote it does not close: YAML then reads the value on to the next quote."""
+    prev = _previous_content_line(lines, line)
+    if prev is None:
+        return None
+    kv = _value_of(lines[prev])
+    value = kv[1] if kv else lines[prev].strip().removeprefix("- ")
+    q = value[:1]
+    if q not in ("'", '"') or value.count(q) != 1:
+        return None
+    return prev, q, lines[prev].rstrip()
 
 
 def _char(lines: list[str], line: int, col: int) -> str:
