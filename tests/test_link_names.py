@@ -198,3 +198,24 @@ def test_headings_agree_with_markdown_it(text):
 def test_note_links_skip_escapes_in_the_body_only():
     note = parse_text("docs/a.md", "---\nup: '\\[[x]]'\n---\n\\[[y]] [[z]]\n")
     assert [k.target for k in note.links] == ["x", "z"]
+
+
+@pytest.mark.parametrize("source, link, found", [
+    ("docs/n/sub/s.md", "../../adr/ADR-0001", "docs/adr/ADR-0001.md"),
+    ("docs/n/t.md", "../adr/ADR-0001.md", "docs/adr/ADR-0001.md"),
+    ("docs/n/sub/s.md", "../Ελλάδα", "docs/n/Ελλάδα.md"),
+    ("docs/n/t.md", "../../../outside", None),  # leaves the repository
+    ("docs/n/t.md", "../n/../adr/ADR-0001", "docs/adr/ADR-0001.md"),
+])
+def test_relative_links_resolve_from_the_linking_note(source, link, found):
+    index = LinkIndex(["docs/adr/ADR-0001.md", "docs/n/Ελλάδα.md", "docs/n/t.md", "docs/n/sub/s.md"], root="docs")
+    res = index.resolve(link, source)
+    assert (res.path if res.status == "ok" else None) == found
+
+
+@pytest.mark.parametrize("link", ["[[wrong/ADR-0001]]", "[[n/ADR-0001]]", "[[../x/ADR-0001]]"])
+def test_a_link_into_the_wrong_folder_is_told_so_not_about_sharp_s(vault, link):
+    vault.write("docs/adr/ADR-0001.md", "# x\n")
+    vault.write("docs/n/a.md", f"{link}\n")
+    res = vault.check()
+    assert res.code == 1 and res.lines[0].endswith("— did you mean [[ADR-0001]]? (the name matches, the folder does not)")

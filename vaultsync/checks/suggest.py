@@ -88,8 +88,10 @@ class Suggester:
             return f" — did you mean {self.link_to(prefixed[0], source, link)}?"
         folded = self._by_fold.get(nfc(posixpath.basename(target)).casefold(), [])
         if len(folded) == 1:
-            return (f" — did you mean {self.link_to(folded[0], source, link)}? (names match ignoring case, but "
-                    "Obsidian tells 'ß' from 'ss')")
+            stem = posixpath.splitext(posixpath.basename(folded[0]))[0]
+            why = "the name matches, the folder does not" if name_key(stem) == name_key(posixpath.basename(target)) \
+                else "names match ignoring case, but Obsidian tells 'ß' from 'ss'"
+            return f" — did you mean {self.link_to(folded[0], source, link)}? ({why})"
         if self._fuzzy_left > 0 and base and not any(c.isdigit() for c in base):
             self._fuzzy_left -= 1
             close = difflib.get_close_matches(base, self._stems, n=1, cutoff=0.8)

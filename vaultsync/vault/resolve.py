@@ -17,6 +17,8 @@ Rules, in order (field cases WL-01, WL-06, WL-07):
    Obsidian does); otherwise the link is *ambiguous* and every candidate is
    reported, sorted. Never a guess.
 6. No file: a note whose frontmatter ``aliases`` holds the target.
+7. A target starting with ``../`` is relative to the linking note's folder (Obsidian's
+   "relative path" link format); one that leaves the repository finds nothing.
 """
 
 from __future__ import annotations
@@ -103,6 +105,11 @@ class LinkIndex:
 
     def _resolve(self, target: str, source: str) -> Resolution:
         target = target.strip().replace("\\", "/")
+        if target.startswith("../"):  # relative to the linking note (Obsidian's "relative path" links)
+            joined = posixpath.normpath(posixpath.join(posixpath.dirname(source), target))
+            if joined.startswith("../"):
+                return Resolution("missing")
+            target = joined if not self.root or not joined.startswith(self.root) else joined[len(self.root):]
         while target.startswith("./"):
             target = target[2:]
         target = target.lstrip("/")
