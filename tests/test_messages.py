@@ -108,3 +108,47 @@ def test_paths_given_on_the_command_line(vault, args, code, expected):
         assert (res.code, res.lines) == (code, expected)
         checked = sum(1 for a in args if a == "docs/a.md")
         assert f"{checked} notes checked" in res.out
+
+
+@pytest.mark.parametrize("args, checked, expected", [
+    (["docs"], 2, ["docs/sub/b.md:1:1: WL001 [[nope]] → no such note"]),  # a folder: every note under it
+    (["docs/sub"], 1, ["docs/sub/b.md:1:1: WL001 [[nope]] → no such note"]),
+    (["."], 2, ["docs/sub/b.md:1:1: WL001 [[nope]] → no such note"]),
+])
+def test_a_folder_on_the_command_line_stands_for_its_notes(vault, args, checked, expected):
+    vault.write("docs/a.md", "# a\n")
+    vault.write("docs/sub/b.md", "[[nope]]\n")
+    res = vault.check(*args)
+    assert res.code == 1 and res.lines == expected and f"{checked} notes checked" in res.out
+
+
+def test_a_file_outside_the_repository_is_named_not_skipped(vault, tmp_path):
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("# x\n", encoding="utf-8")
+    vault.write("docs/a.md", "# a\n")
+    for arg in (str(outside), "../elsewhere.md"):
+        res = vault.check(arg)
+        assert res.code == 1 and len(res.lines) == 1 and "PA003" in res.lines[0]
+        assert "is outside this repository" in res.lines[0]
+
+
+@pytest.mark.parametrize("status", ["Superseded", "SUPERSEDED", " superseded"])
+def test_an_expired_note_already_superseded_in_any_case_is_left_alone(vault, status):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", status=status, extra='expires: "2020-01-02"\n'))
+    res = vault.check()
+    expired = [line for line in res.lines if "DT004" in line]
+    assert expired and "already superseded" in expired[0] and "supersede it" not in expired[0]
+
+
+@pytest.mark.parametrize("value", ["2024-01-01T99:99", "2024-01-01T24:00:00Z", "2024-01-01 10:61", "2024-01-01T10:00+25:00"])
+def test_a_date_time_whose_time_does_not_exist_is_rejected(vault, value):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001").replace('created: "2024-03-01"', f'created: "{value}"'))
+    res = vault.check()
+    assert res.code == 1 and any("created" in line for line in res.lines), res.lines
+
+
+@pytest.mark.parametrize("before", ["<!-- generated -->\n", "<!-- a -->\n<!-- b -->\n", "\n<!--x-->\n"])
+def test_frontmatter_below_an_html_comment_is_called_misplaced(vault, before):
+    vault.write("docs/adrs/ADR-0001.md", before + adr("ADR-0001"))
+    res = vault.check()
+    assert res.code == 1 and any("FM003 frontmatter must start on line 1, column 1" in line for line in res.lines)

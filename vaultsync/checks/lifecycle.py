@@ -87,7 +87,8 @@ def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING) -> 
 def _expired_message(note: Note, expires: dt.date) -> str:
     """What to do about an expired note; nothing, when a newer note already supersedes it."""
     fm = normalised_frontmatter(note.frontmatter)
-    if fm.get("status") == "superseded" or fm.get("superseded_by"):
+    status = fm.get("status")
+    if (isinstance(status, str) and status.strip().lower() == "superseded") or fm.get("superseded_by"):
         by = fm.get("superseded_by")
         newer = f" by {by}" if isinstance(by, str) and by.strip() else ""
         return (f"expired on {expires}, but it is already superseded{newer} and hidden from search "

@@ -159,7 +159,7 @@ def _run(args: argparse.Namespace) -> int:
         diagnostics = _untracked_scratch_is_fine(root, diagnostics)
     checked = len(vault.notes)
     if args.paths:
-        wanted = {_relative(vault.root, p) for p in args.paths}
+        wanted = _wanted(vault, args.paths)
         diagnostics = [d for d in diagnostics if d.path in wanted] + _missing_paths(vault, wanted)
         checked = len(wanted & set(vault.notes))
     report(diagnostics, args.format, sys.stdout, checked=checked)
@@ -178,14 +178,38 @@ def _untracked_scratch_is_fine(root: Path, diagnostics: list[Diagnostic]) -> lis
     return [d for d in diagnostics if d.code != "PA001" or d.path in tracked]
 
 
+def _wanted(vault: Vault, paths: list[str]) -> set[str]:
+    """The repository paths asked for; a folder stands for every file of the snapshot under it."""
+    wanted: set[str] = set()
+    for arg in paths:
+        rel = _relative(vault.root, arg)
+        if rel == "." or (not Path(rel).is_absolute() and not rel.startswith("../") and (vault.root / rel).is_dir()):
+            prefix = "" if rel == "." else rel.rstrip("/") + "/"
+            inside = {p for p in vault.all_files if p.startswith(prefix)}
+            wanted |= inside or {rel}
+        else:
+            wanted.add(rel)
+    return wanted
+
+
 def _missing_paths(vault: Vault, wanted: set[str]) -> list[Diagnostic]:
-    """PA003 for each path asked for that is neither in the checked snapshot nor on disk (a typo).
+    """PA003 for each path asked for that is neither in the checked snapshot nor on disk (a typo), lies
+    outside the repository, or is a folder holding no file of the snapshot.
 
     A path outside the vault folders (pre-commit passes every staged ``.md``) is no error.
     """
     present = set(vault.all_files)
-    return [Diagnostic(path, 0, 0, "PA003", f"no such file: {path} — check the path (relative to the current folder)")
-            for path in sorted(wanted) if path not in present and not (vault.root / path).exists()]
+    out = []
+    for path in sorted(wanted - present):
+        if Path(path).is_absolute() or path.startswith("../"):
+            out.append(Diagnostic(path, 0, 0, "PA003", f"{path} is outside this repository ({vault.root}) — check "
+                                                       "it from its own repository"))
+        elif (vault.root / path).is_dir():
+            out.append(Diagnostic(path, 0, 0, "PA003", f"{path} is a folder with no file to check"))
+        elif not (vault.root / path).exists():
+            out.append(Diagnostic(path, 0, 0, "PA003", f"no such file: {path} — check the path (relative to the "
+                                                       "current folder)"))
+    return out
 
 
 def _relative(root: Path, path: str) -> str:

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_DATETIME = re.compile(r"^(\d{4}-\d{2}-\d{2})[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?$")
+_DATETIME = re.compile(r"^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?([Zz]|[+-](\d{2}):?(\d{2}))?$")
 _MADR_SUPERSEDED = re.compile(r"^superseded\s+by\s+(.+)$", re.IGNORECASE)
 
 
@@ -16,6 +16,8 @@ def parse_vault_date(value: Any) -> dt.date | None:
     if not isinstance(value, str):
         return None
     m = _DATETIME.match(value)
+    if m and not _valid_time(m):
+        return None
     text = m.group(1) if m else value
     if not _DATE.match(text):
         return None
@@ -23,6 +25,12 @@ def parse_vault_date(value: Any) -> dt.date | None:
         return dt.date.fromisoformat(text)
     except ValueError:
         return None
+
+
+def _valid_time(m: re.Match[str]) -> bool:
+    """The time and offset of an RFC 3339 date-time exist: hour ≤ 23, minute ≤ 59, second ≤ 60 (a leap second)."""
+    hour, minute, second, off_h, off_m = (int(g) if g else 0 for g in m.group(2, 3, 4, 7, 8))
+    return hour <= 23 and minute <= 59 and second <= 60 and off_h <= 23 and off_m <= 59
 
 
 def normalised_frontmatter(data: dict[str, Any]) -> dict[str, Any]:

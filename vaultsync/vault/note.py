@@ -240,5 +240,5 @@ def _misplaced_frontmatter(note: Note) -> None:
                 f"frontmatter must start on line 1, column 1 (found '---' on line {i + 1})",
             ))
             return
-        if line.strip():
-            return
+        if line.strip() and not (line.strip().startswith("<!--") and line.strip().endswith("-->")):
+            return  # text before it: a thematic break, not frontmatter (an HTML comment is looked past)
