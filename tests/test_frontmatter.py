@@ -186,7 +186,7 @@ def test_fm13_wikilinks_in_frontmatter(vault):
         'related:\n  - [[ADR-0001]]\n  - "[[ADR-0099]]"\n  - "[[ADR-0002|keep local]]"\n')))
     assert vault.check().lines == [
         'docs/adrs/ADR-0007.md:8:5: SC001 related[0]: expected "[[note]]" string, got a nested list — quote wikilinks in YAML',
-        "docs/adrs/ADR-0007.md:9:5: WL001 [[ADR-0099]] (frontmatter 'related') → no such note",
+        "docs/adrs/ADR-0007.md:9:6: WL001 [[ADR-0099]] (frontmatter 'related') → no such note",
     ]
 
 

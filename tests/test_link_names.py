@@ -96,7 +96,7 @@ def test_escaped_brackets_are_text(text, expected):
 def test_escaped_link_is_not_checked_but_frontmatter_has_no_escapes(vault):
     vault.write("docs/a.md", '---\nup: "\\\\[[nowhere]]"\n---\nWrite \\[[Note]] for a link.\n')
     lines = vault.check().lines
-    assert lines == ["docs/a.md:2:6: WL001 [[nowhere]] (frontmatter 'up') → no such note"]
+    assert lines == ["docs/a.md:2:8: WL001 [[nowhere]] (frontmatter 'up') → no such note"]  # where '[[' is
 
 
 # --- headings with inline markup ----------------------------------------------------------------
@@ -219,3 +219,21 @@ def test_a_link_into_the_wrong_folder_is_told_so_not_about_sharp_s(vault, link):
     vault.write("docs/n/a.md", f"{link}\n")
     res = vault.check()
     assert res.code == 1 and res.lines[0].endswith("— did you mean [[ADR-0001]]? (the name matches, the folder does not)")
+
+
+@pytest.mark.parametrize("yaml_text, where", [
+    ('a: "\\u00e9\\u00e9 [[Nope]]"\n', "2:18"),        # escapes before the link
+    ('related: ["[[Nope]]"]\n', "2:12"),               # the opening quote counts
+    ("c: first line\n  second [[Nope]]\n", "3:10"),    # a plain value over two lines
+    ("d: >\n  folded\n  text [[Nope]]\n", "4:8"),      # a folded block
+    ("list:\n  - 'Москва [[Nope]]'\n", "3:13"),
+])
+def test_a_frontmatter_link_is_reported_where_it_is_written(vault, yaml_text, where):
+    vault.write("docs/a.md", f"---\n{yaml_text}---\n")
+    res = vault.check()
+    assert res.code == 1 and len(res.lines) == 1 and res.lines[0].startswith(f"docs/a.md:{where}: WL001 [[Nope]]")
+
+
+def test_the_same_link_twice_in_one_value_is_reported_at_each_place(vault):
+    vault.write("docs/a.md", '---\nf: "[[Nope]] and [[Nope]]"\n---\n')
+    assert [line.split(" WL001")[0] for line in vault.check().lines] == ["docs/a.md:2:5:", "docs/a.md:2:18:"]

@@ -81,6 +81,26 @@ class Note:
             path = path[:-1]
         return (1, 1)
 
+    def locate(self, path: tuple[Any, ...], needle: str, nth: int = 0) -> tuple[int, int] | None:
+        """1-based (line, col) in the file of the ``nth`` occurrence of ``needle`` in the source of the
+        value at ``path`` (which may span lines, or hold quotes and escapes before it), or None."""
+        line, col = self.position(path)
+        key_line, key_col = self.position(path, key=True)
+        lines = self.yaml_text.split("\n")
+        start = line - 2
+        for i in range(start, len(lines)):
+            text = lines[i]
+            if i > start and text.strip() and len(text) - len(text.lstrip(" ")) <= key_col - 1 \
+                    and not text.lstrip(" ").startswith("- "):
+                break  # the next key at the value's level: the value ended
+            at = text.find(needle, col - 1 if i == start else 0)
+            while at >= 0:
+                if nth == 0:
+                    return i + 2, at + 1
+                nth -= 1
+                at = text.find(needle, at + 1)
+        return None
+
     def raw(self, path: tuple[Any, ...]) -> str | None:
         """The source text of the one-line scalar at ``path`` as written (quotes included), or None."""
         return self._position_maps[2].get(path)

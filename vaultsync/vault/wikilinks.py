@@ -125,11 +125,14 @@ def _escaped(text: str, at: int) -> bool:
 class _Positions(Protocol):
     def position(self, path: tuple[Any, ...], key: bool = False) -> tuple[int, int]: ...
 
+    def locate(self, path: tuple[Any, ...], needle: str, nth: int = 0) -> tuple[int, int] | None: ...
+
 
 def frontmatter_links(data: dict[str, Any], where: _Positions) -> Iterator[WikiLink]:
     """Yield links written as string values anywhere in the frontmatter (FM-13).
 
-    ``where.position(path)`` gives a value's 1-based (line, col) in the file.
+    ``where.position(path)`` gives a value's 1-based (line, col) in the file, ``where.locate`` the
+    place of a text inside it.
     """
     stack: list[tuple[tuple[Any, ...], Any]] = [((key,), value) for key, value in data.items()]
     while stack:
@@ -137,8 +140,12 @@ def frontmatter_links(data: dict[str, Any], where: _Positions) -> Iterator[WikiL
         if isinstance(value, str):
             if "[[" in value:
                 line, col = where.position(path)
+                seen: dict[str, int] = {}
                 for link in iter_links(value, line, field=str(path[0]), markdown=False):
-                    yield link._replace(col=col + link.col - 1)
+                    nth = seen[link.raw] = seen.get(link.raw, -1) + 1
+                    found = where.locate(path, link.raw, nth)  # past quotes, escapes and line breaks
+                    yield link._replace(line=found[0], col=found[1]) if found else \
+                        link._replace(line=line, col=col + link.col - 1)
         elif isinstance(value, list):
             stack.extend((path + (i,), item) for i, item in enumerate(value))
         elif isinstance(value, dict):
