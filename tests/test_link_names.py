@@ -76,8 +76,22 @@ def test_sharp_s_is_not_ss_like_in_obsidian_but_the_hint_says_so(vault):
 ])
 def test_url_encoded_links_get_a_hint(vault, link, fix):
     vault.write("docs/a.md", f"{link}\n")
+    vault.write("docs/My Note.md", "x\n")
+    vault.write("docs/Café.md", "# Menu\n")
+    vault.write("docs/dir/sub.md", "x\n")
     line = vault.check().lines[0]
     assert line.endswith(f"→ no such note — WikiLinks are not URL-encoded: write {fix}"), line
+
+
+@pytest.mark.parametrize("link, tail", [
+    ("[[Nope%20Note]]", "write [[Nope Note]] (though no note is named 'Nope Note' either)"),
+    ("[[x%0Ay]]", "→ no such note"),   # decodes to a line break: no name to offer
+    ("[[a%09b]]", "→ no such note"),
+])
+def test_a_url_encoded_hint_offers_only_names_one_could_write(vault, link, tail):
+    vault.write("docs/a.md", f"{link}\n")
+    line = vault.check().lines[0]
+    assert line.endswith(tail), line
 
 
 # --- escapes ----------------------------------------------------------------------------------

@@ -80,8 +80,10 @@ class Suggester:
                     f"{ids[0]}; links name the file)")
         if _URL_ESCAPE.search(target):
             decoded = unquote(target)
-            if decoded != target:
-                return f" — WikiLinks are not URL-encoded: write {rebuild(link, decoded)}"
+            if decoded != target and decoded.isprintable():  # `%0A` decodes to no name one could write
+                found = self.vault.link_index.resolve(decoded, source).status == "ok"
+                either = "" if found else f" (though no note is named '{decoded}' either)"
+                return f" — WikiLinks are not URL-encoded: write {rebuild(link, decoded)}{either}"
         base = posixpath.basename(key)
         prefixed = self._prefixed(base) if _ID_LIKE.match(target) else []
         if len(prefixed) == 1:
