@@ -357,3 +357,19 @@ def test_the_fast_text_screen_never_hides_a_finding(parts):
         assert walked == [], text
     if not _may_have_findings(text, loader.odd_numbers):  # the text, and the loader for numbers
         assert walked == [], text
+
+
+@pytest.mark.parametrize("text, where", [
+    ("base: &b {x: 1}\nother:\n  <<: *b\n  y: 2\n", "4:3"),
+    ("defaults: &d\n  owner: a\nnote:\n  <<: *d\n", "5:3"),
+    ("list:\n  - <<: {k: v}\n", "3:5"),
+])
+def test_a_yaml_11_merge_key_is_reported(vault, text, where):
+    code, lines = _lines(vault, FREE, "---\n" + text + "---\n")
+    assert code == 1 and len(lines) == 1 and lines[0].startswith(f"{FREE}:{where}: FM017 ")
+    assert "merge the mapping given after '<<:'" in lines[0]
+
+
+def test_a_quoted_merge_key_is_a_key_like_any_other():
+    note = parse_text(FREE, '---\n"<<": text\n---\n')
+    assert note.frontmatter == {"<<": "text"} and check_fidelity(note, None) == []

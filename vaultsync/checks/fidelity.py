@@ -2,8 +2,8 @@
 
 Rule (ADR-0050), applied to the findings of :mod:`vaultsync.vault.scalars`:
 
-* ``comment``, ``comment_line``, ``empty_item``, ``escape``, ``indent``, ``block``, ``anchor``, ``portable`` and
-  ``wikilink`` findings are always errors: text is
+* ``comment``, ``comment_line``, ``empty_item``, ``escape``, ``indent``, ``merge``, ``block``, ``anchor``,
+  ``portable`` and ``wikilink`` findings are always errors: text is
   lost, or another YAML reader (Obsidian, a site generator, PyYAML) gets a
   different value from the same file.
 * ``number`` findings (``1.10``, ``0.80``, ``+5``, ``0x1F``) are errors unless the
@@ -58,6 +58,9 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
     if f.kind == "comment_line":
         return (f"YAML reads the line '{f.written}' as a comment, so the list leaves it out "
                 f"— quote it: {quote(f.written)}")
+    if f.kind == "merge":
+        return ("YAML 1.1 readers (PyYAML, many site generators) merge the mapping given after '<<:' into this "
+                "one, while vaultsync (YAML 1.2) stores a key named '<<' — write the keys out instead")
     if f.kind == "empty_item":
         return (f"this list item holds only the comment '{f.written}', so YAML stores an empty (null) item "
                 f"— remove the '-', or write the value (quoted: {quote(f.written)})")

@@ -38,6 +38,9 @@ each of these kinds:
 ``comment_line``
     A ``#word`` line inside a flow collection written over several lines: a comment,
     so the item the author meant is not in the list.
+``merge``
+    A ``<<`` key: YAML 1.1 readers merge the mapping after it into this one (the
+    merge-key type), YAML 1.2 keeps a key named ``<<``.
 ``empty_item``
     A list item holding only a comment (``- # later``): YAML stores an empty (null) item.
 
@@ -136,7 +139,7 @@ def _may_have_findings(text: str, odd_numbers: bool | None = None) -> bool:
     """
     if "#" in text or "&" in text or "\\" in text or "[[" in text or "!" in text:  # "!": a tag (`!!int 010`)
         return True
-    if "-" in text and _DEEPER_ITEM.search(text):
+    if "<<" in text or ("-" in text and _DEEPER_ITEM.search(text)):  # "<<": a YAML 1.1 merge key
         return True
     low = text.lower()
     if ("|" in text or ">" in text or ".inf" in low or ".nan" in low) and _TRIGGERS.search(text):
@@ -187,6 +190,8 @@ def scalar_findings(root: yaml.Node, text: str, data: Any, screen: bool = True,
             out.extend(_comment_lines(node, path, lines))
         if isinstance(node, yaml.MappingNode):
             stack.extend((v, path + (str(k.value),)) for k, v in node.value if isinstance(k, yaml.ScalarNode))
+            out.extend(Finding("merge", path + ("<<",), k.start_mark.line, k.start_mark.column, "<<", None)
+                       for k, _ in node.value if isinstance(k, yaml.ScalarNode) and k.value == "<<" and not k.style)
         elif isinstance(node, yaml.SequenceNode):
             if node.flow_style and _is_unquoted_wikilink(node, lines):
                 start = node.start_mark
