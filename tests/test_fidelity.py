@@ -373,3 +373,19 @@ def test_a_yaml_11_merge_key_is_reported(vault, text, where):
 def test_a_quoted_merge_key_is_a_key_like_any_other():
     note = parse_text(FREE, '---\n"<<": text\n---\n')
     assert note.frontmatter == {"<<": "text"} and check_fidelity(note, None) == []
+
+
+@pytest.mark.parametrize("text, where, written", [
+    ("owner: #tag R&D\n  up: C#\n", "2:8", "#tag R&D"),
+    ("tags: #list\n  - a\n  - b\n", "2:7", "#list"),
+    ("m:\n  x: #Ωmega\n    z: 1\n", "3:6", "#Ωmega"),
+])
+def test_a_hash_word_after_a_key_with_its_value_below(vault, text, where, written):
+    code, lines = _lines(vault, FREE, "---\n" + text + "---\n")
+    assert code == 1 and len(lines) == 1 and lines[0].startswith(f"{FREE}:{where}: FM017 ")
+    assert f"YAML reads '{written}' as a comment and takes the indented lines below as the value" in lines[0]
+
+
+def test_a_comment_after_a_key_written_as_one_is_fine():
+    note = parse_text(FREE, "---\nmeta: # a real comment\n  k: v\n---\n")
+    assert check_fidelity(note, None) == []

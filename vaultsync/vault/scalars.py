@@ -41,6 +41,9 @@ each of these kinds:
 ``merge``
     A ``<<`` key: YAML 1.1 readers merge the mapping after it into this one (the
     merge-key type), YAML 1.2 keeps a key named ``<<``.
+``comment_key``
+    ``key: #word`` with indented lines below: the ``#word`` is a comment, and the lines
+    below are the value.
 ``empty_item``
     A list item holding only a comment (``- # later``): YAML stores an empty (null) item.
 
@@ -192,6 +195,11 @@ def scalar_findings(root: yaml.Node, text: str, data: Any, screen: bool = True,
             stack.extend((v, path + (str(k.value),)) for k, v in node.value if isinstance(k, yaml.ScalarNode))
             out.extend(Finding("merge", path + ("<<",), k.start_mark.line, k.start_mark.column, "<<", None)
                        for k, _ in node.value if isinstance(k, yaml.ScalarNode) and k.value == "<<" and not k.style)
+            for k, v in node.value if has_hash else ():  # `key: #tag`, the value on the lines below
+                if isinstance(k, yaml.ScalarNode) and v.start_mark.line > k.end_mark.line:
+                    found = _comment_after_key(k, path, lines, data)
+                    if found is not None:
+                        out.append(found)
         elif isinstance(node, yaml.SequenceNode):
             if node.flow_style and _is_unquoted_wikilink(node, lines):
                 start = node.start_mark
@@ -262,6 +270,20 @@ def _source(lines: list[str], start: yaml.Mark, end: yaml.Mark) -> str:
     if end.line < len(lines):
         parts.append(lines[end.line][:end.column].strip())
     return " ".join(part for part in parts if part)
+
+
+def _comment_after_key(key: yaml.ScalarNode, path: tuple[Any, ...], lines: list[str], data: Any) -> Finding | None:
+    """A ``#word`` comment right after ``key:`` whose value starts on a later line."""
+    end = key.end_mark
+    if end.line >= len(lines):
+        return None
+    rest = lines[end.line][end.column:].lstrip(" \t")
+    rest = rest[1:].lstrip(" \t") if rest.startswith(":") else rest
+    if not rest.startswith("#") or rest[1:2] in ("", " ", "\t"):
+        return None
+    col = len(lines[end.line]) - len(rest)
+    child = path + (str(key.value),)
+    return Finding("comment_key", child, end.line, col, rest.rstrip(), _lookup(data, child))
 
 
 def _comment_lines(node: yaml.Node, path: tuple[Any, ...], lines: list[str]) -> list[Finding]:
