@@ -1,11 +1,12 @@
-"""The per-property fast path of schema validation decides exactly as jsonschema does."""
+"""The fast path of schema validation (vaultsync.checks.quickschema) decides exactly as jsonschema does."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultsync.checks.schema import _quick_check, load_validator
+from vaultsync.checks.quickschema import quick_check
+from vaultsync.checks.schema import load_validator
 
 VALID = {"memory_id": "ADR-0001", "type": "adr", "title": "A decision", "status": "accepted",
          "created": "2024-03-01"}
@@ -27,7 +28,7 @@ def test_quick_path_agrees_with_full_validation(schema, changes, dropped):
     data = {**VALID, "type": schema, **changes}
     for key in dropped:
         data.pop(key, None)
-    quick = _quick_check(validator)
+    quick = quick_check(validator)
     assert quick is not None  # every built-in schema is a closed object
     assert quick(data) == validator.is_valid(data), data
 
@@ -50,7 +51,8 @@ ANY_VALUE = st.recursive(
 def test_a_compiled_subschema_decides_as_jsonschema(sub, value):
     import jsonschema
 
-    from vaultsync.checks.schema import _FORMATS, _NotSimple, compile_subschema
+    from vaultsync.checks.quickschema import _NotSimple, compile_subschema
+    from vaultsync.checks.schema import _FORMATS
 
     root = {"$defs": {"id": {"type": "string", "pattern": "^[A-Z]+-[0-9]+$"}}}
     full = jsonschema.Draft202012Validator({**root, **sub} if isinstance(sub, dict) else sub, format_checker=_FORMATS)
@@ -64,7 +66,8 @@ def test_a_compiled_subschema_decides_as_jsonschema(sub, value):
 
 
 def test_subschemas_beyond_the_compiled_keywords_are_left_to_jsonschema():
-    from vaultsync.checks.schema import _FORMATS, compile_subschema
+    from vaultsync.checks.quickschema import compile_subschema
+    from vaultsync.checks.schema import _FORMATS
 
     for sub in ({"anyOf": [{"type": "string"}]}, {"enum": [1, True]}, {"$ref": "other.json"}, {"not": {}},
                 {"type": "array", "items": {"oneOf": []}}, {"minimum": "1"}):
