@@ -124,6 +124,17 @@ def test_escapes_that_store_an_invisible_character(vault, text, where, shown):
     assert "use single quotes for backslashes: '" in lines[0]
 
 
+@pytest.mark.parametrize("text, fix", [
+    ('path: "C:\\\\Users\\Program Files"\n', "'C:\\\\Users\\Program Files'"),  # as typed (`\\\\srv` shares)
+    ('a: "say \\"hi\\" \\x0B"\n', "'say \"hi\" \\x0B'"),
+    ('"k\\Px": v\n', "'k\\Px'"),                                     # in a key
+    ('a: "tab\\\tafter"\n', "'tab\\\tafter'"),                    # a backslash before a real tab
+])
+def test_the_single_quoted_fix_keeps_the_text_meant(text, fix):
+    (d,) = check_fidelity(parse_text(FREE, "---\n" + text + "---\n"), None)
+    assert d.message.endswith(f"use single quotes for backslashes: {fix}"), d.message
+
+
 @pytest.mark.parametrize("text", [
     'owner: "two\\nlines"\n', 'owner: "caf\\u00e9 \\x41"\n', 'owner: "a \\"quote\\" and \\\\ slash"\n',
     "owner: 'C:\\Program Files'\n", 'owner: "\\/etc"\n',
@@ -142,18 +153,22 @@ def test_escapes_of_printable_characters_are_meant(text):
 def test_a_list_item_indented_too_deep_is_more_text(vault, text, where, stored):
     code, lines = _lines(vault, FREE, "---\n" + text + "---\n")
     assert code == 1 and len(lines) == 1 and lines[0].startswith(f"{FREE}:{where}: FM017 ")
-    assert f"stores {stored}" in lines[0] and "line its '-' up" in lines[0]
+    fix = "quote the value, or start the list" if text.startswith("owner") else "line its '-' up"
+    assert f"stores {stored}" in lines[0] and fix in lines[0]
 
 
-@pytest.mark.parametrize("text, where, written", [
-    ("tags: [a,\n  #b\n  c]\n", "3:3", "#b"),
-    ("tags: [\n  #first,\n  second]\n", "3:3", "#first"),
-    ("map: {a: 1,\n    #Ελλάδα\n    c: 2}\n", "3:5", "#Ελλάδα"),
+@pytest.mark.parametrize("text, where, written, kind, fix", [
+    ("tags: [a,\n  #b\n  c]\n", "3:3", "#b", "list", '"#b"'),
+    ("tags: [\n  #first,\n  second]\n", "3:3", "#first", "list", '"#first"'),
+    ("map: {a: 1,\n    #Ελλάδα\n    c: 2}\n", "3:5", "#Ελλάδα", "mapping", '"#Ελλάδα"'),
+    ("tags: [x, #tag\n  ]\n", "2:11", "#tag", "list", '"#tag"'),           # after an item, at the line's end
+    ("tags: [x,\n  y, #tag\n  z]\n", "3:6", "#tag", "list", '"#tag"'),
+    ("map: {b: 1,\n  #c: 2,\n  d: 3}\n", "3:3", "#c: 2", "mapping", '"#c": 2'),  # a key and its value
 ])
-def test_a_hash_word_line_inside_a_flow_list_is_a_lost_item(vault, text, where, written):
+def test_a_hash_word_inside_a_flow_collection_is_a_lost_item(vault, text, where, written, kind, fix):
     code, lines = _lines(vault, FREE, "---\n" + text + "---\n")
-    assert code == 1 and lines == [f"{FREE}:{where}: FM017 {text.split(':')[0]}: YAML reads the line '{written}' "
-                                   f"as a comment, so the list leaves it out — quote it: \"{written}\""]
+    assert code == 1 and lines == [f"{FREE}:{where}: FM017 {text.split(':')[0]}: YAML reads '{written}' "
+                                   f"as a comment, so the {kind} leaves it out — quote it: {fix}"]
 
 
 @pytest.mark.parametrize("text, where", [

@@ -251,3 +251,13 @@ def test_a_frontmatter_link_is_reported_where_it_is_written(vault, yaml_text, wh
 def test_the_same_link_twice_in_one_value_is_reported_at_each_place(vault):
     vault.write("docs/a.md", '---\nf: "[[Nope]] and [[Nope]]"\n---\n')
     assert [line.split(" WL001")[0] for line in vault.check().lines] == ["docs/a.md:2:5:", "docs/a.md:2:18:"]
+
+
+@pytest.mark.parametrize("source, link", [
+    ("docs/n/sub/deep/a.md", "../../../../y"),   # the repository root's y.md: none
+    ("docs/n/sub/deep/a.md", "../../../x/y"),    # docs/x/y.md: none (docs/n/x/y.md is another note)
+    ("docs/n/sub/a.md", "../../n/x/nope"),
+])
+def test_a_relative_link_finds_that_very_path_or_nothing(source, link):
+    index = LinkIndex(["docs/n/x/y.md", "docs/y.md", source], root="docs")
+    assert index.resolve(link, source).status == "missing"

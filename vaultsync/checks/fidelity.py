@@ -44,20 +44,25 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
         kept = "an empty value (null)" if f.stored is None else f"'{f.stored}'"
         return (f"YAML reads ' #' as the start of a comment and stores {kept}, not '{f.written}' "
                 f"— quote it: {quote(f.written)}")
-    if f.kind == "escape":
-        single = "'" + f.written[1:-1].replace("'", "''") + "'"
+    if f.kind == "escape":  # the text as typed (`\\srv` is a share), but `\"` can only have meant a quote
+        single = "'" + f.written[1:-1].replace('\\"', '"').replace("'", "''") + "'"
         found = odd_escape(f.written)
         what = f"U+{ord(found[2]):04X} ({unicodedata.name(found[2], 'a control character')})" if found else \
             "a control character"
         where = f"{found[1]} in {f.written}" if found else f.written
         return (f"inside double quotes YAML reads backslash escapes, so {where} stores {what} "
                 f"— use single quotes for backslashes: {single}")
-    if f.kind == "indent":
+    if f.kind == "indent" and isinstance(f.path[-1], int):
         return (f"the line '{f.written}' is indented deeper than the item above it, so YAML reads it as more "
                 f"text of that item and stores {f.stored!r} — line its '-' up with the one above")
+    if f.kind == "indent":
+        return (f"the line '{f.written}' continues the value above it, so YAML reads it as more text and "
+                f"stores {f.stored!r} — quote the value, or start the list on the line after the key")
     if f.kind == "comment_line":
-        return (f"YAML reads the line '{f.written}' as a comment, so the list leaves it out "
-                f"— quote it: {quote(f.written)}")
+        key, sep, value = f.written.partition(": ") if f.stored == "mapping" else ("", "", "")
+        fix = f"{quote(key)}: {value}" if sep else quote(f.written)
+        return (f"YAML reads '{f.written}' as a comment, so the {f.stored or 'list'} leaves it out "
+                f"— quote it: {fix}")
     if f.kind == "comment_key":
         return (f"YAML reads '{f.written}' as a comment and takes the indented lines below as the value "
                 f"({f.stored!r}) — write '# ' with a space if it is a comment; if it is the value, quote it "

@@ -107,9 +107,12 @@ class LinkIndex:
         target = target.strip().replace("\\", "/")
         if target.startswith("../"):  # relative to the linking note (Obsidian's "relative path" links)
             joined = posixpath.normpath(posixpath.join(posixpath.dirname(source), target))
-            if joined.startswith("../"):
-                return Resolution("missing")
-            target = joined if not self.root or not joined.startswith(self.root) else joined[len(self.root):]
+            variants = [joined] if joined.lower().endswith(".md") else [joined, joined + ".md"]
+            for variant in variants if not joined.startswith("../") else ():
+                hits = [p for p in self._by_path.get(name_key(variant), ()) if name_key(p) == name_key(variant)]
+                if hits:
+                    return self._pick(hits, variant, source)
+            return Resolution("missing")  # that very path, or nothing: no name or suffix matching
         while target.startswith("./"):
             target = target[2:]
         target = target.lstrip("/")

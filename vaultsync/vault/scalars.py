@@ -77,9 +77,9 @@ _PORTABLE = re.compile(
 )
 _PORTABLE_FIRST = frozenset("-+0123456789.")
 # YAML 1.2 §5.7 escapes; \\n, \\", \\\\ and \\/ store what they say and are left alone
-_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*(\\(?:[tbfave0rNLP_]|x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}))")
-_NAMED_ESCAPES = {"t": "\t", "b": "\b", "f": "\f", "a": "\a", "v": "\v", "e": "\x1b", "0": "\0", "r": "\r",
-                  "N": "\x85", "L": "\u2028", "P": "\u2029", "_": "\xa0"}
+_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*(\\(?:[tbfave0rNLP_\t]|x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}))")
+_NAMED_ESCAPES = {"t": "\t", "\t": "\t", "b": "\b", "f": "\f", "a": "\a", "v": "\v", "e": "\x1b", "0": "\0",
+                  "r": "\r", "N": "\x85", "L": "\u2028", "P": "\u2029", "_": "\xa0"}
 
 
 def odd_escape(raw: str) -> tuple[int, str, str] | None:
@@ -114,8 +114,9 @@ def canonical_number(value: int | float) -> str:
     return repr(value)
 
 
-# a "- " line indented deeper than a line that opens no block (not ending in ':'): maybe more text of it
-_DEEPER_ITEM = re.compile(r"^( *)\S[^\n]*[^:\s]\s*\n\1 +-(?:[ \t]|$)", re.M)
+# a "- " line indented deeper than a line that opens no block (not ending in ':'), or right after a line
+# that is neither a key nor an item (more text of a value): maybe more text of that value
+_DEEPER_ITEM = re.compile(r"^( *)\S[^\n]*[^:\s]\s*\n\1 +-(?:[ \t]|$)|^ *[^\s\-#][^\n:]*\n *-(?:[ \t]|$)", re.M)
 _TRIGGERS = re.compile(r"[#&\\]|\[\[|[|>][-+0-9]*[ \t]*$|\.(?:inf|Inf|INF|nan|NaN|NAN)\b", re.M)
 _NUMBER_TOKEN = re.compile(r"(?:^[ \t]*|[:\-][ \t]+|[\[,{][ \t]*)([-+.0-9][-+.0-9A-Za-z_:]*)[ \t]*(?=$|[,\]}]| #)",
                            re.M)
@@ -195,6 +196,11 @@ def scalar_findings(root: yaml.Node, text: str, data: Any, screen: bool = True,
             stack.extend((v, path + (str(k.value),)) for k, v in node.value if isinstance(k, yaml.ScalarNode))
             out.extend(Finding("merge", path + ("<<",), k.start_mark.line, k.start_mark.column, "<<", None)
                        for k, _ in node.value if isinstance(k, yaml.ScalarNode) and k.value == "<<" and not k.style)
+            for k, _ in node.value if has_backslash else ():  # `"k\Px": v` stores U+2029 in the key
+                if isinstance(k, yaml.ScalarNode) and k.style == '"' and odd_escape(_source(lines, k.start_mark, k.end_mark)):
+                    raw = _source(lines, k.start_mark, k.end_mark)
+                    out.append(Finding("escape", path + (str(k.value),), k.start_mark.line, k.start_mark.column, raw,
+                                       k.value))
             for k, v in node.value if has_hash else ():  # `key: #tag`, the value on the lines below
                 if isinstance(k, yaml.ScalarNode) and v.start_mark.line > k.end_mark.line:
                     found = _comment_after_key(k, path, lines, data)
@@ -220,7 +226,7 @@ def scalar_findings(root: yaml.Node, text: str, data: Any, screen: bool = True,
         elif isinstance(node, yaml.ScalarNode) and not node.style and path:
             _check_plain(node, path, lines, has_hash, data, out)
     out.sort(key=lambda f: (f.line, f.col))
-    return out
+    return [f for i, f in enumerate(out) if i == 0 or (out[i - 1].line, out[i - 1].col) != (f.line, f.col)]
 
 
 def _check_plain(node: yaml.ScalarNode, path: tuple[Any, ...], lines: list[str], has_hash: bool, data: Any,
@@ -287,13 +293,20 @@ def _comment_after_key(key: yaml.ScalarNode, path: tuple[Any, ...], lines: list[
 
 
 def _comment_lines(node: yaml.Node, path: tuple[Any, ...], lines: list[str]) -> list[Finding]:
-    """``#word`` lines inside a flow collection written over several lines: comments, so not items."""
+    """``#word`` comments inside a flow collection written over several lines (at a line's start or after an
+    item): each drops the text the author meant as an item. ``stored`` says "list" or "mapping"."""
     out = []
-    for line in range(node.start_mark.line + 1, min(node.end_mark.line, len(lines))):
-        text = lines[line].lstrip(" \t")
-        if text.startswith("#") and text[1:2] not in ("", " ", "\t"):
-            written = text.rstrip().rstrip(",")
-            out.append(Finding("comment_line", path, line, len(lines[line]) - len(text), written, None))
+    kind = "mapping" if isinstance(node, yaml.MappingNode) else "list"
+    for line in range(node.start_mark.line, min(node.end_mark.line + 1, len(lines))):
+        text = lines[line]
+        at = text.find("#", node.start_mark.column if line == node.start_mark.line else 0)
+        while at >= 0:
+            if (at == 0 or text[at - 1] in " \t") and text[at + 1:at + 2] not in ("", " ", "\t") \
+                    and text.count('"', 0, at) % 2 == 0 and text.count("'", 0, at) % 2 == 0:
+                written = text[at:].rstrip().rstrip(",]}").rstrip()
+                out.append(Finding("comment_line", path, line, at, written, kind))
+                break
+            at = text.find("#", at + 1)
     return out
 
 
