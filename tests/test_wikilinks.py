@@ -89,6 +89,16 @@ def test_wl02_a_fence_in_a_block_quote_ends_with_the_quote(text, real):
     assert [k.target for k in iter_links(mask_code(text))] == real
 
 
+@pytest.mark.parametrize("text, real", [
+    ("- ```\n  [[incode]]\n  ```\n\n[[real]]\n", ["real"]),   # a fence opened on the item's own line
+    ("1. ~~~\n   [[in]]\n   ~~~\n[[real]]\n", ["real"]),
+    ("> - ```\n>   [[in]]\n>   ```\n\n[[real]]\n", ["real"]),
+    ("- item [[a]]\n- `code` [[b]]\n", ["a", "b"]),
+])
+def test_wl02_a_fence_opened_on_a_list_item_line(text, real):
+    assert [k.target for k in iter_links(mask_code(text))] == real
+
+
 @pytest.mark.parametrize("text", ["[[]]", "[[ ]]", "[[|alias]]"])
 def test_wl04_empty_links_warn(vault, text):
     vault.write("docs/a.md", text + "\n")

@@ -69,7 +69,10 @@ def mask_code(text: str) -> str:
                 fence = None
                 prev_blank, prev_para = False, False
             continue
-        m = _FENCE_OPEN.match(rest)
+        item = _LIST_ITEM.match(rest)
+        m = _FENCE_OPEN.match(rest[item.end():] if item else rest)  # `- ```` opens a fence in the item
+        if m and item:
+            in_list = True
         if m and not (m.group("fence")[0] == "`" and "`" in m.group("info")):
             indent = len(m.group("indent").expandtabs(4))
             if indent < 4 or in_list or prefix:
