@@ -404,3 +404,19 @@ def test_a_hash_word_after_a_key_with_its_value_below(vault, text, where, writte
 def test_a_comment_after_a_key_written_as_one_is_fine():
     note = parse_text(FREE, "---\nmeta: # a real comment\n  k: v\n---\n")
     assert check_fidelity(note, None) == []
+
+
+@pytest.mark.parametrize("text, where, fix", [
+    ("a: {b:c, d: e}\n", "2:5", "b: c"),
+    ("m: {Ключ:значение}\n", "2:5", "Ключ: значение"),
+    ("x:\n  - {k:v}\n", "3:6", "k: v"),
+])
+def test_a_flow_mapping_key_without_the_space_after_its_colon(vault, text, where, fix):
+    code, lines = _lines(vault, FREE, "---\n" + text + "---\n")
+    assert code == 1 and len(lines) == 1 and lines[0].startswith(f"{FREE}:{where}: FM017 ")
+    assert lines[0].endswith(f"as one key with no value — put a space after the colon: {fix}")
+
+
+@pytest.mark.parametrize("text", ["a: {b: c}\n", "a: {http://x: 1}\n", 'a: {"b:c": }\n', "a: [b:c]\n"])
+def test_flow_keys_written_as_meant(text):
+    assert check_fidelity(parse_text(FREE, "---\n" + text + "---\n"), None) == []

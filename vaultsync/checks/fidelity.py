@@ -2,7 +2,7 @@
 
 Rule (ADR-0050), applied to the findings of :mod:`vaultsync.vault.scalars`:
 
-* ``comment``, ``comment_key``, ``comment_line``, ``empty_item``, ``escape``, ``indent``, ``merge``, ``block``, ``anchor``,
+* ``colon_key``, ``comment``, ``comment_key``, ``comment_line``, ``empty_item``, ``escape``, ``indent``, ``merge``, ``block``, ``anchor``,
   ``portable`` and ``wikilink`` findings are always errors: text is
   lost, or another YAML reader (Obsidian, a site generator, PyYAML) gets a
   different value from the same file.
@@ -67,6 +67,10 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
         return (f"YAML reads '{f.written}' as a comment and takes the indented lines below as the value "
                 f"({f.stored!r}) — write '# ' with a space if it is a comment; if it is the value, quote it "
                 f"({quote(f.written)}) and move the lines below out")
+    if f.kind == "colon_key":
+        key, _, rest = f.written.partition(":")
+        return (f"YAML reads '{f.written}' as one key with no value — put a space after the colon: "
+                f"{key}: {rest.lstrip(':')}")
     if f.kind == "merge":
         return ("YAML 1.1 readers (PyYAML, many site generators) merge the mapping given after '<<:' into this "
                 "one, while vaultsync (YAML 1.2) stores a key named '<<' — write the keys out instead")

@@ -44,6 +44,9 @@ each of these kinds:
 ``comment_key``
     ``key: #word`` with indented lines below: the ``#word`` is a comment, and the lines
     below are the value.
+``colon_key``
+    ``{b:c}``: in a flow mapping a colon needs a space after it too, else YAML stores
+    one key ``b:c`` with no value.
 ``empty_item``
     A list item holding only a comment (``- # later``): YAML stores an empty (null) item.
 
@@ -143,7 +146,7 @@ def _may_have_findings(text: str, odd_numbers: bool | None = None) -> bool:
     """
     if "#" in text or "&" in text or "\\" in text or "[[" in text or "!" in text:  # "!": a tag (`!!int 010`)
         return True
-    if "<<" in text or ("-" in text and _DEEPER_ITEM.search(text)):  # "<<": a YAML 1.1 merge key
+    if "<<" in text or "{" in text or ("-" in text and _DEEPER_ITEM.search(text)):  # "<<": merge key; "{": `{b:c}`
         return True
     low = text.lower()
     if ("|" in text or ">" in text or ".inf" in low or ".nan" in low) and _TRIGGERS.search(text):
@@ -201,6 +204,11 @@ def scalar_findings(root: yaml.Node, text: str, data: Any, screen: bool = True,
                     raw = _source(lines, k.start_mark, k.end_mark)
                     out.append(Finding("escape", path + (str(k.value),), k.start_mark.line, k.start_mark.column, raw,
                                        k.value))
+            for k, v in node.value if node.flow_style else ():  # `{b:c}`: one key `b:c` with no value
+                if isinstance(k, yaml.ScalarNode) and not k.style and ":" in k.value.strip(":") \
+                        and isinstance(v, yaml.ScalarNode) and v.tag == _NULL and not v.value:
+                    out.append(Finding("colon_key", path + (str(k.value),), k.start_mark.line, k.start_mark.column,
+                                       k.value, None))
             for k, v in node.value if has_hash else ():  # `key: #tag`, the value on the lines below
                 if isinstance(k, yaml.ScalarNode) and v.start_mark.line > k.end_mark.line:
                     found = _comment_after_key(k, path, lines, data)
