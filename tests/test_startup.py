@@ -68,5 +68,8 @@ def test_a_sync_with_nothing_to_do_is_answered_before_argparse(monkeypatch, tmp_
         assert not _sync_has_nothing_to_do(argv), argv
     assert len(asked) == 4  # the forms argparse must judge never reach the index test
     assert main(["sync", "--quiet"]) == 0
-    monkeypatch.setattr(fastpath, "quick_is_current", lambda cwd: False)
+    monkeypatch.setattr(fastpath, "quick_is_current", lambda cwd: asked.append(cwd) or False)
     assert not _sync_has_nothing_to_do(["sync", "--quiet"])  # then the full command runs
+    asked.clear()
+    assert main(["sync", "--quiet"]) == 2  # not a repository; the index was asked about once, not twice
+    assert len(asked) == 1

@@ -54,15 +54,20 @@ def _missing_extra(command: str | None, exc: ModuleNotFoundError) -> int:
     return 2
 
 
-def _sync_has_nothing_to_do(argv: list[str]) -> bool:
-    """``sync [--quiet] [--hook NAME [ARGS...]]`` run where the index already holds HEAD (see
-    :func:`vaultsync.index.fastpath.quick_is_current`); any other form goes through argparse."""
+def _plain_sync(argv: list[str]) -> bool:
+    """``sync [--quiet] [--hook NAME [ARGS...]]``: the forms the hooks and users run."""
     rest = argv[1:] if argv[:1] == ["sync"] else None
     if rest is None:
         return False
     if rest[:1] == ["--quiet"]:
         rest = rest[1:]
-    if rest and not (rest[0] == "--hook" and len(rest) > 1 and not any(a.startswith("-") for a in rest[1:])):
+    return not rest or (rest[0] == "--hook" and len(rest) > 1 and not any(a.startswith("-") for a in rest[1:]))
+
+
+def _sync_has_nothing_to_do(argv: list[str]) -> bool:
+    """A :func:`_plain_sync` run where the index already holds HEAD (see
+    :func:`vaultsync.index.fastpath.quick_is_current`); any other form goes through argparse."""
+    if not _plain_sync(argv):
         return False
     from pathlib import Path
 
@@ -119,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         return _missing_extra(command, exc)
     args = parser.parse_args(argv)
+    args.asked_if_current = _plain_sync(argv)  # asked above, and the answer was no: the sync need not ask again
     if not getattr(args, "run", None):
         parser.print_help()
         return 2

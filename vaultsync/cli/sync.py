@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from vaultsync.index.fastpath import quick_is_current
 
-    if not args.background and quick_is_current(Path.cwd()):
+    if not args.background and not getattr(args, "asked_if_current", False) and quick_is_current(Path.cwd()):
         if not args.quiet:
             print("index up-to-date")
         return 0
