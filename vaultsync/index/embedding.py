@@ -144,9 +144,9 @@ def update_lance(store: SqliteStore, layout: IndexLayout, config: Config, models
                   touched: list[str], records: list[NoteRecord], vectors: dict[str, dict[str, np.ndarray]],
                   full: bool) -> None:
     """Bring LanceDB in step with the committed SQLite state (cache, vector tables, ANN index)."""
-    from vaultsync.index.vector_store import ChunkVectors, EmbeddingCache
+    from vaultsync.index.vector_store import ANN_MIN_ROWS, ChunkVectors, EmbeddingCache
 
-    versions = {}
+    versions, ann = {}, []
     for name, info in models.items():
         model_id, dim = str(info["id"]), int(info["dim"])  # type: ignore[call-overload]
         by_hash = vectors.get(model_id, {})
@@ -163,12 +163,14 @@ def update_lance(store: SqliteStore, layout: IndexLayout, config: Config, models
             ids, paths, hashes = [c.id for c in items], [c.path for c in items], [c.hash for c in items]
             rows_touched = touched
             matrix = np.stack([by_hash[h] for h in hashes]) if items else np.zeros((0, dim), np.float32)
-        version = table.apply(rows_touched, ids, paths, hashes, matrix)
-        if table.maintain():
-            version = table.version
-        versions[name] = version
-        table.ensure_ann_index(int(config.index.get("ann_min_rows") or 100_000))
-    store.set_meta({"lance_tree": store.meta().get("indexed_tree", ""), "lance_versions": json.dumps(versions)})
+        table.apply(rows_touched, ids, paths, hashes, matrix)
+        table.maintain()
+        table.ensure_ann_index(int(config.index.get("ann_min_rows") or ANN_MIN_ROWS))
+        versions[name] = table.version  # what search reads: these rows and, past the threshold, the index
+        if table.has_ann_index():
+            ann.append(name)
+    store.set_meta({"lance_tree": store.meta().get("indexed_tree", ""), "lance_versions": json.dumps(versions),
+                    "lance_ann": json.dumps(ann)})
 
 
 def count_tokens(records: list[NoteRecord], embedder: PassageEmbedder) -> None:

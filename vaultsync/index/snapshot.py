@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from vaultsync.vault.config import Config
 
 # meta keys that describe one machine's LanceDB, not the index: never published, reset on install
-LOCAL_META = {"lance_tree": "", "lance_versions": "{}"}
+LOCAL_META = {"lance_tree": "", "lance_versions": "{}", "lance_ann": "[]"}
 
 
 def fingerprint_parts(models: list[tuple[str, str]], chunk_tokens: int, config_hash: str,

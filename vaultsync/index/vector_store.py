@@ -1,7 +1,7 @@
 """The LanceDB half of the derived index: chunk vectors, and an embedding cache.
 
 * ``chunks`` (per worktree): ``id`` (``path#n``, ``path#title``), ``path``,
-  ``hash``, ``vector``. One sync is **one** ``merge_insert`` — upserts by ``id``
+  ``kind`` (``chunk`` or ``name``), ``hash``, ``vector``. One sync is **one** ``merge_insert`` — upserts by ``id``
   and deletes the rows of changed or removed paths that the new state lacks — so
   the table gains one version per sync (field case IX-05) and never half-applies.
   It is written right after the SQLite commit (which already holds the vectors
@@ -16,8 +16,9 @@ vaultsync), or that cannot be opened (damaged files), is dropped and recreated
 empty: both are caches, and a recreated chunk table is refilled from SQLite.
 
 Predicates quote strings SQL-style (``'`` doubled), never with double quotes
-(IX-04). Search is flat (exact) below ``ANN_MIN_ROWS``; an ANN index is only
-built past that threshold, once (IX-06).
+(IX-04). Search is exact, over SQLite's copy of the vectors, below ``ANN_MIN_ROWS``;
+past it the sync builds an IVF-PQ index once (IX-06) and search queries this table
+(:meth:`ChunkVectors.nearest`, ADR-0073).
 """
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ import pyarrow as pa
 from vaultsync.index.fastpath import chunk_table_name
 
 ANN_MIN_ROWS = 100_000
+# IVF-PQ query: partitions probed, and candidates re-scored exactly per result (refine);
+# chosen with bench/bench_ann.py for recall@20 >= 0.98 of exact search at 450k rows.
+ANN_INDEX = "IVF_PQ"
+ANN_SUBVECTOR_DIMS = 4
+ANN_NPROBES = 40
+ANN_REFINE = 10
 COMPACT_EVERY = 20  # versions between compaction + cleanup of old versions
 
 
@@ -117,6 +124,12 @@ class EmbeddingCache:
             self._table.optimize(cleanup_older_than=dt.timedelta(minutes=1))
 
 
+def row_kind(row_id: str) -> str:
+    """``name`` for a note-name row (``path#title``, ``path#alias:N``), else ``chunk`` (``path#n``)."""
+    tail = row_id.rpartition("#")[2]
+    return "name" if tail == "title" or tail.startswith("alias:") else "chunk"
+
+
 def _matrix(rows: pa.Table, dim: int) -> np.ndarray:
     if rows.num_rows == 0:
         return np.zeros((0, dim), dtype=np.float32)
@@ -131,9 +144,23 @@ class ChunkVectors:
         """Open the table; :attr:`fresh` says it was (re)created empty now and must be refilled."""
         self.dim = dim
         self._db = _connect(path)
-        schema = pa.schema([("id", pa.string()), ("path", pa.string()), ("hash", pa.string()),
-                            ("vector", pa.list_(pa.float32(), dim))])
+        schema = pa.schema([("id", pa.string()), ("path", pa.string()), ("kind", pa.string()),
+                            ("hash", pa.string()), ("vector", pa.list_(pa.float32(), dim))])
         self.table, self.fresh = open_table(self._db, path, chunk_table_name(model, dim), schema)
+
+    @classmethod
+    def at_version(cls, path: Path, dim: int, model: str, version: int) -> ChunkVectors:
+        """The table as of ``version`` (what SQLite's ``meta.lance_versions`` names), for reading.
+
+        Raises:
+            OSError, RuntimeError, ValueError: the table or that version cannot be read.
+        """
+        self = cls.__new__(cls)
+        self.dim, self._db = dim, _connect(path)
+        self.table, self.fresh = self._db.open_table(chunk_table_name(model, dim)), False
+        if self.table.version != version:
+            self.table.checkout(version)
+        return self
 
     @property
     def version(self) -> int:
@@ -153,7 +180,7 @@ class ChunkVectors:
             return self.version
         data = pa.table({
             "id": pa.array(ids, pa.string()), "path": pa.array(paths, pa.string()),
-            "hash": pa.array(hashes, pa.string()),
+            "kind": pa.array([row_kind(i) for i in ids], pa.string()), "hash": pa.array(hashes, pa.string()),
             "vector": pa.FixedSizeListArray.from_arrays(
                 pa.array(np.asarray(vectors, np.float32).ravel(), pa.float32()), self.dim),
         })
@@ -175,11 +202,45 @@ class ChunkVectors:
         return True
 
     def ensure_ann_index(self, min_rows: int = ANN_MIN_ROWS) -> bool:
-        """Build an IVF-PQ index once the table reaches ``min_rows`` rows; True when built now."""
-        if self.table.count_rows() < min_rows or self.table.list_indices():
+        """Build an IVF-PQ index (cosine; ~√n partitions, 4-dimension PQ sub-vectors) and a bitmap
+        index on ``kind`` once the table reaches ``min_rows`` rows; True when built now.
+
+        Rows added later are searched exactly beside the index until compaction folds them in.
+        """
+        rows = self.table.count_rows()
+        if rows < min_rows or self.has_ann_index():
             return False
-        self.table.create_index(metric="cosine", vector_column_name="vector")
+        from lancedb.index import Bitmap, IvfFlat, IvfPq
+
+        self.table.create_index("kind", config=Bitmap())
+        partitions = max(1, int(rows ** 0.5))
+        config = IvfPq(distance_type="cosine", num_partitions=partitions, num_sub_vectors=self.dim // ANN_SUBVECTOR_DIMS) \
+            if ANN_INDEX == "IVF_PQ" else IvfFlat(distance_type="cosine", num_partitions=partitions)
+        self.table.create_index("vector", config=config)
         return True
+
+    def has_ann_index(self) -> bool:
+        return any(ix.index_type.startswith("Ivf") for ix in self.table.list_indices())
+
+    def nearest(self, vector: np.ndarray, limit: int, kind: str = "chunk",
+                where: str | None = None) -> list[tuple[str, str, float]]:
+        """The ``limit`` rows of ``kind`` nearest ``vector`` (float32 [dim], L2-normalised):
+        (id, path, cosine), best first, ties by id.
+
+        Uses the IVF-PQ index when there is one (``ANN_NPROBES`` partitions, candidates re-scored
+        exactly × ``ANN_REFINE``: Jégou et al. 2011, "Product quantization for nearest neighbor
+        search"), else an exact scan. ``where`` is an extra SQL filter applied before the search.
+        """
+        if limit <= 0:
+            return []
+        condition = f"kind = {sql_string(kind)}" + (f" AND ({where})" if where else "")
+        query = (self.table.search(np.asarray(vector, np.float32), vector_column_name="vector")
+                 .distance_type("cosine").where(condition, prefilter=True).select(["id", "path", "_distance"])
+                 .nprobes(ANN_NPROBES).refine_factor(ANN_REFINE).limit(limit))
+        rows = query.to_arrow()
+        found = zip(rows.column("id").to_pylist(), rows.column("path").to_pylist(),
+                    rows.column("_distance").to_pylist())
+        return sorted(((i, p, 1.0 - float(d)) for i, p, d in found), key=lambda r: (-r[2], r[0]))
 
     def read(self, version: int | None = None) -> tuple[list[str], np.ndarray]:
         """All (ids, vectors [n, dim]) at ``version`` (default: latest)."""

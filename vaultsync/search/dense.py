@@ -1,9 +1,9 @@
 """Dense legs: one per embedder, exact cosine top-N over the index's chunk and note-name vectors.
 
 Vectors are L2-normalised, so cosine is a dot product; an exact scan of
-100k × 384 float32 takes ~10 ms, so no ANN index is needed below that size
-(an ANN index is built by the sync past ``ANN_MIN_ROWS``). A leg's vectors are
-read from the index's SQLite file once and kept in memory (:func:`load_leg`).
+100k × 384 float32 takes ~10 ms. A leg's vectors are read from the index's SQLite
+file once and kept in memory (:func:`load_leg`). Past ``index.ann_min_rows``
+vectors the leg is served by LanceDB's ANN index instead (:mod:`vaultsync.search.ann`).
 """
 
 from __future__ import annotations
@@ -69,9 +69,37 @@ class VectorIndex:
         return {int(self.rowids[i]): float(s) for i, s in zip(idx, scores)}
 
 
+class NoteScoring:
+    """Note-level scores of a dense leg, from its chunk hits and its note-name vectors."""
+
+    def top_names(self, query_vector: np.ndarray, limit: int, allowed: set[str] | None,
+                  scope: str | None) -> list[tuple[str, float]]:
+        """The ``limit`` name vectors nearest ``query_vector`` in ``allowed`` and under ``scope``:
+        (note path, cosine), best first."""
+        raise NotImplementedError
+
+    def best_notes(self, query_vector: np.ndarray, chunks: list[Candidate], paths: dict[int, str],
+                   allowed: set[str] | None, scope: str | None, names: bool, limit: int) -> dict[str, float]:
+        """Notes by their best vector: the max cosine over their chunks and (``names``) the ``limit``
+        nearest name vectors in ``allowed`` and under ``scope``, best first.
+
+        Args:
+            chunks: this leg's chunk candidates; ``paths`` maps their rowids to note paths.
+        """
+        best: dict[str, float] = {}
+        for c in chunks:
+            p = paths[c.rowid]
+            if c.score > best.get(p, -2.0):
+                best[p] = c.score
+        for p, sim in self.top_names(query_vector, limit, allowed, scope) if names else ():
+            if sim > best.get(p, -2.0):
+                best[p] = sim
+        return dict(sorted(best.items(), key=lambda kv: -kv[1]))
+
+
 @dataclass
-class DenseLeg:
-    """One embedder's vectors: chunk vectors aligned with SQLite rowids, and note-name vectors."""
+class DenseLeg(NoteScoring):
+    """One embedder's vectors in memory: chunk vectors aligned with SQLite rowids, and note-name vectors."""
 
     name: str
     embedder: QueryEmbedder
@@ -87,31 +115,18 @@ class DenseLeg:
             mask = np.fromiter((p in allowed for p in self.chunk_paths), dtype=bool, count=len(self.chunk_paths))
         return self.chunks.top(query_vector, limit, mask)
 
-    def best_notes(self, query_vector: np.ndarray, chunks: list[Candidate], paths: dict[int, str],
-                   allowed: set[str] | None, scope: str | None, names: bool, limit: int) -> dict[str, float]:
-        """Notes by their best vector: the max cosine over their chunks and (``names``) the ``limit``
-        nearest name vectors in ``allowed`` and under ``scope``, best first.
-
-        Args:
-            chunks: this leg's chunk candidates; ``paths`` maps their rowids to note paths.
-        """
-        best: dict[str, float] = {}
-        for c in chunks:
-            p = paths[c.rowid]
-            if c.score > best.get(p, -2.0):
-                best[p] = c.score
-        if len(self.name_paths) and names:
-            sims = self.name_matrix @ query_vector
-            if allowed is not None or scope:
-                ok = np.fromiter(((allowed is None or p in allowed) and (not scope or p.startswith(scope))
-                                  for p in self.name_paths), dtype=bool, count=len(self.name_paths))
-                sims = np.where(ok, sims, -np.inf)
-            k = min(len(sims), limit)
-            for i in np.argpartition(-sims, k - 1)[:k]:
-                p, sim = self.name_paths[i], float(sims[i])
-                if np.isfinite(sim) and sim > best.get(p, -2.0):
-                    best[p] = sim
-        return dict(sorted(best.items(), key=lambda kv: -kv[1]))
+    def top_names(self, query_vector: np.ndarray, limit: int, allowed: set[str] | None,
+                  scope: str | None) -> list[tuple[str, float]]:
+        if not len(self.name_paths):
+            return []
+        sims = self.name_matrix @ query_vector
+        if allowed is not None or scope:
+            ok = np.fromiter(((allowed is None or p in allowed) and (not scope or p.startswith(scope))
+                              for p in self.name_paths), dtype=bool, count=len(self.name_paths))
+            sims = np.where(ok, sims, -np.inf)
+        k = min(len(sims), limit)
+        top = np.argpartition(-sims, k - 1)[:k]
+        return [(self.name_paths[i], float(sims[i])) for i in top[np.argsort(-sims[top])] if np.isfinite(sims[i])]
 
 
 def load_leg(db: sqlite3.Connection, name: str, embedder: QueryEmbedder, info: dict[str, Any]) -> DenseLeg | None:

@@ -7,11 +7,14 @@ import json
 import sqlite3
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from vaultsync.search.dense import DenseLeg, QueryEmbedder, VectorIndex, load_leg
+
+if TYPE_CHECKING:
+    from vaultsync.search.ann import AnnLeg, SqliteVectors
 from vaultsync.search.lifecycle import Exclusions, LifecyclePolicy, exclusions
 from vaultsync.search.relevance import RelevanceModels, shipped_model
 from vaultsync.search.rows import chunks_by_note
@@ -52,11 +55,24 @@ class IndexHandles:
         models = json.loads(self.meta.get("embed_models") or "{}")
         if embedders is not None and not isinstance(embedders, dict):
             embedders = {next(iter(models), "primary"): embedders}
-        self.legs: list[DenseLeg] = []
+        self.legs: list[DenseLeg | AnnLeg] = []
         for name, embedder in (embedders or {}).items():
-            leg = load_leg(self.db, name, embedder, models.get(name) or {})
+            leg = self._ann_leg(db_path, name, embedder, models.get(name) or {}) or \
+                load_leg(self.db, name, embedder, models.get(name) or {})
             if leg is not None:
                 self.legs.append(leg)
+
+    def _ann_leg(self, db_path: Path, name: str, embedder: QueryEmbedder, info: dict[str, object]) -> AnnLeg | None:
+        """The LanceDB leg of ``name`` when the sync built its ANN index for the indexed tree (ADR-0073)."""
+        if name not in json.loads(self.meta.get("lance_ann") or "[]") or \
+                self.meta.get("lance_tree") != self.meta.get("indexed_tree"):
+            return None
+        version = json.loads(self.meta.get("lance_versions") or "{}").get(name)
+        if version is None:
+            return None
+        from vaultsync.search.ann import load_ann_leg
+
+        return load_ann_leg(self.db, db_path.parent / "lance", name, embedder, info, int(version))
 
     @property
     def embedder(self) -> QueryEmbedder | None:
@@ -64,7 +80,7 @@ class IndexHandles:
         return self.legs[0].embedder if self.legs else None
 
     @property
-    def vectors(self) -> VectorIndex | None:
+    def vectors(self) -> VectorIndex | SqliteVectors | None:
         """The primary embedder's chunk vectors."""
         return self.legs[0].chunks if self.legs else None
 

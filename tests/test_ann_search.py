@@ -1,0 +1,153 @@
+"""Past ``index.ann_min_rows`` vectors a dense leg is served by LanceDB's IVF-PQ index (ADR-0073).
+
+Real git, SQLite and LanceDB files; the embedder is the deterministic hashing stand-in.
+At this size every partition is probed and the refine step re-scores every row, so the
+ANN leg must give exactly the exact leg's answer: any difference is a bug in the leg
+(ids, filters, versions), not approximation. Recall at scale is measured by
+``bench/bench_ann.py``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+
+import numpy as np
+import pytest
+from conftest import HashEmbedder, Vault, adr, run_cli
+
+pytestmark = pytest.mark.slow
+
+CONFIG = "vault: docs\nindex:\n  embedders: [multilingual-e5-small]\n  ann_min_rows: 256\n"
+ANN_LEGS = '["multilingual-e5-small"]'  # meta.lance_ann of an index with an ANN index
+WORDS = "cache index shard replica latency budget rollout canary queue retry backoff lock schema".split()
+
+
+class QueryHash(HashEmbedder):
+    def embed_queries(self, texts):  # type: ignore[no-untyped-def]
+        return self.embed_passages(texts)
+
+
+@pytest.fixture(autouse=True)
+def hashed_models(monkeypatch):  # type: ignore[no-untyped-def]
+    from vaultsync.models.embedder import Embedder
+
+    monkeypatch.setattr("vaultsync.index.embedding.current_model_id", lambda config, name: None)
+    monkeypatch.setattr(Embedder, "load", lambda name=None, **kw: QueryHash(name or "multilingual-e5-small"))
+
+
+def _note(i: int) -> str:
+    body = "".join(f"## Part {j}\n{' '.join(WORDS[(i * 7 + j * 3 + k) % len(WORDS)] for k in range(40))}.\n\n"
+                   for j in range(5))
+    extra = 'expires: "2020-01-01"\n' if i % 10 == 3 else ""
+    return adr(f"ADR-{i:04d}", f"Decision {i}", extra=extra, body=body)
+
+
+@pytest.fixture
+def big(make_vault):  # type: ignore[no-untyped-def]
+    v = make_vault({".vaultsync.yaml": CONFIG, **{
+        f"docs/adr/ADR-{i:04d}.md" if i % 2 else f"docs/other/ADR-{i:04d}.md": _note(i) for i in range(60)}})
+    v.commit("init")
+    _sync(v)
+    return v
+
+
+def _sync(v: Vault) -> None:
+    res = run_cli(["sync", "--wait", "60"], v.root)
+    assert res.code == 0 and "Traceback" not in res.err, res.err
+
+
+def _handles(v: Vault, ann: bool = True):  # type: ignore[no-untyped-def]
+    from vaultsync.git import open_repo
+    from vaultsync.index.layout import layout_for
+    from vaultsync.search.pipeline import Searcher
+
+    path = layout_for(open_repo(v.root)).sqlite
+    with sqlite3.connect(path) as db:  # ann=False: the same index read the exact way
+        db.execute("UPDATE meta SET value = ? WHERE key = 'lance_ann'", (ANN_LEGS if ann else "[]",))
+    return Searcher(path, {"multilingual-e5-small": QueryHash("multilingual-e5-small")}, relevance_model=None)
+
+
+def _legs(v: Vault):  # type: ignore[no-untyped-def]
+    from vaultsync.search.ann import AnnLeg
+    from vaultsync.search.dense import DenseLeg
+
+    ann, exact = _handles(v).legs[0], _handles(v, ann=False).legs[0]
+    assert isinstance(ann, AnnLeg) and isinstance(exact, DenseLeg)
+    return ann, exact
+
+
+def _queries(n: int = 12) -> list[np.ndarray]:
+    rng = np.random.default_rng(3)
+    return [q / np.linalg.norm(q) for q in rng.random((n, 16), dtype=np.float32) + 0.5]
+
+
+def _same(a, b) -> None:  # type: ignore[no-untyped-def]
+    """The same chunks (or (path, cosine) names) in the same order, with the same scores."""
+    a = [(c.rowid, c.score) if hasattr(c, "rowid") else c for c in a]
+    b = [(c.rowid, c.score) if hasattr(c, "rowid") else c for c in b]
+    assert [x for x, _ in a] == [x for x, _ in b]
+    assert np.allclose([s for _, s in a], [s for _, s in b], atol=1e-4)
+
+
+def test_past_the_threshold_the_sync_builds_the_index_and_search_reads_lancedb(big):
+    from vaultsync.git import open_repo
+    from vaultsync.index.layout import layout_for
+
+    with sqlite3.connect(layout_for(open_repo(big.root)).sqlite) as db:
+        meta = dict(db.execute("SELECT key, value FROM meta"))
+    assert meta["lance_ann"] == ANN_LEGS
+    ann, exact = _legs(big)
+    assert len(ann.chunks) == len(exact.chunks) > 256
+    for q in _queries():
+        _same(ann.top_chunks(q, 20, None), exact.top_chunks(q, 20, None))
+        _same(ann.top_names(q, 10, None, None), exact.top_names(q, 10, None, None))
+        rowids = [c.rowid for c in exact.top_chunks(q, 5, None)]
+        assert ann.chunks.similarity(q, rowids) == pytest.approx(exact.chunks.similarity(q, rowids))
+
+
+@pytest.mark.parametrize("keep", ["most", "few", "none"])
+def test_filters_apply_inside_the_ann_search(big, keep, monkeypatch):
+    ann, exact = _legs(big)
+    paths = sorted(ann.note_paths)
+    allowed = {"most": set(paths[3:]), "few": set(paths[:4]), "none": set()}[keep]
+    for q in _queries(6):
+        found = ann.top_chunks(q, 15, allowed)
+        _same(found, exact.top_chunks(q, 15, allowed))
+        _same(ann.top_names(q, 5, allowed, "docs/adr/"), exact.top_names(q, 5, allowed, "docs/adr/"))
+    # both sides too large for an IN list: the leg fetches deeper and filters after
+    monkeypatch.setattr("vaultsync.search.ann.PATH_LIST_MAX", 1)
+    for q in _queries(4):
+        _same(ann.top_chunks(q, 15, allowed), exact.top_chunks(q, 15, allowed))
+
+
+def test_search_through_the_ann_leg_hides_expired_notes_and_equals_exact_search(big):
+    from vaultsync.search.options import SearchOptions
+
+    opts = SearchOptions(legs=("dense",), graph_hops=0, min_relevance=0.0)
+    for query in ("queue retry backoff", "schema lock cache", "Decision 13"):
+        ann_hits = _handles(big).search(query, opts).hits
+        exact_hits = _handles(big, ann=False).search(query, opts).hits
+        assert [h.chunk_id for h in ann_hits] == [h.chunk_id for h in exact_hits]
+        assert not any(h.path.endswith(("ADR-0003.md", "ADR-0013.md")) for h in ann_hits)  # expired
+
+
+def test_a_change_after_the_index_is_built_is_searched_and_a_removed_note_is_gone(big):
+    big.write("docs/adr/ADR-0001.md", _note(1).replace("Part 0", "Zebra crossing"))
+    (big.root / "docs/adr/ADR-0005.md").unlink()
+    big.commit("edit")
+    _sync(big)
+    ann, exact = _legs(big)
+    assert "docs/adr/ADR-0005.md" not in ann.note_paths
+    for q in _queries():
+        found = ann.top_chunks(q, 25, None)
+        _same(found, exact.top_chunks(q, 25, None))
+
+
+def test_an_unreadable_vector_table_falls_back_to_exact_search(big):
+    from vaultsync.git import open_repo
+    from vaultsync.index.layout import layout_for
+    from vaultsync.search.dense import DenseLeg
+
+    shutil.rmtree(layout_for(open_repo(big.root)).lance)
+    assert isinstance(_handles(big).legs[0], DenseLeg)

@@ -1,0 +1,131 @@
+"""A dense leg served by LanceDB's IVF-PQ index, for vaults past ``index.ann_min_rows`` vectors (ADR-0073).
+
+Below the threshold a leg holds its vectors in memory and scans them exactly
+(:mod:`vaultsync.search.dense`). Past it that matrix would cost ~0.7 GiB per
+embedder at 100,000 notes, so the leg queries the sync's LanceDB table instead,
+at the version SQLite's ``meta.lance_versions`` names (the table can be ahead of
+the SQLite state a reader holds, never behind it: a leg is only built when
+``meta.lance_tree`` is the indexed tree). Hits are mapped to SQLite rowids by
+chunk id; the few exact cosines later stages ask for are read from SQLite.
+
+Filters: the notes a query may not see are excluded inside the ANN search
+(``path NOT IN``, or ``path IN`` when fewer are allowed) so a filtered query still
+gets its ``limit`` nearest allowed rows.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vaultsync.search.bm25 import Candidate
+from vaultsync.search.dense import NoteScoring, QueryEmbedder
+
+PATH_LIST_MAX = 5_000  # paths in one IN list; past it the leg over-fetches and filters after
+
+
+class SqliteVectors:
+    """Exact cosines of a few chunks, read from SQLite (what the ANN leg offers later stages)."""
+
+    def __init__(self, db: sqlite3.Connection, model: str, rows: int) -> None:
+        self._db, self._model, self._rows = db, model, rows
+
+    def __len__(self) -> int:
+        return self._rows
+
+    def similarity(self, query_vector: np.ndarray, rowids: list[int]) -> dict[int, float]:
+        """Cosine of ``query_vector`` with the given chunks (missing rowids are skipped)."""
+        if not rowids:
+            return {}
+        marks = ",".join("?" * len(rowids))
+        found = self._db.execute(
+            f"SELECT c.rowid, v.vector FROM chunks c JOIN vectors v ON v.model = ? AND v.id = c.id "
+            f"WHERE c.rowid IN ({marks})", [self._model, *rowids]).fetchall()
+        if not found:
+            return {}
+        matrix = np.frombuffer(b"".join(blob for _, blob in found), "<f4").reshape(len(found), -1)
+        scores = matrix @ np.asarray(query_vector, np.float32)
+        return {int(r): float(s) for (r, _), s in zip(found, scores)}
+
+
+class AnnLeg(NoteScoring):
+    """One embedder's leg over its LanceDB table (``table``: a :class:`ChunkVectors` at the indexed version)."""
+
+    def __init__(self, name: str, embedder: QueryEmbedder, table: Any, db: sqlite3.Connection, model: str) -> None:
+        self.name, self.embedder, self.table, self._db = name, embedder, table, db
+        rows = db.execute("SELECT count(*) FROM vectors WHERE model = ? AND kind = 'chunk'", (model,)).fetchone()[0]
+        self.chunks = SqliteVectors(db, model, int(rows))
+        self.note_paths = frozenset(p for (p,) in db.execute("SELECT path FROM notes"))
+
+    def top_chunks(self, query_vector: np.ndarray, limit: int, allowed: set[str] | None) -> list[Candidate]:
+        """The ``limit`` chunks nearest ``query_vector`` among the notes in ``allowed`` (None: all)."""
+        found = self._nearest(query_vector, limit, "chunk", allowed)
+        rowid_of = self._rowids([i for i, _, _ in found])
+        hits = [(rowid_of[i], s) for i, _, s in found if i in rowid_of]
+        return [Candidate(r, s, rank) for rank, (r, s) in enumerate(hits)]
+
+    def top_names(self, query_vector: np.ndarray, limit: int, allowed: set[str] | None,
+                  scope: str | None) -> list[tuple[str, float]]:
+        if scope:
+            allowed = {p for p in (self.note_paths if allowed is None else allowed) if p.startswith(scope)}
+        best: dict[str, float] = {}  # a note's title and alias rows: its best one
+        for _, path, sim in self._nearest(query_vector, limit, "name", allowed):
+            best.setdefault(path, sim)
+        return list(best.items())
+
+    def _nearest(self, query_vector: np.ndarray, limit: int, kind: str,
+                 allowed: set[str] | None) -> list[tuple[str, str, float]]:
+        try:
+            return self._filtered(query_vector, limit, kind, allowed)
+        except (OSError, RuntimeError, ValueError):
+            # a sync compacted away the version this reader holds: read the latest (ids SQLite
+            # does not know yet are dropped by the caller); the next request opens the new state
+            self.table.table.checkout_latest()
+            return self._filtered(query_vector, limit, kind, allowed)
+
+    def _filtered(self, query_vector: np.ndarray, limit: int, kind: str,
+                  allowed: set[str] | None) -> list[tuple[str, str, float]]:
+        from vaultsync.index.vector_store import in_list
+
+        if allowed is None:
+            return self.table.nearest(query_vector, limit, kind)  # type: ignore[no-any-return]
+        if not allowed:
+            return []
+        denied = self.note_paths - allowed
+        if not denied:
+            return self.table.nearest(query_vector, limit, kind)  # type: ignore[no-any-return]
+        if min(len(denied), len(allowed)) <= PATH_LIST_MAX:
+            where = f"NOT {in_list('path', denied)}" if len(denied) <= len(allowed) else in_list("path", allowed)
+            return self.table.nearest(query_vector, limit, kind, where)  # type: ignore[no-any-return]
+        fetch = limit * 4
+        while True:  # many paths on both sides: fetch deeper until enough allowed rows are found
+            found = self.table.nearest(query_vector, fetch, kind)
+            kept = [row for row in found if row[1] in allowed]
+            if len(kept) >= limit or len(found) < fetch:
+                return kept[:limit]
+            fetch *= 4
+
+    def _rowids(self, ids: list[str]) -> dict[str, int]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        return {i: int(r) for r, i in self._db.execute(f"SELECT rowid, id FROM chunks WHERE id IN ({marks})", ids)}
+
+
+def load_ann_leg(db: sqlite3.Connection, lance_dir: Path, name: str, embedder: QueryEmbedder,
+                 info: dict[str, Any], version: int) -> AnnLeg | None:
+    """The ANN leg ``name`` over ``lance_dir`` at ``version``, or None when the table cannot be read
+    (the caller falls back to the exact leg)."""
+    from vaultsync.index.vector_store import ChunkVectors
+
+    model, dim = info.get("id", getattr(embedder, "model_id", "")), int(info.get("dim") or embedder.dim)
+    try:
+        table = ChunkVectors.at_version(lance_dir, dim, name, version)
+        if not table.has_ann_index():
+            return None
+    except (OSError, RuntimeError, ValueError):
+        return None
+    return AnnLeg(name, embedder, table, db, model)
