@@ -1,7 +1,7 @@
 """ANN against exact search at scale: recall@20 of the LanceDB IVF-PQ chunk table, latency, memory.
 
     python bench/bench_ann.py --rows 450000 --queries 300
-    python bench/bench_ann.py --rows 450000 --nprobes 20 40 --refine 10 20 --variants IVF_SQ 0
+    python bench/bench_ann.py --rows 450000 --probe-fraction 0.1 0.25 --variants IVF_PQ 4 --refine 10 20
 
 450,000 chunk rows are what a 100,000-note vault holds (10,000 generated notes make
 45,038 chunks). Embedding that many passages on a laptop CPU takes hours, so the
@@ -13,7 +13,7 @@ topic clusters of real e5 vectors. One name row per 4.5 chunk rows is added, as
 the index holds them. The queries are real: ``--queries`` queries of the vault's
 query set, in all its languages, embedded as e5 queries.
 
-Reports, for the production settings (``ANN_NPROBES``, ``ANN_REFINE`` in
+Reports, for the production settings (``ANN_INDEX``, ``ANN_PROBE_FRACTION`` in
 ``vaultsync/index/vector_store.py``) and for the other settings and index types asked for:
 
 * recall@20 of :meth:`ChunkVectors.nearest` against exact cosine over the same rows;
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import statistics
 import subprocess
@@ -141,10 +142,10 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--k", type=int, default=20)
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--nprobes", type=int, nargs="+", default=[vector_store.ANN_NPROBES])
+    ap.add_argument("--probe-fraction", type=float, nargs="+", default=[vector_store.ANN_PROBE_FRACTION])
     ap.add_argument("--refine", type=int, nargs="+", default=[vector_store.ANN_REFINE])
     ap.add_argument("--variants", nargs=2, action="append", metavar=("INDEX", "SUBVECTOR_DIMS"),
-                    help="also an index of this type (IVF_PQ, IVF_SQ, IVF_FLAT...), PQ sub-vector size")
+                    help="also an index of this type (IVF_FLAT or IVF_PQ) and PQ sub-vector size")
     ap.add_argument("--rss-child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.rss_child:
@@ -171,11 +172,13 @@ def main() -> None:
             print(f"{index}{f' ({sub_dims}-dim sub-vectors)' if index.endswith('PQ') else ''} build: "
                   f"{time.perf_counter() - start:.1f} s")
             version = table.version
-            settings = [(nprobes, refine) for nprobes in args.nprobes for refine in args.refine]
-            for nprobes, refine in settings:
-                vector_store.ANN_NPROBES, vector_store.ANN_REFINE = nprobes, refine
+            settings = [(fraction, refine) for fraction in args.probe_fraction for refine in args.refine]
+            for fraction, refine in settings:
+                vector_store.ANN_PROBE_FRACTION, vector_store.ANN_REFINE = fraction, refine
+                nprobes = max(vector_store.ANN_MIN_PROBES, math.ceil(table.table.count_rows() ** 0.5 * fraction))
                 recall, p50, p95 = ann_run(Path(tmp) / "lance", version, queries, exact, args.k)
-                print(f"  nprobes={nprobes} refine={refine}: recall@{args.k} {recall:.4f}, p50 {p50:.1f} ms, "
+                shown = f"refine={refine} " if index == "IVF_PQ" else ""
+                print(f"  probes {fraction:.0%} ({nprobes}) {shown}: recall@{args.k} {recall:.4f}, p50 {p50:.1f} ms, "
                       f"p95 {p95:.1f} ms")
         vector_store.ANN_INDEX, vector_store.ANN_SUBVECTOR_DIMS = production
         for dtype in (np.float32, np.float16):

@@ -95,12 +95,13 @@ def manifest_dim(name: str) -> int | None:
 def vectors_for(items: list, store: SqliteStore, layout: IndexLayout, config: Config, name: str,  # type: ignore[type-arg]
                 embedder_factory: EmbedderFactory, model_id: str, tracker: SyncProgress,
                 leg: tuple[int, int] = (1, 1),
-                flush_every: int | None = None) -> tuple[dict[str, np.ndarray], PassageEmbedder | None, int, int]:
+                flush_every: int | None = None) -> tuple[dict[str, np.ndarray], PassageEmbedder | None, int, int, list[str]]:
     """Vectors by content hash for ``items`` from embedder ``name``: from this index, then the shared
     cache, then the embedder — batch by batch, each batch stored in the cache as soon as it is computed
     (from ``CACHE_LOOKUP_MIN`` missing on), so a killed sync resumes where it stopped (ADR-0070).
     ``leg``: (this embedder's place, how many), for the progress record; ``flush_every``: chunks per
-    batch (default :data:`FLUSH_EVERY`). Returns (vectors, the embedder if loaded, embedded, reused)."""
+    batch (default :data:`FLUSH_EVERY`). Returns (vectors, the embedder if loaded, embedded, reused,
+    the hashes embedded but not yet in the cache)."""
     flush_every = flush_every or FLUSH_EVERY
     hashes = sorted({c.hash for c in items})
     found = {h: np.frombuffer(b, dtype="<f4").copy() for h, b in store.vectors_by_hash(model_id, hashes).items()}
@@ -113,6 +114,7 @@ def vectors_for(items: list, store: SqliteStore, layout: IndexLayout, config: Co
             found.update(cache.get(model_id, missing))
             missing = [h for h in hashes if h not in found]
     embedder = embedder_factory(config, name) if missing or not model_id else None
+    durable = False
     if missing:
         text_of = {c.hash: c.embed_text for c in items}
         missing.sort(key=lambda h: (-len(text_of[h]), h))  # similar lengths share a batch: little padding
@@ -131,7 +133,9 @@ def vectors_for(items: list, store: SqliteStore, layout: IndexLayout, config: Co
                 cache.put(embedder.model_id, part, new)  # type: ignore[union-attr]
                 tracker.advance(len(part))
         tracker.finish_leg()
-    return found, embedder, len(missing), len(hashes) - len(missing)
+        if durable:
+            cache.maintain()  # type: ignore[union-attr]
+    return found, embedder, len(missing), len(hashes) - len(missing), [] if durable else missing
 
 
 def _cache(layout: IndexLayout, dim: int) -> EmbeddingCache:
@@ -142,17 +146,23 @@ def _cache(layout: IndexLayout, dim: int) -> EmbeddingCache:
 
 def update_lance(store: SqliteStore, layout: IndexLayout, config: Config, models: dict[str, dict[str, object]],
                   touched: list[str], records: list[NoteRecord], vectors: dict[str, dict[str, np.ndarray]],
-                  full: bool) -> None:
-    """Bring LanceDB in step with the committed SQLite state (cache, vector tables, ANN index)."""
+                  full: bool, unsaved: dict[str, list[str]]) -> None:
+    """Bring LanceDB in step with the committed SQLite state (cache, vector tables, ANN index).
+
+    Args:
+        vectors: model id → content hash → vector, for every chunk of ``records``.
+        unsaved: model id → the hashes of ``vectors`` that are not in the embedding cache yet.
+    """
     from vaultsync.index.vector_store import ANN_MIN_ROWS, ChunkVectors, EmbeddingCache
 
     versions, ann = {}, []
     for name, info in models.items():
         model_id, dim = str(info["id"]), int(info["dim"])  # type: ignore[call-overload]
         by_hash = vectors.get(model_id, {})
-        if by_hash:
-            hashes = sorted(by_hash)
-            EmbeddingCache(layout.embeddings, dim).put(model_id, hashes, np.stack([by_hash[h] for h in hashes]))
+        if hashes := sorted(h for h in unsaved.get(model_id, []) if h in by_hash):
+            cache = EmbeddingCache(layout.embeddings, dim)
+            cache.put(model_id, hashes, np.stack([by_hash[h] for h in hashes]))
+            cache.maintain()
         table = ChunkVectors(layout.lance, dim, name)
         if full or table.fresh:  # a new, or replaced, table gets every row
             ids, paths, hashes, blobs = store.all_vectors(model_id)

@@ -118,6 +118,11 @@ class NoteRecord:
     refs: list[RefRow] = field(default_factory=list)
 
 
+def _blob(vector: Any) -> bytes:
+    """A vector as float32 little-endian bytes (``vector``: bytes, or a numpy array)."""
+    return vector if isinstance(vector, bytes) else vector.astype("<f4").tobytes()  # type: ignore[no-any-return]
+
+
 class SqliteStore:
     """Reads and writes ``index.sqlite`` (see the module docstring for the schema)."""
 
@@ -199,7 +204,7 @@ class SqliteStore:
 
     def apply(self, removed: Sequence[str], records: Sequence[NoteRecord], meta: dict[str, str],
               relinks: Iterable[tuple[str | None, int]] = (),
-              vectors: dict[str, dict[str, bytes]] | None = None,
+              vectors: dict[str, dict[str, Any]] | None = None,
               rerefs: Iterable[tuple[str | None, int]] = ()) -> None:
         """Apply one sync in one transaction.
 
@@ -209,8 +214,9 @@ class SqliteStore:
             meta: ``meta`` keys to write in the same transaction.
             relinks: ``(resolved path, links.rowid)`` updates for links whose
                 target resolution changed because other notes came or went.
-            vectors: model id → content hash → float32 embedding bytes, for the records'
-                chunks and names.
+            vectors: model id → content hash → embedding (float32 ``[dim]`` array, or its
+                little-endian bytes), for the records' chunks and names. Arrays are turned into
+                bytes one record at a time, so the sync never holds a bytes copy of them all.
             rerefs: ``(resolved path, refs.rowid)`` updates, as ``relinks`` for ``refs``.
         """
         vectors = vectors or {}
@@ -260,7 +266,7 @@ class SqliteStore:
             )
         self.db.executemany(
             "INSERT INTO vectors VALUES (?,?,?,?,?,?)",
-            [(model, c.id, c.path, c.hash, kind, by_hash[c.hash])
+            [(model, c.id, c.path, c.hash, kind, _blob(by_hash[c.hash]))
              for model, by_hash in vectors.items()
              for kind, items in (("chunk", rec.chunks), ("name", rec.name_chunks))
              for c in items if c.hash in by_hash],

@@ -246,11 +246,12 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
             _drop(layout)  # a model changed: every vector of the index must be recomputed
             return _sync_once(repo, layout, embedder_factory, progress, SyncReport("updated"))
         vectors: dict[str, dict[str, np.ndarray]] = {}
+        unsaved: dict[str, list[str]] = {}  # model id -> hashes embedded but not yet in the cache
         loaded: dict[str, PassageEmbedder] = {}
         available: dict[str, dict[str, object]] = {}  # name -> {id, dim}, primary first
         for i, name in enumerate(models):
             try:
-                found, embedder, embedded, reused = vectors_for(
+                found, embedder, embedded, reused, new = vectors_for(
                     items, store, layout, config, name, embedder_factory, models[name] or "", progress,
                     (i + 1, len(models)))
             except ImportError as exc:  # an optional embedder that is not installed: its leg stays empty
@@ -261,7 +262,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
                 models[name] = embedder.model_id
             dim = loaded[name].dim if name in loaded else known.get(name, {}).get("dim") or manifest_dim(name)
             available[name] = {"id": models[name], "dim": dim}
-            vectors[str(models[name])] = found
+            vectors[str(models[name])], unsaved[str(models[name])] = found, new
             if i == 0:
                 report.chunks_embedded, report.chunks_reused = embedded, reused
         known = available
@@ -278,12 +279,11 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
             "token_counter": f"{known[primary]['id']} tokenizer" if primary in loaded
             else meta.get("token_counter", "estimate"),
             "synced_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        }, relinks, {m: {h: v.astype("<f4").tobytes() for h, v in by_hash.items()} for m, by_hash in vectors.items()},
-            rerefs)
+        }, relinks, vectors, rerefs)
         report.warnings.extend(unreadable_warnings(store))
         # The change is searchable now. LanceDB (embedding cache + vector tables) follows.
         update_lance(store, layout, config, known, sorted(set(changed) | set(removed)), records, vectors,
-                      full=full or meta.get("lance_tree") != meta.get("indexed_tree"))
+                      full=full or meta.get("lance_tree") != meta.get("indexed_tree"), unsaved=unsaved)
         report.seconds = time.perf_counter() - started
         return report
     finally:

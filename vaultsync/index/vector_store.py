@@ -17,13 +17,14 @@ empty: both are caches, and a recreated chunk table is refilled from SQLite.
 
 Predicates quote strings SQL-style (``'`` doubled), never with double quotes
 (IX-04). Search is exact, over SQLite's copy of the vectors, below ``ANN_MIN_ROWS``;
-past it the sync builds an IVF-PQ index once (IX-06) and search queries this table
+past it the sync builds an IVF index once (IX-06) and search queries this table
 (:meth:`ChunkVectors.nearest`, ADR-0073).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import math
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -35,11 +36,13 @@ import pyarrow as pa
 from vaultsync.index.fastpath import chunk_table_name
 
 ANN_MIN_ROWS = 100_000
-# IVF-PQ query: partitions probed, and candidates re-scored exactly per result (refine);
-# chosen with bench/bench_ann.py for recall@20 >= 0.98 of exact search at 450k rows.
-ANN_INDEX = "IVF_PQ"
+# The ANN index, chosen with bench/bench_ann.py for recall@20 >= 0.98 of exact search at 450k rows
+# (ADR-0073): IVF_FLAT over ~sqrt(n) partitions, probing ANN_PROBE_FRACTION of them; IVF_PQ (with
+# ANN_SUBVECTOR_DIMS-dimension sub-vectors, candidates re-scored exactly x ANN_REFINE) is the variant.
+ANN_INDEX = "IVF_FLAT"
+ANN_PROBE_FRACTION = 0.25
+ANN_MIN_PROBES = 20
 ANN_SUBVECTOR_DIMS = 4
-ANN_NPROBES = 40
 ANN_REFINE = 10
 COMPACT_EVERY = 20  # versions between compaction + cleanup of old versions
 
@@ -54,11 +57,22 @@ def in_list(column: str, values: Iterable[str]) -> str:
     return f"{column} IN ({', '.join(sql_string(v) for v in values)})"
 
 
+# LanceDB's caches of index partitions and of table metadata: bounded, so that a long sync or a
+# warm daemon does not grow with every version and every partition read (bench/bench_ann.py).
+INDEX_CACHE_BYTES = 128 << 20
+METADATA_CACHE_BYTES = 32 << 20
+_SESSION: Any = None
+
+
 def _connect(path: Path) -> Any:
     import lancedb
 
+    global _SESSION
+    if _SESSION is None:
+        _SESSION = lancedb.Session(index_cache_size_bytes=INDEX_CACHE_BYTES,
+                                   metadata_cache_size_bytes=METADATA_CACHE_BYTES)
     path.mkdir(parents=True, exist_ok=True)
-    return lancedb.connect(str(path))
+    return lancedb.connect(str(path), session=_SESSION)
 
 
 def open_table(db: Any, path: Path, name: str, schema: pa.Schema) -> tuple[Any, bool]:
@@ -96,6 +110,7 @@ class EmbeddingCache:
         self._db = _connect(path)
         schema = pa.schema([("key", pa.string()), ("vector", pa.list_(pa.float32(), dim))])
         self._table, _ = open_table(self._db, path, f"embeddings_{dim}", schema)
+        self._opened_version = int(self._table.version)
 
     def get(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """Cached vectors for ``hashes`` (missing ones are absent from the result)."""
@@ -120,7 +135,14 @@ class EmbeddingCache:
             "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.astype(np.float32).ravel()), self.dim),
         })
         self._table.merge_insert("key").when_not_matched_insert_all().execute(data)
-        if self._table.version % COMPACT_EVERY == 0:
+
+    def maintain(self) -> None:
+        """Compact and drop versions older than a minute once every ``COMPACT_EVERY`` versions.
+
+        Called once per sync, not per batch: compacting while a long build writes batch after
+        batch made the process grow by ~1 MiB per batch (bench/bench_index.py peak RSS).
+        """
+        if self._table.version // COMPACT_EVERY > self._opened_version // COMPACT_EVERY:
             self._table.optimize(cleanup_older_than=dt.timedelta(minutes=1))
 
 
@@ -147,6 +169,7 @@ class ChunkVectors:
         schema = pa.schema([("id", pa.string()), ("path", pa.string()), ("kind", pa.string()),
                             ("hash", pa.string()), ("vector", pa.list_(pa.float32(), dim))])
         self.table, self.fresh = open_table(self._db, path, chunk_table_name(model, dim), schema)
+        self._nprobes: int | None = None
 
     @classmethod
     def at_version(cls, path: Path, dim: int, model: str, version: int) -> ChunkVectors:
@@ -158,6 +181,7 @@ class ChunkVectors:
         self = cls.__new__(cls)
         self.dim, self._db = dim, _connect(path)
         self.table, self.fresh = self._db.open_table(chunk_table_name(model, dim)), False
+        self._nprobes = None
         if self.table.version != version:
             self.table.checkout(version)
         return self
@@ -202,8 +226,8 @@ class ChunkVectors:
         return True
 
     def ensure_ann_index(self, min_rows: int = ANN_MIN_ROWS) -> bool:
-        """Build an IVF-PQ index (cosine; ~√n partitions, 4-dimension PQ sub-vectors) and a bitmap
-        index on ``kind`` once the table reaches ``min_rows`` rows; True when built now.
+        """Build the ANN index (``ANN_INDEX``, cosine, ~√n partitions) and a bitmap index on ``kind``
+        once the table reaches ``min_rows`` rows; True when built now.
 
         Rows added later are searched exactly beside the index until compaction folds them in.
         """
@@ -227,16 +251,21 @@ class ChunkVectors:
         """The ``limit`` rows of ``kind`` nearest ``vector`` (float32 [dim], L2-normalised):
         (id, path, cosine), best first, ties by id.
 
-        Uses the IVF-PQ index when there is one (``ANN_NPROBES`` partitions, candidates re-scored
-        exactly × ``ANN_REFINE``: Jégou et al. 2011, "Product quantization for nearest neighbor
-        search"), else an exact scan. ``where`` is an extra SQL filter applied before the search.
+        Uses the ANN index when there is one (inverted file: Jégou et al. 2011, "Product quantization
+        for nearest neighbor search"), probing ``ANN_PROBE_FRACTION`` of its ~√n partitions (PQ codes
+        re-scored exactly × ``ANN_REFINE``), else an exact scan. ``where`` is an extra SQL filter
+        applied before the search.
         """
         if limit <= 0:
             return []
         condition = f"kind = {sql_string(kind)}" + (f" AND ({where})" if where else "")
+        if self._nprobes is None:
+            self._nprobes = max(ANN_MIN_PROBES, math.ceil(self.table.count_rows() ** 0.5 * ANN_PROBE_FRACTION))
         query = (self.table.search(np.asarray(vector, np.float32), vector_column_name="vector")
                  .distance_type("cosine").where(condition, prefilter=True).select(["id", "path", "_distance"])
-                 .nprobes(ANN_NPROBES).refine_factor(ANN_REFINE).limit(limit))
+                 .nprobes(self._nprobes).limit(limit))
+        if ANN_INDEX == "IVF_PQ":
+            query = query.refine_factor(ANN_REFINE)
         rows = query.to_arrow()
         found = zip(rows.column("id").to_pylist(), rows.column("path").to_pylist(),
                     rows.column("_distance").to_pylist())
