@@ -164,16 +164,13 @@ def update_lance(store: SqliteStore, layout: IndexLayout, config: Config, models
             cache.put(model_id, hashes, np.stack([by_hash[h] for h in hashes]))
             cache.maintain()
         table = ChunkVectors(layout.lance, dim, name)
-        if full or table.fresh:  # a new, or replaced, table gets every row
-            ids, paths, hashes, blobs = store.all_vectors(model_id)
-            rows_touched = sorted(set(paths) | set(touched) | set(table.paths()))
-            matrix = np.stack([np.frombuffer(b, "<f4") for b in blobs]) if blobs else np.zeros((0, dim), np.float32)
+        if full or table.fresh:  # a new, or replaced, table gets every row, streamed from SQLite
+            table.replace_all(store.iter_vectors(model_id))
         else:
             items = [c for r in records for c in (*r.chunks, *r.name_chunks) if c.hash in by_hash]
-            ids, paths, hashes = [c.id for c in items], [c.path for c in items], [c.hash for c in items]
-            rows_touched = touched
+            hashes = [c.hash for c in items]
             matrix = np.stack([by_hash[h] for h in hashes]) if items else np.zeros((0, dim), np.float32)
-        table.apply(rows_touched, ids, paths, hashes, matrix)
+            table.apply(touched, [c.id for c in items], [c.path for c in items], hashes, matrix)
         table.maintain()
         table.ensure_ann_index(int(config.index.get("ann_min_rows") or ANN_MIN_ROWS))
         versions[name] = table.version  # what search reads: these rows and, past the threshold, the index

@@ -40,7 +40,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -306,6 +306,18 @@ class SqliteStore:
             found.update(self.db.execute(
                 f"SELECT hash, vector FROM vectors WHERE model = ? AND hash IN ({marks})", [model, *batch]))
         return found
+
+    def iter_vectors(self, model: str, batch: int = 4096) -> Iterator[tuple[list[str], list[str], list[str], bytes]]:
+        """Every chunk and name vector of ``model`` by id, ``batch`` rows at a time:
+        (ids, paths, hashes, the vectors' float32 bytes back to back). Reads committed rows on a
+        connection of its own, so the consumer may pull batches from another thread."""
+        db = sqlite3.connect(readonly_uri(self.path), uri=True, timeout=10, check_same_thread=False)
+        try:
+            cursor = db.execute("SELECT id, path, hash, vector FROM vectors WHERE model = ? ORDER BY id", (model,))
+            while rows := cursor.fetchmany(batch):
+                yield [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], b"".join(r[3] for r in rows)
+        finally:
+            db.close()
 
     def all_vectors(self, model: str) -> tuple[list[str], list[str], list[str], list[bytes]]:
         """(ids, paths, hashes, vector bytes) of every chunk and name vector of ``model``, by id."""

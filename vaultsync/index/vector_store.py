@@ -26,7 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -167,9 +167,9 @@ class ChunkVectors:
         """Open the table; :attr:`fresh` says it was (re)created empty now and must be refilled."""
         self.dim = dim
         self._db = _connect(path)
-        schema = pa.schema([("id", pa.string()), ("path", pa.string()), ("kind", pa.string()),
-                            ("hash", pa.string()), ("vector", pa.list_(pa.float32(), dim))])
-        self.table, self.fresh = open_table(self._db, path, chunk_table_name(model, dim), schema)
+        self._schema = pa.schema([("id", pa.string()), ("path", pa.string()), ("kind", pa.string()),
+                                  ("hash", pa.string()), ("vector", pa.list_(pa.float32(), dim))])
+        self.table, self.fresh = open_table(self._db, path, chunk_table_name(model, dim), self._schema)
         self._nprobes: int | None = None
 
     @classmethod
@@ -211,6 +211,29 @@ class ChunkVectors:
         })
         (self.table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
          .when_not_matched_by_source_delete(in_list("path", sorted(set(touched_paths)))).execute(data))
+        return self.version
+
+    def replace_all(self, batches: Iterable[tuple[list[str], list[str], list[str], bytes]]) -> int:
+        """Make the table exactly the given rows, in one new version, streamed batch by batch (a full
+        build never holds every vector twice). An ANN index is dropped with the old rows.
+
+        Args:
+            batches: (ids, paths, hashes, float32 vector bytes back to back), e.g.
+                :meth:`SqliteStore.iter_vectors <vaultsync.index.sqlite_store.SqliteStore.iter_vectors>`.
+        Returns:
+            The table version holding the result.
+        """
+        def record_batches() -> Iterator[pa.RecordBatch]:
+            for ids, paths, hashes, blob in batches:
+                yield pa.record_batch([
+                    pa.array(ids, pa.string()), pa.array(paths, pa.string()),
+                    pa.array([row_kind(i) for i in ids], pa.string()), pa.array(hashes, pa.string()),
+                    pa.FixedSizeListArray.from_arrays(pa.array(np.frombuffer(blob, "<f4")), self.dim)],
+                    schema=self._schema)
+
+        name = self.table.name
+        reader = pa.RecordBatchReader.from_batches(self._schema, record_batches())
+        self.table = self._db.create_table(name, data=reader, schema=self._schema, mode="overwrite")
         return self.version
 
     def maintain(self) -> bool:
