@@ -10,6 +10,7 @@ ANN leg must give exactly the exact leg's answer: any difference is a bug in the
 from __future__ import annotations
 
 import shutil
+from functools import partial
 import sqlite3
 
 import numpy as np
@@ -60,12 +61,15 @@ def _sync(v: Vault) -> None:
 def _handles(v: Vault, ann: bool = True):  # type: ignore[no-untyped-def]
     from vaultsync.git import open_repo
     from vaultsync.index.layout import layout_for
+    from vaultsync.engine import open_vector_table
     from vaultsync.search.pipeline import Searcher
 
-    path = layout_for(open_repo(v.root)).sqlite
+    layout = layout_for(open_repo(v.root))
+    path = layout.sqlite
     with sqlite3.connect(path) as db:  # ann=False: the same index read the exact way
         db.execute("UPDATE meta SET value = ? WHERE key = 'lance_ann'", (ANN_LEGS if ann else "[]",))
-    return Searcher(path, {"multilingual-e5-small": QueryHash("multilingual-e5-small")}, relevance_model=None)
+    return Searcher(path, {"multilingual-e5-small": QueryHash("multilingual-e5-small")}, relevance_model=None,
+                    open_table=partial(open_vector_table, layout.lance))
 
 
 def _legs(v: Vault):  # type: ignore[no-untyped-def]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +139,15 @@ def open_searcher(repo: pygit2.Repository, config: Config, rerank: str | None = 
     embedder = next(iter(embedders.values()), None)
     spec = rerank if rerank is not None else default_rerank(config)
     reranker = load_reranker(spec, embedder, config) if embedder is not None or spec.startswith("cross") else None
-    return Searcher(layout.sqlite, embedders, reranker), head_commit_id(repo)
+    return Searcher(layout.sqlite, embedders, reranker, open_table=partial(open_vector_table, layout.lance)), \
+        head_commit_id(repo)
+
+
+def open_vector_table(lance_dir: Path, name: str, dim: int, version: int) -> Any:
+    """Leg ``name``'s LanceDB vector table at ``version`` (imports LanceDB only for a leg past the ANN threshold)."""
+    from vaultsync.index.vector_store import ChunkVectors
+
+    return ChunkVectors.at_version(lance_dir, dim, name, version)
 
 
 def options_for(config: Config, **overrides: Any) -> SearchOptions:

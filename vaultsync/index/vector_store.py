@@ -270,19 +270,21 @@ class ChunkVectors:
     def has_ann_index(self) -> bool:
         return any(ix.index_type.startswith("Ivf") for ix in self.table.list_indices())
 
-    def nearest(self, vector: np.ndarray, limit: int, kind: str = "chunk",
-                where: str | None = None) -> list[tuple[str, str, float]]:
+    def nearest(self, vector: np.ndarray, limit: int, kind: str = "chunk", paths: Iterable[str] | None = None,
+                exclude: bool = False) -> list[tuple[str, str, float]]:
         """The ``limit`` rows of ``kind`` nearest ``vector`` (float32 [dim], L2-normalised):
         (id, path, cosine), best first, ties by id.
 
         Uses the ANN index when there is one (inverted file: Jégou et al. 2011, "Product quantization
         for nearest neighbor search"), probing ``ANN_PROBE_FRACTION`` of its ~√n partitions (PQ codes
-        re-scored exactly × ``ANN_REFINE``), else an exact scan. ``where`` is an extra SQL filter
-        applied before the search.
+        re-scored exactly × ``ANN_REFINE``), else an exact scan. ``paths``: only rows of these notes
+        (``exclude``: of any other note), applied inside the search.
         """
         if limit <= 0:
             return []
-        condition = f"kind = {sql_string(kind)}" + (f" AND ({where})" if where else "")
+        condition = f"kind = {sql_string(kind)}"
+        if paths is not None:
+            condition += f" AND {'NOT ' if exclude else ''}{in_list('path', sorted(paths))}"
         if self._nprobes is None:
             self._nprobes = max(ANN_MIN_PROBES, math.ceil(self.table.count_rows() ** 0.5 * ANN_PROBE_FRACTION))
         query = (self.table.search(np.asarray(vector, np.float32), vector_column_name="vector")

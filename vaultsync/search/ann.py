@@ -16,7 +16,7 @@ gets its ``limit`` nearest allowed rows.
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,6 +24,10 @@ import numpy as np
 from vaultsync.search.bm25 import Candidate
 from vaultsync.search.dense import NoteScoring, QueryEmbedder
 
+# (leg name, dimensions, table version) -> the leg's vector table at that version, with
+# ``nearest(vector, limit, kind, paths=None, exclude=False)`` and ``has_ann_index()``
+# (vaultsync.index.vector_store.ChunkVectors.at_version, bound to the index's folder by the engine).
+OpenTable = Callable[[str, int, int], Any]
 PATH_LIST_MAX = 5_000  # paths in one IN list; past it the leg over-fetches and filters after
 
 
@@ -52,7 +56,7 @@ class SqliteVectors:
 
 
 class AnnLeg(NoteScoring):
-    """One embedder's leg over its LanceDB table (``table``: a :class:`ChunkVectors` at the indexed version)."""
+    """One embedder's leg over its LanceDB table (``table``: see :data:`OpenTable`) at the indexed version."""
 
     def __init__(self, name: str, embedder: QueryEmbedder, table: Any, db: sqlite3.Connection, model: str) -> None:
         self.name, self.embedder, self.table, self._db = name, embedder, table, db
@@ -88,8 +92,6 @@ class AnnLeg(NoteScoring):
 
     def _filtered(self, query_vector: np.ndarray, limit: int, kind: str,
                   allowed: set[str] | None) -> list[tuple[str, str, float]]:
-        from vaultsync.index.vector_store import in_list
-
         if allowed is None:
             return self.table.nearest(query_vector, limit, kind)  # type: ignore[no-any-return]
         if not allowed:
@@ -98,8 +100,9 @@ class AnnLeg(NoteScoring):
         if not denied:
             return self.table.nearest(query_vector, limit, kind)  # type: ignore[no-any-return]
         if min(len(denied), len(allowed)) <= PATH_LIST_MAX:
-            where = f"NOT {in_list('path', denied)}" if len(denied) <= len(allowed) else in_list("path", allowed)
-            return self.table.nearest(query_vector, limit, kind, where)  # type: ignore[no-any-return]
+            if len(denied) <= len(allowed):
+                return self.table.nearest(query_vector, limit, kind, denied, exclude=True)  # type: ignore[no-any-return]
+            return self.table.nearest(query_vector, limit, kind, allowed)  # type: ignore[no-any-return]
         fetch = limit * 4
         while True:  # many paths on both sides: fetch deeper until enough allowed rows are found
             found = self.table.nearest(query_vector, fetch, kind)
@@ -115,15 +118,13 @@ class AnnLeg(NoteScoring):
         return {i: int(r) for r, i in self._db.execute(f"SELECT rowid, id FROM chunks WHERE id IN ({marks})", ids)}
 
 
-def load_ann_leg(db: sqlite3.Connection, lance_dir: Path, name: str, embedder: QueryEmbedder,
+def load_ann_leg(db: sqlite3.Connection, open_table: OpenTable, name: str, embedder: QueryEmbedder,
                  info: dict[str, Any], version: int) -> AnnLeg | None:
-    """The ANN leg ``name`` over ``lance_dir`` at ``version``, or None when the table cannot be read
-    (the caller falls back to the exact leg)."""
-    from vaultsync.index.vector_store import ChunkVectors
-
+    """The ANN leg ``name`` over the table ``open_table(name, dim, version)`` gives, or None when it
+    cannot be read or has no ANN index (the caller falls back to the exact leg)."""
     model, dim = info.get("id", getattr(embedder, "model_id", "")), int(info.get("dim") or embedder.dim)
     try:
-        table = ChunkVectors.at_version(lance_dir, dim, name, version)
+        table = open_table(name, dim, version)
         if not table.has_ann_index():
             return None
     except (OSError, RuntimeError, ValueError):

@@ -14,7 +14,7 @@ import numpy as np
 from vaultsync.search.dense import DenseLeg, QueryEmbedder, VectorIndex, load_leg
 
 if TYPE_CHECKING:
-    from vaultsync.search.ann import AnnLeg, SqliteVectors
+    from vaultsync.search.ann import AnnLeg, OpenTable, SqliteVectors
 from vaultsync.search.lifecycle import Exclusions, LifecyclePolicy, exclusions
 from vaultsync.search.relevance import RelevanceModels, shipped_model
 from vaultsync.search.rows import chunks_by_note
@@ -37,13 +37,17 @@ class IndexHandles:
         embedders: embedder name → query embedder, primary first (the legs ``dense``,
             ``dense2``, ...); a single embedder is taken as the primary one. None: BM25 only.
         reranker: rerank stage (None: no rerank).
+        open_table: opens a leg's LanceDB vector table (:data:`vaultsync.search.ann.OpenTable`); with
+            it, a leg the sync gave an ANN index is read from LanceDB (ADR-0073). None: every leg
+            is held in memory.
         relevance_model: the calibrated relevance models (default: the shipped ones,
             :func:`vaultsync.search.relevance.shipped_model`; None: hits carry no relevance and
             nothing is cut by it).
     """
 
     def __init__(self, db_path: Path, embedders: dict[str, QueryEmbedder] | QueryEmbedder | None,
-                 reranker: Reranker | None = None, relevance_model: RelevanceModels | None | str = "shipped") -> None:
+                 reranker: Reranker | None = None, relevance_model: RelevanceModels | None | str = "shipped",
+                 open_table: OpenTable | None = None) -> None:
         self.db = sqlite3.connect(readonly_uri(db_path), uri=True, check_same_thread=False, timeout=10)
         # a second connection lets whole-note BM25 run beside chunk BM25 (one connection serialises)
         self.notes_db = sqlite3.connect(readonly_uri(db_path), uri=True, check_same_thread=False, timeout=10)
@@ -57,12 +61,13 @@ class IndexHandles:
             embedders = {next(iter(models), "primary"): embedders}
         self.legs: list[DenseLeg | AnnLeg] = []
         for name, embedder in (embedders or {}).items():
-            leg = self._ann_leg(db_path, name, embedder, models.get(name) or {}) or \
-                load_leg(self.db, name, embedder, models.get(name) or {})
+            leg = self._ann_leg(open_table, name, embedder, models.get(name) or {}) if open_table else None
+            leg = leg or load_leg(self.db, name, embedder, models.get(name) or {})
             if leg is not None:
                 self.legs.append(leg)
 
-    def _ann_leg(self, db_path: Path, name: str, embedder: QueryEmbedder, info: dict[str, object]) -> AnnLeg | None:
+    def _ann_leg(self, open_table: OpenTable, name: str, embedder: QueryEmbedder,
+                 info: dict[str, object]) -> AnnLeg | None:
         """The LanceDB leg of ``name`` when the sync built its ANN index for the indexed tree (ADR-0073)."""
         if name not in json.loads(self.meta.get("lance_ann") or "[]") or \
                 self.meta.get("lance_tree") != self.meta.get("indexed_tree"):
@@ -72,7 +77,7 @@ class IndexHandles:
             return None
         from vaultsync.search.ann import load_ann_leg
 
-        return load_ann_leg(self.db, db_path.parent / "lance", name, embedder, info, int(version))
+        return load_ann_leg(self.db, open_table, name, embedder, info, int(version))
 
     @property
     def embedder(self) -> QueryEmbedder | None:
