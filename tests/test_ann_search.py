@@ -155,3 +155,64 @@ def test_an_unreadable_vector_table_falls_back_to_exact_search(big):
 
     shutil.rmtree(layout_for(open_repo(big.root)).lance)
     assert isinstance(_handles(big).legs[0], DenseLeg)
+
+
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """~9,000 rows: enough for LanceDB to train dozens of partitions, so probing matters."""
+    from conftest import git
+
+    from vaultsync.models.embedder import Embedder
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr("vaultsync.index.embedding.current_model_id", lambda config, name: None)
+    mp.setattr(Embedder, "load", lambda name=None, **kw: QueryHash(name or "multilingual-e5-small"))
+    root = tmp_path_factory.mktemp("wide") / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    v = Vault(root)
+    v.write(".vaultsync.yaml", CONFIG)
+    for i in range(1500):
+        v.write(f"docs/d{i % 7}/N-{i:05d}.md", _note(i).replace(f"ADR-{i:04d}", f"N-{i}"))
+    v.commit("init")
+    _sync(v)
+    yield v
+    mp.undo()
+
+
+def test_a_narrow_filter_still_gets_every_allowed_row_when_partitions_are_many(wide):
+    ann, exact = _legs(wide)
+    assert ann.table.table.list_indices() and len(ann.chunks) > 5000
+    paths = sorted(ann.note_paths)
+    for allowed in (set(paths[:3]), set(paths[700:702]), {p for p in paths if p.startswith("docs/d3/")}):
+        for q in _queries(8):
+            found, truth = ann.top_chunks(q, 15, allowed), exact.top_chunks(q, 15, allowed)
+            assert len(found) == len(truth)
+            assert len({c.rowid for c in found} & {c.rowid for c in truth}) >= 0.9 * len(truth)
+            assert all(n in allowed for n, _ in ann.top_names(q, 5, allowed, None))
+    recall = [len({c.rowid for c in ann.top_chunks(q, 20, None)} & {c.rowid for c in exact.top_chunks(q, 20, None)})
+              / 20 for q in _queries(20)]
+    assert sum(recall) / len(recall) >= 0.9
+
+
+@pytest.mark.parametrize("damage", ["indices", "data"])
+def test_damaged_table_files_fall_back_to_exact_search_and_the_next_sync_repairs_them(big, damage):
+    from vaultsync.git import open_repo
+    from vaultsync.index.layout import layout_for
+    from vaultsync.search.options import SearchOptions
+
+    table_dir = next(layout_for(open_repo(big.root)).lance.glob("*.lance"))
+    for f in (table_dir / ("_indices" if damage == "indices" else "data")).rglob("*"):
+        if f.is_file():
+            f.unlink()
+    opts = SearchOptions(legs=("dense",), graph_hops=0, min_relevance=0.0)
+    expected = [h.chunk_id for h in _handles(big, ann=False).search("queue retry backoff", opts).hits]
+    searcher = _handles(big)
+    assert [h.chunk_id for h in searcher.search("queue retry backoff", opts).hits] == expected
+    big.write("docs/adr/ADR-0001.md", _note(1) + "\nOne more line.\n")
+    big.commit("edit")
+    _sync(big)
+    ann, exact = _legs(big)
+    for q in _queries(4):
+        _same(ann.top_chunks(q, 20, None), exact.top_chunks(q, 20, None))
+    assert ann._exact is None  # served by the repaired table, not by the fallback

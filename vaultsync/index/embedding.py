@@ -164,14 +164,19 @@ def update_lance(store: SqliteStore, layout: IndexLayout, config: Config, models
             cache.put(model_id, hashes, np.stack([by_hash[h] for h in hashes]))
             cache.maintain()
         table = ChunkVectors(layout.lance, dim, name)
-        if full or table.fresh:  # a new, or replaced, table gets every row, streamed from SQLite
+        try:
+            if full or table.fresh:  # a new, or replaced, table gets every row, streamed from SQLite
+                table.replace_all(store.iter_vectors(model_id))
+            else:
+                items = [c for r in records for c in (*r.chunks, *r.name_chunks) if c.hash in by_hash]
+                hashes = [c.hash for c in items]
+                matrix = np.stack([by_hash[h] for h in hashes]) if items else np.zeros((0, dim), np.float32)
+                table.apply(touched, [c.id for c in items], [c.path for c in items], hashes, matrix)
+            table.maintain()
+        except (OSError, RuntimeError, ValueError):  # files of the table are missing or damaged: refill it
+            table = ChunkVectors(layout.lance, dim, name, recreate=True)
             table.replace_all(store.iter_vectors(model_id))
-        else:
-            items = [c for r in records for c in (*r.chunks, *r.name_chunks) if c.hash in by_hash]
-            hashes = [c.hash for c in items]
-            matrix = np.stack([by_hash[h] for h in hashes]) if items else np.zeros((0, dim), np.float32)
-            table.apply(touched, [c.id for c in items], [c.path for c in items], hashes, matrix)
-        table.maintain()
+        table.repair_ann_index()
         table.ensure_ann_index(int(config.index.get("ann_min_rows") or ANN_MIN_ROWS))
         versions[name] = table.version  # what search reads: these rows and, past the threshold, the index
         if table.has_ann_index():

@@ -163,9 +163,14 @@ def _matrix(rows: pa.Table, dim: int) -> np.ndarray:
 class ChunkVectors:
     """The vector table of one embedder in one worktree's index."""
 
-    def __init__(self, path: Path, dim: int, model: str = "multilingual-e5-small") -> None:
-        """Open the table; :attr:`fresh` says it was (re)created empty now and must be refilled."""
+    def __init__(self, path: Path, dim: int, model: str = "multilingual-e5-small", recreate: bool = False) -> None:
+        """Open the table (``recreate``: drop what is there first); :attr:`fresh` says it was
+        (re)created empty now and must be refilled."""
         self.dim = dim
+        if recreate:
+            import shutil
+
+            shutil.rmtree(path / f"{chunk_table_name(model, dim)}.lance", ignore_errors=True)
         self._db = _connect(path)
         self._schema = pa.schema([("id", pa.string()), ("path", pa.string()), ("kind", pa.string()),
                                   ("hash", pa.string()), ("vector", pa.list_(pa.float32(), dim))])
@@ -270,6 +275,19 @@ class ChunkVectors:
     def has_ann_index(self) -> bool:
         return any(ix.index_type.startswith("Ivf") for ix in self.table.list_indices())
 
+    def repair_ann_index(self) -> bool:
+        """Drop an ANN index that the manifest lists but that cannot be searched (its files damaged or
+        deleted), so that :meth:`ensure_ann_index` builds it again; True when it did."""
+        if not self.has_ann_index():
+            return False
+        try:
+            self.nearest(np.full(self.dim, self.dim ** -0.5, np.float32), 1)
+            return False
+        except (OSError, RuntimeError, ValueError):
+            for ix in self.table.list_indices():
+                self.table.drop_index(ix.name)
+            return True
+
     def nearest(self, vector: np.ndarray, limit: int, kind: str = "chunk", paths: Iterable[str] | None = None,
                 exclude: bool = False) -> list[tuple[str, str, float]]:
         """The ``limit`` rows of ``kind`` nearest ``vector`` (float32 [dim], L2-normalised):
@@ -278,7 +296,8 @@ class ChunkVectors:
         Uses the ANN index when there is one (inverted file: Jégou et al. 2011, "Product quantization
         for nearest neighbor search"), probing ``ANN_PROBE_FRACTION`` of its ~√n partitions (PQ codes
         re-scored exactly × ``ANN_REFINE``), else an exact scan. ``paths``: only rows of these notes
-        (``exclude``: of any other note), applied inside the search.
+        (``exclude``: of any other note), applied inside the search; when the probed partitions hold
+        fewer than ``limit`` such rows, further partitions are probed until they are found.
         """
         if limit <= 0:
             return []
@@ -289,7 +308,7 @@ class ChunkVectors:
             self._nprobes = max(ANN_MIN_PROBES, math.ceil(self.table.count_rows() ** 0.5 * ANN_PROBE_FRACTION))
         query = (self.table.search(np.asarray(vector, np.float32), vector_column_name="vector")
                  .distance_type("cosine").where(condition, prefilter=True).select(["id", "path", "_distance"])
-                 .nprobes(self._nprobes).limit(limit))
+                 .minimum_nprobes(self._nprobes).maximum_nprobes(0).limit(limit))  # a narrow filter probes on
         if ANN_INDEX == "IVF_PQ":
             query = query.refine_factor(ANN_REFINE)
         rows = query.to_arrow()

@@ -9,8 +9,10 @@ the SQLite state a reader holds, never behind it: a leg is only built when
 chunk id; the few exact cosines later stages ask for are read from SQLite.
 
 Filters: the notes a query may not see are excluded inside the ANN search
-(``path NOT IN``, or ``path IN`` when fewer are allowed) so a filtered query still
-gets its ``limit`` nearest allowed rows.
+(``path NOT IN``, or ``path IN`` when fewer are allowed), which probes further
+partitions until it has ``limit`` allowed rows. A table that fails mid-query
+(damaged files, a version compacted away under a long-lived reader) turns the leg
+into the exact one over SQLite's vectors; the next sync rebuilds an unreadable index.
 """
 
 from __future__ import annotations
@@ -22,13 +24,14 @@ from typing import Any
 import numpy as np
 
 from vaultsync.search.bm25 import Candidate
-from vaultsync.search.dense import NoteScoring, QueryEmbedder
+from vaultsync.search.dense import DenseLeg, NoteScoring, QueryEmbedder, load_leg
 
 # (leg name, dimensions, table version) -> the leg's vector table at that version, with
 # ``nearest(vector, limit, kind, paths=None, exclude=False)`` and ``has_ann_index()``
 # (vaultsync.index.vector_store.ChunkVectors.at_version, bound to the index's folder by the engine).
 OpenTable = Callable[[str, int, int], Any]
-PATH_LIST_MAX = 5_000  # paths in one IN list; past it the leg over-fetches and filters after
+PATH_LIST_MAX = 5_000
+LANCE_ERRORS = (OSError, RuntimeError, ValueError)  # what LanceDB raises for files it cannot read  # paths in one IN list; past it the leg over-fetches and filters after
 
 
 class SqliteVectors:
@@ -58,37 +61,50 @@ class SqliteVectors:
 class AnnLeg(NoteScoring):
     """One embedder's leg over its LanceDB table (``table``: see :data:`OpenTable`) at the indexed version."""
 
-    def __init__(self, name: str, embedder: QueryEmbedder, table: Any, db: sqlite3.Connection, model: str) -> None:
-        self.name, self.embedder, self.table, self._db = name, embedder, table, db
+    def __init__(self, name: str, embedder: QueryEmbedder, table: Any, db: sqlite3.Connection,
+                 info: dict[str, Any]) -> None:
+        self.name, self.embedder, self.table, self._db, self._info = name, embedder, table, db, info
+        model = info.get("id", getattr(embedder, "model_id", ""))
         rows = db.execute("SELECT count(*) FROM vectors WHERE model = ? AND kind = 'chunk'", (model,)).fetchone()[0]
         self.chunks = SqliteVectors(db, model, int(rows))
         self.note_paths = frozenset(p for (p,) in db.execute("SELECT path FROM notes"))
+        self._exact: DenseLeg | None = None
 
     def top_chunks(self, query_vector: np.ndarray, limit: int, allowed: set[str] | None) -> list[Candidate]:
         """The ``limit`` chunks nearest ``query_vector`` among the notes in ``allowed`` (None: all)."""
-        found = self._nearest(query_vector, limit, "chunk", allowed)
-        rowid_of = self._rowids([i for i, _, _ in found])
-        hits = [(rowid_of[i], s) for i, _, s in found if i in rowid_of]
-        return [Candidate(r, s, rank) for rank, (r, s) in enumerate(hits)]
+        if self._exact is None:
+            try:
+                found = self._nearest(query_vector, limit, "chunk", allowed)
+                rowid_of = self._rowids([i for i, _, _ in found])
+                hits = [(rowid_of[i], s) for i, _, s in found if i in rowid_of]
+                return [Candidate(r, s, rank) for rank, (r, s) in enumerate(hits)]
+            except LANCE_ERRORS:
+                self._fall_back()
+        return self._exact.top_chunks(query_vector, limit, allowed) if self._exact else []
 
     def top_names(self, query_vector: np.ndarray, limit: int, allowed: set[str] | None,
                   scope: str | None) -> list[tuple[str, float]]:
-        if scope:
-            allowed = {p for p in (self.note_paths if allowed is None else allowed) if p.startswith(scope)}
-        best: dict[str, float] = {}  # a note's title and alias rows: its best one
-        for _, path, sim in self._nearest(query_vector, limit, "name", allowed):
-            best.setdefault(path, sim)
-        return list(best.items())
+        if self._exact is None:
+            try:
+                within = allowed
+                if scope:
+                    within = {p for p in (self.note_paths if allowed is None else allowed) if p.startswith(scope)}
+                best: dict[str, float] = {}  # a note's title and alias rows: its best one
+                for _, path, sim in self._nearest(query_vector, limit, "name", within):
+                    best.setdefault(path, sim)
+                return list(best.items())
+            except LANCE_ERRORS:
+                self._fall_back()
+        return self._exact.top_names(query_vector, limit, allowed, scope) if self._exact else []
+
+    def _fall_back(self) -> None:
+        """The table failed mid-query (damaged files, or a version a sync has compacted away):
+        serve this leg from SQLite's vectors, exactly, for as long as this reader lives."""
+        self._exact = load_leg(self._db, self.name, self.embedder, self._info)
 
     def _nearest(self, query_vector: np.ndarray, limit: int, kind: str,
                  allowed: set[str] | None) -> list[tuple[str, str, float]]:
-        try:
-            return self._filtered(query_vector, limit, kind, allowed)
-        except (OSError, RuntimeError, ValueError):
-            # a sync compacted away the version this reader holds: read the latest (ids SQLite
-            # does not know yet are dropped by the caller); the next request opens the new state
-            self.table.table.checkout_latest()
-            return self._filtered(query_vector, limit, kind, allowed)
+        return self._filtered(query_vector, limit, kind, allowed)
 
     def _filtered(self, query_vector: np.ndarray, limit: int, kind: str,
                   allowed: set[str] | None) -> list[tuple[str, str, float]]:
@@ -122,11 +138,11 @@ def load_ann_leg(db: sqlite3.Connection, open_table: OpenTable, name: str, embed
                  info: dict[str, Any], version: int) -> AnnLeg | None:
     """The ANN leg ``name`` over the table ``open_table(name, dim, version)`` gives, or None when it
     cannot be read or has no ANN index (the caller falls back to the exact leg)."""
-    model, dim = info.get("id", getattr(embedder, "model_id", "")), int(info.get("dim") or embedder.dim)
+    dim = int(info.get("dim") or embedder.dim)
     try:
         table = open_table(name, dim, version)
         if not table.has_ann_index():
             return None
-    except (OSError, RuntimeError, ValueError):
+    except LANCE_ERRORS:
         return None
-    return AnnLeg(name, embedder, table, db, model)
+    return AnnLeg(name, embedder, table, db, info)

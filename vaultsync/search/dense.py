@@ -88,8 +88,8 @@ class NoteScoring:
         """
         best: dict[str, float] = {}
         for c in chunks:
-            p = paths[c.rowid]
-            if c.score > best.get(p, -2.0):
+            p = paths.get(c.rowid)  # None: a chunk a sync removed after this reader loaded its vectors
+            if p is not None and c.score > best.get(p, -2.0):
                 best[p] = c.score
         for p, sim in self.top_names(query_vector, limit, allowed, scope) if names else ():
             if sim > best.get(p, -2.0):
