@@ -216,3 +216,17 @@ def test_damaged_table_files_fall_back_to_exact_search_and_the_next_sync_repairs
     for q in _queries(4):
         _same(ann.top_chunks(q, 20, None), exact.top_chunks(q, 20, None))
     assert ann._exact is None  # served by the repaired table, not by the fallback
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("ann_min_rows: 50", "index.ann_min_rows: 50 is less than the minimum of 256"),
+    ("ann_min_rows: lots", "index.ann_min_rows: 'lots' is not of type 'integer'"),
+    ("chunk_tokens: 5", "index.chunk_tokens: 5 is less than the minimum of 32"),
+])
+@pytest.mark.parametrize("command", [["sync", "--wait", "60"], ["index", "--rebuild"]])
+def test_an_invalid_committed_index_setting_is_one_line_and_exit_1(make_vault, setting, message, command):
+    v = make_vault({".vaultsync.yaml": f"vault: docs\nindex:\n  {setting}\n", "docs/adr/a.md": _note(1)})
+    v.commit("init")
+    res = run_cli(command, v.root)
+    assert res.code == 1 and "Traceback" not in res.err and "internal error" not in res.err, res.err
+    assert res.err.strip() == f".vaultsync.yaml:3:{3 + len(setting.split(':')[0]) + 2}: CF002 {message}"

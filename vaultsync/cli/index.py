@@ -24,8 +24,14 @@ def run(args: argparse.Namespace) -> int:
     from vaultsync.index.state import write_state
     from vaultsync.index.sync import sync
 
+    from vaultsync.vault.config import ConfigError
+
     started = time.time()
-    report = sync(repo, rebuild=True, progress=sys.stderr.isatty() and not args.quiet, wait=60.0)
+    try:
+        report = sync(repo, rebuild=True, progress=sys.stderr.isatty() and not args.quiet, wait=60.0)
+    except ConfigError as exc:  # the committed config is invalid: its line, and the index is untouched
+        print(exc.diagnostic.render(), file=sys.stderr)
+        return 1
     if report.status == "busy":
         print("vaultsync index: another sync holds the lock; try again", file=sys.stderr)
         return 1

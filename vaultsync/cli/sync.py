@@ -66,10 +66,15 @@ def framework_hook() -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from vaultsync.vault.config import ConfigError
+
     hook_mode = bool(args.hook or args.background)
     try:
         return _run(args)
     except Exception as exc:  # a hook never fails git; the error goes to state.json and the log
+        if not hook_mode and isinstance(exc, ConfigError):  # the committed config is invalid: its line
+            print(exc.diagnostic.render(), file=sys.stderr)
+            return 1
         if not hook_mode:
             raise
         _record_error(exc)
