@@ -23,7 +23,6 @@ def run(args: argparse.Namespace) -> int:
     from vaultsync.index.layout import layout_for
     from vaultsync.index.state import write_state
     from vaultsync.index.sync import sync
-
     from vaultsync.vault.config import ConfigError
 
     started = time.time()
