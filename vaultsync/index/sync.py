@@ -267,6 +267,8 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
                 report.chunks_embedded, report.chunks_reused = embedded, reused
         known = available
         primary = next(iter(models))
+        # only the primary embedder is used from here on (token counts): free the others' weights
+        loaded, embedder = {k: v for k, v in loaded.items() if k == primary}, None
         if records and primary not in loaded and primary in known:
             loaded[primary] = embedder_factory(config, primary)  # token counts must not depend on cache hits
         if primary in loaded and hasattr(loaded[primary], "count_tokens"):
