@@ -104,10 +104,7 @@ class AnnLeg(NoteScoring):
 
     def _nearest(self, query_vector: np.ndarray, limit: int, kind: str,
                  allowed: set[str] | None) -> list[tuple[str, str, float]]:
-        return self._filtered(query_vector, limit, kind, allowed)
-
-    def _filtered(self, query_vector: np.ndarray, limit: int, kind: str,
-                  allowed: set[str] | None) -> list[tuple[str, str, float]]:
+        """The table's ``limit`` nearest rows of ``kind`` in ``allowed``: (id, path, cosine)."""
         if allowed is None:
             return self.table.nearest(query_vector, limit, kind)  # type: ignore[no-any-return]
         if not allowed:
