@@ -168,10 +168,12 @@ def update_lance(store: SqliteStore, layout: IndexLayout, config: Config, models
             if full or table.fresh:  # a new, or replaced, table gets every row, streamed from SQLite
                 table.replace_all(store.iter_vectors(model_id))
             else:
-                items = [c for r in records for c in (*r.chunks, *r.name_chunks) if c.hash in by_hash]
-                hashes = [c.hash for c in items]
+                items = [(c, kind) for r in records for kind, of in (("chunk", r.chunks), ("name", r.name_chunks))
+                         for c in of if c.hash in by_hash]
+                hashes = [c.hash for c, _ in items]
                 matrix = np.stack([by_hash[h] for h in hashes]) if items else np.zeros((0, dim), np.float32)
-                table.apply(touched, [c.id for c in items], [c.path for c in items], hashes, matrix)
+                table.apply(touched, [c.id for c, _ in items], [c.path for c, _ in items], [k for _, k in items],
+                            hashes, matrix)
             table.maintain()
         except (OSError, RuntimeError, ValueError):  # files of the table are missing or damaged: refill it
             table = ChunkVectors(layout.lance, dim, name, recreate=True)

@@ -307,15 +307,18 @@ class SqliteStore:
                 f"SELECT hash, vector FROM vectors WHERE model = ? AND hash IN ({marks})", [model, *batch]))
         return found
 
-    def iter_vectors(self, model: str, batch: int = 4096) -> Iterator[tuple[list[str], list[str], list[str], bytes]]:
-        """Every chunk and name vector of ``model`` by id, ``batch`` rows at a time:
-        (ids, paths, hashes, the vectors' float32 bytes back to back). Reads committed rows on a
+    def iter_vectors(self, model: str, batch: int = 4096) -> Iterator[tuple[list[str], list[str], list[str],
+                                                                        list[str], bytes]]:
+        """Every chunk and name vector of ``model`` by id, ``batch`` rows at a time: (ids, paths,
+        kinds, hashes, the vectors' float32 bytes back to back). Reads committed rows on a
         connection of its own, so the consumer may pull batches from another thread."""
         db = sqlite3.connect(readonly_uri(self.path), uri=True, timeout=10, check_same_thread=False)
         try:
-            cursor = db.execute("SELECT id, path, hash, vector FROM vectors WHERE model = ? ORDER BY id", (model,))
+            cursor = db.execute("SELECT id, path, kind, hash, vector FROM vectors WHERE model = ? ORDER BY id",
+                                (model,))
             while rows := cursor.fetchmany(batch):
-                yield [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], b"".join(r[3] for r in rows)
+                ids, paths, kinds, hashes, blobs = zip(*rows)
+                yield list(ids), list(paths), list(kinds), list(hashes), b"".join(blobs)
         finally:
             db.close()
 

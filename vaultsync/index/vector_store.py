@@ -147,12 +147,6 @@ class EmbeddingCache:
             self._table.optimize(cleanup_older_than=dt.timedelta(minutes=1))
 
 
-def row_kind(row_id: str) -> str:
-    """``name`` for a note-name row (``path#title``, ``path#alias:N``), else ``chunk`` (``path#n``)."""
-    tail = row_id.rpartition("#")[2]
-    return "name" if tail == "title" or tail.startswith("alias:") else "chunk"
-
-
 def _matrix(rows: pa.Table, dim: int) -> np.ndarray:
     if rows.num_rows == 0:
         return np.zeros((0, dim), dtype=np.float32)
@@ -196,13 +190,14 @@ class ChunkVectors:
     def version(self) -> int:
         return int(self.table.version)
 
-    def apply(self, touched_paths: Sequence[str], ids: Sequence[str], paths: Sequence[str],
+    def apply(self, touched_paths: Sequence[str], ids: Sequence[str], paths: Sequence[str], kinds: Sequence[str],
               hashes: Sequence[str], vectors: np.ndarray) -> int:
         """Make the rows of ``touched_paths`` exactly the given rows, in one version.
 
         Args:
             touched_paths: every path added, modified, renamed or removed by the sync.
-            ids, paths, hashes, vectors: the new rows (vectors float32 [n, dim]).
+            ids, paths, kinds, hashes, vectors: the new rows (kind ``chunk`` or ``name``; vectors
+                float32 [n, dim]).
         Returns:
             The table version holding the result.
         """
@@ -210,7 +205,7 @@ class ChunkVectors:
             return self.version
         data = pa.table({
             "id": pa.array(ids, pa.string()), "path": pa.array(paths, pa.string()),
-            "kind": pa.array([row_kind(i) for i in ids], pa.string()), "hash": pa.array(hashes, pa.string()),
+            "kind": pa.array(kinds, pa.string()), "hash": pa.array(hashes, pa.string()),
             "vector": pa.FixedSizeListArray.from_arrays(
                 pa.array(np.asarray(vectors, np.float32).ravel(), pa.float32()), self.dim),
         })
@@ -218,21 +213,21 @@ class ChunkVectors:
          .when_not_matched_by_source_delete(in_list("path", sorted(set(touched_paths)))).execute(data))
         return self.version
 
-    def replace_all(self, batches: Iterable[tuple[list[str], list[str], list[str], bytes]]) -> int:
+    def replace_all(self, batches: Iterable[tuple[list[str], list[str], list[str], list[str], bytes]]) -> int:
         """Make the table exactly the given rows, in one new version, streamed batch by batch (a full
         build never holds every vector twice). An ANN index is dropped with the old rows.
 
         Args:
-            batches: (ids, paths, hashes, float32 vector bytes back to back), e.g.
+            batches: (ids, paths, kinds, hashes, float32 vector bytes back to back), e.g.
                 :meth:`SqliteStore.iter_vectors <vaultsync.index.sqlite_store.SqliteStore.iter_vectors>`.
         Returns:
             The table version holding the result.
         """
         def record_batches() -> Iterator[pa.RecordBatch]:
-            for ids, paths, hashes, blob in batches:
+            for ids, paths, kinds, hashes, blob in batches:
                 yield pa.record_batch([
                     pa.array(ids, pa.string()), pa.array(paths, pa.string()),
-                    pa.array([row_kind(i) for i in ids], pa.string()), pa.array(hashes, pa.string()),
+                    pa.array(kinds, pa.string()), pa.array(hashes, pa.string()),
                     pa.FixedSizeListArray.from_arrays(pa.array(np.frombuffer(blob, "<f4")), self.dim)],
                     schema=self._schema)
 
@@ -315,21 +310,6 @@ class ChunkVectors:
         found = zip(rows.column("id").to_pylist(), rows.column("path").to_pylist(),
                     rows.column("_distance").to_pylist())
         return sorted(((i, p, 1.0 - float(d)) for i, p, d in found), key=lambda r: (-r[2], r[0]))
-
-    def read(self, version: int | None = None) -> tuple[list[str], np.ndarray]:
-        """All (ids, vectors [n, dim]) at ``version`` (default: latest)."""
-        if version is not None and version != self.version:
-            self.table.checkout(version)
-        try:
-            rows = self.table.to_arrow().select(["id", "vector"])
-        finally:
-            if version is not None:
-                self.table.checkout_latest()
-        return rows.column("id").to_pylist(), _matrix(rows, self.dim)
-
-    def paths(self) -> set[str]:
-        """Distinct note paths present in the table."""
-        return set(self.table.to_arrow().column("path").to_pylist())
 
     def count(self, where: str | None = None) -> int:
         return int(self.table.count_rows(where) if where else self.table.count_rows())

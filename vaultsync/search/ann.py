@@ -69,6 +69,7 @@ class AnnLeg(NoteScoring):
         self.chunks = SqliteVectors(db, model, int(rows))
         self.note_paths = frozenset(p for (p,) in db.execute("SELECT path FROM notes"))
         self._exact: DenseLeg | None = None
+        self._denied: tuple[set[str] | None, frozenset[str]] = (None, frozenset())
 
     def top_chunks(self, query_vector: np.ndarray, limit: int, allowed: set[str] | None) -> list[Candidate]:
         """The ``limit`` chunks nearest ``query_vector`` among the notes in ``allowed`` (None: all)."""
@@ -109,7 +110,9 @@ class AnnLeg(NoteScoring):
             return self.table.nearest(query_vector, limit, kind)  # type: ignore[no-any-return]
         if not allowed:
             return []
-        denied = self.note_paths - allowed
+        if self._denied[0] is not allowed:  # one set difference per query, not per call
+            self._denied = (allowed, self.note_paths - allowed)
+        denied = self._denied[1]
         if not denied:
             return self.table.nearest(query_vector, limit, kind)  # type: ignore[no-any-return]
         if min(len(denied), len(allowed)) <= PATH_LIST_MAX:
