@@ -68,7 +68,7 @@ def indexed_commit(repo: Path) -> str:
 
 
 def prepare(args: argparse.Namespace) -> Path:
-    repo = args.workdir / (f"generated-{args.notes}" if args.vault == "generated" else "locomo")
+    repo = args.workdir.resolve() / (f"generated-{args.notes}" if args.vault == "generated" else "locomo")
     if (repo / ".git").exists():
         return repo
     if args.vault == "generated":

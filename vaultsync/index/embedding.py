@@ -32,6 +32,12 @@ class PassageEmbedder(Protocol):
 
 
 EmbedderFactory = Callable[[Config, str], PassageEmbedder]
+
+
+class SecondLevelCache(Protocol):
+    """Where vectors missing from the local cache may be found (the team index: ADR-0075)."""
+
+    def fill(self, cache: EmbeddingCache, model_id: str, missing: list[str]) -> dict[str, np.ndarray]: ...
 DEFAULT_EMBEDDERS = ("multilingual-e5-small", "use-multilingual")
 
 
@@ -94,14 +100,14 @@ def manifest_dim(name: str) -> int | None:
 
 def vectors_for(items: list, store: SqliteStore, layout: IndexLayout, config: Config, name: str,  # type: ignore[type-arg]
                 embedder_factory: EmbedderFactory, model_id: str, tracker: SyncProgress,
-                leg: tuple[int, int] = (1, 1),
-                flush_every: int | None = None) -> tuple[dict[str, np.ndarray], PassageEmbedder | None, int, int, list[str]]:
+                leg: tuple[int, int] = (1, 1), flush_every: int | None = None, team: SecondLevelCache | None = None,
+                ) -> tuple[dict[str, np.ndarray], PassageEmbedder | None, int, int, list[str]]:
     """Vectors by content hash for ``items`` from embedder ``name``: from this index, then the shared
-    cache, then the embedder — batch by batch, each batch stored in the cache as soon as it is computed
-    (from ``CACHE_LOOKUP_MIN`` missing on), so a killed sync resumes where it stopped (ADR-0070).
-    ``leg``: (this embedder's place, how many), for the progress record; ``flush_every``: chunks per
-    batch (default :data:`FLUSH_EVERY`). Returns (vectors, the embedder if loaded, embedded, reused,
-    the hashes embedded but not yet in the cache)."""
+    cache, then the team's published cache (``team``, ADR-0075), then the embedder — batch by batch, each
+    batch stored in the cache as soon as it is computed (from ``CACHE_LOOKUP_MIN`` missing on), so a
+    killed sync resumes where it stopped (ADR-0070). ``leg``: (this embedder's place, how many), for the
+    progress record; ``flush_every``: chunks per batch (default :data:`FLUSH_EVERY`). Returns (vectors,
+    the embedder if loaded, embedded, reused, the hashes embedded but not yet in the cache)."""
     flush_every = flush_every or FLUSH_EVERY
     hashes = sorted({c.hash for c in items})
     found = {h: np.frombuffer(b, dtype="<f4").copy() for h, b in store.vectors_by_hash(model_id, hashes).items()}
@@ -113,6 +119,9 @@ def vectors_for(items: list, store: SqliteStore, layout: IndexLayout, config: Co
             cache = _cache(layout, int(dim))
             found.update(cache.get(model_id, missing))
             missing = [h for h in hashes if h not in found]
+            if team is not None and len(missing) >= CACHE_LOOKUP_MIN:
+                found.update(team.fill(cache, model_id, missing))
+                missing = [h for h in hashes if h not in found]
     embedder = embedder_factory(config, name) if missing or not model_id else None
     durable = False
     if missing:

@@ -22,11 +22,12 @@ from vaultsync.git import head_commit_id, head_tree
 from vaultsync.index import segments
 from vaultsync.index.embedding import default_embedder
 from vaultsync.index.fastpath import config_at, config_hash
+from vaultsync.index.fingerprint import fingerprint, parts_from_meta
 from vaultsync.index.layout import layout_for
 from vaultsync.index.lock import SyncLock
 from vaultsync.index.pull import bootstrap
 from vaultsync.index.remote import SQLITE_NAME, Manifest, ObjectEntry, ObjectStore, file_sha256
-from vaultsync.index.snapshot import copy_index, fingerprint, parts_from_meta, verify_index
+from vaultsync.index.snapshot import copy_index, verify_index
 from vaultsync.index.sync import SyncReport, sync
 
 if TYPE_CHECKING:

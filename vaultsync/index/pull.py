@@ -21,6 +21,8 @@ from vaultsync.git import first_parent_ancestors, head_commit_id, head_tree
 from vaultsync.index import segments
 from vaultsync.index.embedding import default_embedder
 from vaultsync.index.fastpath import config_at
+from vaultsync.index.fetch import ANCESTOR_LIMIT, SnapshotRefused, checked_manifest, fetch, fetch_segment
+from vaultsync.index.fingerprint import fingerprint, local_parts
 from vaultsync.index.layout import IndexLayout, layout_for
 from vaultsync.index.lock import SyncLock
 from vaultsync.index.remote import (
@@ -30,10 +32,9 @@ from vaultsync.index.remote import (
     ObjectEntry,
     ObjectStore,
     RemoteError,
-    parse_manifest,
     resolve_location,
 )
-from vaultsync.index.snapshot import fingerprint, install, local_parts, verify_index
+from vaultsync.index.snapshot import install, verify_index
 from vaultsync.index.sync import SyncReport, sync
 
 if TYPE_CHECKING:
@@ -41,19 +42,8 @@ if TYPE_CHECKING:
 
     from vaultsync.index.embedding import EmbedderFactory
 
-ANCESTOR_LIMIT = 200
-
-
 class PullError(Exception):
     """No snapshot could be used (none configured, none published, HEAD unborn); one line."""
-
-
-class SnapshotRefused(Exception):
-    """A snapshot failed verification: ``snapshot <commit> refused: <reason>``. The local index is untouched."""
-
-    def __init__(self, commit: str, reason: str) -> None:
-        super().__init__(f"snapshot {commit[:12]} refused: {reason}")
-        self.commit, self.reason = commit, reason
 
 
 @dataclass
@@ -125,7 +115,7 @@ def pull(repo: pygit2.Repository, store: ObjectStore, *, embedder_factory: Embed
             continue
         report = PullReport(commit, fp, location.url, behind)
         with tempfile.TemporaryDirectory(dir=layout.dir, prefix="pull-") as tmp:
-            manifest = _manifest(raw, repo, commit, fp)
+            manifest = checked_manifest(raw, repo, commit, fp)
             staged, decoded = _download(store, manifest, fp, Path(tmp), report)
             problem = verify_index(staged, repo, commit, fp)
             if problem:
@@ -160,20 +150,6 @@ def _local_commit(layout: IndexLayout) -> str | None:
     return str(row[0]) if row and row[0] else None
 
 
-def _manifest(raw: bytes, repo: pygit2.Repository, commit: str, fp: str) -> Manifest:
-    try:
-        manifest = parse_manifest(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise SnapshotRefused(commit, f"unreadable manifest.json ({exc})") from None
-    if manifest.commit != commit or manifest.tree != str(repo[commit].tree_id):  # type: ignore[attr-defined]
-        raise SnapshotRefused(commit, f"manifest.json names commit {manifest.commit[:12]}, tree {manifest.tree[:12]}")
-    if manifest.fingerprint != fp or fingerprint(manifest.fingerprint_parts) != fp:
-        raise SnapshotRefused(commit, "fingerprint mismatch in manifest.json")
-    if manifest.object(SQLITE_NAME) is None or [o.kind for o in manifest.objects].count("sqlite") != 1:
-        raise SnapshotRefused(commit, f"manifest.json lists no single {SQLITE_NAME}")
-    return manifest
-
-
 def _download(store: ObjectStore, manifest: Manifest, fp: str, tmp: Path, report: PullReport
               ) -> tuple[Path, list[tuple[ObjectEntry, list[str], np.ndarray]]]:
     """Every object, each checked against its manifest size and sha256; segments decoded and checked
@@ -183,23 +159,14 @@ def _download(store: ObjectStore, manifest: Manifest, fp: str, tmp: Path, report
     decoded = []
     staged = tmp / SQLITE_NAME
     for entry in manifest.objects:
-        if entry.kind == "sqlite":
-            key, dest = store.location.snapshot_key(fp, commit, SQLITE_NAME), staged
-        else:
-            key, dest = store.location.segment_key(entry.sha256), tmp / f"{entry.sha256}.vsemb"
-        sha = store.download(key, dest, entry.size)
-        report.bytes_downloaded += dest.stat().st_size
-        if sha != entry.sha256 or dest.stat().st_size != entry.size:
-            raise SnapshotRefused(commit, f"checksum mismatch for {entry.name}")
-        if entry.kind == "embeddings":
-            if entry.model not in models:
-                raise SnapshotRefused(commit, f"{entry.name} holds vectors of a model outside the fingerprint")
-            try:
-                hashes, vectors = segments.decode(dest.read_bytes(), entry)
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise SnapshotRefused(commit, f"{entry.name}: {exc}") from None
-            decoded.append((entry, hashes, vectors))
-            dest.unlink()
+        try:
+            if entry.kind == "sqlite":
+                fetch(store, store.location.snapshot_key(fp, commit, SQLITE_NAME), entry, staged)
+            else:
+                decoded.append((entry, *fetch_segment(store, entry, models, tmp)))
+        except ValueError as exc:
+            raise SnapshotRefused(commit, str(exc)) from None
+        report.bytes_downloaded += entry.size
     return staged, decoded
 
 

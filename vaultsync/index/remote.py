@@ -101,7 +101,8 @@ def resolve_location(repo: pygit2.Repository | None, config: Config | None,
 @dataclass(frozen=True)
 class ObjectEntry:
     """One object of a snapshot: its name (``index.sqlite``, ``embeddings/<sha256>``), sha256 (hex) and size
-    (bytes); embedding segments also carry their ``model`` id, ``dim`` and ``rows``."""
+    (bytes); embedding segments also carry their ``model`` id, ``dim``, ``rows`` and bucket ``prefix`` (the
+    hex digits every hash in it starts with; absent in manifests written before it was recorded)."""
 
     name: str
     kind: str  # "sqlite" or "embeddings"
@@ -111,6 +112,7 @@ class ObjectEntry:
     model: str | None = None
     dim: int | None = None
     rows: int | None = None
+    prefix: str | None = None
 
 
 @dataclass
@@ -163,12 +165,14 @@ def parse_manifest(data: bytes) -> Manifest:
               and isinstance(raw.get("sha256"), str) and len(raw["sha256"]) == 64 and _HEX.match(raw["sha256"])
               and _count(raw.get("size")))
         if ok and raw["kind"] == "embeddings":
+            prefix = raw.get("prefix", "")
             ok = (isinstance(raw.get("model"), str) and _count(raw.get("dim")) and raw["dim"] > 0
-                  and _count(raw.get("rows")))
+                  and _count(raw.get("rows")) and isinstance(prefix, str) and len(prefix) <= 4
+                  and (not prefix or bool(_HEX.match(prefix))))
         if not ok:
             raise ValueError(f"manifest object entry is malformed: {str(raw)[:80]}")
         objects.append(ObjectEntry(raw["name"], raw["kind"], raw["sha256"], raw["size"], str(raw.get("key", "")),
-                                   raw.get("model"), raw.get("dim"), raw.get("rows")))
+                                   raw.get("model"), raw.get("dim"), raw.get("rows"), raw.get("prefix")))
     return Manifest(doc["commit"], doc["tree"], doc["fingerprint"], doc["fingerprint_parts"],
                     doc["vaultsync_version"], doc["created"], objects)
 

@@ -16,13 +16,18 @@ import hashlib
 import json
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from vaultsync.index.remote import ObjectEntry
 from vaultsync.sqlite_uri import readonly_uri
 
+if TYPE_CHECKING:
+    from vaultsync.index.vector_store import EmbeddingCache
+
 MAGIC = b"VSEMB1\n"
+MERGED_RECORD = "merged-segments.txt"  # in the cache folder: the segments whose rows it holds
 
 
 def bucket_width(rows: int) -> int:
@@ -84,28 +89,30 @@ def export(sqlite_path: Path, out_dir: Path) -> list[tuple[ObjectEntry, Path]]:
             buckets: dict[str, list[tuple[str, bytes]]] = {}
             for h, v in rows:
                 buckets.setdefault(h[:width], []).append((h, v))
-            for _, part in sorted(buckets.items()):
+            for prefix, part in sorted(buckets.items()):
                 matrix = np.frombuffer(b"".join(v for _, v in part), dtype="<f4").reshape(len(part), dim)
                 data = encode(model, [h for h, _ in part], matrix)
                 sha = hashlib.sha256(data).hexdigest()
                 path = out_dir / f"{sha}.vsemb"
                 path.write_bytes(data)
                 out.append((ObjectEntry(f"embeddings/{sha}", "embeddings", sha, len(data), model=model, dim=dim,
-                                        rows=len(part)), path))
+                                        rows=len(part), prefix=prefix), path))
     finally:
         db.close()
     return out
 
 
-def merge_into_cache(cache_dir: Path, segments: list[tuple[ObjectEntry, list[str], np.ndarray]]) -> int:
-    """Add decoded segments to the local embedding cache at ``cache_dir`` (entries already there are kept).
+def merge_into_cache(cache_dir: Path, segments: list[tuple[ObjectEntry, list[str], np.ndarray]],
+                     caches: dict[int, EmbeddingCache] | None = None) -> int:
+    """Add decoded segments to the local embedding cache at ``cache_dir`` (entries already there are kept),
+    and record them as merged (:func:`merged`). ``caches``: open caches by width, to reuse.
 
     Returns:
         The number of rows offered to the cache.
     """
     from vaultsync.index.vector_store import EmbeddingCache
 
-    caches: dict[int, EmbeddingCache] = {}
+    caches = {} if caches is None else caches
     total = 0
     for entry, hashes, vectors in segments:
         dim = int(entry.dim or 0)
@@ -113,4 +120,17 @@ def merge_into_cache(cache_dir: Path, segments: list[tuple[ObjectEntry, list[str
             caches[dim] = EmbeddingCache(cache_dir, dim)
         caches[dim].put(str(entry.model), hashes, vectors)
         total += len(hashes)
+    if segments:
+        with open(cache_dir / MERGED_RECORD, "a", encoding="ascii") as out:
+            out.write("".join(f"{entry.sha256}\n" for entry, _, _ in segments))
     return total
+
+
+def merged(cache_dir: Path) -> set[str]:
+    """The sha256 of every segment merged into the cache at ``cache_dir`` (its rows are all there, unless the
+    cache was emptied since, which only costs embedding them again)."""
+    try:
+        text = (cache_dir / MERGED_RECORD).read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return set()
+    return {line for line in text.split() if len(line) == 64}

@@ -53,6 +53,7 @@ from vaultsync.index.format import DEFAULT_TARGET_TOKENS
 from vaultsync.index.layout import IndexLayout, layout_for
 from vaultsync.index.lock import SyncLock
 from vaultsync.index.progress import SyncProgress
+from vaultsync.index.read_through import TeamCache
 from vaultsync.index.records import note_record
 from vaultsync.index.sqlite_store import SqliteStore, sqlite_healthy
 from vaultsync.vault.config import Config
@@ -74,6 +75,7 @@ class SyncReport:
     renamed: int = 0
     chunks_embedded: int = 0
     chunks_reused: int = 0
+    chunks_remote: int = 0  # of the reused, vectors read through from the team index (ADR-0075)
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
 
@@ -82,7 +84,8 @@ class SyncReport:
             return f"index {self.status}" + (f" at {self.commit[:10]}" if self.commit else "")
         return (f"indexed {self.commit[:10] if self.commit else '(empty)'}: +{self.added} ~{self.modified} "
                 f"-{self.removed} renamed {self.renamed}; {self.chunks_embedded} chunks embedded, "
-                f"{self.chunks_reused} reused; {self.seconds:.2f} s")
+                f"{self.chunks_reused} reused" + (f" ({self.chunks_remote} from the team index)"
+                                                  if self.chunks_remote else "") + f"; {self.seconds:.2f} s")
 
 
 def replay_in_progress(repo: pygit2.Repository) -> bool:
@@ -245,6 +248,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
             store.close()
             _drop(layout)  # a model changed: every vector of the index must be recomputed
             return _sync_once(repo, layout, embedder_factory, progress, SyncReport("updated"))
+        team = TeamCache.configured(repo, config, config_text, layout, embedder_factory) if items else None
         vectors: dict[str, dict[str, np.ndarray]] = {}
         unsaved: dict[str, list[str]] = {}  # model id -> hashes embedded but not yet in the cache
         loaded: dict[str, PassageEmbedder] = {}
@@ -253,7 +257,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
             try:
                 found, embedder, embedded, reused, new = vectors_for(
                     items, store, layout, config, name, embedder_factory, models[name] or "", progress,
-                    (i + 1, len(models)))
+                    (i + 1, len(models)), team=team)
             except ImportError as exc:  # an optional embedder that is not installed: its leg stays empty
                 report.warnings.append(f"embedder {name} unavailable: {exc}")
                 continue
@@ -266,6 +270,9 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
             if i == 0:
                 report.chunks_embedded, report.chunks_reused = embedded, reused
         known = available
+        if team is not None:
+            report.chunks_remote = team.served
+            report.warnings.extend(team.warnings)
         primary = next(iter(models))
         # only the primary embedder is used from here on (token counts): free the others' weights
         loaded, embedder = {k: v for k, v in loaded.items() if k == primary}, None
