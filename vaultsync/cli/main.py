@@ -69,12 +69,10 @@ def _sync_has_nothing_to_do(argv: list[str]) -> bool:
     :func:`vaultsync.index.fastpath.quick_is_current`); any other form goes through argparse."""
     if not _plain_sync(argv):
         return False
-    from pathlib import Path
-
     from vaultsync.index.fastpath import quick_is_current
 
     try:
-        return quick_is_current(Path.cwd())
+        return quick_is_current(os.getcwd())
     except Exception:  # noqa: BLE001 - in doubt, the full command decides
         return False
 

@@ -2,27 +2,27 @@
 
 ``vaultsync sync`` runs after every commit, checkout and merge; when nothing
 changed it must return at once, so :func:`quick_is_current` imports nothing
-heavy — not even pygit2 (~60 ms): two ``git`` plumbing calls (:func:`vaultsync.git.run_git`)
-and one SQLite read.
+heavy — not even pygit2 (~60 ms) or hashlib: one ``git rev-parse`` (:func:`vaultsync.git.run_git`)
+and one SQLite read. The config is compared by blob id (:func:`config_key`), not by content.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
+import os
 import sqlite3
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from vaultsync import __version__
-from vaultsync.git import run_git
+from vaultsync.gitcmd import run_git
 from vaultsync.index.format import DEFAULT_TARGET_TOKENS, SCHEMA_FINGERPRINT, SCHEMA_VERSION
 from vaultsync.sqlite_uri import readonly_uri
 
-__all__ = ["CONFIG_NAME", "chunk_table_name", "config_at", "config_hash", "config_text_at", "lance_tables_present",
-           "quick_is_current"]
+__all__ = ["CONFIG_NAME", "chunk_table_name", "config_at", "config_hash", "config_key", "config_text_at",
+           "lance_tables_present", "quick_is_current"]
 
+TYPE_CHECKING = False  # not typing's: the hook path imports neither typing nor pathlib
 if TYPE_CHECKING:
+
     import pygit2
 
     from vaultsync.vault.config import Config
@@ -51,8 +51,21 @@ def config_hash(config_text: str) -> str:
     """Fingerprint of what shapes the index besides the notes: the config, the vaultsync version,
     the SQLite schema version (a new schema rebuilds) and the default chunk size (a changed
     default re-chunks every note)."""
+    import hashlib
+
     return hashlib.sha256(json.dumps([config_text, __version__, SCHEMA_VERSION, DEFAULT_TARGET_TOKENS])
                           .encode()).hexdigest()[:16]
+
+
+def config_key(config_blob: str) -> str:
+    """What :func:`config_hash` covers, with the committed config named by its blob id (``""``: none), for
+    the hook path to compare without reading or hashing the config. Stored as ``meta.config_key``."""
+    return f"{config_blob}|{__version__}|{SCHEMA_VERSION}|{DEFAULT_TARGET_TOKENS}"
+
+
+def config_blob_id(tree: pygit2.Tree | None) -> str:
+    """The blob id of the committed ``.vaultsync.yaml`` in ``tree`` (``""`` when absent)."""
+    return str(tree[CONFIG_NAME].id) if tree is not None and CONFIG_NAME in tree else ""
 
 
 def chunk_table_name(model: str, dim: int) -> str:
@@ -61,35 +74,36 @@ def chunk_table_name(model: str, dim: int) -> str:
     return f"chunks_{slug}_{dim}"
 
 
-def lance_tables_present(lance_dir: Path, embed_models: str) -> bool:
+def lance_tables_present(lance_dir: str | os.PathLike[str], embed_models: str) -> bool:
     """True when every vector table named by ``meta.embed_models`` (JSON ``{name: {id, dim}}``) has
     its folder under ``lance_dir``; False when one was deleted or the JSON is unreadable."""
     try:
         models = json.loads(embed_models or "{}")
-        return all((lance_dir / f"{chunk_table_name(name, int(info['dim']))}.lance").is_dir()
+        return all(os.path.isdir(os.path.join(lance_dir, f"{chunk_table_name(name, int(info['dim']))}.lance"))
                    for name, info in models.items() if info.get("dim"))
     except (ValueError, TypeError, KeyError, AttributeError):
         return False
 
 
-def _git(cwd: Path, *args: str) -> str | None:
-    try:
-        res = run_git(args, cwd, text=False)
-    except OSError:
-        return None
-    return res.stdout.decode("utf-8", errors="replace") if res.returncode == 0 else None
-
-
-def quick_is_current(cwd: Path) -> bool:
+def quick_is_current(cwd: str | os.PathLike[str]) -> bool:
     """True when the index of the repository at ``cwd`` holds HEAD's tree and commit under the
     same config and schema, LanceDB included, and no sync was asked for meanwhile. False when in doubt."""
-    out = _git(cwd, "rev-parse", "--absolute-git-dir", "HEAD", "HEAD^{tree}")
-    if out is None:
+    spec = f"HEAD:{CONFIG_NAME}"
+    try:  # one call; without a committed config git exits 128 and echoes the spec as the last line
+        res = run_git(["rev-parse", "--absolute-git-dir", "HEAD", "HEAD^{tree}", spec], cwd, text=False)
+    except OSError:
         return False
-    git_dir, commit, tree_id = (out.split("\n") + ["", "", ""])[:3]
-    index_dir = Path(git_dir) / "vaultsync"
-    sqlite_path = index_dir / "index.sqlite"
-    if not sqlite_path.exists() or (index_dir / "dirty").exists():
+    lines = res.stdout.decode("utf-8", errors="replace").split("\n")
+    if len(lines) < 4:
+        return False
+    git_dir, commit, tree_id, blob = lines[:4]
+    if res.returncode != 0:
+        if blob != spec or not _is_oid(commit) or not _is_oid(tree_id):
+            return False
+        blob = ""
+    index_dir = os.path.join(git_dir, "vaultsync")
+    sqlite_path = os.path.join(index_dir, "index.sqlite")
+    if not os.path.exists(sqlite_path) or os.path.exists(os.path.join(index_dir, "dirty")):
         return False
     try:
         db = sqlite3.connect(readonly_uri(sqlite_path), uri=True, timeout=5)
@@ -102,9 +116,10 @@ def quick_is_current(cwd: Path) -> bool:
     if meta.get("schema_fingerprint") != SCHEMA_FINGERPRINT:
         return False  # written by another version: the sync rebuilds it
     if not (meta.get("indexed_tree") == tree_id and meta.get("lance_tree") == tree_id
-            and meta.get("indexed_commit") == commit):
+            and meta.get("indexed_commit") == commit and meta.get("config_key") == config_key(blob)):
         return False
-    if not lance_tables_present(index_dir / "lance", meta.get("embed_models", "")):
-        return False
-    config = _git(cwd, "cat-file", "blob", f"HEAD:{CONFIG_NAME}") or ""
-    return meta.get("config_hash") == config_hash(config.replace("\r\n", "\n"))
+    return lance_tables_present(os.path.join(index_dir, "lance"), meta.get("embed_models", ""))
+
+
+def _is_oid(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)

@@ -48,7 +48,7 @@ from vaultsync.index.embedding import (
     update_lance,
     vectors_for,
 )
-from vaultsync.index.fastpath import config_at, config_hash, lance_tables_present
+from vaultsync.index.fastpath import config_at, config_blob_id, config_hash, config_key, lance_tables_present
 from vaultsync.index.format import DEFAULT_TARGET_TOKENS
 from vaultsync.index.layout import IndexLayout, layout_for
 from vaultsync.index.lock import SyncLock
@@ -200,8 +200,9 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
                         or not lance_tables_present(layout.lance, meta.get("embed_models", "")))
         if meta.get("indexed_tree") == tree_id and meta.get("config_hash") == chash and "indexed_tree" in meta \
                 and not lance_behind:
-            if meta.get("indexed_commit") != (commit or ""):
-                store.set_meta({"indexed_commit": commit or ""})
+            current = {"indexed_commit": commit or "", "config_key": config_key(config_blob_id(tree))}
+            if any(meta.get(k) != v for k, v in current.items()):
+                store.set_meta(current)
             return SyncReport("up-to-date", commit, seconds=time.perf_counter() - started)
         report = SyncReport("updated", commit)
         snapshot = TreeSnapshot(repo, tree)
@@ -282,6 +283,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
             count_tokens(records, loaded[primary])
         store.apply(removed, records, {
             "indexed_commit": commit or "", "indexed_tree": tree_id, "config_hash": chash,
+            "config_key": config_key(config_blob_id(tree)),
             "embed_models": json.dumps(known), "embed_model": known.get(primary, {}).get("id", ""),
             "embed_dim": str(known.get(primary, {}).get("dim", 384)), "chunk_tokens": str(target),
             "vaultsync_version": __version__,

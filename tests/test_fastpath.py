@@ -1,0 +1,119 @@
+"""The hook's no-change answer (``vaultsync.index.fastpath.quick_is_current``): one ``git rev-parse``, one
+SQLite read, and never True when a sync would change something. Real git and a real index built with the
+hashing embedder."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from conftest import HashEmbedder, Vault
+
+from vaultsync.git import open_repo
+from vaultsync.index.fastpath import quick_is_current
+from vaultsync.index.layout import layout_for
+from vaultsync.index.sync import sync
+
+
+def do_sync(v: Vault) -> str:
+    return sync(open_repo(v.root), embedder_factory=lambda config, name: HashEmbedder(name), wait=30).status
+
+
+def set_meta(v: Vault, key: str, value: str | None) -> None:
+    db = sqlite3.connect(layout_for(open_repo(v.root)).sqlite)
+    with db:
+        db.execute("DELETE FROM meta WHERE key = ?", (key,))
+        if value is not None:
+            db.execute("INSERT INTO meta (key, value) VALUES (?, ?)", (key, value))
+    db.close()
+
+
+@pytest.fixture(params=["with config", "without config"])
+def indexed(request, vault: Vault) -> Vault:  # type: ignore[no-untyped-def]
+    if request.param == "without config":
+        (vault.root / ".vaultsync.yaml").unlink()
+    vault.write("a.md", "# Alpha\nAlpha note, see [[b]].\n")
+    vault.write("b.md", "# Beta\nBeta note.\n")
+    vault.commit("init")
+    assert do_sync(vault) == "updated"
+    return vault
+
+
+def test_current_after_a_sync_and_after_an_empty_commit_is_synced(indexed: Vault):
+    assert quick_is_current(indexed.root)
+    indexed.git("commit", "-q", "--allow-empty", "-m", "empty")
+    assert not quick_is_current(indexed.root)  # another commit, same tree: the index must record it
+    assert do_sync(indexed) == "up-to-date"
+    assert quick_is_current(indexed.root)
+
+
+@pytest.mark.parametrize("change", ["note", "config added or changed", "config removed", "dirty mark",
+                                    "another version", "index of an older version", "lance table gone"])
+def test_not_current_whenever_a_sync_has_work(indexed: Vault, change: str):
+    had_config = (indexed.root / ".vaultsync.yaml").exists()
+    if change == "note":
+        indexed.write("b.md", "# Beta\nBeta note, edited.\n")
+        indexed.commit("edit")
+    elif change == "config added or changed":
+        indexed.write(".vaultsync.yaml", "vault: .\nindex:\n  chunk_tokens: 90\n")
+        indexed.commit("config")
+    elif change == "config removed":
+        if not had_config:
+            pytest.skip("no config to remove")
+        indexed.git("rm", "-q", ".vaultsync.yaml")
+        indexed.commit("no config")
+    elif change == "dirty mark":
+        (layout_for(open_repo(indexed.root)).dirty).write_text("")
+    elif change == "another version":
+        set_meta(indexed, "config_key", "|0.0.1|1|100")
+    elif change == "index of an older version":
+        set_meta(indexed, "config_key", None)
+    else:
+        import shutil
+
+        shutil.rmtree(layout_for(open_repo(indexed.root)).lance)
+    assert not quick_is_current(indexed.root)
+    if change != "dirty mark":
+        assert do_sync(indexed) in ("updated", "up-to-date")
+        assert quick_is_current(indexed.root)  # the sync records what the fast path compares
+
+
+def test_outside_a_repository_or_before_the_first_commit(tmp_path, vault: Vault):
+    assert not quick_is_current(tmp_path)
+    assert not quick_is_current(vault.root)  # HEAD unborn
+
+
+def test_the_written_out_schema_fingerprint_is_the_ddl_hash():
+    import hashlib
+
+    from vaultsync.index.format import DDL, SCHEMA_FINGERPRINT, SCHEMA_VERSION
+
+    assert SCHEMA_FINGERPRINT == hashlib.sha256((SCHEMA_VERSION + DDL).encode()).hexdigest()[:16]
+
+
+@pytest.mark.parametrize("name", ["plain", "with space", "a#b?c%d", "ünï 日本", "tab\tand'quote", "~_.-"])
+def test_readonly_uri_equals_pathlibs_and_sqlite_opens_it(tmp_path, name: str):
+    from pathlib import Path
+
+    from vaultsync.sqlite_uri import readonly_uri
+
+    folder = tmp_path / name
+    folder.mkdir()
+    db = folder / "x.sqlite"
+    sqlite3.connect(db).execute("CREATE TABLE t (v)").connection.commit()
+    assert readonly_uri(db) == Path(db).absolute().as_uri() + "?mode=ro"
+    ro = sqlite3.connect(readonly_uri(db), uri=True)
+    assert ro.execute("SELECT name FROM sqlite_master").fetchall() == [("t",)]
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        ro.execute("INSERT INTO t VALUES (1)")
+    ro.close()
+
+
+def test_the_no_change_answer_imports_neither_pathlib_nor_hashlib(indexed: Vault):
+    import subprocess
+    import sys
+
+    code = ("import sys; from vaultsync.index.fastpath import quick_is_current; assert quick_is_current('.'); "
+            "print(sorted(m for m in ('pathlib', 'hashlib', 'typing', 'pygit2') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=indexed.root, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
