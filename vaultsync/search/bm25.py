@@ -7,6 +7,9 @@
   ``limit``, so a keyword query ranks exact co-occurrences first and a question
   still finds the chunks that share its rare words. Ranking is FTS5's ``bm25()``
   (Robertson & Zaragoza 2009) with column weights title 2, heading 1.5, text 1.
+* In a large index, a term held by more than half the notes (no IDF) stays out of the OR
+  pass, and a query of such terms only skips the passes: the posting lists of common terms
+  cost most of a search's time and move no score (:func:`vaultsync.search.weights.common_terms`).
 * Trigram FTS cannot match terms under 3 characters (``CI``, ``DB``, ``東京``).
   Those run against the plain ``chunks.norm`` column — ASCII terms as whole words,
   others as substrings — and are intersected with the MATCH result when the
@@ -41,13 +44,29 @@ class Candidate:
     rank: int
 
 
-def _or_terms(query: Query) -> list[str]:
+def _or_terms(query: Query, skip: frozenset[str]) -> list[str]:
     terms: list[str] = []
     for term in query.long_terms:
+        if term in skip:
+            continue
         terms.append(term)
         if CJK.search(term) and len(term) > 3:
             terms.extend(term[i:i + 3] for i in range(len(term) - 2))
     return list(dict.fromkeys(terms))
+
+
+def match_passes(query: Query, skip: frozenset[str] = frozenset()) -> list[str]:
+    """The FTS5 MATCH strings of the two passes: every long term (AND), then any of them (OR; CJK runs
+    also as trigrams) leaving out ``skip``: terms that carry no IDF (see
+    :func:`vaultsync.search.weights.common_terms`). No pass when every long term is in ``skip``."""
+    long_terms = query.long_terms
+    if not long_terms or all(t in skip for t in long_terms):
+        return []
+    passes = [" ".join(fts_string(t) for t in long_terms)]
+    or_terms = _or_terms(query, skip)
+    if or_terms and (len(or_terms) > 1 or or_terms != list(long_terms)):
+        passes.append(" OR ".join(fts_string(t) for t in or_terms))
+    return passes
 
 
 def _short_filter(db: sqlite3.Connection, terms: tuple[str, ...], rowids: list[int] | None) -> dict[int, float]:
@@ -72,7 +91,8 @@ def _short_filter(db: sqlite3.Connection, terms: tuple[str, ...], rowids: list[i
 
 
 def bm25_candidates(db: sqlite3.Connection, query: Query, limit: int = 50,
-                    restrict_sql: str = "", restrict_params: tuple[object, ...] = ()) -> list[Candidate]:
+                    restrict_sql: str = "", restrict_params: tuple[object, ...] = (),
+                    skip: frozenset[str] = frozenset()) -> list[Candidate]:
     """Top ``limit`` chunks for ``query`` by BM25 (see the module docstring).
 
     Args:
@@ -81,18 +101,16 @@ def bm25_candidates(db: sqlite3.Connection, query: Query, limit: int = 50,
         limit: number of candidates.
         restrict_sql: extra condition on ``chunks`` (alias ``c``), e.g. a folder scope.
         restrict_params: parameters of ``restrict_sql``.
+        skip: long terms left out of the OR pass (:func:`match_passes`).
     Returns:
         Candidates best first — chunks matching every term, then the others, each
         group by BM25 — with the negated ``bm25()`` value as score (higher is better).
     """
     where = f" AND {restrict_sql}" if restrict_sql else ""
-    long_terms, short_terms = query.long_terms, query.short_terms
+    short_terms = query.short_terms
     scored: dict[int, float] = {}  # insertion order: all-terms matches first, then any-term matches
-    if long_terms:
-        passes = [" ".join(fts_string(t) for t in long_terms)]
-        or_terms = _or_terms(query)
-        if len(or_terms) > 1 or or_terms != list(long_terms):
-            passes.append(" OR ".join(fts_string(t) for t in or_terms))
+    passes = match_passes(query, skip)
+    if passes:
         for i, match in enumerate(passes):
             if len(scored) >= limit and i > 0:
                 break
@@ -106,7 +124,7 @@ def bm25_candidates(db: sqlite3.Connection, query: Query, limit: int = 50,
         if short_terms and scored:
             keep = _short_filter(db, short_terms, list(scored))
             scored = {r: s for r, s in scored.items() if r in keep} or scored
-    elif short_terms:
+    elif short_terms:  # no long term, or none that carries an IDF
         found = _short_filter(db, short_terms, None)
         if restrict_sql and found:
             marks = ",".join("?" * len(found))
@@ -117,19 +135,15 @@ def bm25_candidates(db: sqlite3.Connection, query: Query, limit: int = 50,
     return [Candidate(rowid, score, rank) for rank, (rowid, score) in enumerate(list(scored.items())[:limit])]
 
 
-def bm25_notes(db: sqlite3.Connection, query: Query, limit: int = 50) -> list[tuple[str, float]]:
+def bm25_notes(db: sqlite3.Connection, query: Query, limit: int = 50,
+               skip: frozenset[str] = frozenset()) -> list[tuple[str, float]]:
     """Top ``limit`` whole notes for ``query`` by BM25 over ``notes_fts`` (title weight 2).
 
     Same quoting and AND-then-OR passes as :func:`bm25_candidates`; short terms
     are left to the chunk leg. Returns ``(path, BM25 score)``: notes matching every
     term first, then the others, each group by score.
     """
-    if not query.long_terms:
-        return []
-    passes = [" ".join(fts_string(t) for t in query.long_terms)]
-    or_terms = _or_terms(query)
-    if len(or_terms) > 1:
-        passes.append(" OR ".join(fts_string(t) for t in or_terms))
+    passes = match_passes(query, skip)
     ordered: dict[str, float] = {}
     for match in passes:
         if len(ordered) >= limit:

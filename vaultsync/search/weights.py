@@ -108,6 +108,21 @@ def unit_frequencies(db: sqlite3.Connection, query: Query) -> tuple[list[tuple[s
                               (fts_string(unit), common)).fetchone()[0]) for unit in units], total_notes
 
 
+PRUNE_MIN_NOTES = 1000  # below this many notes BM25 over every term is cheap: no term is left out
+
+
+def common_terms(db: sqlite3.Connection, query: Query) -> frozenset[str]:
+    """The query's long terms held by more than half of the notes, in an index of at least
+    :data:`PRUNE_MIN_NOTES` notes (else none). FTS5's BM25 gives such a term an IDF of ~0 (the
+    Robertson–Spärck Jones IDF ``log((N - n + 0.5) / (n + 0.5))`` is clamped at 1e-6), so it moves no
+    score while its posting list makes the pass slow; the BM25 passes leave it out of the OR pass, and
+    skip the long terms altogether when none is left (:func:`vaultsync.search.bm25.match_passes`)."""
+    units, n = unit_frequencies(db, query)
+    if n < PRUNE_MIN_NOTES:
+        return frozenset()
+    return frozenset(unit for unit, df in units if df > n // 2)
+
+
 def informative_units(db: sqlite3.Connection, query: Query) -> list[tuple[str, int, float]]:
     """``(unit, df, weight)`` for the units held by at most half the notes: weight = length × IDF
     (``log(1 + N / (df + 1))``), so a rare or absent word counts most. Terms under 3 characters

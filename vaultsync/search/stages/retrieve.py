@@ -16,7 +16,7 @@ import numpy as np
 from vaultsync.search.bm25 import Candidate, bm25_candidates, bm25_notes
 from vaultsync.search.candidates import Candidates, Context
 from vaultsync.search.rows import chunk_paths
-from vaultsync.search.weights import leg_weights
+from vaultsync.search.weights import common_terms, leg_weights
 
 
 def retrieve(ctx: Context, cands: Candidates) -> Candidates:
@@ -26,8 +26,9 @@ def retrieve(ctx: Context, cands: Candidates) -> Candidates:
     with ThreadPoolExecutor(max_workers=3) as pool:
         qfuts = {name: pool.submit(leg.embedder.embed_queries, [ctx.query.text])
                  for name, leg in legs if name not in cands.query_vectors}
-        notes_fut = pool.submit(_bm25_notes, ctx) if use_bm25 else None
-        bm25_chunks = _bm25_chunks(ctx) if use_bm25 else []
+        skip = common_terms(ctx.index.db, ctx.query) if use_bm25 else frozenset()
+        notes_fut = pool.submit(_bm25_notes, ctx, skip) if use_bm25 else None
+        bm25_chunks = _bm25_chunks(ctx, skip) if use_bm25 else []
         bm25_note_list = notes_fut.result() if notes_fut is not None else []
         weights = leg_weights(ctx.index.db, ctx.query, opts.fusion, [name for name, _ in legs], opts) if use_bm25 \
             else {name: 1.0 for name, _ in legs}
@@ -50,25 +51,25 @@ def retrieve(ctx: Context, cands: Candidates) -> Candidates:
     return replace(cands, query_vectors=qvecs, chunk_legs=chunk_legs, note_legs=note_legs, weights=weights)
 
 
-def _bm25_chunks(ctx: Context) -> list[Candidate]:
+def _bm25_chunks(ctx: Context, skip: frozenset[str]) -> list[Candidate]:
     """Chunk BM25 in the scope, then the allowed notes only (fetched deeper when filtered), re-ranked."""
     opts, allowed = ctx.opts, ctx.allowed
     restrict, params = "", ()
     if opts.scope:
         restrict, params = "substr(c.path, 1, ?) = ?", (len(opts.scope), opts.scope)
     raw = bm25_candidates(ctx.index.db, ctx.query, opts.candidates * 3 if allowed is not None else opts.candidates,
-                          restrict, params)
+                          restrict, params, skip)
     if allowed is not None:
         paths = chunk_paths(ctx.index.db, [c.rowid for c in raw])
         raw = [c for c in raw if paths.get(c.rowid) in allowed]
     return [Candidate(c.rowid, c.score, rank) for rank, c in enumerate(raw[:opts.candidates])]
 
 
-def _bm25_notes(ctx: Context) -> list[tuple[str, float]]:
+def _bm25_notes(ctx: Context, skip: frozenset[str]) -> list[tuple[str, float]]:
     """Whole-note BM25 (on its own connection) in the scope and the allowed notes."""
     opts, allowed = ctx.opts, ctx.allowed
     raw = bm25_notes(ctx.index.notes_db, ctx.query,
-                     opts.candidates * 3 if (allowed is not None or opts.scope) else opts.candidates)
+                     opts.candidates * 3 if (allowed is not None or opts.scope) else opts.candidates, skip)
     if opts.scope:
         raw = [(p, s) for p, s in raw if p.startswith(opts.scope)]
     if allowed is not None:
