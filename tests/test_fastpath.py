@@ -5,6 +5,7 @@ hashing embedder."""
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import pytest
 from conftest import HashEmbedder, Vault
@@ -32,8 +33,8 @@ def set_meta(v: Vault, key: str, value: str | None) -> None:
 def indexed(request, vault: Vault) -> Vault:  # type: ignore[no-untyped-def]
     if request.param == "without config":
         (vault.root / ".vaultsync.yaml").unlink()
-    vault.write("a.md", "# Alpha\nAlpha note, see [[b]].\n")
-    vault.write("b.md", "# Beta\nBeta note.\n")
+    vault.write("docs/a.md", "# Alpha\nAlpha note, see [[b]].\n")
+    vault.write("docs/b.md", "# Beta\nBeta note.\n")
     vault.commit("init")
     assert do_sync(vault) == "updated"
     return vault
@@ -52,7 +53,7 @@ def test_current_after_a_sync_and_after_an_empty_commit_is_synced(indexed: Vault
 def test_not_current_whenever_a_sync_has_work(indexed: Vault, change: str):
     had_config = (indexed.root / ".vaultsync.yaml").exists()
     if change == "note":
-        indexed.write("b.md", "# Beta\nBeta note, edited.\n")
+        indexed.write("docs/b.md", "# Beta\nBeta note, edited.\n")
         indexed.commit("edit")
     elif change == "config added or changed":
         indexed.write(".vaultsync.yaml", "vault: .\nindex:\n  chunk_tokens: 90\n")
@@ -117,3 +118,33 @@ def test_the_no_change_answer_imports_neither_pathlib_nor_hashlib(indexed: Vault
             "print(sorted(m for m in ('pathlib', 'hashlib', 'typing', 'pygit2') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=indexed.root, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_the_full_page_check_runs_only_when_the_sqlite_files_changed_since_the_last_sync(indexed: Vault,
+                                                                                        monkeypatch):
+    import os
+
+    import vaultsync.index.sync as sync_module
+
+    checked: list[str] = []
+    real = sync_module.sqlite_healthy
+    monkeypatch.setattr(sync_module, "sqlite_healthy", lambda path: checked.append(str(path)) or real(path))
+    sqlite_path = layout_for(open_repo(indexed.root)).sqlite
+    indexed.git("commit", "-q", "--allow-empty", "-m", "empty")
+    assert do_sync(indexed) == "up-to-date" and checked == []  # as the last sync left it: not read again
+
+    os.utime(sqlite_path, ns=(1, 1))  # same bytes, another mtime: someone touched it
+    indexed.git("commit", "-q", "--allow-empty", "-m", "empty 2")
+    assert do_sync(indexed) == "up-to-date" and len(checked) == 1
+
+    data = bytearray(sqlite_path.read_bytes())  # garbage in the middle of the file: found and rebuilt
+    data[len(data) // 2:len(data) // 2 + 4096] = os.urandom(4096)
+    sqlite_path.write_bytes(bytes(data))
+    Path(f"{sqlite_path}-wal").unlink(missing_ok=True)
+    indexed.write("docs/c.md", "# Gamma\nGamma note.\n")
+    indexed.commit("more")
+    assert do_sync(indexed) == "updated" and len(checked) == 2
+    db = sqlite3.connect(sqlite_path)
+    assert db.execute("PRAGMA quick_check").fetchall() == [("ok",)]
+    assert {p for (p,) in db.execute("SELECT path FROM notes")} == {"docs/a.md", "docs/b.md", "docs/c.md"}
+    db.close()

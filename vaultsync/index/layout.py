@@ -2,7 +2,8 @@
 
 Per worktree (``<git dir>/vaultsync/``): ``index.sqlite``, ``lance/`` (chunk
 vectors), ``sync.lock``, ``dirty``, ``state.json``, ``progress.json`` (a long
-embedding run's progress) and ``hook.log``. Per
+embedding run's progress), ``sqlite.verified`` (the SQLite files as the last sync
+left them) and ``hook.log``. Per
 repository (``<common git dir>/vaultsync/embeddings/``): the embedding cache, so
 linked worktrees and branches share embeddings.
 """
@@ -51,6 +52,10 @@ class IndexLayout:
     @property
     def state(self) -> Path:
         return self.dir / "state.json"
+
+    @property
+    def verified(self) -> Path:
+        return self.dir / "sqlite.verified"
 
     @property
     def log(self) -> Path:

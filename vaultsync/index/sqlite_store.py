@@ -72,6 +72,19 @@ def sqlite_healthy(path: Path) -> bool:
     return rows == [("ok",)]
 
 
+def file_signature(path: Path) -> str:
+    """Size, mtime (ns) and inode of the SQLite file at ``path`` and of its WAL: any write, truncation or
+    replacement changes it; ``""`` parts for files that do not exist."""
+    parts = []
+    for p in (path, Path(f"{path}-wal")):
+        try:
+            st = p.stat()
+            parts.append(f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}")
+        except OSError:
+            parts.append("")
+    return "|".join(parts)
+
+
 def normalise(text: str) -> str:
     """NFKC + case folding: what both the index and the queries go through."""
     return unicodedata.normalize("NFKC", text).casefold()
