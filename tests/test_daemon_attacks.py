@@ -257,3 +257,25 @@ def test_slow_clients_cannot_hold_the_daemon(daemon) -> None:  # type: ignore[no
         assert time.monotonic() - start < REQUEST_DEADLINE_S + 5
     finally:
         stop.set()
+
+
+def test_the_cli_reaches_the_daemon_without_pygit2_yaml_or_the_pipeline(daemon) -> None:  # type: ignore[no-untyped-def]
+    """``git memsearch`` through the daemon is git plumbing, the signed request and the renderer: the light
+    route (vaultsync.serve.client.locate) loads none of the heavy modules, and refuses a bad stage as the
+    full route does."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; from vaultsync.cli.main import main; rc = main(sys.argv[1:]); "
+            "heavy = sorted(m for m in ('pygit2', 'yaml', 'numpy', 'jsonschema', 'vaultsync.engine') "
+            "if m in sys.modules); print('HEAVY', heavy, file=sys.stderr); sys.exit(rc)")
+    env = {**os.environ, "VAULTSYNC_PORT": str(daemon["port"])}
+    res = subprocess.run([sys.executable, "-c", code, "search", "durable queue", "--format", "json"],
+                         cwd=daemon["root"], env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["hits"][0]["path"] == "docs/adrs/ADR-0001.md"
+    assert "HEAVY []" in res.stderr, res.stderr
+    bad = subprocess.run([sys.executable, "-c", code, "search", "queue", "--rerank", "bogus"],
+                         cwd=daemon["root"], env=env, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "vaultsync search: unknown rerank stage 'bogus'" in bad.stderr, bad.stderr

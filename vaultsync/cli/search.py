@@ -7,9 +7,8 @@ and runs the pipeline in-process otherwise.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-
-from vaultsync.cli.common import committed_config, repository
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -62,28 +61,64 @@ def run(args: argparse.Namespace) -> int:
     except QueryError as exc:
         print(f"vaultsync search: {exc}", file=sys.stderr)
         return 2
-    repo = repository("search")
-    if repo is None:
-        return 2
-    from vaultsync.search.render import render
-
-    config = committed_config(repo)
     options = {
         "top_k": args.top_k, "budget": args.budget, "types": args.types, "tags": args.tags, "scope": args.scope,
         "include_expired": args.include_expired or None, "include_superseded": args.include_superseded or None,
         "min_confidence": args.min_confidence, "min_relevance": args.min_relevance, "rerank": False if args.no_rerank else None,
     }
     options = {k: v for k, v in options.items() if v is not None}
+    from vaultsync.search.render import render
+
+    try:
+        result, asked = _through_daemon(args, raw, options) if not args.no_daemon else (None, False)
+        if result is None:
+            result = _full_route(args, raw, options, ask_daemon=not (args.no_daemon or asked))
+    except _Refused as exc:
+        print(f"vaultsync search: {exc}", file=sys.stderr)
+        return 2
+    if isinstance(result, int):
+        return result
+    print(render(result, args.format, explain=args.explain))
+    return 0
+
+
+class _Refused(Exception):
+    """The query or an option was refused (exit 2)."""
+
+
+def _through_daemon(args: argparse.Namespace, raw: str, options: dict):  # type: ignore[no-untyped-def,type-arg]
+    """(the daemon's result or None, whether the daemon was asked) by the light route
+    (:func:`vaultsync.serve.client.locate`: git plumbing, no pygit2, no config parsing)."""
+    from vaultsync.serve.client import UntrustedDaemon, locate, search_via_daemon
+
+    found = locate(os.getcwd())
+    if found is None:
+        return None, False
+    try:
+        return _result(search_via_daemon(found[1], found[0], raw, options, args.rerank)), True
+    except UntrustedDaemon as exc:
+        print(f"vaultsync search: warning: {exc}", file=sys.stderr)
+        return None, True
+    except ValueError as exc:
+        raise _Refused(str(exc)) from None
+
+
+def _full_route(args: argparse.Namespace, raw: str, options: dict, ask_daemon: bool):  # type: ignore[no-untyped-def,type-arg]
+    from vaultsync.cli.common import committed_config, repository
+
+    repo = repository("search")
+    if repo is None:
+        return 2
+    config = committed_config(repo)
     from vaultsync.engine import check_rerank_spec, options_for
 
     try:
         options_for(config, **options)
         check_rerank_spec(args.rerank)
     except ValueError as exc:
-        print(f"vaultsync search: {exc}", file=sys.stderr)
-        return 2
+        raise _Refused(str(exc)) from None
     result = None
-    if not args.no_daemon:
+    if ask_daemon:
         from vaultsync.index.layout import layout_for
         from vaultsync.serve.client import UntrustedDaemon, daemon_port, search_via_daemon
 
@@ -94,16 +129,17 @@ def run(args: argparse.Namespace) -> int:
             print(f"vaultsync search: warning: {exc}", file=sys.stderr)
             data = None
         except ValueError as exc:
-            print(f"vaultsync search: {exc}", file=sys.stderr)
-            return 2
-        if data is not None:
-            from vaultsync.search.results import SearchResult
+            raise _Refused(str(exc)) from None
+        result = _result(data)
+    return result if result is not None else _in_process(repo, config, raw, options, args.rerank)
 
-            result = SearchResult.from_dict(data)
-    if result is None:
-        result = _in_process(repo, config, raw, options, args.rerank)
-    print(render(result, args.format, explain=args.explain))
-    return 0
+
+def _result(data):  # type: ignore[no-untyped-def]
+    if data is None:
+        return None
+    from vaultsync.search.results import SearchResult
+
+    return SearchResult.from_dict(data)
 
 
 def _in_process(repo, config, raw: str, options: dict, rerank: str | None):  # type: ignore[no-untyped-def]

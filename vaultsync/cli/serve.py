@@ -10,7 +10,7 @@ from vaultsync.cli.common import committed_config, repository
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
-    from vaultsync.serve.daemon import DEFAULT_PORT
+    from vaultsync.serve.client import DEFAULT_PORT
 
     p = sub.add_parser(name, help=help_text, description=__doc__)
     p.add_argument("--port", type=int, default=None, help=f"TCP port (default {DEFAULT_PORT}, or search.port)")
@@ -31,8 +31,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"vaultsync serve: refusing to bind {args.host}: not a loopback address (use --allow-remote)",
               file=sys.stderr)
         return 2
-    from vaultsync.serve.client import daemon_port
-    from vaultsync.serve.daemon import DEFAULT_PORT, serve
+    from vaultsync.serve.client import DEFAULT_PORT, daemon_port
+    from vaultsync.serve.daemon import serve
 
     config = committed_config(repo)
     port = args.port or daemon_port(config.search.get("port")) or DEFAULT_PORT

@@ -85,6 +85,19 @@ def file_signature(path: Path) -> str:
     return "|".join(parts)
 
 
+def record_as_left(path: Path, record: Path) -> None:
+    """Write :func:`file_signature` of the SQLite file at ``path`` into ``record``."""
+    record.write_text(file_signature(path), encoding="ascii")
+
+
+def as_left(path: Path, record: Path) -> bool:
+    """True when the SQLite files at ``path`` still have the signature written into ``record``."""
+    try:
+        return record.read_text(encoding="ascii") == file_signature(path)
+    except OSError:
+        return False
+
+
 def normalise(text: str) -> str:
     """NFKC + case folding: what both the index and the queries go through."""
     return unicodedata.normalize("NFKC", text).casefold()

@@ -55,7 +55,7 @@ from vaultsync.index.lock import SyncLock
 from vaultsync.index.progress import SyncProgress
 from vaultsync.index.read_through import TeamCache
 from vaultsync.index.records import note_record
-from vaultsync.index.sqlite_store import SqliteStore, file_signature, sqlite_healthy
+from vaultsync.index.sqlite_store import SqliteStore, as_left, record_as_left, sqlite_healthy
 from vaultsync.vault.config import Config
 from vaultsync.vault.lifecycle_fields import FILTER_OF
 from vaultsync.vault.note import parse_note
@@ -165,10 +165,10 @@ def _sync_repaired(repo: pygit2.Repository, layout: IndexLayout, embedder_factor
     """One pass; a SQLite file that fails ``PRAGMA quick_check`` or breaks mid-sync is rebuilt.
 
     The check reads every page (0.4 s for a 10,000-note index), so it is skipped when the SQLite files
-    are exactly as the last sync left them (:func:`file_signature` in ``sqlite.verified``): anything
+    are exactly as the last sync left them (:func:`record_as_left` in ``sqlite.verified``): anything
     that wrote to them since, a crash mid-write included, changes the signature.
     """
-    if layout.sqlite.exists() and not _as_last_left(layout) and not sqlite_healthy(layout.sqlite):
+    if layout.sqlite.exists() and not as_left(layout.sqlite, layout.verified) and not sqlite_healthy(layout.sqlite):
         _drop(layout)
     layout.verified.unlink(missing_ok=True)
     try:
@@ -179,15 +179,9 @@ def _sync_repaired(repo: pygit2.Repository, layout: IndexLayout, embedder_factor
         _drop(layout)
         report = _sync_once(repo, layout, embedder_factory, progress, previous)
         report.warnings.append(f"index rebuilt: {exc}")
-    layout.verified.write_text(file_signature(layout.sqlite), encoding="ascii")
+    record_as_left(layout.sqlite, layout.verified)
     return report
 
-
-def _as_last_left(layout: IndexLayout) -> bool:
-    try:
-        return layout.verified.read_text(encoding="ascii") == file_signature(layout.sqlite)
-    except OSError:
-        return False
 
 
 def _drop(layout: IndexLayout) -> None:

@@ -4,6 +4,9 @@ Every request is signed with the repository's secret and every answer must prove
 holds it; an answer without that proof comes from some other process on the port and is
 refused (:class:`UntrustedDaemon`). No answer at all means "no daemon": the caller falls back
 to the in-process pipeline.
+
+Light on purpose (no pygit2, no YAML, no search pipeline): ``git memsearch`` through the daemon
+is this module, two git plumbing calls and the renderer (:func:`locate`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from vaultsync.serve.auth import AUTH_HEADER, PROOF_HEADER, proof_ok, read_token, sign_request
-from vaultsync.serve.daemon import DEFAULT_PORT
+
+DEFAULT_PORT = 30001
 
 
 class UntrustedDaemon(RuntimeError):
@@ -86,3 +90,27 @@ def search_via_daemon(port: int, index_dir: Path, query: str, options: dict[str,
     if status == 400 and isinstance(data, dict) and isinstance(data.get("error"), str):
         raise ValueError(data["error"])
     return data if status == 200 and isinstance(data, dict) and isinstance(data.get("hits"), list) else None
+
+
+def locate(cwd: str) -> tuple[Path, int] | None:
+    """(index folder, daemon port) of the repository at ``cwd`` from git plumbing alone — no pygit2, no
+    config parsing — or None when that cannot be told so cheaply (not a repository; a committed config
+    that may set ``search.port``): the caller then takes the full route."""
+    from vaultsync.gitcmd import run_git
+
+    spec = "HEAD:.vaultsync.yaml"
+    try:
+        res = run_git(["rev-parse", "--absolute-git-dir", spec], cwd)
+        lines = res.stdout.split("\n")
+        if not lines[0].startswith("/") and not (len(lines[0]) > 2 and lines[0][1] == ":"):
+            return None
+        if res.returncode == 0:  # a committed config: only its search.port matters here
+            text = run_git(["cat-file", "blob", lines[1]], cwd).stdout
+            if "port" in text and not os.environ.get("VAULTSYNC_PORT"):
+                return None
+        elif len(lines) < 2 or lines[1] != spec:
+            return None
+    except (OSError, IndexError):
+        return None
+    port = daemon_port(None)
+    return (Path(lines[0]) / "vaultsync", port) if port else None

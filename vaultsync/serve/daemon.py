@@ -39,8 +39,8 @@ from vaultsync.index.layout import layout_for
 from vaultsync.search.language import warm_up
 from vaultsync.search.query import QueryError
 from vaultsync.serve.auth import AUTH_HEADER, PROOF_HEADER, AuthError, Verifier, ensure_token
+from vaultsync.serve.client import DEFAULT_PORT
 
-DEFAULT_PORT = 30001
 MAX_BODY = 1 << 20
 MAX_ACTIVE = 32
 BACKLOG = 512
@@ -58,6 +58,10 @@ class SearchService:
         self._lock = threading.Lock()
         self._warm = WarmSearcher()  # searches run one at a time, under the lock
         warm_up()  # language ID for the query's secondary-leg gate (ADR-0061), off the first request
+
+    def check_options(self, options: dict[str, Any]) -> None:
+        """Raise ValueError (the message names the option) when ``options`` are not valid search options."""
+        options_for(config_at(self.repo, head_tree(self.repo))[0], **options)
 
     def search(self, query: str, options: dict[str, Any], rerank: str | None) -> dict[str, Any]:
         with self._lock:
@@ -186,7 +190,11 @@ def make_handler(service: SearchService, verifier: Verifier, port: int,
                 raise TypeError("options must be an object")
             if rerank is not None and not isinstance(rerank, str):
                 raise TypeError("rerank must be a stage name or null")
-            check_rerank_spec(rerank)
+            try:  # a bad option is the caller's mistake, said as the CLI says it (exit 2 there)
+                check_rerank_spec(rerank)
+                service.check_options(options)
+            except ValueError as exc:
+                raise _HttpError(400, str(exc)) from None
             return service.search(request["query"], options, rerank)
 
         def do_GET(self) -> None:  # noqa: N802
