@@ -16,7 +16,7 @@ from vaultsync.index.sync import sync
 from vaultsync.search import weights
 from vaultsync.search.bm25 import bm25_candidates, bm25_notes, match_passes
 from vaultsync.search.query import parse_query
-from vaultsync.search.weights import common_terms, unit_frequencies
+from vaultsync.search.weights import _common_in_chunks, common_terms, unit_frequencies
 
 NOTES = 12
 
@@ -52,11 +52,13 @@ def paths(db: sqlite3.Connection, cands) -> list[str]:  # type: ignore[no-untype
 
 def test_below_the_threshold_no_term_is_left_out(db) -> None:  # type: ignore[no-untyped-def]
     unit_frequencies.cache_clear()
+    _common_in_chunks.cache_clear()
     assert common_terms(db, parse_query("ledger quorum")) == frozenset()
 
 
 def test_a_common_term_stays_in_the_and_pass_and_out_of_the_or_pass(db, large) -> None:  # type: ignore[no-untyped-def]
     unit_frequencies.cache_clear()
+    _common_in_chunks.cache_clear()
     query = parse_query("ledger quorum")
     skip = common_terms(db, query)
     assert skip == {"ledger"}
@@ -71,6 +73,7 @@ def test_a_common_term_stays_in_the_and_pass_and_out_of_the_or_pass(db, large) -
 
 def test_a_query_of_common_terms_only_leaves_bm25_to_the_short_terms(db, large) -> None:  # type: ignore[no-untyped-def]
     unit_frequencies.cache_clear()
+    _common_in_chunks.cache_clear()
     query = parse_query("ledger")
     skip = common_terms(db, query)
     assert skip == {"ledger"} and match_passes(query, skip) == []
@@ -88,8 +91,40 @@ def test_property_skipping_keeps_every_note_an_informative_term_finds(db, large)
         terms = rng.sample(vocab, rng.randint(1, 4))
         query = parse_query(" ".join(terms))
         unit_frequencies.cache_clear()
+        _common_in_chunks.cache_clear()
         skip = common_terms(db, query)
         assert skip == {t for t in terms if len(holders[t]) > NOTES // 2}
         informative = set().union(*(holders[t] for t in terms if t not in skip))
         assert {p for p, _ in bm25_notes(db, query, 50, skip=skip)} == informative
-        assert set(paths(db, bm25_candidates(db, query, 50, skip=skip))) == informative
+        chunk_skip = common_terms(db, query, "chunks")
+        in_chunks = set().union(*(holders[t] for t in terms if t not in chunk_skip))
+        assert set(paths(db, bm25_candidates(db, query, 50, skip=chunk_skip))) == in_chunks
+
+
+def test_each_leg_judges_commonness_by_its_own_rows(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A term in most notes but in few of their chunks keeps its IDF in the chunk leg: the chunk BM25
+    still finds the one chunk where two such terms meet (only the note leg leaves them out)."""
+    from conftest import git
+
+    monkeypatch.setattr(weights, "PRUNE_MIN_NOTES", 8)
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    v = Vault(root)
+    v.write(".vaultsync.yaml", "vault: .\n")
+    for i in range(10):
+        sections = [f"## Part {k}\n" + " ".join([f"filler{k}word{j}" for j in range(60)]) + "\n" for k in range(5)]
+        words = ["kafka"] * (i < 8) + ["retention"] * (i >= 2)
+        sections[i % 5] = f"## Part {i % 5}\nThis part mentions {' and '.join(words)}.\n"
+        v.write(f"n{i:02d}.md", f"# Note {i}\n" + "".join(sections))
+    v.commit("notes")
+    sync(open_repo(root), embedder_factory=lambda config, name: HashEmbedder(name), wait=30)
+    con = sqlite3.connect(layout_for(open_repo(root)).sqlite, check_same_thread=False)
+    try:
+        query = parse_query("kafka retention")
+        assert common_terms(con, query) == {"kafka", "retention"}  # 8 of 10 notes each
+        assert common_terms(con, query, "chunks") == frozenset()  # but few of their 50 chunks
+        both = [p for p in paths(con, bm25_candidates(con, query, 50, skip=common_terms(con, query, "chunks")))]
+        assert both[0] in {f"n{i:02d}.md" for i in range(2, 8)}  # a chunk holding both terms first
+    finally:
+        con.close()

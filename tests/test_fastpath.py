@@ -148,3 +148,17 @@ def test_the_full_page_check_runs_only_when_the_sqlite_files_changed_since_the_l
     assert db.execute("PRAGMA quick_check").fetchall() == [("ok",)]
     assert {p for (p,) in db.execute("SELECT path FROM notes")} == {"docs/a.md", "docs/b.md", "docs/c.md"}
     db.close()
+
+
+def test_a_reader_that_only_opened_the_index_does_not_cost_the_page_check(indexed: Vault, monkeypatch):
+    import vaultsync.index.sync as sync_module
+    from vaultsync.sqlite_uri import readonly_uri
+
+    checked: list[str] = []
+    real = sync_module.sqlite_healthy
+    monkeypatch.setattr(sync_module, "sqlite_healthy", lambda path: checked.append(str(path)) or real(path))
+    reader = sqlite3.connect(readonly_uri(layout_for(open_repo(indexed.root)).sqlite), uri=True)
+    assert reader.execute("SELECT count(*) FROM notes").fetchone()[0] == 2  # a search's read
+    reader.close()
+    indexed.git("commit", "-q", "--allow-empty", "-m", "empty")
+    assert do_sync(indexed) == "up-to-date" and checked == []

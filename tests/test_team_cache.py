@@ -145,3 +145,44 @@ def test_a_manifest_entry_with_a_malformed_prefix_is_refused():
     for bad in ("zz", "../", 7, "abcde"):
         with pytest.raises(ValueError, match="malformed"):
             parse_manifest(json.dumps({**doc, "objects": [{**entry, "prefix": bad}]}).encode())
+
+
+@pytest.mark.parametrize("forge", ["scaled", "zero", "duplicate hash"])
+def test_a_forged_segment_that_matches_its_manifest_is_still_refused(origin, remote, tmp_path, forge):
+    """Checksums only prove the bytes are the manifest's: a writer of the bucket can publish consistent but
+    wrong vectors. Non-unit (or zero) vectors would top or break every dense ranking; they are refused."""
+    import hashlib
+
+    import numpy as np
+
+    local = team_clone(origin, remote, tmp_path)
+    add_notes(origin, 0)
+    publish(origin, remote)
+    key = next(k for k in remote.keys() if k.endswith("manifest.json"))
+    manifest = json.loads(remote.get(key))
+    for entry in [o for o in manifest["objects"] if o["kind"] == "embeddings"]:
+        data = remote.get(entry["key"])
+        end = data.index(b"\n", len(segments.MAGIC))
+        rows, dim = entry["rows"], entry["dim"]
+        digests = bytearray(data[end + 1:end + 1 + 32 * rows])
+        vectors = np.frombuffer(data, "<f4", offset=end + 1 + 32 * rows).reshape(rows, dim).copy()
+        if forge == "scaled":
+            vectors *= 1e30
+        elif forge == "zero":
+            vectors[:] = 0
+        else:
+            digests[32:64] = digests[0:32]
+        forged = data[:end + 1] + bytes(digests) + vectors.astype("<f4").tobytes()
+        sha = hashlib.sha256(forged).hexdigest()
+        entry.update(name=f"embeddings/{sha}", sha256=sha, size=len(forged),
+                     key=entry["key"].rsplit("/", 1)[0] + f"/{sha}.vsemb")
+        remote.put(entry["key"], forged)
+    remote.put(key, json.dumps(manifest).encode())
+    pull_origin(local)
+    EMBEDDED.clear()
+    res = run_cli(["sync"], local.root)
+    assert res.code == 0, res.err
+    assert "team embedding cache not read" in res.out + res.err and len(EMBEDDED) >= BATCH
+    synced = index_state(local.root)
+    assert run_cli(["index", "--rebuild", "--quiet"], local.root).code == 0
+    assert_same_index(synced, index_state(local.root))

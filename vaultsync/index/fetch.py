@@ -59,9 +59,11 @@ def fetch_segment(store: ObjectStore, entry: ObjectEntry, models: set[str], tmp:
 
     Raises:
         ValueError: another size or sha256 than the manifest's, a model outside ``models``, a malformed
-            segment (the message names the object).
+            segment, one over ``MAX_SEGMENT_BYTES`` (the message names the object).
         RemoteError: the store failed.
     """
+    if entry.size > segments.MAX_SEGMENT_BYTES:
+        raise ValueError(f"{entry.name} is larger than {segments.MAX_SEGMENT_BYTES} bytes")
     dest = tmp / f"{entry.sha256}.vsemb"
     fetch(store, store.location.segment_key(entry.sha256), entry, dest)
     if entry.model not in models:

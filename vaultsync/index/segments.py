@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from vaultsync.index.vector_store import EmbeddingCache
 
 MAGIC = b"VSEMB1\n"
+NORM_TOLERANCE = 1e-3  # float32 rounding of an L2-normalised vector stays far below this
+MAX_SEGMENT_BYTES = 1 << 30  # a bucket of 65,536+ rows is split further (bucket_width): far below this
 MERGED_RECORD = "merged-segments.txt"  # in the cache folder: the segments whose rows it holds
 
 
@@ -47,7 +49,8 @@ def decode(data: bytes, entry: ObjectEntry) -> tuple[list[str], np.ndarray]:
     """(hashes, float32 vectors [rows, dim]) of a segment whose manifest entry is ``entry``.
 
     Raises:
-        ValueError: malformed, not what ``entry`` declares (model, dim, rows), or non-finite values.
+        ValueError: malformed, not what ``entry`` declares (model, dim, rows), hashes not strictly
+            ascending, non-finite values, or a vector that is not unit length.
     """
     if not data.startswith(MAGIC) or b"\n" not in data[len(MAGIC):]:
         raise ValueError("not an embedding segment")
@@ -60,9 +63,13 @@ def decode(data: bytes, entry: ObjectEntry) -> tuple[list[str], np.ndarray]:
     if len(body) != rows * 32 + rows * dim * 4:
         raise ValueError("segment size differs from its header")
     hashes = [body[i:i + 32].hex() for i in range(0, rows * 32, 32)]
+    if any(a >= b for a, b in zip(hashes, hashes[1:])):
+        raise ValueError("segment hashes are not strictly ascending")
     vectors = np.frombuffer(body, dtype="<f4", offset=rows * 32).reshape(rows, dim).astype(np.float32)
     if not np.isfinite(vectors).all():
         raise ValueError("segment holds non-finite values")
+    if rows and np.abs(np.linalg.norm(vectors.astype(np.float64), axis=1) - 1.0).max() > NORM_TOLERANCE:
+        raise ValueError("segment holds vectors that are not unit length")  # every embedder L2-normalises
     return hashes, vectors
 
 

@@ -74,12 +74,13 @@ def sqlite_healthy(path: Path) -> bool:
 
 def file_signature(path: Path) -> str:
     """Size, mtime (ns) and inode of the SQLite file at ``path`` and of its WAL: any write, truncation or
-    replacement changes it; ``""`` parts for files that do not exist."""
+    replacement changes it; ``""`` parts for files that do not exist, and for an empty WAL (a reader's
+    first open creates one: that is no write)."""
     parts = []
     for p in (path, Path(f"{path}-wal")):
         try:
             st = p.stat()
-            parts.append(f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}")
+            parts.append(f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}" if st.st_size else "")
         except OSError:
             parts.append("")
     return "|".join(parts)

@@ -111,16 +111,29 @@ def unit_frequencies(db: sqlite3.Connection, query: Query) -> tuple[list[tuple[s
 PRUNE_MIN_NOTES = 1000  # below this many notes BM25 over every term is cheap: no term is left out
 
 
-def common_terms(db: sqlite3.Connection, query: Query) -> frozenset[str]:
-    """The query's long terms held by more than half of the notes, in an index of at least
-    :data:`PRUNE_MIN_NOTES` notes (else none). FTS5's BM25 gives such a term an IDF of ~0 (the
-    Robertson–Spärck Jones IDF ``log((N - n + 0.5) / (n + 0.5))`` is clamped at 1e-6), so it moves no
-    score while its posting list makes the pass slow; the BM25 passes leave it out of the OR pass, and
-    skip the long terms altogether when none is left (:func:`vaultsync.search.bm25.match_passes`)."""
+def common_terms(db: sqlite3.Connection, query: Query, level: str = "notes") -> frozenset[str]:
+    """The query's long terms held by more than half of the rows of ``level`` (``notes`` for the
+    note-level BM25, ``chunks`` for the chunk-level one: each leg's IDF is over its own rows), in an
+    index of at least :data:`PRUNE_MIN_NOTES` notes (else none). FTS5's BM25 gives such a term an
+    IDF of ~0 (the Robertson–Spärck Jones IDF ``log((N - n + 0.5) / (n + 0.5))`` is clamped at 1e-6),
+    so it moves no score while its posting list makes the pass slow; the BM25 passes leave it out of
+    the OR pass, and skip the long terms altogether when none is left
+    (:func:`vaultsync.search.bm25.match_passes`). Counts stop at half the rows plus one."""
     units, n = unit_frequencies(db, query)
     if n < PRUNE_MIN_NOTES:
         return frozenset()
-    return frozenset(unit for unit, df in units if df > n // 2)
+    common = frozenset(unit for unit, df in units if df > n // 2)
+    # a chunk-level count only for the note-level common ones: another term is rarely common in the
+    # chunks, and keeping one only costs time
+    return _common_in_chunks(db, common) if level == "chunks" and common else common
+
+
+@functools.lru_cache(maxsize=256)
+def _common_in_chunks(db: sqlite3.Connection, units: frozenset[str]) -> frozenset[str]:
+    half = (db.execute("SELECT count(*) FROM chunks").fetchone()[0] or 1) // 2
+    return frozenset(unit for unit in units if db.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+        (fts_string(unit), half + 1)).fetchone()[0] > half)
 
 
 def informative_units(db: sqlite3.Connection, query: Query) -> list[tuple[str, int, float]]:

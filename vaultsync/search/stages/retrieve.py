@@ -26,9 +26,8 @@ def retrieve(ctx: Context, cands: Candidates) -> Candidates:
     with ThreadPoolExecutor(max_workers=3) as pool:
         qfuts = {name: pool.submit(leg.embedder.embed_queries, [ctx.query.text])
                  for name, leg in legs if name not in cands.query_vectors}
-        skip = common_terms(ctx.index.db, ctx.query) if use_bm25 else frozenset()
-        notes_fut = pool.submit(_bm25_notes, ctx, skip) if use_bm25 else None
-        bm25_chunks = _bm25_chunks(ctx, skip) if use_bm25 else []
+        notes_fut = pool.submit(_bm25_notes, ctx, common_terms(ctx.index.db, ctx.query)) if use_bm25 else None
+        bm25_chunks = _bm25_chunks(ctx, common_terms(ctx.index.db, ctx.query, "chunks")) if use_bm25 else []
         bm25_note_list = notes_fut.result() if notes_fut is not None else []
         weights = leg_weights(ctx.index.db, ctx.query, opts.fusion, [name for name, _ in legs], opts) if use_bm25 \
             else {name: 1.0 for name, _ in legs}
