@@ -162,3 +162,17 @@ def test_a_reader_that_only_opened_the_index_does_not_cost_the_page_check(indexe
     reader.close()
     indexed.git("commit", "-q", "--allow-empty", "-m", "empty")
     assert do_sync(indexed) == "up-to-date" and checked == []
+
+
+@pytest.mark.parametrize("command", [["sync"], ["index", "--rebuild"], ["search", "alpha", "--no-daemon"]])
+def test_a_committed_config_that_is_a_folder_is_a_clear_error(vault: Vault, command: list[str]):
+    from conftest import run_cli
+
+    (vault.root / ".vaultsync.yaml").unlink()
+    vault.write(".vaultsync.yaml/inner.yaml", "vault: docs\n")
+    vault.write("docs/a.md", "# Alpha\nAlpha note.\n")
+    vault.commit("a folder where the config goes")
+    res = run_cli(command, vault.root)
+    assert res.code == 1, res.out + res.err
+    assert ".vaultsync.yaml:1:1: CF001 cannot read config: .vaultsync.yaml is a folder, not a file" in res.out + res.err
+    assert "Traceback" not in res.err and "internal error" not in res.err

@@ -149,9 +149,14 @@ def _in_process(repo, config, raw: str, options: dict, rerank: str | None):  # t
         searcher, head = open_searcher(repo, config, rerank=rerank)
     except NoIndexError:
         from vaultsync.index.sync import sync
+        from vaultsync.vault.config import ConfigError
 
         print("vaultsync: indexing this vault for the first time…", file=sys.stderr)
-        sync(repo, progress=sys.stderr.isatty(), wait=60.0)
+        try:
+            sync(repo, progress=sys.stderr.isatty(), wait=60.0)
+        except ConfigError as exc:  # the index is built with the committed config: it must be valid
+            print(exc.diagnostic.render(), file=sys.stderr)
+            return 1
         searcher, head = open_searcher(repo, config, rerank=rerank)
     try:
         return searcher.search(raw, options_for(config, **options), head=head)

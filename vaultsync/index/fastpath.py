@@ -31,10 +31,22 @@ CONFIG_NAME = ".vaultsync.yaml"
 
 
 def config_text_at(repo: pygit2.Repository, tree: pygit2.Tree | None) -> str:
-    """The committed ``.vaultsync.yaml`` of ``tree`` as text (``""`` when absent)."""
+    """The committed ``.vaultsync.yaml`` of ``tree`` as text (``""`` when absent).
+
+    Raises:
+        ConfigError: ``CF001`` when it is a folder or a submodule, not a file.
+    """
     if tree is None or CONFIG_NAME not in tree:
         return ""
-    blob = repo[tree[CONFIG_NAME].id]
+    entry = tree[CONFIG_NAME]
+    if entry.type_str != "blob":
+        from vaultsync.diagnostics import Diagnostic
+        from vaultsync.vault.config import ConfigError
+
+        kind = "a submodule" if entry.type_str == "commit" else "a folder"
+        raise ConfigError(Diagnostic(CONFIG_NAME, 1, 1, "CF001", f"cannot read config: {CONFIG_NAME} is {kind}, "
+                                     "not a file"))
+    blob = repo[entry.id]
     return blob.data.decode("utf-8", errors="replace").replace("\r\n", "\n")  # type: ignore[attr-defined]
 
 
