@@ -38,6 +38,8 @@ class SecondLevelCache(Protocol):
     """Where vectors missing from the local cache may be found (the team index: ADR-0075)."""
 
     def fill(self, cache: EmbeddingCache, model_id: str, missing: list[str]) -> dict[str, np.ndarray]: ...
+
+
 DEFAULT_EMBEDDERS = ("multilingual-e5-small", "use-multilingual")
 
 

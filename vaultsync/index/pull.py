@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
     from vaultsync.index.embedding import EmbedderFactory
 
+
 class PullError(Exception):
     """No snapshot could be used (none configured, none published, HEAD unborn); one line."""
 
