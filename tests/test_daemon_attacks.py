@@ -279,3 +279,27 @@ def test_the_cli_reaches_the_daemon_without_pygit2_yaml_or_the_pipeline(daemon) 
     bad = subprocess.run([sys.executable, "-c", code, "search", "queue", "--rerank", "bogus"],
                          cwd=daemon["root"], env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "vaultsync search: unknown rerank stage 'bogus'" in bad.stderr, bad.stderr
+
+
+@pytest.mark.parametrize("port_line", ["search: {port: PORT}", 'search: {"p\\x6frt": PORT}', "search:\n  port: 'PORT'"])
+def test_a_committed_port_however_spelled_still_reaches_the_daemon(daemon, monkeypatch, port_line) -> None:  # type: ignore[no-untyped-def]
+    """The light route reads no YAML, so it cannot know every way a committed config names the port; the
+    full route then asks the config's port, never searching in-process while the daemon serves."""
+    from conftest import git
+
+    import vaultsync.cli.search as search_cli
+
+    root = Path(daemon["root"])
+    config = root / ".vaultsync.yaml"
+    before = config.read_text()
+    config.write_text(before + port_line.replace("PORT", str(daemon["port"])) + "\n")
+    git(root, "commit", "-qam", "port")
+    monkeypatch.delenv("VAULTSYNC_PORT", raising=False)
+    monkeypatch.setattr(search_cli, "_in_process", lambda *a, **k: pytest.fail("searched in-process"))
+    try:
+        res = run_cli(["search", "durable queue", "--format", "json"], root)
+        assert res.code == 0, res.err
+        assert json.loads(res.out)["hits"][0]["path"] == "docs/adrs/ADR-0001.md"
+    finally:
+        git(root, "reset", "-q", "--hard", "HEAD~1")
+        assert config.read_text() == before

@@ -164,15 +164,23 @@ def test_a_reader_that_only_opened_the_index_does_not_cost_the_page_check(indexe
     assert do_sync(indexed) == "up-to-date" and checked == []
 
 
+@pytest.mark.parametrize("kind", ["folder", "submodule"])
 @pytest.mark.parametrize("command", [["sync"], ["index", "--rebuild"], ["search", "alpha", "--no-daemon"]])
-def test_a_committed_config_that_is_a_folder_is_a_clear_error(vault: Vault, command: list[str]):
+def test_a_committed_config_that_is_a_folder_is_a_clear_error(vault: Vault, command: list[str], kind: str):
     from conftest import run_cli
 
     (vault.root / ".vaultsync.yaml").unlink()
-    vault.write(".vaultsync.yaml/inner.yaml", "vault: docs\n")
     vault.write("docs/a.md", "# Alpha\nAlpha note.\n")
-    vault.commit("a folder where the config goes")
+    if kind == "folder":
+        vault.write(".vaultsync.yaml/inner.yaml", "vault: docs\n")
+        vault.commit("a folder where the config goes")
+    else:  # a gitlink (mode 160000) where the config goes
+        vault.commit("notes")
+        head = vault.git("rev-parse", "HEAD").stdout.strip()
+        vault.git("update-index", "--add", "--cacheinfo", f"160000,{head},.vaultsync.yaml")
+        vault.git("commit", "-qm", "a submodule where the config goes")
     res = run_cli(command, vault.root)
     assert res.code == 1, res.out + res.err
-    assert ".vaultsync.yaml:1:1: CF001 cannot read config: .vaultsync.yaml is a folder, not a file" in res.out + res.err
+    assert (f".vaultsync.yaml:1:1: CF001 cannot read config: .vaultsync.yaml is a {kind}, not a file"
+            in res.out + res.err)
     assert "Traceback" not in res.err and "internal error" not in res.err

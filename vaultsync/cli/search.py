@@ -70,9 +70,9 @@ def run(args: argparse.Namespace) -> int:
     from vaultsync.search.render import render
 
     try:
-        result, asked = _through_daemon(args, raw, options) if not args.no_daemon else (None, False)
+        result, asked = _through_daemon(args, raw, options) if not args.no_daemon else (None, None)
         if result is None:
-            result = _full_route(args, raw, options, ask_daemon=not (args.no_daemon or asked))
+            result = _full_route(args, raw, options, asked)
     except _Refused as exc:
         print(f"vaultsync search: {exc}", file=sys.stderr)
         return 2
@@ -87,23 +87,24 @@ class _Refused(Exception):
 
 
 def _through_daemon(args: argparse.Namespace, raw: str, options: dict):  # type: ignore[no-untyped-def,type-arg]
-    """(the daemon's result or None, whether the daemon was asked) by the light route
+    """(the daemon's result or None, the port asked or None) by the light route
     (:func:`vaultsync.serve.client.locate`: git plumbing, no pygit2, no config parsing)."""
     from vaultsync.serve.client import UntrustedDaemon, locate, search_via_daemon
 
     found = locate(os.getcwd())
     if found is None:
-        return None, False
+        return None, None
     try:
-        return _result(search_via_daemon(found[1], found[0], raw, options, args.rerank)), True
-    except UntrustedDaemon as exc:
-        print(f"vaultsync search: warning: {exc}", file=sys.stderr)
-        return None, True
+        return _result(search_via_daemon(found[1], found[0], raw, options, args.rerank)), found[1]
+    except UntrustedDaemon:
+        return None, None  # the full route asks again, says so and searches in-process
     except ValueError as exc:
         raise _Refused(str(exc)) from None
 
 
-def _full_route(args: argparse.Namespace, raw: str, options: dict, ask_daemon: bool):  # type: ignore[no-untyped-def,type-arg]
+def _full_route(args: argparse.Namespace, raw: str, options: dict, asked: int | None):  # type: ignore[no-untyped-def,type-arg]
+    """Repository, committed config, option checks, then the daemon on the config's port (unless the light
+    route asked that port already), else the in-process pipeline."""
     from vaultsync.cli.common import committed_config, repository
 
     repo = repository("search")
@@ -118,19 +119,18 @@ def _full_route(args: argparse.Namespace, raw: str, options: dict, ask_daemon: b
     except ValueError as exc:
         raise _Refused(str(exc)) from None
     result = None
-    if ask_daemon:
-        from vaultsync.index.layout import layout_for
-        from vaultsync.serve.client import UntrustedDaemon, daemon_port, search_via_daemon
+    from vaultsync.serve.client import UntrustedDaemon, daemon_port, search_via_daemon
 
-        port = daemon_port(config.search.get("port"))
+    port = daemon_port(config.search.get("port"))
+    if not args.no_daemon and port and port != asked:
+        from vaultsync.index.layout import layout_for
+
         try:
-            data = search_via_daemon(port, layout_for(repo).dir, raw, options, args.rerank) if port else None
+            result = _result(search_via_daemon(port, layout_for(repo).dir, raw, options, args.rerank))
         except UntrustedDaemon as exc:
             print(f"vaultsync search: warning: {exc}", file=sys.stderr)
-            data = None
         except ValueError as exc:
             raise _Refused(str(exc)) from None
-        result = _result(data)
     return result if result is not None else _in_process(repo, config, raw, options, args.rerank)
 
 

@@ -97,22 +97,36 @@ def lance_tables_present(lance_dir: str | os.PathLike[str], embed_models: str) -
         return False
 
 
+def head_lookup(cwd: str | os.PathLike[str], *revs: str) -> tuple[list[str], str] | None:
+    """One ``git rev-parse --absolute-git-dir REVS... HEAD:.vaultsync.yaml`` in ``cwd``: ([the git dir, then
+    each rev's id], the committed config's blob id or ``""`` without one), or None when git cannot tell
+    (not a repository, an unborn HEAD among ``revs``, git missing). Without a committed config git exits
+    128 and echoes the last spec: that is read as "no config", never as an id."""
+    spec = f"HEAD:{CONFIG_NAME}"
+    try:
+        res = run_git(["rev-parse", "--absolute-git-dir", *revs, spec], cwd, text=False)
+    except OSError:
+        return None
+    lines = res.stdout.decode("utf-8", errors="replace").split("\n")
+    if len(lines) < len(revs) + 2 or not os.path.isabs(lines[0]) or not all(map(_is_oid, lines[1:len(revs) + 1])):
+        return None
+    blob = lines[len(revs) + 1]
+    if res.returncode != 0:
+        if blob != spec:
+            return None
+        blob = ""
+    elif not _is_oid(blob):
+        return None
+    return lines[:len(revs) + 1], blob
+
+
 def quick_is_current(cwd: str | os.PathLike[str]) -> bool:
     """True when the index of the repository at ``cwd`` holds HEAD's tree and commit under the
     same config and schema, LanceDB included, and no sync was asked for meanwhile. False when in doubt."""
-    spec = f"HEAD:{CONFIG_NAME}"
-    try:  # one call; without a committed config git exits 128 and echoes the spec as the last line
-        res = run_git(["rev-parse", "--absolute-git-dir", "HEAD", "HEAD^{tree}", spec], cwd, text=False)
-    except OSError:
+    found = head_lookup(cwd, "HEAD", "HEAD^{tree}")
+    if found is None:
         return False
-    lines = res.stdout.decode("utf-8", errors="replace").split("\n")
-    if len(lines) < 4:
-        return False
-    git_dir, commit, tree_id, blob = lines[:4]
-    if res.returncode != 0:
-        if blob != spec or not _is_oid(commit) or not _is_oid(tree_id):
-            return False
-        blob = ""
+    (git_dir, commit, tree_id), blob = found
     index_dir = os.path.join(git_dir, "vaultsync")
     sqlite_path = os.path.join(index_dir, "index.sqlite")
     if not os.path.exists(sqlite_path) or os.path.exists(os.path.join(index_dir, "dirty")):

@@ -95,22 +95,21 @@ def search_via_daemon(port: int, index_dir: Path, query: str, options: dict[str,
 def locate(cwd: str) -> tuple[Path, int] | None:
     """(index folder, daemon port) of the repository at ``cwd`` from git plumbing alone — no pygit2, no
     config parsing — or None when that cannot be told so cheaply (not a repository; a committed config
-    that may set ``search.port``): the caller then takes the full route."""
+    that may set ``search.port``): the caller then takes the full route, which reads the port from the
+    config as it always did."""
     from vaultsync.gitcmd import run_git
+    from vaultsync.index.fastpath import head_lookup
 
-    spec = "HEAD:.vaultsync.yaml"
-    try:
-        res = run_git(["rev-parse", "--absolute-git-dir", spec], cwd)
-        lines = res.stdout.split("\n")
-        if not lines[0].startswith("/") and not (len(lines[0]) > 2 and lines[0][1] == ":"):
-            return None
-        if res.returncode == 0:  # a committed config: only its search.port matters here
-            text = run_git(["cat-file", "blob", lines[1]], cwd).stdout
-            if "port" in text and not os.environ.get("VAULTSYNC_PORT"):
-                return None
-        elif len(lines) < 2 or lines[1] != spec:
-            return None
-    except (OSError, IndexError):
+    found = head_lookup(cwd)
+    if found is None:
         return None
+    (git_dir,), blob = found
+    if blob and not os.environ.get("VAULTSYNC_PORT"):  # a committed config: only its search.port matters
+        try:
+            text = run_git(["cat-file", "blob", blob], cwd, text=False).stdout.decode("utf-8", errors="replace")
+        except OSError:
+            return None
+        if "port" in text:
+            return None
     port = daemon_port(None)
-    return (Path(lines[0]) / "vaultsync", port) if port else None
+    return (Path(git_dir) / "vaultsync", port) if port else None

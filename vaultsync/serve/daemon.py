@@ -59,18 +59,23 @@ class SearchService:
         self._warm = WarmSearcher()  # searches run one at a time, under the lock
         warm_up()  # language ID for the query's secondary-leg gate (ADR-0061), off the first request
 
-    def check_options(self, options: dict[str, Any]) -> None:
-        """Raise ValueError (the message names the option) when ``options`` are not valid search options."""
-        options_for(config_at(self.repo, head_tree(self.repo))[0], **options)
-
     def search(self, query: str, options: dict[str, Any], rerank: str | None) -> dict[str, Any]:
+        """The search result as JSON data. Raises OptionsError for a bad option or stage."""
         with self._lock:
             config, _ = config_at(self.repo, head_tree(self.repo))
+            try:
+                check_rerank_spec(rerank)
+                opts = options_for(config, **options)
+            except ValueError as exc:
+                raise OptionsError(str(exc)) from None
             searcher = self._warm.get(self.repo, config, rerank)
             from vaultsync.git import head_commit_id
 
-            result = searcher.search(query, options_for(config, **options), head=head_commit_id(self.repo))
-            return result.to_dict()
+            return searcher.search(query, opts, head=head_commit_id(self.repo)).to_dict()
+
+
+class OptionsError(ValueError):
+    """A search option or rerank stage the caller got wrong; the message is the CLI's own."""
 
 
 def make_handler(service: SearchService, verifier: Verifier, port: int,
@@ -190,12 +195,10 @@ def make_handler(service: SearchService, verifier: Verifier, port: int,
                 raise TypeError("options must be an object")
             if rerank is not None and not isinstance(rerank, str):
                 raise TypeError("rerank must be a stage name or null")
-            try:  # a bad option is the caller's mistake, said as the CLI says it (exit 2 there)
-                check_rerank_spec(rerank)
-                service.check_options(options)
-            except ValueError as exc:
+            try:
+                return service.search(request["query"], options, rerank)
+            except OptionsError as exc:  # the caller's mistake, said as the CLI says it (exit 2 there)
                 raise _HttpError(400, str(exc)) from None
-            return service.search(request["query"], options, rerank)
 
         def do_GET(self) -> None:  # noqa: N802
             self._handle("GET")
