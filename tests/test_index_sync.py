@@ -339,3 +339,21 @@ def test_frontmatter_is_stored_as_json_strings(repo):
     sync(repo.root)
     fm = json.loads(db(repo.root).execute("SELECT frontmatter FROM notes").fetchone()[0])
     assert fm["created"] == "2024-03-01" and fm["at"] == "2024-03-01T10:20:30Z" and fm["expires"] == "2024-02-30"
+
+
+@pytest.mark.parametrize("folder", ["line\nbreak", "tab\tand\x7fdel"])
+def test_a_repository_under_a_folder_with_control_characters_is_indexed(tmp_path, embedder, folder):
+    """LanceDB's paths refuse control characters: the vector store is reached through an alias."""
+    root = tmp_path / folder / "repo"
+    root.mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    v = Vault(root)
+    v.write(".vaultsync.yaml", LINKS_CONFIG)
+    v.write("docs/n.md", "# Note\nThe zqxalias token lives here.\n")
+    v.commit("init")
+    assert sync(root).status == "updated"
+    assert vectors(root, "path = 'docs/n.md'") >= 1
+    v.write("docs/m.md", "# Other\nSomething else entirely.\n")
+    v.commit("more")
+    assert sync(root).status == "updated" and vectors(root, "path = 'docs/m.md'") >= 1
+    assert [h.path for h in search(root, "zqxalias").hits][:1] == ["docs/n.md"]

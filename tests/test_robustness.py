@@ -151,3 +151,39 @@ def test_status_says_when_a_sync_is_running(vault):
                              capture_output=True, text=True)
     assert f"BEHIND HEAD (a sync is running, pid {os.getpid()})" in res.stdout
     assert json.loads(run_cli(["status", "--format", "json"], vault.root).out)["sync_running"] is False
+
+
+@pytest.fixture
+def sha256_repo(tmp_path):
+    repo = tmp_path / "sha256"
+    repo.mkdir()
+    if git(repo, "init", "-q", "--object-format=sha256", check=False).returncode != 0:
+        pytest.skip("this git cannot create SHA-256 repositories")
+    (repo / "a.md").write_text("---\ntitle: a\n---\nhello\n")
+    git(repo, "add", "a.md")
+    git(repo, "commit", "-qm", "a")
+    return repo
+
+
+@pytest.mark.parametrize("args", [["status"], ["sync"], ["search", "hello"], ["check", "--staged"],
+                                  ["show", "a"]])
+def test_a_repository_libgit2_cannot_read_is_named_not_denied(sha256_repo, args):
+    """A SHA-256 repository is a repository: the message says why it cannot be read, never
+    "not inside a git repository"; the hook's sync stays silent and never fails the commit."""
+    import pygit2
+
+    try:
+        pygit2.Repository(str(sha256_repo))
+        pytest.skip("this libgit2 reads SHA-256 repositories")
+    except pygit2.GitError:
+        pass
+    res = run_cli(args, sha256_repo)
+    assert res.code == 2 and "Traceback" not in res.err, res.err
+    assert f"cannot read the repository at {sha256_repo}/.git" in res.err and "sha256" in res.err, res.err
+    assert "not inside" not in res.err
+    assert run_cli(["sync", "--quiet", "--hook", "post-commit"], sha256_repo).code == 0
+
+
+def test_outside_any_repository_is_still_said_plainly(tmp_path):
+    res = run_cli(["status"], tmp_path)
+    assert res.code == 2 and res.err.strip() == "vaultsync status: not inside a git repository"

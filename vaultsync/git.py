@@ -53,6 +53,28 @@ def open_repo(start: Path | str = ".") -> pygit2.Repository | None:
         return None
 
 
+def why_not_opened(start: Path | str = ".") -> str:
+    """Why :func:`open_repo` found no repository at ``start``, in words for the user: not inside
+    one, or one the installed libgit2 cannot read (SHA-256 object ids, a damaged ``.git``)."""
+    import pygit2
+
+    try:
+        found = pygit2.discover_repository(str(start))
+    except (pygit2.GitError, OSError):
+        found = None
+    if found is None:
+        return "not inside a git repository"
+    try:
+        pygit2.Repository(found)
+    except (pygit2.GitError, OSError) as exc:
+        where = f"cannot read the repository at {found.rstrip('/')}"
+        if "object format" in str(exc):
+            return (f"{where}: {str(exc).split(': ', 1)[-1]} (the installed libgit2 "
+                    f"{pygit2.LIBGIT2_VERSION} reads SHA-1 repositories only)")
+        return f"{where}: {exc}"
+    return "the repository could not be opened"
+
+
 def workdir(repo: pygit2.Repository) -> Path:
     """The repository's working-tree root (the git dir's parent for a bare repo)."""
     return Path(repo.workdir or Path(repo.path).parent).resolve()

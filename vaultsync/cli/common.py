@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pygit2
 
-from vaultsync.git import open_repo
+from vaultsync.git import open_repo, why_not_opened
 from vaultsync.vault.config import Config
 
 
@@ -15,7 +15,7 @@ def repository(command: str) -> pygit2.Repository | None:
     """The repository around the current directory, or None after printing why (callers exit 2)."""
     repo = open_repo(Path.cwd())
     if repo is None:
-        print(f"vaultsync {command}: not inside a git repository", file=sys.stderr)
+        print(f"vaultsync {command}: {why_not_opened(Path.cwd())}", file=sys.stderr)
     return repo
 
 

@@ -88,13 +88,13 @@ def _run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print("index up-to-date")
         return 0
-    from vaultsync.git import open_repo
+    from vaultsync.git import open_repo, why_not_opened
 
     repo = open_repo(Path.cwd())
     if repo is None:
         if args.hook or args.background:
             return 0
-        print("vaultsync sync: not inside a git repository", file=sys.stderr)
+        print(f"vaultsync sync: {why_not_opened(Path.cwd())}", file=sys.stderr)
         return 2
     if args.background:
         hook = args.hook or framework_hook()

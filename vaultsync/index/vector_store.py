@@ -73,7 +73,30 @@ def _connect(path: Path) -> Any:
         _SESSION = lancedb.Session(index_cache_size_bytes=INDEX_CACHE_BYTES,
                                    metadata_cache_size_bytes=METADATA_CACHE_BYTES)
     path.mkdir(parents=True, exist_ok=True)
-    return lancedb.connect(str(path), session=_SESSION)
+    return lancedb.connect(str(_addressable(path)), session=_SESSION)
+
+
+def _addressable(path: Path) -> Path:
+    """``path``, or when it holds a control character (a repository under a folder named "a\\nb"),
+    which LanceDB's object-store paths refuse, a symlink to it in the user cache
+    (``<cache>/lance-paths/<sha256 of the path>``), made or corrected atomically."""
+    text = str(path)
+    if not any(ord(c) < 32 or ord(c) == 127 for c in text):
+        return path
+    import hashlib
+    import os
+
+    from vaultsync.settings import cache_root
+
+    links = cache_root() / "lance-paths"
+    links.mkdir(parents=True, exist_ok=True)
+    alias = links / hashlib.sha256(os.fsencode(text)).hexdigest()[:32]
+    if not (alias.is_symlink() and os.readlink(alias) == text):
+        staged = links / f".{alias.name}.{os.getpid()}"
+        staged.unlink(missing_ok=True)
+        os.symlink(text, staged)
+        os.replace(staged, alias)
+    return alias
 
 
 def open_table(db: Any, path: Path, name: str, schema: pa.Schema) -> tuple[Any, bool]:
