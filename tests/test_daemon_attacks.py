@@ -268,7 +268,8 @@ def test_the_cli_reaches_the_daemon_without_pygit2_yaml_or_the_pipeline(daemon) 
     import sys
 
     code = ("import sys; from vaultsync.cli.main import main; rc = main(sys.argv[1:]); "
-            "heavy = sorted(m for m in ('pygit2', 'yaml', 'numpy', 'jsonschema', 'vaultsync.engine') "
+            "heavy = sorted(m for m in ('pygit2', 'yaml', 'numpy', 'jsonschema', 'vaultsync.engine', 'http.client', "
+            "'ssl', 'email') "
             "if m in sys.modules); print('HEAVY', heavy, file=sys.stderr); sys.exit(rc)")
     env = {**os.environ, "VAULTSYNC_PORT": str(daemon["port"])}
     res = subprocess.run([sys.executable, "-c", code, "search", "durable queue", "--format", "json"],
@@ -279,6 +280,10 @@ def test_the_cli_reaches_the_daemon_without_pygit2_yaml_or_the_pipeline(daemon) 
     bad = subprocess.run([sys.executable, "-c", code, "search", "queue", "--rerank", "bogus"],
                          cwd=daemon["root"], env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "vaultsync search: unknown rerank stage 'bogus'" in bad.stderr, bad.stderr
+    empty = subprocess.run([sys.executable, "-c", code, "search", " \u200b "], cwd=daemon["root"], env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert empty.returncode == 2 and "vaultsync search: empty query" in empty.stderr, empty.stderr
+    assert "HEAVY []" in empty.stderr, empty.stderr
 
 
 @pytest.mark.parametrize("port_line", ["search: {port: PORT}", 'search: {"p\\x6frt": PORT}', "search:\n  port: 'PORT'"])
@@ -303,3 +308,41 @@ def test_a_committed_port_however_spelled_still_reaches_the_daemon(daemon, monke
     finally:
         git(root, "reset", "-q", "--hard", "HEAD~1")
         assert config.read_text() == before
+
+
+@pytest.mark.parametrize("answer, refused", [
+    (b"", False), (b"garbage\r\n\r\n{}", False), (b"HTTP/1.0 2x OK\r\n\r\n{}", False),
+    (b"HTTP/1.0 200 OK\r\nContent-Length: 500\r\n\r\n{\"hits\": []}", False),
+    (b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}", True)])
+def test_a_broken_or_unproven_answer_is_no_answer(daemon, answer, refused) -> None:  # type: ignore[no-untyped-def]
+    """The client's plain-socket exchange: nothing HTTP or a truncated body is no daemon (the CLI then
+    searches in-process); a whole answer without the proof is refused; never another exception."""
+    from vaultsync.serve.client import UntrustedDaemon, request
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def answer_once() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(answer)
+
+    threading.Thread(target=answer_once, daemon=True).start()
+    try:
+        if refused:
+            with pytest.raises(UntrustedDaemon):
+                request(port, daemon["index_dir"], "GET", "/health", None, timeout=2)
+        else:
+            assert request(port, daemon["index_dir"], "GET", "/health", None, timeout=2) is None
+    finally:
+        listener.close()
+
+
+def test_the_plain_socket_client_gets_the_daemons_whole_answer(daemon) -> None:  # type: ignore[no-untyped-def]
+    from vaultsync.serve.client import request
+
+    status, data = request(daemon["port"], daemon["index_dir"], "POST", "/search",
+                           {"query": "durable queue " * 300, "options": {"top_k": 5}, "rerank": None}, timeout=60)
+    assert status == 200 and data["hits"][0]["path"] == "docs/adrs/ADR-0001.md"
+    assert request(daemon["port"], daemon["index_dir"], "GET", "/nowhere", None, timeout=5)[0] == 404

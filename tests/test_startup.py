@@ -73,3 +73,26 @@ def test_a_sync_with_nothing_to_do_is_answered_before_argparse(monkeypatch, tmp_
     asked.clear()
     assert main(["sync", "--quiet"]) == 2  # not a repository; the index was asked about once, not twice
     assert len(asked) == 1
+
+
+def test_a_config_that_passed_its_schema_is_not_validated_again(vault: Vault, tmp_path, monkeypatch):
+    """The first command validates the committed config with jsonschema and leaves a marker in the
+    user cache; later commands with the same text skip jsonschema. Another text, even one character
+    more, is validated again, and an invalid config is never marked."""
+    from conftest import run_cli
+
+    monkeypatch.setenv("VAULTSYNC_CACHE_DIR", str(tmp_path / "cache"))
+    vault.write(".vaultsync.yaml", "vault: docs\nsearch: {top_k: 4}\n")
+    vault.write("docs/a.md", "# a\nText.\n")
+    vault.commit("a")
+    markers = tmp_path / "cache" / "checked-configs"
+    assert "jsonschema" in loaded(["status"], vault.root)[1] and len(list(markers.iterdir())) == 1
+    assert "jsonschema" not in loaded(["status"], vault.root)[1]
+    vault.write(".vaultsync.yaml", "vault: docs\nsearch: {top_k: 4} \n")
+    vault.commit("space")
+    assert "jsonschema" in loaded(["status"], vault.root)[1] and len(list(markers.iterdir())) == 2
+    vault.write(".vaultsync.yaml", "vault: docs\nindex: {chunk_tokens: 4}\n")
+    for _ in range(2):
+        res = run_cli(["check"], vault.root)
+        assert res.code == 1 and ".vaultsync.yaml:2:23: CF002 index.chunk_tokens: 4 is less than" in res.err, res
+    assert len(list(markers.iterdir())) == 2

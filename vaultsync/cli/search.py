@@ -53,14 +53,7 @@ def _fraction(text: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from vaultsync.search.query import QueryError, parse_query
-
     raw = " ".join(args.query)
-    try:
-        parse_query(raw)
-    except QueryError as exc:
-        print(f"vaultsync search: {exc}", file=sys.stderr)
-        return 2
     options = {
         "top_k": args.top_k, "budget": args.budget, "types": args.types, "tags": args.tags, "scope": args.scope,
         "include_expired": args.include_expired or None, "include_superseded": args.include_superseded or None,
@@ -103,8 +96,15 @@ def _through_daemon(args: argparse.Namespace, raw: str, options: dict):  # type:
 
 
 def _full_route(args: argparse.Namespace, raw: str, options: dict, asked: int | None):  # type: ignore[no-untyped-def,type-arg]
-    """Repository, committed config, option checks, then the daemon on the config's port (unless the light
-    route asked that port already), else the in-process pipeline."""
+    """Query and option checks, repository, committed config, then the daemon on the config's port (unless
+    the light route asked that port already), else the in-process pipeline. (Through the daemon, the daemon
+    checks the query and the options and answers a refusal in the same words.)"""
+    from vaultsync.search.query import QueryError, parse_query
+
+    try:
+        parse_query(raw)
+    except QueryError as exc:
+        raise _Refused(str(exc)) from None
     from vaultsync.cli.common import committed_config, repository
 
     repo = repository("search")

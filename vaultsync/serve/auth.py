@@ -17,8 +17,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import secrets
-import threading
 import time
 from collections import OrderedDict
 from pathlib import Path
@@ -48,7 +46,7 @@ def ensure_token(index_dir: Path) -> bytes:
         os.chmod(path, 0o600)  # a copied or hand-made secret: readable by its owner only
     else:
         with os.fdopen(fd, "w") as fh:
-            fh.write(secrets.token_hex(32))
+            fh.write(os.urandom(32).hex())
     token = read_token(index_dir)
     if token is None:
         raise AuthError(f"{path}: unreadable or malformed daemon secret; delete it to make a new one")
@@ -75,7 +73,7 @@ def _mac(token: bytes, *parts: bytes) -> str:
 def sign_request(token: bytes, method: str, path: str, body: bytes, now: float | None = None) -> tuple[str, str]:
     """The ``X-Vaultsync-Auth`` value for a request, and its nonce (to check the proof with)."""
     ts = str(int(now if now is not None else time.time()))
-    nonce = secrets.token_hex(16)
+    nonce = os.urandom(16).hex()
     return f"{ts}.{nonce}.{_mac(token, ts.encode(), nonce.encode(), method.encode(), path.encode(), body)}", nonce
 
 
@@ -96,6 +94,8 @@ class Verifier:
         self._token = token
         self._seen: OrderedDict[str, float] = OrderedDict()
         self._max = max_nonces
+        import threading  # the daemon's side only: the CLI's light route signs, it does not verify
+
         self._lock = threading.Lock()
 
     def verify(self, header: str | None, method: str, path: str, body: bytes, now: float | None = None) -> str:

@@ -11,7 +11,6 @@ is this module, two git plumbing calls and the renderer (:func:`locate`).
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 from pathlib import Path
@@ -51,24 +50,53 @@ def request(port: int, index_dir: Path, method: str, path: str, body: dict[str, 
     headers = {AUTH_HEADER: auth, "Content-Length": str(len(payload))}
     if body is not None:
         headers["Content-Type"] = "application/json"
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
-        conn.request(method, path, body=payload, headers=headers)
-        resp = conn.getresponse()
-        data = resp.read()
-        proof = resp.getheader(PROOF_HEADER)
-    except (OSError, http.client.HTTPException):
+        status, fields, data = _exchange(port, method, path, headers, payload, timeout)
+    except (OSError, ValueError):
         return None
-    finally:
-        conn.close()
-    if not proof_ok(token, nonce, resp.status, data, proof):
+    if not proof_ok(token, nonce, status, data, fields.get(PROOF_HEADER.lower())):
         raise UntrustedDaemon(f"the process on 127.0.0.1:{port} is not this repository's daemon (another "
                               "repository's, or something else); its answer was ignored and the search ran "
                               "in-process (give each repository its own port: search.port)")
     try:
-        return resp.status, json.loads(data or b"null")
+        return status, json.loads(data or b"null")
     except ValueError:
         return None
+
+
+def _exchange(port: int, method: str, path: str, headers: dict[str, str], payload: bytes,
+              timeout: float) -> tuple[int, dict[str, str], bytes]:
+    """One HTTP/1.0 exchange with the daemon on 127.0.0.1: (status, header fields by lower-case name,
+    body). The daemon's ``http.server`` closes the connection after each answer, so the answer is
+    everything read until then. A plain socket, not ``http.client``: that module loads ``email`` and
+    ``ssl``, a third of the import time of a ``git memsearch`` through the daemon (ADR-0077).
+
+    Raises:
+        OSError: no connection, or no answer within ``timeout`` seconds of silence.
+        ValueError: the answer is not an HTTP response, or shorter than its ``Content-Length``.
+    """
+    import socket
+
+    head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    request = f"{method} {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n{head}\r\n".encode("latin-1")
+    parts = []
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(request + payload)
+        while part := sock.recv(1 << 16):
+            parts.append(part)
+    block, found, body = b"".join(parts).partition(b"\r\n\r\n")
+    lines = block.decode("latin-1").split("\r\n")
+    version, _, rest = lines[0].partition(" ")
+    if not found or not version.startswith("HTTP/") or not rest[:3].isdigit():
+        raise ValueError("not an HTTP response")
+    fields = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        fields[name.strip().lower()] = value.strip()
+    length = fields.get("content-length", "")
+    if length.isdigit() and len(body) < int(length):
+        raise ValueError("answer shorter than its Content-Length")
+    return int(rest[:3]), fields, body[:int(length)] if length.isdigit() else body
 
 
 def search_via_daemon(port: int, index_dir: Path, query: str, options: dict[str, Any],

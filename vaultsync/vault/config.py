@@ -135,6 +135,31 @@ def _config_validator():  # type: ignore[no-untyped-def]
     return jsonschema.Draft202012Validator(schema)
 
 
+def _schema_errors(data: dict[str, Any], text: str) -> list[Any]:
+    """The schema's errors for ``data`` (parsed from ``text``), sorted by path. A text that passed
+    before, with the same schema and vaultsync version, is not validated again: an empty marker
+    file in the user cache (``<cache>/checked-configs/<sha256>``) says so, because importing
+    jsonschema costs ~0.1 s of every cold command (search, status, a hook's sync)."""
+    import hashlib
+
+    from vaultsync import __version__
+    from vaultsync.settings import cache_root
+
+    schema = (data_dir("schemas") / "config.schema.json").read_bytes()
+    key = hashlib.sha256(b"\0".join((__version__.encode(), schema, text.encode("utf-8", "surrogatepass"))))
+    marker = cache_root() / "checked-configs" / key.hexdigest()
+    if marker.exists():
+        return []
+    errors = sorted(_config_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
+    if not errors:
+        try:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.touch()
+        except OSError:
+            pass  # a read-only cache only costs the next command the validation
+    return errors
+
+
 USER_ONLY_KEYS = ("cache_dir", "reranker_dir")
 
 
@@ -176,7 +201,7 @@ def load_config(root: Path, text: str | None = None) -> Config:
     if not isinstance(data, dict):
         raise ConfigError(Diagnostic(CONFIG_NAME, 1, 1, "CF001", "config must be a YAML mapping"))
     _refuse_load_locations(data, doc.positions)
-    errors = sorted(_config_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
+    errors = _schema_errors(data, text)
     if errors:
         err = errors[0]
         where = tuple(err.absolute_path)
