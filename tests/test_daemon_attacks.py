@@ -313,7 +313,8 @@ def test_a_committed_port_however_spelled_still_reaches_the_daemon(daemon, monke
 @pytest.mark.parametrize("answer, refused", [
     (b"", False), (b"garbage\r\n\r\n{}", False), (b"HTTP/1.0 2x OK\r\n\r\n{}", False),
     (b"HTTP/1.0 200 OK\r\nContent-Length: 500\r\n\r\n{\"hits\": []}", False),
-    (b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}", True)])
+    (b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}", True),
+    (b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\nX-Vaultsync-Proof: \xe9\r\n\r\n{}", True)])
 def test_a_broken_or_unproven_answer_is_no_answer(daemon, answer, refused) -> None:  # type: ignore[no-untyped-def]
     """The client's plain-socket exchange: nothing HTTP or a truncated body is no daemon (the CLI then
     searches in-process); a whole answer without the proof is refused; never another exception."""
@@ -327,12 +328,16 @@ def test_a_broken_or_unproven_answer_is_no_answer(daemon, answer, refused) -> No
         with conn:
             conn.recv(65536)
             conn.sendall(answer)
+            if refused:
+                time.sleep(5)  # a whole answer on a connection kept open: the client must not wait for it
 
     threading.Thread(target=answer_once, daemon=True).start()
+    start = time.monotonic()
     try:
         if refused:
             with pytest.raises(UntrustedDaemon):
-                request(port, daemon["index_dir"], "GET", "/health", None, timeout=2)
+                request(port, daemon["index_dir"], "GET", "/health", None, timeout=30)
+            assert time.monotonic() - start < 3
         else:
             assert request(port, daemon["index_dir"], "GET", "/health", None, timeout=2) is None
     finally:
@@ -346,3 +351,30 @@ def test_the_plain_socket_client_gets_the_daemons_whole_answer(daemon) -> None: 
                            {"query": "durable queue " * 300, "options": {"top_k": 5}, "rerank": None}, timeout=60)
     assert status == 200 and data["hits"][0]["path"] == "docs/adrs/ADR-0001.md"
     assert request(daemon["port"], daemon["index_dir"], "GET", "/nowhere", None, timeout=5)[0] == 404
+
+
+def test_a_listener_that_trickles_forever_cannot_hold_the_client(daemon) -> None:  # type: ignore[no-untyped-def]
+    """An answer that never ends (a byte every 50 ms) is cut at the request's whole timeout."""
+    from vaultsync.serve.client import request
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    stop = threading.Event()
+
+    def trickle() -> None:
+        conn, _ = listener.accept()
+        with conn, contextlib.suppress(OSError):
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.0 200 OK\r\nX-Pad: ")
+            while not stop.is_set():
+                conn.sendall(b"a")
+                time.sleep(0.05)
+
+    threading.Thread(target=trickle, daemon=True).start()
+    start = time.monotonic()
+    try:
+        assert request(port, daemon["index_dir"], "GET", "/health", None, timeout=0.5) is None
+        assert time.monotonic() - start < 3
+    finally:
+        stop.set()
+        listener.close()

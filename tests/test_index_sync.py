@@ -341,9 +341,23 @@ def test_frontmatter_is_stored_as_json_strings(repo):
     assert fm["created"] == "2024-03-01" and fm["at"] == "2024-03-01T10:20:30Z" and fm["expires"] == "2024-02-30"
 
 
-@pytest.mark.parametrize("folder", ["line\nbreak", "tab\tand\x7fdel"])
-def test_a_repository_under_a_folder_with_control_characters_is_indexed(tmp_path, embedder, folder):
-    """LanceDB's paths refuse control characters: the vector store is reached through an alias."""
+@pytest.mark.parametrize("folder, cache", [("line\nbreak", "ok"), ("tab\tand\x7fdel", "ok"),
+                                           ("line\nbreak", "file"), ("line\nbreak", "alias-is-a-folder")])
+def test_a_repository_under_a_folder_with_control_characters_is_indexed(tmp_path, embedder, folder, cache,
+                                                                       monkeypatch):
+    """LanceDB's paths refuse control characters: the vector store is reached through an alias, in the
+    user cache, or in a private temporary folder when the cache cannot hold it."""
+    if cache != "ok":
+        links = tmp_path / "cache" / "lance-paths"
+        links.parent.mkdir()
+        if cache == "file":
+            links.write_text("x")
+        else:
+            import hashlib
+            for leaf in ("lance", "embeddings"):
+                target = str(tmp_path / folder / "repo" / ".git" / "vaultsync" / leaf)
+                (links / hashlib.sha256(os.fsencode(target)).hexdigest()[:32]).mkdir(parents=True)
+        monkeypatch.setattr("vaultsync.settings.cache_root", lambda *a: tmp_path / "cache")
     root = tmp_path / folder / "repo"
     root.mkdir(parents=True)
     git(root, "init", "-q", "-b", "main")

@@ -96,3 +96,18 @@ def test_a_config_that_passed_its_schema_is_not_validated_again(vault: Vault, tm
         res = run_cli(["check"], vault.root)
         assert res.code == 1 and ".vaultsync.yaml:2:23: CF002 index.chunk_tokens: 4 is less than" in res.err, res
     assert len(list(markers.iterdir())) == 2
+
+
+def test_an_unusable_user_cache_only_costs_the_validation(vault: Vault, monkeypatch):
+    from conftest import run_cli
+
+    def no_home(*args):  # type: ignore[no-untyped-def]
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr("vaultsync.settings.cache_root", no_home)
+    vault.write(".vaultsync.yaml", "vault: docs\nindex: {chunk_tokens: 4}\n")
+    vault.write("docs/a.md", "# a\nText.\n")
+    res = run_cli(["check"], vault.root)
+    assert res.code == 1 and "CF002 index.chunk_tokens" in res.err, res
+    vault.write(".vaultsync.yaml", "vault: docs\n")
+    assert run_cli(["check"], vault.root).code == 0

@@ -78,8 +78,9 @@ def _connect(path: Path) -> Any:
 
 def _addressable(path: Path) -> Path:
     """``path``, or when it holds a control character (a repository under a folder named "a\\nb"),
-    which LanceDB's object-store paths refuse, a symlink to it in the user cache
-    (``<cache>/lance-paths/<sha256 of the path>``), made or corrected atomically."""
+    which LanceDB's object-store paths refuse, a symlink to it: in the user cache
+    (``<cache>/lance-paths/<sha256 of the path>``, made or corrected atomically), else, when the cache
+    cannot hold it, in a private temporary folder of this process."""
     text = str(path)
     if not any(ord(c) < 32 or ord(c) == 127 for c in text):
         return path
@@ -88,15 +89,44 @@ def _addressable(path: Path) -> Path:
 
     from vaultsync.settings import cache_root
 
-    links = cache_root() / "lance-paths"
-    links.mkdir(parents=True, exist_ok=True)
-    alias = links / hashlib.sha256(os.fsencode(text)).hexdigest()[:32]
-    if not (alias.is_symlink() and os.readlink(alias) == text):
-        staged = links / f".{alias.name}.{os.getpid()}"
+    name = hashlib.sha256(os.fsencode(text)).hexdigest()[:32]
+    try:
+        return _link(cache_root() / "lance-paths", name, text)
+    except (OSError, RuntimeError):
+        return _link(_private_links(), name, text)
+
+
+def _link(folder: Path, name: str, target: str) -> Path:
+    import os
+
+    folder.mkdir(parents=True, exist_ok=True)
+    alias = folder / name
+    if not (alias.is_symlink() and os.readlink(alias) == target):
+        staged = folder / f".{name}.{os.getpid()}"
         staged.unlink(missing_ok=True)
-        os.symlink(text, staged)
-        os.replace(staged, alias)
+        os.symlink(target, staged)
+        try:
+            os.replace(staged, alias)
+        except OSError:
+            staged.unlink(missing_ok=True)
+            raise
     return alias
+
+
+def _private_links() -> Path:
+    """A folder only this process uses, removed when it exits."""
+    global _PRIVATE
+    if _PRIVATE is None:
+        import atexit
+        import shutil
+        import tempfile
+
+        _PRIVATE = Path(tempfile.mkdtemp(prefix="vaultsync-lance-"))
+        atexit.register(shutil.rmtree, _PRIVATE, True)
+    return _PRIVATE
+
+
+_PRIVATE: Path | None = None
 
 
 def open_table(db: Any, path: Path, name: str, schema: pa.Schema) -> tuple[Any, bool]:

@@ -84,7 +84,9 @@ def response_proof(token: bytes, nonce: str, status: int, body: bytes) -> str:
 
 def proof_ok(token: bytes, nonce: str, status: int, body: bytes, proof: str | None) -> bool:
     """True when ``proof`` shows the responder holds ``token``."""
-    return bool(proof) and hmac.compare_digest(response_proof(token, nonce, status, body), proof or "")
+    if not proof or not proof.isascii():  # compare_digest refuses non-ASCII text: no proof either way
+        return False
+    return hmac.compare_digest(response_proof(token, nonce, status, body), proof)
 
 
 class Verifier:

@@ -19,6 +19,7 @@ from typing import Any
 from vaultsync.serve.auth import AUTH_HEADER, PROOF_HEADER, proof_ok, read_token, sign_request
 
 DEFAULT_PORT = 30001
+MAX_ANSWER_BYTES = 64 << 20  # a search answer is a few KiB: more is not our daemon
 
 
 class UntrustedDaemon(RuntimeError):
@@ -68,22 +69,37 @@ def _exchange(port: int, method: str, path: str, headers: dict[str, str], payloa
               timeout: float) -> tuple[int, dict[str, str], bytes]:
     """One HTTP/1.0 exchange with the daemon on 127.0.0.1: (status, header fields by lower-case name,
     body). The daemon's ``http.server`` closes the connection after each answer, so the answer is
-    everything read until then. A plain socket, not ``http.client``: that module loads ``email`` and
+    everything read until then: at most :data:`MAX_ANSWER_BYTES`, within ``timeout`` seconds in all. A plain socket, not ``http.client``: that module loads ``email`` and
     ``ssl``, a third of the import time of a ``git memsearch`` through the daemon (ADR-0077).
 
     Raises:
-        OSError: no connection, or no answer within ``timeout`` seconds of silence.
+        OSError: no connection, or no whole answer within ``timeout`` seconds.
         ValueError: the answer is not an HTTP response, or shorter than its ``Content-Length``.
     """
     import socket
 
     head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
     request = f"{method} {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n{head}\r\n".encode("latin-1")
-    parts = []
+    import time
+
+    deadline = time.monotonic() + timeout
+    parts, size = [], 0
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
         sock.sendall(request + payload)
-        while part := sock.recv(1 << 16):
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no whole answer within {timeout} s")
+            sock.settimeout(left)
+            part = sock.recv(1 << 16)
+            if not part:
+                break
             parts.append(part)
+            size += len(part)
+            if size > MAX_ANSWER_BYTES:
+                raise ValueError("answer too large")
+            if _complete(b"".join(parts)):
+                break  # a whole answer on a connection left open: do not wait for the close
     block, found, body = b"".join(parts).partition(b"\r\n\r\n")
     lines = block.decode("latin-1").split("\r\n")
     version, _, rest = lines[0].partition(" ")
@@ -97,6 +113,18 @@ def _exchange(port: int, method: str, path: str, headers: dict[str, str], payloa
     if length.isdigit() and len(body) < int(length):
         raise ValueError("answer shorter than its Content-Length")
     return int(rest[:3]), fields, body[:int(length)] if length.isdigit() else body
+
+
+def _complete(raw: bytes) -> bool:
+    """True when ``raw`` holds the header block and as many body bytes as its ``Content-Length``."""
+    block, found, body = raw.partition(b"\r\n\r\n")
+    if not found:
+        return False
+    for line in block.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length" and value.strip().isdigit():
+            return len(body) >= int(value.strip())
+    return False
 
 
 def search_via_daemon(port: int, index_dir: Path, query: str, options: dict[str, Any],

@@ -147,16 +147,19 @@ def _schema_errors(data: dict[str, Any], text: str) -> list[Any]:
 
     schema = (data_dir("schemas") / "config.schema.json").read_bytes()
     key = hashlib.sha256(b"\0".join((__version__.encode(), schema, text.encode("utf-8", "surrogatepass"))))
-    marker = cache_root() / "checked-configs" / key.hexdigest()
-    if marker.exists():
-        return []
+    try:
+        marker: Path | None = cache_root() / "checked-configs" / key.hexdigest()
+        if marker is not None and marker.exists():
+            return []
+    except (OSError, RuntimeError):  # an unusable cache (no home, no permission) only costs the validation
+        marker = None
     errors = sorted(_config_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
-    if not errors:
+    if not errors and marker is not None:
         try:
             marker.parent.mkdir(parents=True, exist_ok=True)
             marker.touch()
         except OSError:
-            pass  # a read-only cache only costs the next command the validation
+            pass
     return errors
 
 
