@@ -184,6 +184,12 @@ def test_a_repository_libgit2_cannot_read_is_named_not_denied(sha256_repo, args)
     assert run_cli(["sync", "--quiet", "--hook", "post-commit"], sha256_repo).code == 0
 
 
+def test_a_malformed_git_file_is_named(tmp_path):
+    (tmp_path / ".git").write_text("garbage\n")
+    res = run_cli(["status"], tmp_path)
+    assert res.code == 2 and "cannot read the repository: the `.git` file at" in res.err and "malformed" in res.err
+
+
 def test_outside_any_repository_is_still_said_plainly(tmp_path):
     res = run_cli(["status"], tmp_path)
     assert res.code == 2 and res.err.strip() == "vaultsync status: not inside a git repository"

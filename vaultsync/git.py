@@ -60,8 +60,8 @@ def why_not_opened(start: Path | str = ".") -> str:
 
     try:
         found = pygit2.discover_repository(str(start))
-    except (pygit2.GitError, OSError):
-        found = None
+    except (pygit2.GitError, OSError) as exc:  # e.g. a malformed `.git` file
+        return f"cannot read the repository: {str(exc).split(': ', 1)[-1]}"
     if found is None:
         return "not inside a git repository"
     try:
