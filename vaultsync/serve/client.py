@@ -68,22 +68,23 @@ def request(port: int, index_dir: Path, method: str, path: str, body: dict[str, 
 def _exchange(port: int, method: str, path: str, headers: dict[str, str], payload: bytes,
               timeout: float) -> tuple[int, dict[str, str], bytes]:
     """One HTTP/1.0 exchange with the daemon on 127.0.0.1: (status, header fields by lower-case name,
-    body). The daemon's ``http.server`` closes the connection after each answer, so the answer is
-    everything read until then: at most :data:`MAX_ANSWER_BYTES`, within ``timeout`` seconds in all. A plain socket, not ``http.client``: that module loads ``email`` and
-    ``ssl``, a third of the import time of a ``git memsearch`` through the daemon (ADR-0077).
+    body). Reads until the answer is whole (its ``Content-Length``) or the connection closes, as the
+    daemon's ``http.server`` does after each answer: at most :data:`MAX_ANSWER_BYTES`, within
+    ``timeout`` seconds in all. A plain socket, not ``http.client``, which loads ``email`` and ``ssl``:
+    a third of the imports of a ``git memsearch`` through the daemon (ADR-0078).
 
     Raises:
         OSError: no connection, or no whole answer within ``timeout`` seconds.
-        ValueError: the answer is not an HTTP response, or shorter than its ``Content-Length``.
+        ValueError: the answer is not an HTTP response, too large, or shorter than its ``Content-Length``.
     """
     import socket
+    import time
 
     head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
     request = f"{method} {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n{head}\r\n".encode("latin-1")
-    import time
-
     deadline = time.monotonic() + timeout
-    parts, size = [], 0
+    raw = bytearray()
+    length: int | None = None
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
         sock.sendall(request + payload)
         while True:
@@ -94,37 +95,34 @@ def _exchange(port: int, method: str, path: str, headers: dict[str, str], payloa
             part = sock.recv(1 << 16)
             if not part:
                 break
-            parts.append(part)
-            size += len(part)
-            if size > MAX_ANSWER_BYTES:
+            raw += part
+            if len(raw) > MAX_ANSWER_BYTES:
                 raise ValueError("answer too large")
-            if _complete(b"".join(parts)):
-                break  # a whole answer on a connection left open: do not wait for the close
-    block, found, body = b"".join(parts).partition(b"\r\n\r\n")
-    lines = block.decode("latin-1").split("\r\n")
-    version, _, rest = lines[0].partition(" ")
+            end = raw.find(b"\r\n\r\n")
+            if end >= 0 and length is None:
+                declared = _fields(bytes(raw[:end])).get("content-length", "")
+                length = int(declared) if declared.isdigit() else -1  # -1: read until the close
+            if end >= 0 and length is not None and length >= 0 and len(raw) - end - 4 >= length:
+                break  # whole, even on a connection left open
+    block, found, body = bytes(raw).partition(b"\r\n\r\n")
+    status_line = block.split(b"\r\n", 1)[0].decode("latin-1")
+    version, _, rest = status_line.partition(" ")
     if not found or not version.startswith("HTTP/") or not rest[:3].isdigit():
         raise ValueError("not an HTTP response")
+    if length is not None and length >= 0:
+        if len(body) < length:
+            raise ValueError("answer shorter than its Content-Length")
+        body = body[:length]
+    return int(rest[:3]), _fields(block), body
+
+
+def _fields(block: bytes) -> dict[str, str]:
+    """The header fields of a header block (status line first), by lower-case name."""
     fields = {}
-    for line in lines[1:]:
+    for line in block.decode("latin-1").split("\r\n")[1:]:
         name, _, value = line.partition(":")
         fields[name.strip().lower()] = value.strip()
-    length = fields.get("content-length", "")
-    if length.isdigit() and len(body) < int(length):
-        raise ValueError("answer shorter than its Content-Length")
-    return int(rest[:3]), fields, body[:int(length)] if length.isdigit() else body
-
-
-def _complete(raw: bytes) -> bool:
-    """True when ``raw`` holds the header block and as many body bytes as its ``Content-Length``."""
-    block, found, body = raw.partition(b"\r\n\r\n")
-    if not found:
-        return False
-    for line in block.split(b"\r\n")[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length" and value.strip().isdigit():
-            return len(body) >= int(value.strip())
-    return False
+    return fields
 
 
 def search_via_daemon(port: int, index_dir: Path, query: str, options: dict[str, Any],
