@@ -53,9 +53,10 @@ def open_repo(start: Path | str = ".") -> pygit2.Repository | None:
         return None
 
 
-def why_not_opened(start: Path | str = ".") -> str:
-    """Why :func:`open_repo` found no repository at ``start``, in words for the user: not inside
-    one, or one the installed libgit2 cannot read (SHA-256 object ids, a damaged ``.git``)."""
+def unreadable_repository(start: Path | str = ".") -> str | None:
+    """Why the repository at ``start`` cannot be opened, when there is one that the installed libgit2
+    cannot read (SHA-256 object ids, a malformed ``.git`` file, a damaged config); None when ``start``
+    is simply not inside a repository, or it opens."""
     import pygit2
 
     try:
@@ -63,7 +64,7 @@ def why_not_opened(start: Path | str = ".") -> str:
     except (pygit2.GitError, OSError) as exc:  # e.g. a malformed `.git` file
         return f"cannot read the repository: {str(exc).split(': ', 1)[-1]}"
     if found is None:
-        return "not inside a git repository"
+        return None
     try:
         pygit2.Repository(found)
     except (pygit2.GitError, OSError) as exc:
@@ -72,7 +73,12 @@ def why_not_opened(start: Path | str = ".") -> str:
             return (f"{where}: {str(exc).split(': ', 1)[-1]} (the installed libgit2 "
                     f"{pygit2.LIBGIT2_VERSION} reads SHA-1 repositories only)")
         return f"{where}: {exc}"
-    return "the repository could not be opened"
+    return None
+
+
+def why_not_opened(start: Path | str = ".") -> str:
+    """Why :func:`open_repo` found no repository at ``start``, in words for the user."""
+    return unreadable_repository(start) or "not inside a git repository"
 
 
 def workdir(repo: pygit2.Repository) -> Path:

@@ -21,7 +21,7 @@ from vaultsync.git import (
     WorktreeSnapshot,
     head_tree,
     open_repo,
-    why_not_opened,
+    unreadable_repository,
     workdir,
 )
 from vaultsync.index.layout import common_git_dir
@@ -54,8 +54,8 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None
         repo = None  # --root names a vault folder inside a bigger repository: check it as a folder
     if repo is None:
         if args.staged or args.rev is not None:
-            reason = why_not_opened(root)
-            if reason.startswith("cannot read"):
+            reason = unreadable_repository(root)
+            if reason:
                 raise ValueError(f"{reason} (needed for --staged/--rev)")
             raise ValueError(f"{root} is not a repository's top folder (needed for --staged/--rev)")
         config = load_config(root)

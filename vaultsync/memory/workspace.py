@@ -14,7 +14,7 @@ import pygit2
 from filelock import FileLock, Timeout
 
 from vaultsync.checks.runner import load_checked_vault
-from vaultsync.git import Snapshot, WorktreeSnapshot, open_repo, why_not_opened, workdir
+from vaultsync.git import Snapshot, WorktreeSnapshot, open_repo, unreadable_repository, workdir
 from vaultsync.memory.errors import MemoryWriteError
 from vaultsync.vault.config import Config, ConfigError, load_config
 from vaultsync.vault.vault import Vault
@@ -71,9 +71,8 @@ class Workspace:
         """
         repo = open_repo(start)
         if repo is None or repo.is_bare:
-            reason = why_not_opened(start) if repo is None else ""
-            raise MemoryWriteError(reason if reason.startswith("cannot read") else
-                                   f"{start} is not inside a git working tree")
+            reason = unreadable_repository(start) if repo is None else None
+            raise MemoryWriteError(reason or f"{start} is not inside a git working tree")
         root = workdir(repo)
         try:
             config = load_config(root)
