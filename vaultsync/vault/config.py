@@ -128,11 +128,15 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
 
 
 @lru_cache(maxsize=1)
+def _schema_bytes() -> bytes:
+    return (data_dir("schemas") / "config.schema.json").read_bytes()
+
+
+@lru_cache(maxsize=1)
 def _config_validator():  # type: ignore[no-untyped-def]
     import jsonschema
 
-    schema = json.loads((data_dir("schemas") / "config.schema.json").read_text(encoding="utf-8"))
-    return jsonschema.Draft202012Validator(schema)
+    return jsonschema.Draft202012Validator(json.loads(_schema_bytes()))
 
 
 def _schema_errors(data: dict[str, Any], text: str) -> list[Any]:
@@ -145,8 +149,7 @@ def _schema_errors(data: dict[str, Any], text: str) -> list[Any]:
     from vaultsync import __version__
     from vaultsync.settings import cache_root
 
-    schema = (data_dir("schemas") / "config.schema.json").read_bytes()
-    key = hashlib.sha256(b"\0".join((__version__.encode(), schema, text.encode("utf-8", "surrogatepass"))))
+    key = hashlib.sha256(b"\0".join((__version__.encode(), _schema_bytes(), text.encode("utf-8", "surrogatepass"))))
     try:
         marker: Path | None = cache_root() / "checked-configs" / key.hexdigest()
         if marker is not None and marker.exists():
