@@ -260,16 +260,16 @@ def test_slow_clients_cannot_hold_the_daemon(daemon) -> None:  # type: ignore[no
 
 
 def test_the_cli_reaches_the_daemon_without_pygit2_yaml_or_the_pipeline(daemon) -> None:  # type: ignore[no-untyped-def]
-    """``git memsearch`` through the daemon is git plumbing, the signed request and the renderer: the light
-    route (vaultsync.serve.client.locate) loads none of the heavy modules, and refuses a bad stage as the
-    full route does."""
+    """``git memsearch`` through the daemon is git plumbing and the signed request; the daemon renders the
+    output: the light route (vaultsync.serve.client.locate) loads none of the heavy modules, not even the
+    renderer, and refuses a bad stage as the full route does."""
     import os
     import subprocess
     import sys
 
     code = ("import sys; from vaultsync.cli.main import main; rc = main(sys.argv[1:]); "
             "heavy = sorted(m for m in ('pygit2', 'yaml', 'numpy', 'jsonschema', 'vaultsync.engine', 'http.client', "
-            "'ssl', 'email') "
+            "'ssl', 'email', 'vaultsync.search.render', 'vaultsync.search.results', 'dataclasses') "
             "if m in sys.modules); print('HEAVY', heavy, file=sys.stderr); sys.exit(rc)")
     env = {**os.environ, "VAULTSYNC_PORT": str(daemon["port"])}
     res = subprocess.run([sys.executable, "-c", code, "search", "durable queue", "--format", "json"],
@@ -284,6 +284,37 @@ def test_the_cli_reaches_the_daemon_without_pygit2_yaml_or_the_pipeline(daemon) 
                            capture_output=True, text=True, timeout=120)
     assert empty.returncode == 2 and "vaultsync search: empty query" in empty.stderr, empty.stderr
     assert "HEAVY []" in empty.stderr, empty.stderr
+
+
+@pytest.mark.parametrize("argv", [["--format", "text"], ["--format", "markdown"], ["--format", "markdown", "--explain"],
+                                  ["--format", "json", "--explain"], ["--top-k", "1", "--format", "json"]])
+def test_the_daemons_rendering_is_what_the_cli_prints_in_process(daemon, argv) -> None:  # type: ignore[no-untyped-def]
+    """Every format the daemon renders for the light route is byte for byte the in-process output
+    (JSON's stage timings aside)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "VAULTSYNC_PORT": str(daemon["port"])}
+
+    def out(*extra: str) -> str:
+        res = subprocess.run([sys.executable, "-m", "vaultsync", "search", "durable queue", *argv, *extra],
+                             cwd=daemon["root"], env=env, capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0, res.stderr
+        if "json" not in argv:
+            return res.stdout
+        data = json.loads(res.stdout)
+        assert set(data.pop("timings_ms")) >= {"retrieve", "total"}
+        return json.dumps(data, ensure_ascii=False, indent=2)
+
+    assert out() == out("--no-daemon")
+
+
+@pytest.mark.parametrize("extra", [{"format": "html"}, {"format": 3}, {"format": "json", "explain": "yes"}])
+def test_a_bad_rendering_request_is_refused(daemon, extra) -> None:  # type: ignore[no-untyped-def]
+    body = json.dumps({"query": "queue", "options": {}, "rerank": None, **extra}).encode()
+    status, data = _signed(daemon["port"], daemon["token"], "POST", "/search", body)
+    assert status == 400 and b"rendered" not in data
 
 
 @pytest.mark.parametrize("port_line", ["search: {port: PORT}", 'search: {"p\\x6frt": PORT}', "search:\n  port: 'PORT'"])

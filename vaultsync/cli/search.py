@@ -60,19 +60,29 @@ def run(args: argparse.Namespace) -> int:
         "min_confidence": args.min_confidence, "min_relevance": args.min_relevance, "rerank": False if args.no_rerank else None,
     }
     options = {k: v for k, v in options.items() if v is not None}
-    from vaultsync.search.render import render
-
     try:
-        result, asked = _through_daemon(args, raw, options) if not args.no_daemon else (None, None)
-        if result is None:
-            result = _full_route(args, raw, options, asked)
+        out, asked = _through_daemon(args, raw, options) if not args.no_daemon else (None, None)
+        if out is None:
+            out = _full_route(args, raw, options, asked)
     except _Refused as exc:
         print(f"vaultsync search: {exc}", file=sys.stderr)
         return 2
-    if isinstance(result, int):
-        return result
-    print(render(result, args.format, explain=args.explain))
+    if isinstance(out, int):
+        return out
+    print(_output(out, args))
     return 0
+
+
+def _output(out, args: argparse.Namespace) -> str:  # type: ignore[no-untyped-def]
+    """What the command prints: the daemon's own rendering (its JSON data holds ``rendered``), else the
+    result (in-process, or the data of a daemon that did not render) rendered here."""
+    if isinstance(out, dict) and isinstance(out.get("rendered"), str):
+        return out["rendered"]  # the light route loads no renderer and no result classes
+    from vaultsync.search.render import render
+    from vaultsync.search.results import SearchResult
+
+    result = SearchResult.from_dict(out) if isinstance(out, dict) else out
+    return render(result, args.format, explain=args.explain)
 
 
 class _Refused(Exception):
@@ -80,15 +90,15 @@ class _Refused(Exception):
 
 
 def _through_daemon(args: argparse.Namespace, raw: str, options: dict):  # type: ignore[no-untyped-def,type-arg]
-    """(the daemon's result or None, the port asked or None) by the light route
-    (:func:`vaultsync.serve.client.locate`: git plumbing, no pygit2, no config parsing)."""
+    """(the daemon's result as JSON data, with ``rendered``, or None; the port asked or None) by the light
+    route (:func:`vaultsync.serve.client.locate`: git plumbing, no pygit2, no config parsing)."""
     from vaultsync.serve.client import UntrustedDaemon, locate, search_via_daemon
 
     found = locate(os.getcwd())
     if found is None:
         return None, None
     try:
-        return _result(search_via_daemon(found[1], found[0], raw, options, args.rerank)), found[1]
+        return search_via_daemon(found[1], found[0], raw, options, args.rerank, args.format, args.explain), found[1]
     except UntrustedDaemon:
         return None, None  # the full route asks again, says so and searches in-process
     except ValueError as exc:
@@ -126,20 +136,13 @@ def _full_route(args: argparse.Namespace, raw: str, options: dict, asked: int | 
         from vaultsync.index.layout import layout_for
 
         try:
-            result = _result(search_via_daemon(port, layout_for(repo).dir, raw, options, args.rerank))
+            result = search_via_daemon(port, layout_for(repo).dir, raw, options, args.rerank, args.format,
+                                       args.explain)
         except UntrustedDaemon as exc:
             print(f"vaultsync search: warning: {exc}", file=sys.stderr)
         except ValueError as exc:
             raise _Refused(str(exc)) from None
     return result if result is not None else _in_process(repo, config, raw, options, args.rerank)
-
-
-def _result(data):  # type: ignore[no-untyped-def]
-    if data is None:
-        return None
-    from vaultsync.search.results import SearchResult
-
-    return SearchResult.from_dict(data)
 
 
 def _in_process(repo, config, raw: str, options: dict, rerank: str | None):  # type: ignore[no-untyped-def]

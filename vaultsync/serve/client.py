@@ -6,7 +6,7 @@ refused (:class:`UntrustedDaemon`). No answer at all means "no daemon": the call
 to the in-process pipeline.
 
 Light on purpose (no pygit2, no YAML, no search pipeline): ``git memsearch`` through the daemon
-is this module, two git plumbing calls and the renderer (:func:`locate`).
+is this module and two git plumbing calls (:func:`locate`); the daemon renders the output.
 """
 
 from __future__ import annotations
@@ -126,8 +126,9 @@ def _fields(block: bytes) -> dict[str, str]:
 
 
 def search_via_daemon(port: int, index_dir: Path, query: str, options: dict[str, Any],
-                      rerank: str | None) -> dict[str, Any] | None:
-    """The daemon's search result, or None when no daemon of this repository answers.
+                      rerank: str | None, fmt: str | None = None, explain: bool = False) -> dict[str, Any] | None:
+    """The daemon's search result, or None when no daemon of this repository answers. With ``fmt``
+    (``text``, ``markdown`` or ``json``) the result also holds ``rendered``: the CLI's output.
 
     Raises:
         ValueError: the daemon rejected the query (e.g. empty, an option out of range).
@@ -136,8 +137,10 @@ def search_via_daemon(port: int, index_dir: Path, query: str, options: dict[str,
     health = request(port, index_dir, "GET", "/health", None, timeout=0.3)
     if health is None or health[0] != 200:
         return None
-    answer = request(port, index_dir, "POST", "/search", {"query": query, "options": options, "rerank": rerank},
-                     timeout=120)
+    body = {"query": query, "options": options, "rerank": rerank}
+    if fmt is not None:
+        body |= {"format": fmt, "explain": explain}
+    answer = request(port, index_dir, "POST", "/search", body, timeout=120)
     if answer is None:
         return None
     status, data = answer

@@ -5,7 +5,9 @@ Endpoints (HTTP/1.0, JSON):
 * ``GET /health`` → ``{"ok": true, "version": ...}`` (the only unsigned endpoint)
 * ``GET /status`` → what ``vaultsync status --format json`` prints
 * ``POST /search`` with ``{"query": str, "options": {...}, "rerank": str|null}`` →
-  the search result (see :class:`vaultsync.search.results.SearchResult`)
+  the search result (see :class:`vaultsync.search.results.SearchResult`); with ``"format":
+  "text"|"markdown"|"json"`` (and ``"explain": bool``) it also holds ``"rendered"``, the CLI's
+  output in that format, so the client need not load the renderer (ADR-0079)
 
 The daemon serves the repository it was started in. When a sync moves the
 index to a new commit, the next request reopens the index (the embedder stays
@@ -47,6 +49,7 @@ BACKLOG = 512
 IDLE_TIMEOUT_S = 10.0
 REQUEST_DEADLINE_S = 5.0  # the whole request line, headers and body: a slow client cannot hold a slot
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+FORMATS = ("text", "markdown", "json")  # what ``vaultsync search --format`` prints
 
 
 class SearchService:
@@ -59,8 +62,10 @@ class SearchService:
         self._warm = WarmSearcher()  # searches run one at a time, under the lock
         warm_up()  # language ID for the query's secondary-leg gate (ADR-0061), off the first request
 
-    def search(self, query: str, options: dict[str, Any], rerank: str | None) -> dict[str, Any]:
-        """The search result as JSON data. Raises OptionsError for a bad option or stage."""
+    def search(self, query: str, options: dict[str, Any], rerank: str | None,
+               fmt: str | None = None, explain: bool = False) -> dict[str, Any]:
+        """The search result as JSON data, with ``rendered`` (the CLI's output in ``fmt``) when ``fmt``
+        is given. Raises OptionsError for a bad option or stage."""
         with self._lock:
             config, _ = config_at(self.repo, head_tree(self.repo))
             try:
@@ -71,7 +76,13 @@ class SearchService:
             searcher = self._warm.get(self.repo, config, rerank)
             from vaultsync.git import head_commit_id
 
-            return searcher.search(query, opts, head=head_commit_id(self.repo)).to_dict()
+            result = searcher.search(query, opts, head=head_commit_id(self.repo))
+        data = result.to_dict()
+        if fmt is not None:
+            from vaultsync.search.render import render
+
+            data["rendered"] = render(result, fmt, explain=explain)
+        return data
 
 
 class OptionsError(ValueError):
@@ -195,8 +206,13 @@ def make_handler(service: SearchService, verifier: Verifier, port: int,
                 raise TypeError("options must be an object")
             if rerank is not None and not isinstance(rerank, str):
                 raise TypeError("rerank must be a stage name or null")
+            fmt, explain = request.get("format"), request.get("explain", False)
+            if fmt is not None and fmt not in FORMATS:
+                raise TypeError(f"format must be one of {', '.join(FORMATS)} or null")
+            if not isinstance(explain, bool):
+                raise TypeError("explain must be true or false")
             try:
-                return service.search(request["query"], options, rerank)
+                return service.search(request["query"], options, rerank, fmt, explain)
             except OptionsError as exc:  # the caller's mistake, said as the CLI says it (exit 2 there)
                 raise _HttpError(400, str(exc)) from None
 
