@@ -378,7 +378,7 @@ def test_an_index_of_the_previous_schema_converges(vault):
     res = run_cli(["search", "raven"], vault.root)  # search syncs a missing or stale index itself
     hit_lines = [line for line in res.out.splitlines() if line[:1].isdigit()]
     assert res.code == 0 and "Traceback" not in res.err and not [h for h in hit_lines if "docs/notes/old.md" in h]
-    assert "docs/notes/old.md: superseded by docs/notes/new.md — show with --include-superseded" in res.out
+    assert "docs/notes/old.md: superseded by docs/notes/new.md — to show it: --include-superseded" in res.out
     con = sqlite3.connect(db_path)
     assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == SCHEMA_VERSION
     con.close()

@@ -136,9 +136,12 @@ def test_a_filter_value_no_note_has_is_a_warning_naming_the_known_values(team):
 
 
 def test_a_hit_out_of_type_or_scope_is_reported_with_the_flag(team):
-    _, s = team
+    vault, s = team
     result = _search(s, "durable outbox queue for webhooks", scope="docs/other/")
     assert {n["memory_id"]: n["show_with"] for n in result.hidden["notes"]}.get("ADR-0001") == "without --scope"
+    for flags, hint in ((["--scope", "docs/other/"], "without --scope"), (["--type", "addr"], "without --type")):
+        out = run_cli(["search", "durable outbox queue for webhooks", "--no-daemon", *flags], vault.root).out
+        assert "(ADR-0001): " in out and f" — to show it: {hint}" in out, out
 
 
 # --- the model itself ------------------------------------------------------------------------------

@@ -31,12 +31,13 @@ def nothing_relevant(result: SearchResult) -> str:
 
 
 def hidden_lines(result: SearchResult) -> list[str]:
-    """One line per matching note the filters hid: ``path (memory_id): reason — show with FLAG``."""
+    """One line per matching note the filters hid: ``path (memory_id): reason — to show it: FLAG``
+    (a flag to add, or ``without --type`` and the like)."""
     notes = (result.hidden or {}).get("notes") or []
     lines = [f"{len(notes)} matching note{'s' if len(notes) != 1 else ''} hidden by filters:"] if notes else []
     for n in notes:
         mid = f" ({n['memory_id']})" if n.get("memory_id") else ""
-        lines.append(f"  {n['path']}{mid}: {n['reason']} — show with {n['show_with']}")
+        lines.append(f"  {n['path']}{mid}: {n['reason']} — to show it: {n['show_with']}")
     return lines
 
 
