@@ -108,8 +108,44 @@ def test_an_interrupted_sync_resumes_embedding_only_what_is_missing(notes, embed
     assert report.status == "updated" and report.chunks_embedded == 48 - 2 * BATCH
     assert not set(second.texts) & set(first.texts[:2 * BATCH])  # the stored batches are never embedded again
     assert len(second.texts) == 48 - 2 * BATCH
+    assert _cache_keys(notes.root) == {f"{embedder.model_id}|{h}" for h in _index_hashes(notes.root)}  # each once
     resumed = index_state(notes.root)
     assert_same_index(resumed, _clean_rebuild(notes, embedder))
+
+
+def _cache_keys(root: Path) -> set[str]:
+    """The embedding cache's keys; asserts that none is stored twice (a build appends its batches)."""
+    from vaultsync.index.vector_store import EmbeddingCache
+
+    table = EmbeddingCache(root / ".git/vaultsync/embeddings", 384)._table
+    keys = table.to_arrow().column("key").to_pylist()
+    assert len(keys) == len(set(keys)), "a key stored twice"
+    return set(keys)
+
+
+def _index_hashes(root: Path) -> set[str]:
+    import sqlite3
+
+    with sqlite3.connect(root / ".git/vaultsync/index.sqlite") as db:
+        return {h for (h,) in db.execute("SELECT DISTINCT hash FROM vectors")}
+
+
+@pytest.mark.parametrize("copies", [1, 2, 4])
+def test_the_cache_reads_every_key_however_often_it_was_appended(tmp_path, copies):
+    """Two worktrees may append the same key at once: every key still reads back, in batches of any size."""
+    import numpy as np
+
+    from vaultsync.index.vector_store import EmbeddingCache
+
+    cache = EmbeddingCache(tmp_path, 8)
+    hashes = [f"h{i:05d}" for i in range(2500)]
+    vectors = np.random.default_rng(copies).standard_normal((len(hashes), 8)).astype(np.float32)
+    for _ in range(copies):
+        cache.append("m", hashes, vectors)
+    cache.put("m", hashes[:10], vectors[:10] + 1)  # put keeps what is there
+    found = cache.get("m", hashes)
+    assert len(found) == len(hashes) and all(np.array_equal(found[h], v) for h, v in zip(hashes, vectors, strict=True))
+    assert cache.get("other", hashes[:5]) == {}
 
 
 CHILD = textwrap.dedent("""

@@ -134,6 +134,8 @@ def vectors_for(items: list, store: SqliteStore, layout: IndexLayout, config: Co
         durable = len(missing) >= CACHE_LOOKUP_MIN
         if durable and (cache is None or cache.dim != embedder.dim):  # type: ignore[union-attr]
             cache = _cache(layout, int(embedder.dim))  # type: ignore[union-attr]
+            found.update(cache.get(embedder.model_id, missing))  # type: ignore[union-attr]  # not looked up yet
+            missing = [h for h in missing if h not in found]
         if durable:
             tracker.start(name, *leg, total=len(hashes), done=len(hashes) - len(missing))
         for start in range(0, len(missing), flush_every):
@@ -141,7 +143,7 @@ def vectors_for(items: list, store: SqliteStore, layout: IndexLayout, config: Co
             new = np.asarray(embedder.embed_passages([text_of[h] for h in part]), dtype=np.float32)  # type: ignore[union-attr]
             found.update(zip(part, new))
             if durable:
-                cache.put(embedder.model_id, part, new)  # type: ignore[union-attr]
+                cache.append(embedder.model_id, part, new)  # type: ignore[union-attr]  # found missing above
                 tracker.advance(len(part))
         tracker.finish_leg()
         if durable:

@@ -46,6 +46,7 @@ ANN_MIN_PROBES = 20
 ANN_SUBVECTOR_DIMS = 4
 ANN_REFINE = 40
 COMPACT_EVERY = 20  # versions between compaction + cleanup of old versions
+DUPLICATE_SLACK = 4  # rows read per key asked of the embedding cache (a key may have been appended twice)
 
 
 def sql_string(value: str) -> str:
@@ -174,7 +175,7 @@ class EmbeddingCache:
             keys = [prefix + h for h in hashes[start:start + 2000]]
             if not keys:
                 continue
-            rows = self._table.search().where(in_list("key", keys)).limit(len(keys)).to_arrow()
+            rows = self._table.search().where(in_list("key", keys)).limit(len(keys) * DUPLICATE_SLACK).to_arrow()
             vectors = _matrix(rows, self.dim)
             for key, vec in zip(rows.column("key").to_pylist(), vectors):
                 found[key[len(prefix):]] = vec
@@ -184,11 +185,22 @@ class EmbeddingCache:
         """Store new vectors (idempotent: existing keys are left alone)."""
         if not len(hashes):
             return
-        data = pa.table({
+        self._table.merge_insert("key").when_not_matched_insert_all().execute(self._rows(model_id, hashes, vectors))
+
+    def append(self, model_id: str, hashes: Sequence[str], vectors: np.ndarray) -> None:
+        """Store vectors whose keys :meth:`get` has just found missing (a build's batches), in one
+        append: its cost does not grow with the table, where :meth:`put`'s merge reads every key, so
+        a build's merges cost O(rows²) (at 100,000 notes they were nearly all of its time). A key
+        appended twice (two worktrees embedding one text at once) only costs a row: :meth:`get`
+        takes either copy, and reads up to :data:`DUPLICATE_SLACK` rows per key."""
+        if len(hashes):
+            self._table.add(self._rows(model_id, hashes, vectors))
+
+    def _rows(self, model_id: str, hashes: Sequence[str], vectors: np.ndarray) -> pa.Table:
+        return pa.table({
             "key": [f"{model_id}|{h}" for h in hashes],
             "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.astype(np.float32).ravel()), self.dim),
         })
-        self._table.merge_insert("key").when_not_matched_insert_all().execute(data)
 
     def maintain(self) -> None:
         """Compact and drop versions older than a minute once every ``COMPACT_EVERY`` versions.
