@@ -145,7 +145,9 @@ def test_the_cache_reads_every_key_however_often_it_was_appended(tmp_path, copie
     cache.put("m", hashes[:10], vectors[:10] + 1)  # put keeps what is there
     found = cache.get("m", hashes)
     assert len(found) == len(hashes) and all(np.array_equal(found[h], v) for h, v in zip(hashes, vectors, strict=True))
-    assert cache.get("other", hashes[:5]) == {}
+    assert cache.get("other", hashes[:5]) == {} and cache.get("other", hashes) == {}
+    few = cache.get("m", hashes[:7] + ["absent"])  # one filtered query (the 2,500 above: one scan)
+    assert set(few) == set(hashes[:7]) and all(np.array_equal(few[h], vectors[i]) for i, h in enumerate(hashes[:7]))
 
 
 CHILD = textwrap.dedent("""

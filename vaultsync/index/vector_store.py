@@ -46,6 +46,8 @@ ANN_MIN_PROBES = 20
 ANN_SUBVECTOR_DIMS = 4
 ANN_REFINE = 40
 COMPACT_EVERY = 20  # versions between compaction + cleanup of old versions
+LOOKUP_KEYS = 2000  # keys per filtered cache query; a larger lookup scans the table once
+SCAN_ROWS = 8192  # rows per batch of that scan
 DUPLICATE_SLACK = 4  # rows read per key asked of the embedding cache (a key may have been appended twice)
 
 
@@ -168,17 +170,31 @@ class EmbeddingCache:
         self._opened_version = int(self._table.version)
 
     def get(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        """Cached vectors for ``hashes`` (missing ones are absent from the result)."""
-        found: dict[str, np.ndarray] = {}
+        """Cached vectors for ``hashes`` (missing ones are absent from the result).
+
+        Up to :data:`LOOKUP_KEYS` keys are one filtered query; more (a build resuming, a new worktree) are
+        one streamed pass over the table, since each filtered query reads the whole table anyway: 550,000
+        keys took 275 passes before."""
         prefix = model_id + "|"
-        for start in range(0, len(hashes), 2000):
-            keys = [prefix + h for h in hashes[start:start + 2000]]
-            if not keys:
-                continue
-            rows = self._table.search().where(in_list("key", keys)).limit(len(keys) * DUPLICATE_SLACK).to_arrow()
-            vectors = _matrix(rows, self.dim)
-            for key, vec in zip(rows.column("key").to_pylist(), vectors):
-                found[key[len(prefix):]] = vec
+        if len(hashes) > LOOKUP_KEYS:
+            return self._scan(prefix, set(hashes))
+        if not hashes:
+            return {}
+        keys = [prefix + h for h in hashes]
+        rows = self._table.search().where(in_list("key", keys)).limit(len(keys) * DUPLICATE_SLACK).to_arrow()
+        return dict(zip((k[len(prefix):] for k in rows.column("key").to_pylist()), _matrix(rows, self.dim)))
+
+    def _scan(self, prefix: str, wanted: set[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        total = self._table.count_rows()
+        if not total:
+            return found
+        for batch in self._table.search().select(["key", "vector"]).limit(total).to_batches(SCAN_ROWS):
+            keys = batch.column("key").to_pylist()
+            take = [i for i, k in enumerate(keys) if k.startswith(prefix) and k[len(prefix):] in wanted]
+            if take:
+                rows = pa.Table.from_batches([batch.take(take)])
+                found.update(zip((keys[i][len(prefix):] for i in take), _matrix(rows, self.dim)))
         return found
 
     def put(self, model_id: str, hashes: Sequence[str], vectors: np.ndarray) -> None:
