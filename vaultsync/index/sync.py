@@ -240,7 +240,8 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         after.update({p: _note_aliases(n) for p, (n, _) in notes.items()})
         index = LinkIndex(_vault_files(snapshot, config), _alias_index(after), config.link_root)
         records = []
-        for path, (note, warnings) in notes.items():
+        for path in list(notes):
+            note, warnings = notes.pop(path)  # a parsed note is dropped once its record holds what it needs
             try:
                 records.append(note_record(note, head_notes[path], index, warnings, target))
             except Exception as exc:  # noqa: BLE001 - one odd note must never stop the index
