@@ -284,6 +284,10 @@ def test_the_cli_reaches_the_daemon_without_pygit2_yaml_or_the_pipeline(daemon) 
                            capture_output=True, text=True, timeout=120)
     assert empty.returncode == 2 and "vaultsync search: empty query" in empty.stderr, empty.stderr
     assert "HEAVY []" in empty.stderr, empty.stderr
+    for route in ([], ["--no-daemon"]):  # both wrong: the query is named first, whichever route
+        both = subprocess.run([sys.executable, "-m", "vaultsync", "search", " ", "--rerank", "bogus", *route],
+                              cwd=daemon["root"], env=env, capture_output=True, text=True, timeout=120)
+        assert (both.returncode, both.stderr) == (2, "vaultsync search: empty query\n"), (route, both.stderr)
 
 
 @pytest.mark.parametrize("argv", [["--format", "text"], ["--format", "markdown"], ["--format", "markdown", "--explain"],

@@ -39,7 +39,7 @@ from vaultsync.git import head_tree, workdir
 from vaultsync.index.fastpath import config_at
 from vaultsync.index.layout import layout_for
 from vaultsync.search.language import warm_up
-from vaultsync.search.query import QueryError
+from vaultsync.search.query import QueryError, parse_query
 from vaultsync.serve.auth import AUTH_HEADER, PROOF_HEADER, AuthError, Verifier, ensure_token
 from vaultsync.serve.client import DEFAULT_PORT
 
@@ -66,6 +66,7 @@ class SearchService:
                fmt: str | None = None, explain: bool = False) -> dict[str, Any]:
         """The search result as JSON data, with ``rendered`` (the CLI's output in ``fmt``) when ``fmt``
         is given. Raises OptionsError for a bad option or stage."""
+        parse_query(query)  # QueryError first, in the order the in-process CLI checks
         with self._lock:
             config, _ = config_at(self.repo, head_tree(self.repo))
             try:
