@@ -10,6 +10,8 @@ import argparse
 import os
 import sys
 
+from vaultsync.serve.client import FORMATS
+
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
     p = sub.add_parser(name, help=help_text, description=__doc__)
@@ -27,7 +29,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("--no-rerank", action="store_true", help="skip the rerank stage")
     p.add_argument("--rerank", help="rerank stage: none, maxsim, cross-encoder (default from config)")
     p.add_argument("--explain", action="store_true", help="show every stage's rank and score for each hit")
-    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    p.add_argument("--format", choices=FORMATS, default="text")
     p.add_argument("--no-daemon", action="store_true", help="always search in-process")
     p.set_defaults(run=run)
 

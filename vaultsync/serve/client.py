@@ -19,6 +19,7 @@ from typing import Any
 from vaultsync.serve.auth import AUTH_HEADER, PROOF_HEADER, proof_ok, read_token, sign_request
 
 DEFAULT_PORT = 30001
+FORMATS = ("text", "markdown", "json")  # what ``vaultsync search --format`` prints, and the daemon renders
 MAX_ANSWER_BYTES = 64 << 20  # a search answer is a few KiB: more is not our daemon
 
 

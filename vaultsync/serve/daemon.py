@@ -41,7 +41,7 @@ from vaultsync.index.layout import layout_for
 from vaultsync.search.language import warm_up
 from vaultsync.search.query import QueryError, parse_query
 from vaultsync.serve.auth import AUTH_HEADER, PROOF_HEADER, AuthError, Verifier, ensure_token
-from vaultsync.serve.client import DEFAULT_PORT
+from vaultsync.serve.client import DEFAULT_PORT, FORMATS
 
 MAX_BODY = 1 << 20
 MAX_ACTIVE = 32
@@ -49,7 +49,6 @@ BACKLOG = 512
 IDLE_TIMEOUT_S = 10.0
 REQUEST_DEADLINE_S = 5.0  # the whole request line, headers and body: a slow client cannot hold a slot
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
-FORMATS = ("text", "markdown", "json")  # what ``vaultsync search --format`` prints
 
 
 class SearchService:
