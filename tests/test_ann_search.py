@@ -230,3 +230,27 @@ def test_an_invalid_committed_index_setting_is_one_line_and_exit_1(make_vault, s
     res = run_cli(command, v.root)
     assert res.code == 1 and "Traceback" not in res.err and "internal error" not in res.err, res.err
     assert res.err.strip() == f".vaultsync.yaml:3:{3 + len(setting.split(':')[0]) + 2}: CF002 {message}"
+
+
+def test_exact_cosines_of_many_ranked_chunks_walk_chunks_by_rowid_not_every_vector(tmp_path):
+    """The relevance stage asks for the cosines of a few hundred ranked chunks. A plain JOIN let
+    SQLite walk every vector of the model and probe chunks (29 s per search at 550,000 chunks):
+    the lookup must start from the chunks' rowids."""
+    from vaultsync.index.format import DDL
+    from vaultsync.search.ann import SqliteVectors
+
+    db = sqlite3.connect(tmp_path / "index.sqlite")
+    db.executescript(DDL)
+    vec = np.ones(4, np.float32) / 2
+    with db:
+        db.executemany("INSERT INTO chunks VALUES (?, ?, 'a.md', 0, '', '', '', '', 1, 1, 1, '[]')",
+                       [(i, f"c{i}") for i in range(1, 401)])
+        db.executemany("INSERT INTO vectors VALUES ('m', ?, 'a.md', '', 'chunk', ?)",
+                       [(f"c{i}", vec.tobytes()) for i in range(1, 401)])
+    sql: list[str] = []
+    db.set_trace_callback(sql.append)
+    rowids = list(range(1, 401, 2))
+    assert SqliteVectors(db, "m", 400).similarity(vec, rowids) == pytest.approx({r: 1.0 for r in rowids})
+    db.set_trace_callback(None)
+    plan = [row[3] for row in db.execute(f"EXPLAIN QUERY PLAN {sql[-1]}")]
+    assert plan[0].startswith("SEARCH c USING INTEGER PRIMARY KEY"), plan
