@@ -37,7 +37,7 @@ def estimate_tokens(text: str) -> int:
     return sum(2 if len(m) > 8 else 1 for m in _TOKEN.findall(text))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Chunk:
     """One retrievable unit of a note (see module docstring for the fields)."""
 

@@ -163,7 +163,8 @@ def update_lance(store: SqliteStore, layout: IndexLayout, config: Config, models
     """Bring LanceDB in step with the committed SQLite state (cache, vector tables, ANN index).
 
     Args:
-        vectors: model id → content hash → vector, for every chunk of ``records``.
+        vectors: model id → content hash → vector, for every chunk of ``records``; emptied as
+            each model is done (a full refill reads SQLite's rows instead).
         unsaved: model id → the hashes of ``vectors`` that are not in the embedding cache yet.
     """
     from vaultsync.index.vector_store import ANN_MIN_ROWS, ChunkVectors, EmbeddingCache
@@ -171,7 +172,7 @@ def update_lance(store: SqliteStore, layout: IndexLayout, config: Config, models
     versions, ann = {}, []
     for name, info in models.items():
         model_id, dim = str(info["id"]), int(info["dim"])  # type: ignore[call-overload]
-        by_hash = vectors.get(model_id, {})
+        by_hash = vectors.pop(model_id, {})  # consumed: a full refill frees them before LanceDB buffers rows
         if hashes := sorted(h for h in unsaved.get(model_id, []) if h in by_hash):
             cache = EmbeddingCache(layout.embeddings, dim)
             cache.put(model_id, hashes, np.stack([by_hash[h] for h in hashes]))
@@ -179,6 +180,7 @@ def update_lance(store: SqliteStore, layout: IndexLayout, config: Config, models
         table = ChunkVectors(layout.lance, dim, name)
         try:
             if full or table.fresh:  # a new, or replaced, table gets every row, streamed from SQLite
+                by_hash = {}
                 table.replace_all(store.iter_vectors(model_id))
             else:
                 items = [(c, kind) for r in records for kind, of in (("chunk", r.chunks), ("name", r.name_chunks))

@@ -40,7 +40,6 @@ from vaultsync.git import (
 )
 from vaultsync.index.embedding import (
     EmbedderFactory,
-    PassageEmbedder,
     configured_models,
     count_tokens,
     default_embedder,
@@ -261,8 +260,8 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         team = TeamCache.configured(repo, config, config_text, layout, embedder_factory) if items else None
         vectors: dict[str, dict[str, np.ndarray]] = {}
         unsaved: dict[str, list[str]] = {}  # model id -> hashes embedded but not yet in the cache
-        loaded: dict[str, PassageEmbedder] = {}
         available: dict[str, dict[str, object]] = {}  # name -> {id, dim}, primary first
+        counted = False  # chunk token counts come from the primary embedder's tokenizer
         for i, name in enumerate(models):
             try:
                 found, embedder, embedded, reused, new = vectors_for(
@@ -272,38 +271,40 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
                 report.warnings.append(f"embedder {name} unavailable: {exc}")
                 continue
             if embedder is not None:
-                loaded[name] = embedder
                 models[name] = embedder.model_id
-            dim = loaded[name].dim if name in loaded else known.get(name, {}).get("dim") or manifest_dim(name)
+            dim = embedder.dim if embedder is not None else known.get(name, {}).get("dim") or manifest_dim(name)
             available[name] = {"id": models[name], "dim": dim}
             vectors[str(models[name])], unsaved[str(models[name])] = found, new
             if i == 0:
                 report.chunks_embedded, report.chunks_reused = embedded, reused
+                if records and embedder is None:
+                    embedder = embedder_factory(config, name)  # token counts must not depend on cache hits
+                if records and hasattr(embedder, "count_tokens"):
+                    count_tokens(records, embedder)  # type: ignore[arg-type]
+                    counted = True
+            del found, embedder  # the vectors live on in ``vectors``; the weights go before the next embedder loads
         known = available
         if team is not None:
             report.chunks_remote = team.served
             report.warnings.extend(team.warnings)
         primary = next(iter(models))
-        # only the primary embedder is used from here on (token counts): free the others' weights
-        loaded, embedder = {k: v for k, v in loaded.items() if k == primary}, None
-        if records and primary not in loaded and primary in known:
-            loaded[primary] = embedder_factory(config, primary)  # token counts must not depend on cache hits
-        if primary in loaded and hasattr(loaded[primary], "count_tokens"):
-            count_tokens(records, loaded[primary])
         store.apply(removed, records, {
             "indexed_commit": commit or "", "indexed_tree": tree_id, "config_hash": chash,
             "config_key": config_key(config_blob_id(tree)),
             "embed_models": json.dumps(known), "embed_model": known.get(primary, {}).get("id", ""),
             "embed_dim": str(known.get(primary, {}).get("dim", 384)), "chunk_tokens": str(target),
             "vaultsync_version": __version__,
-            "token_counter": f"{known[primary]['id']} tokenizer" if primary in loaded
+            "token_counter": f"{known[primary]['id']} tokenizer" if counted
             else meta.get("token_counter", "estimate"),
             "synced_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         }, relinks, vectors, rerefs)
         report.warnings.extend(unreadable_warnings(store))
         # The change is searchable now. LanceDB (embedding cache + vector tables) follows.
+        lance_full = full or meta.get("lance_tree") != meta.get("indexed_tree")
+        if lance_full:  # the tables are refilled from SQLite's rows: the parsed chunks can go first
+            records, items = [], []
         update_lance(store, layout, config, known, sorted(set(changed) | set(removed)), records, vectors,
-                      full=full or meta.get("lance_tree") != meta.get("indexed_tree"), unsaved=unsaved)
+                     full=lance_full, unsaved=unsaved)
         report.seconds = time.perf_counter() - started
         return report
     finally:
