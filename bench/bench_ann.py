@@ -1,7 +1,7 @@
 """ANN against exact search at scale: recall@20 of the LanceDB IVF-PQ chunk table, latency, memory.
 
     python bench/bench_ann.py --rows 450000 --queries 300
-    python bench/bench_ann.py --rows 450000 --probe-fraction 0.1 0.25 --variants IVF_PQ 4 --refine 10 20
+    python bench/bench_ann.py --rows 450000 --probe-fraction 0.1 0.25 --variants IVF_PQ 4 --refine-rows 200 400
 
 450,000 chunk rows are what a 100,000-note vault holds (10,000 generated notes make
 45,038 chunks). Embedding that many passages on a laptop CPU takes hours, so the
@@ -143,7 +143,7 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=20)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--probe-fraction", type=float, nargs="+", default=[vector_store.ANN_PROBE_FRACTION])
-    ap.add_argument("--refine", type=int, nargs="+", default=[vector_store.ANN_REFINE])
+    ap.add_argument("--refine-rows", type=int, nargs="+", default=[vector_store.ANN_REFINE_ROWS])
     ap.add_argument("--variants", nargs=2, action="append", metavar=("INDEX", "SUBVECTOR_DIMS"),
                     help="also an index of this type (IVF_FLAT or IVF_PQ) and PQ sub-vector size")
     ap.add_argument("--rss-child", nargs=4, help=argparse.SUPPRESS)
@@ -172,12 +172,12 @@ def main() -> None:
             print(f"{index}{f' ({sub_dims}-dim sub-vectors)' if index.endswith('PQ') else ''} build: "
                   f"{time.perf_counter() - start:.1f} s")
             version = table.version
-            settings = [(fraction, refine) for fraction in args.probe_fraction for refine in args.refine]
+            settings = [(fraction, refine) for fraction in args.probe_fraction for refine in args.refine_rows]
             for fraction, refine in settings:
-                vector_store.ANN_PROBE_FRACTION, vector_store.ANN_REFINE = fraction, refine
+                vector_store.ANN_PROBE_FRACTION, vector_store.ANN_REFINE_ROWS = fraction, refine
                 nprobes = max(vector_store.ANN_MIN_PROBES, math.ceil(table.table.count_rows() ** 0.5 * fraction))
                 recall, p50, p95 = ann_run(Path(tmp) / "lance", version, queries, exact, args.k)
-                shown = f"refine={refine} " if index == "IVF_PQ" else ""
+                shown = f"refine_rows={refine} " if index == "IVF_PQ" else ""
                 print(f"  probes {fraction:.0%} ({nprobes}) {shown}: recall@{args.k} {recall:.4f}, p50 {p50:.1f} ms, "
                       f"p95 {p95:.1f} ms")
         vector_store.ANN_INDEX, vector_store.ANN_SUBVECTOR_DIMS = production

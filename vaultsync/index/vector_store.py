@@ -38,13 +38,14 @@ from vaultsync.index.fastpath import chunk_table_name
 ANN_MIN_ROWS = 100_000
 # The ANN index, chosen with bench/bench_ann.py for recall@20 >= 0.98 of exact search at 450k rows
 # (ADR-0073): IVF_PQ over ~sqrt(n) partitions with ANN_SUBVECTOR_DIMS-dimension PQ sub-vectors,
-# probing ANN_PROBE_FRACTION of the partitions and re-scoring ANN_REFINE x limit candidates exactly.
+# probing ANN_PROBE_FRACTION of the partitions and re-scoring the ANN_REFINE_ROWS nearest by their PQ
+# codes exactly (chosen as 40 x 20: a top 20 is the exact top 20 of that pool, whatever the limit).
 # IVF_FLAT is the variant the benchmark compares.
 ANN_INDEX = "IVF_PQ"
 ANN_PROBE_FRACTION = 0.25
 ANN_MIN_PROBES = 20
 ANN_SUBVECTOR_DIMS = 4
-ANN_REFINE = 40
+ANN_REFINE_ROWS = 800
 COMPACT_EVERY = 20  # versions between compaction + cleanup of old versions
 LOOKUP_KEYS = 2000  # keys per filtered cache query; a larger lookup scans the table once
 SCAN_ROWS = 8192  # rows per batch of that scan
@@ -62,8 +63,10 @@ def in_list(column: str, values: Iterable[str]) -> str:
 
 
 # LanceDB's caches of index partitions and of table metadata: bounded, so that a long sync or a
-# warm daemon does not grow with every version and every partition read (bench/bench_ann.py).
-INDEX_CACHE_BYTES = 128 << 20
+# warm daemon does not grow with every version and every partition read (bench/bench_ann.py). The two
+# IVF-PQ indices of 100,000 notes do not fit in 256 MiB: at 128 MiB every query re-read evicted
+# partitions (warm p50 1,036 ms against 728 ms at 512 MiB; daemon RSS 744 against 817 MiB).
+INDEX_CACHE_BYTES = 512 << 20
 METADATA_CACHE_BYTES = 32 << 20
 _SESSION: Any = None
 
@@ -371,7 +374,7 @@ class ChunkVectors:
 
         Uses the ANN index when there is one (inverted file: Jégou et al. 2011, "Product quantization
         for nearest neighbor search"), probing ``ANN_PROBE_FRACTION`` of its ~√n partitions (PQ codes
-        re-scored exactly × ``ANN_REFINE``), else an exact scan. ``paths``: only rows of these notes
+        ``ANN_REFINE_ROWS``, or ``limit`` if more, re-scored exactly), else an exact scan. ``paths``: only rows of these notes
         (``exclude``: of any other note), applied inside the search; when the probed partitions hold
         fewer than ``limit`` such rows, further partitions are probed until they are found.
         """
@@ -386,7 +389,8 @@ class ChunkVectors:
                  .distance_type("cosine").where(condition, prefilter=True).select(["id", "path", "_distance"])
                  .minimum_nprobes(self._nprobes).maximum_nprobes(0).limit(limit))  # a narrow filter probes on
         if ANN_INDEX == "IVF_PQ":
-            query = query.refine_factor(ANN_REFINE)
+            # a fixed pool, not a multiple of limit: 40 x 200 rows re-read from disk took 206 ms a query at 650,000 rows
+            query = query.refine_factor(max(1, math.ceil(ANN_REFINE_ROWS / limit)))
         rows = query.to_arrow()
         found = zip(rows.column("id").to_pylist(), rows.column("path").to_pylist(),
                     rows.column("_distance").to_pylist())

@@ -79,9 +79,14 @@ class NoteScoring:
         raise NotImplementedError
 
     def best_notes(self, query_vector: np.ndarray, chunks: list[Candidate], paths: dict[int, str],
-                   allowed: set[str] | None, scope: str | None, names: bool, limit: int) -> dict[str, float]:
-        """Notes by their best vector: the max cosine over their chunks and (``names``) the ``limit``
-        nearest name vectors in ``allowed`` and under ``scope``, best first.
+                   allowed: set[str] | None, scope: str | None, names: bool, limit: int,
+                   name_weight: float = 1.0) -> dict[str, float]:
+        """Notes by their vectors, best first: a note's best chunk cosine ``c``, raised by its name
+        vector's cosine ``n`` (the ``limit`` nearest names in ``allowed`` and under ``scope``, when
+        ``names``) to ``c + name_weight * max(0, n - c)``: 1 takes the larger of the two. Below 1, notes
+        whose names are alike (a series "X (1)", "X (2)"…) are ordered by their content, not by noise
+        in near-equal name cosines. A note found by its name only takes for ``c`` the lowest chunk
+        cosine of ``chunks``, which bounds its own best chunk from above.
 
         Args:
             chunks: this leg's chunk candidates; ``paths`` maps their rowids to note paths.
@@ -91,9 +96,11 @@ class NoteScoring:
             p = paths.get(c.rowid)  # None: a chunk a sync removed after this reader loaded its vectors
             if p is not None and c.score > best.get(p, -2.0):
                 best[p] = c.score
+        floor = min((c.score for c in chunks), default=None)
         for p, sim in self.top_names(query_vector, limit, allowed, scope) if names else ():
-            if sim > best.get(p, -2.0):
-                best[p] = sim
+            content = best.get(p, sim if floor is None else min(floor, sim))
+            if sim > content:
+                best[p] = content + name_weight * (sim - content)
         return dict(sorted(best.items(), key=lambda kv: -kv[1]))
 
 

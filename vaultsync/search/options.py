@@ -27,6 +27,7 @@ RANGES: dict[str, tuple[str, float, float]] = {
     "min_relevance": ("num", 0.0, 1.0),
     "relative_cut": ("num", 0.0, 1.0),
     "second_chunk": ("num", 0.0, 1.0),
+    "name_weight": ("num", 0.0, 1.0),
     "secondary_weight": ("num", 0.0, 10.0),
     "secondary_cross": ("num", 0.0, 10.0),
     "secondary_cross_cjk": ("num", 0.0, 10.0),
@@ -91,6 +92,7 @@ class SearchOptions:
     secondary_cross_cjk: float = 1.5  # ... on such a query in a CJK script (ADR-0061)
     bm25_power_alone: float = 0.5  # BM25 = coverage ** this when the secondary leg is silent (else squared)
     title_vectors: bool = True
+    name_weight: float = 1.0  # share of a name vector's lead over the note's best chunk a dense leg counts
     graph_hops: int = 1
     graph_decay: float = 0.5
     graph_seeds: int = 5

@@ -45,7 +45,8 @@ def retrieve(ctx: Context, cands: Candidates) -> Candidates:
     for c in bm25_chunks:
         bm25_note_scores.setdefault(paths[c.rowid], floor)
     note_legs = {"bm25": bm25_note_scores} | {
-        name: leg.best_notes(qvecs[name], dense_chunks[name], paths, ctx.allowed, opts.scope, opts.title_vectors, deep)
+        name: leg.best_notes(qvecs[name], dense_chunks[name], paths, ctx.allowed, opts.scope, opts.title_vectors, deep,
+                             opts.name_weight)
         for name, leg in legs}
     return replace(cands, query_vectors=qvecs, chunk_legs=chunk_legs, note_legs=note_legs, weights=weights)
 
