@@ -80,7 +80,7 @@ class NoteScoring:
 
     def best_notes(self, query_vector: np.ndarray, chunks: list[Candidate], paths: dict[int, str],
                    allowed: set[str] | None, scope: str | None, names: bool, limit: int,
-                   name_weight: float = 1.0) -> dict[str, float]:
+                   name_weight: float) -> dict[str, float]:
         """Notes by their vectors, best first: a note's best chunk cosine ``c``, raised by its name
         vector's cosine ``n`` (the ``limit`` nearest names in ``allowed`` and under ``scope``, when
         ``names``) to ``c + name_weight * max(0, n - c)``: 1 takes the larger of the two. Below 1, notes
@@ -99,8 +99,7 @@ class NoteScoring:
         floor = min((c.score for c in chunks), default=None)
         for p, sim in self.top_names(query_vector, limit, allowed, scope) if names else ():
             content = best.get(p, sim if floor is None else min(floor, sim))
-            if sim > content:
-                best[p] = content + name_weight * (sim - content)
+            best[p] = content + name_weight * max(0.0, sim - content)
         return dict(sorted(best.items(), key=lambda kv: -kv[1]))
 
 
