@@ -373,10 +373,11 @@ class ChunkVectors:
         (id, path, cosine), best first, ties by id.
 
         Uses the ANN index when there is one (inverted file: Jégou et al. 2011, "Product quantization
-        for nearest neighbor search"), probing ``ANN_PROBE_FRACTION`` of its ~√n partitions (PQ codes
-        ``ANN_REFINE_ROWS``, or ``limit`` if more, re-scored exactly), else an exact scan. ``paths``: only rows of these notes
-        (``exclude``: of any other note), applied inside the search; when the probed partitions hold
-        fewer than ``limit`` such rows, further partitions are probed until they are found.
+        for nearest neighbor search"), probing ``ANN_PROBE_FRACTION`` of its ~√n partitions (the
+        ``ANN_REFINE_ROWS`` nearest by PQ code, or ``limit`` if more, re-scored exactly), else an exact
+        scan. ``paths``: only rows of these notes (``exclude``: of any other note), applied inside the
+        search; when the probed partitions hold fewer than ``limit`` such rows, further partitions are
+        probed until they are found.
         """
         if limit <= 0:
             return []
