@@ -1,11 +1,10 @@
 """Bring the derived index up to HEAD, re-indexing only what changed.
 
-The base of every sync is the **indexed tree** stored in the index itself, never
-``HEAD~1``: whatever happened in between (first commit, merges, rebases, amend,
-checkout, reset, a shallow clone, a killed sync), diffing the indexed tree
-against HEAD's tree converges to the same state as a full rebuild. The diff is
-pygit2's tree diff with rename detection; a missing base (first run, gc'd object,
-config change, model change) falls back to comparing HEAD with the paths the
+The base of every sync is the **indexed tree** stored in the index itself, never ``HEAD~1``:
+whatever happened in between (first commit, merges, rebases, amend, checkout, reset, a shallow
+clone, a killed sync), diffing the indexed tree against HEAD's tree converges to the same state
+as a full rebuild. The diff is pygit2's tree diff with rename detection; a missing base (first
+run, gc'd object, config change, model change) falls back to comparing HEAD with the paths the
 index holds.
 
 Order of writes, for crash safety: the embedding cache, batch by batch while
@@ -19,6 +18,7 @@ redoes the same work, less every embedding that already reached the cache.
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import json
 import sqlite3
 import time
@@ -283,6 +283,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
                     count_tokens(records, embedder)  # type: ignore[arg-type]
                     counted = True
             del found, embedder  # the vectors live on in ``vectors``; the weights go before the next embedder loads
+            gc.collect()  # a caught exception's traceback can hold this leg's frames, and so its model, in a cycle
         known = available
         if team is not None:
             report.chunks_remote = team.served
@@ -294,8 +295,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
             "embed_models": json.dumps(known), "embed_model": known.get(primary, {}).get("id", ""),
             "embed_dim": str(known.get(primary, {}).get("dim", 384)), "chunk_tokens": str(target),
             "vaultsync_version": __version__,
-            "token_counter": f"{known[primary]['id']} tokenizer" if counted
-            else meta.get("token_counter", "estimate"),
+            "token_counter": f"{known[primary]['id']} tokenizer" if counted else meta.get("token_counter", "estimate"),
             "synced_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         }, relinks, vectors, rerefs)
         report.warnings.extend(unreadable_warnings(store))

@@ -62,10 +62,8 @@ def in_list(column: str, values: Iterable[str]) -> str:
     return f"{column} IN ({', '.join(sql_string(v) for v in values)})"
 
 
-# LanceDB's caches of index partitions and of table metadata: bounded, so that a long sync or a
-# warm daemon does not grow with every version and every partition read (bench/bench_ann.py). The two
-# IVF-PQ indices of 100,000 notes do not fit in 256 MiB: at 128 MiB every query re-read evicted
-# partitions (warm p50 1,036 ms against 728 ms at 512 MiB; daemon RSS 744 against 817 MiB).
+# LanceDB's caches of index partitions and table metadata, bounded so that a warm daemon does not grow
+# with every partition read; 512 MiB holds both IVF-PQ indices of 100,000 notes (128 MiB re-read them).
 INDEX_CACHE_BYTES = 512 << 20
 METADATA_CACHE_BYTES = 32 << 20
 _SESSION: Any = None
