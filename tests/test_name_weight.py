@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,20 +12,12 @@ from vaultsync.search.dense import NoteScoring
 from vaultsync.search.options import SearchOptions
 
 
-class Names(NoteScoring):
-    def __init__(self, names: list[tuple[str, float]]) -> None:
-        self.names = names
-
-    def top_names(self, query_vector, limit, allowed, scope):  # type: ignore[no-untyped-def]
-        return self.names[:limit]
-
-
 def _notes(chunks: dict[str, float], names: dict[str, float], weight: float, use_names: bool = True) -> dict[str, float]:
     cands = [Candidate(i, s, i) for i, s in enumerate(sorted(chunks.values(), reverse=True))]
     order = sorted(chunks, key=lambda p: -chunks[p])
     paths = dict(enumerate(order))
-    leg = Names(sorted(names.items(), key=lambda kv: -kv[1]))
-    return leg.best_notes(np.zeros(2, np.float32), cands, paths, None, None, use_names, 50, weight)
+    found = sorted(names.items(), key=lambda kv: -kv[1]) if use_names else []
+    return NoteScoring().best_notes(cands, paths, found, weight)
 
 
 def test_a_series_of_alike_names_is_ordered_by_content_below_weight_one():

@@ -78,15 +78,14 @@ class NoteScoring:
         (note path, cosine), best first."""
         raise NotImplementedError
 
-    def best_notes(self, query_vector: np.ndarray, chunks: list[Candidate], paths: dict[int, str],
-                   allowed: set[str] | None, scope: str | None, names: bool, limit: int,
+    def best_notes(self, chunks: list[Candidate], paths: dict[int, str], names: list[tuple[str, float]],
                    name_weight: float) -> dict[str, float]:
         """Notes by their vectors, best first: a note's best chunk cosine ``c``, raised by its name
-        vector's cosine ``n`` (the ``limit`` nearest names in ``allowed`` and under ``scope``, when
-        ``names``) to ``c + name_weight * max(0, n - c)``: 1 takes the larger of the two. Below 1, notes
-        whose names are alike (a series "X (1)", "X (2)"…) are ordered by their content, not by noise
-        in near-equal name cosines. A note found by its name only takes for ``c`` the lowest chunk
-        cosine of ``chunks``, which bounds its own best chunk from above.
+        vector's cosine ``n`` (``names``: :meth:`top_names`) to ``c + name_weight * max(0, n - c)``:
+        1 takes the larger of the two. Below 1, notes whose names are alike (a series "X (1)",
+        "X (2)"…) are ordered by their content, not by noise in near-equal name cosines. A note found
+        by its name only takes for ``c`` the lowest chunk cosine of ``chunks``, which bounds its own
+        best chunk from above.
 
         Args:
             chunks: this leg's chunk candidates; ``paths`` maps their rowids to note paths.
@@ -97,7 +96,7 @@ class NoteScoring:
             if p is not None and c.score > best.get(p, -2.0):
                 best[p] = c.score
         floor = min((c.score for c in chunks), default=None)
-        for p, sim in self.top_names(query_vector, limit, allowed, scope) if names else ():
+        for p, sim in names:
             content = best.get(p, sim if floor is None else min(floor, sim))
             best[p] = content + name_weight * max(0.0, sim - content)
         return dict(sorted(best.items(), key=lambda kv: -kv[1]))

@@ -92,7 +92,7 @@ class SearchOptions:
     secondary_cross_cjk: float = 1.5  # ... on such a query in a CJK script (ADR-0061)
     bm25_power_alone: float = 0.5  # BM25 = coverage ** this when the secondary leg is silent (else squared)
     title_vectors: bool = True
-    name_weight: float = 1.0  # share of a name vector's lead over the note's best chunk a dense leg counts (ADR-0081)
+    name_weight: float = 0.5  # share of a name vector's lead over the note's best chunk a dense leg counts (ADR-0081)
     graph_hops: int = 1
     graph_decay: float = 0.5
     graph_seeds: int = 5

@@ -41,18 +41,10 @@ def leg_weights(db: sqlite3.Connection, query: Query, mode: str, dense_legs: Seq
     """
     if mode == "rrf":
         return {"bm25": 1.0, **{name: 1.0 for name in dense_legs}}
-    units, total_notes = unit_frequencies(db, query)
-    if not units:
+    coverage = query_coverage(db, query)
+    if coverage is None:
         return {"bm25": 0.5 if query.short_terms else 0.0,
                 **{name: 1.0 if name == "dense" else secondary_weight(query, opts) for name in dense_legs}}
-    common = total_notes // 2 + 1
-    seen = matched = 0
-    for unit, df in units:
-        if df >= common and total_notes > 2:
-            continue
-        seen += len(unit)
-        matched += len(unit) if df else 0
-    coverage = matched / seen if seen else 0.25
     weights = {name: 1.0 if name == "dense" else secondary_weight(query, opts, coverage) for name in dense_legs}
     silent = any(w == 0 for name, w in weights.items() if name != "dense")
     bm25 = coverage ** ((opts.bm25_power_alone if opts is not None else 0.5) if silent else 2)
@@ -60,6 +52,22 @@ def leg_weights(db: sqlite3.Connection, query: Query, mode: str, dense_legs: Seq
     cross = 1.0 if opts is None else opts.secondary_cross_cjk if is_cjk(query.text) else opts.secondary_cross
     weights = {name: w if name == "dense" or w == 0 else w + (cross - w) * (1 - bm25) for name, w in weights.items()}
     return {"bm25": bm25, **weights}
+
+
+def query_coverage(db: sqlite3.Connection, query: Query) -> float | None:
+    """The share of the query's informative characters that occur in the vault at all, in [0, 1]
+    (see :func:`leg_weights`); None when the query has no long terms."""
+    units, total_notes = unit_frequencies(db, query)
+    if not units:
+        return None
+    common = total_notes // 2 + 1
+    seen = matched = 0
+    for unit, df in units:
+        if df >= common and total_notes > 2:
+            continue
+        seen += len(unit)
+        matched += len(unit) if df else 0
+    return matched / seen if seen else 0.25
 
 
 # Scripts of the 16 languages USE multilingual was trained on (Yang et al. 2020).

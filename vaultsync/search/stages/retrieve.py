@@ -1,9 +1,10 @@
 """Retrieve: BM25 and every dense leg in parallel, at chunk and at note level, within the allowed notes.
 
-The legs run in threads (onnxruntime, numpy and SQLite release the GIL). Lifecycle
+The legs run in threads (onnxruntime, numpy, SQLite and LanceDB release the GIL). Lifecycle
 exclusions and the type/tag/scope filters apply to every leg before anything is ranked.
 Note level: BM25 over whole notes (notes found only by chunk BM25, e.g. by a short
 term such as "CI", after them); a dense leg scores a note by its best chunk or name vector.
+A query in Traditional Chinese is embedded in Simplified characters (:mod:`vaultsync.search.chinese`).
 """
 
 from __future__ import annotations
@@ -15,27 +16,30 @@ import numpy as np
 
 from vaultsync.search.bm25 import Candidate, bm25_candidates, bm25_notes
 from vaultsync.search.candidates import Candidates, Context
+from vaultsync.search.chinese import embedding_text
+from vaultsync.search.dense import DenseLeg
 from vaultsync.search.rows import chunk_paths
 from vaultsync.search.weights import common_terms, leg_weights
 
 
 def retrieve(ctx: Context, cands: Candidates) -> Candidates:
     """Fill ``query_vectors`` (unless given: a second pass reuses them), ``chunk_legs``, ``note_legs``
-    and ``weights``."""
+    and ``weights``. Each dense leg (embedding, chunk search, name search) runs in its own thread
+    while BM25 runs: with an ANN leg the searches cost about as much as BM25."""
     opts, legs, use_bm25 = ctx.opts, ctx.legs, "bm25" in ctx.opts.legs
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        qfuts = {name: pool.submit(leg.embedder.embed_queries, [ctx.query.text])
-                 for name, leg in legs if name not in cands.query_vectors}
+    deep = opts.candidates * 4  # deep: many notes get a best-chunk score; deeper names cannot reach fusion
+    text = embedding_text(ctx.index.db, ctx.query) if len(cands.query_vectors) < len(legs) else ctx.query.text
+    with ThreadPoolExecutor(max_workers=1 + len(legs)) as pool:
+        dense_futs = {name: pool.submit(_dense, ctx, leg, text, cands.query_vectors.get(name), deep)
+                      for name, leg in legs}
         notes_fut = pool.submit(_bm25_notes, ctx, common_terms(ctx.index.db, ctx.query)) if use_bm25 else None
         bm25_chunks = _bm25_chunks(ctx, common_terms(ctx.index.db, ctx.query, "chunks")) if use_bm25 else []
         bm25_note_list = notes_fut.result() if notes_fut is not None else []
         weights = leg_weights(ctx.index.db, ctx.query, opts.fusion, [name for name, _ in legs], opts) if use_bm25 \
             else {name: 1.0 for name, _ in legs}
-        qvecs = {**cands.query_vectors, **{name: np.asarray(f.result()[0], dtype=np.float32)
-                                           for name, f in qfuts.items()}}
-    deep = opts.candidates * 4  # deep: many notes get a best-chunk score; deeper names cannot reach fusion
-    dense_chunks = {name: leg.top_chunks(qvecs[name], deep, ctx.allowed) for name, leg in legs}
-    chunk_legs = {"bm25": bm25_chunks, **dense_chunks}
+        dense = {name: f.result() for name, f in dense_futs.items()}
+    qvecs = {**cands.query_vectors, **{name: qvec for name, (qvec, _, _) in dense.items()}}
+    chunk_legs = {"bm25": bm25_chunks, **{name: found for name, (_, found, _) in dense.items()}}
     for name, found in chunk_legs.items():
         for c in found:
             cands.traced(c.rowid)[name] = {"rank": c.rank + 1, "score": round(c.score, 4)}
@@ -45,10 +49,19 @@ def retrieve(ctx: Context, cands: Candidates) -> Candidates:
     for c in bm25_chunks:
         bm25_note_scores.setdefault(paths[c.rowid], floor)
     note_legs = {"bm25": bm25_note_scores} | {
-        name: leg.best_notes(qvecs[name], dense_chunks[name], paths, ctx.allowed, opts.scope, opts.title_vectors, deep,
-                             opts.name_weight)
-        for name, leg in legs}
+        name: leg.best_notes(chunk_legs[name], paths, dense[name][2], opts.name_weight) for name, leg in legs}
     return replace(cands, query_vectors=qvecs, chunk_legs=chunk_legs, note_legs=note_legs, weights=weights)
+
+
+def _dense(ctx: Context, leg: DenseLeg, text: str, query_vector: np.ndarray | None,
+           deep: int) -> tuple[np.ndarray, list[Candidate], list[tuple[str, float]]]:
+    """One dense leg: the embedding of ``text`` (float32 [dim]; unless ``query_vector`` is given), its
+    ``deep`` nearest chunks and, with ``title_vectors``, nearest note names, within the allowed notes."""
+    if query_vector is None:
+        query_vector = np.asarray(leg.embedder.embed_queries([text])[0], dtype=np.float32)
+    found = leg.top_chunks(query_vector, deep, ctx.allowed)
+    names = leg.top_names(query_vector, deep, ctx.allowed, ctx.opts.scope) if ctx.opts.title_vectors else []
+    return query_vector, found, names
 
 
 def _bm25_chunks(ctx: Context, skip: frozenset[str]) -> list[Candidate]:
