@@ -5,6 +5,7 @@ records what the dense leg embedded."""
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import pytest
 from conftest import HashEmbedder, Vault, git
@@ -14,7 +15,8 @@ from hypothesis import strategies as st
 from vaultsync.search.chinese import embedding_text, is_traditional, simplified
 from vaultsync.search.query import parse_query
 
-TRADITIONAL = ["如何設定同步？", "筆記中的連結怎麼顯示", "Obsidian 同步設定", "搜尋外掛程式的選項", "發佈網站的自訂網域"]
+TRADITIONAL = ["如何設定同步？", "筆記中的連結怎麼顯示", "Obsidian 同步設定", "搜尋外掛程式的選項", "發佈網站的自訂網域",
+               "點樣設定同步呀", "在 Obsidian 裡面，如何把筆記同步到其他裝置？ Sync 設定在哪裡"]
 NOT_TRADITIONAL = {
     "simplified": "如何设置同步？",
     "simplified phrase": "笔记中的链接怎么显示",
@@ -61,7 +63,8 @@ class RecordingEmbedder(HashEmbedder):
         return self.embed_passages(list(texts))  # which records them
 
 
-def _index(tmp_path, notes: dict[str, str]) -> sqlite3.Connection:  # type: ignore[no-untyped-def]
+def _index(tmp_path, notes: dict[str, str]) -> Path:  # type: ignore[no-untyped-def]
+    """The index file of a committed, synced vault of ``notes``."""
     from vaultsync.git import open_repo
     from vaultsync.index.layout import layout_for
     from vaultsync.index.sync import sync

@@ -17,7 +17,7 @@ import sqlite3
 import threading
 from typing import Any
 
-from vaultsync.search.language import scripts
+from vaultsync.search.language import is_cjk, scripts
 from vaultsync.search.query import Query
 from vaultsync.search.weights import COVERED, query_coverage
 
@@ -39,11 +39,11 @@ def _converter(profile: str) -> Any:
 
 
 def is_traditional(text: str) -> bool:
-    """True when Han characters are at least a fifth of ``text``'s letters, it has no kana or Hangul,
-    and some character has a Simplified form other than itself (OpenCC ``t2s``)."""
+    """True when ``text`` is CJK (:func:`~vaultsync.search.language.is_cjk`) without kana or Hangul
+    (so Han is at least a fifth of its letters) and some character has a Simplified form other
+    than itself (OpenCC ``t2s``)."""
     counts = scripts(text)
-    letters = sum(counts.values())
-    if not letters or counts.get("kana") or counts.get("hangul") or counts.get("han", 0) * 5 < letters:
+    if counts.get("kana") or counts.get("hangul") or not is_cjk(text):
         return False
     return bool(_converter("t2s").convert(text) != text)
 
