@@ -110,6 +110,22 @@ def test_past_the_threshold_the_sync_builds_the_index_and_search_reads_lancedb(b
         assert ann.chunks.similarity(q, rowids) == pytest.approx(exact.chunks.similarity(q, rowids))
 
 
+def test_the_sync_indexes_kind_and_path_beside_the_vectors_and_adds_what_an_older_table_lacks(big):
+    """A table indexed before the path B-tree existed gets it from the next ``ensure_ann_index`` (the
+    lifecycle filters' ``path NOT IN``), and nothing is built twice."""
+    from vaultsync.git import open_repo
+    from vaultsync.index.layout import layout_for
+    from vaultsync.index.vector_store import ChunkVectors
+
+    table = ChunkVectors(layout_for(open_repo(big.root)).lance, 16)
+    kinds = lambda: {ix.columns[0]: ix.index_type for ix in table.table.list_indices()}  # noqa: E731
+    assert kinds()["kind"] == "Bitmap" and kinds()["path"] == "BTree" and kinds()["vector"].startswith("Ivf")
+    table.table.drop_index(next(ix.name for ix in table.table.list_indices() if ix.columns == ["path"]))
+    assert "path" not in kinds()
+    assert table.ensure_ann_index(min_rows=256) and kinds()["path"] == "BTree"
+    assert not table.ensure_ann_index(min_rows=256)
+
+
 @pytest.mark.parametrize("keep", ["most", "few", "none"])
 def test_filters_apply_inside_the_ann_search(big, keep, monkeypatch):
     ann, exact = _legs(big)
@@ -250,7 +266,7 @@ def test_exact_cosines_of_many_ranked_chunks_walk_chunks_by_rowid_not_every_vect
     sql: list[str] = []
     db.set_trace_callback(sql.append)
     rowids = list(range(1, 401, 2))
-    assert SqliteVectors(db, "m", 400).similarity(vec, rowids) == pytest.approx({r: 1.0 for r in rowids})
+    assert SqliteVectors(db, "m").similarity(vec, rowids) == pytest.approx({r: 1.0 for r in rowids})
     db.set_trace_callback(None)
     plan = [row[3] for row in db.execute(f"EXPLAIN QUERY PLAN {sql[-1]}")]
     assert plan[0].startswith("SEARCH c USING INTEGER PRIMARY KEY"), plan

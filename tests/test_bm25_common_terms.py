@@ -16,7 +16,7 @@ from vaultsync.index.sync import sync
 from vaultsync.search import weights
 from vaultsync.search.bm25 import bm25_candidates, bm25_notes, match_passes
 from vaultsync.search.query import parse_query
-from vaultsync.search.weights import _common_in_chunks, common_terms, unit_frequencies
+from vaultsync.search.weights import clear_caches, common_terms
 
 NOTES = 12
 
@@ -51,14 +51,12 @@ def paths(db: sqlite3.Connection, cands) -> list[str]:  # type: ignore[no-untype
 
 
 def test_below_the_threshold_no_term_is_left_out(db) -> None:  # type: ignore[no-untyped-def]
-    unit_frequencies.cache_clear()
-    _common_in_chunks.cache_clear()
+    clear_caches()
     assert common_terms(db, parse_query("ledger quorum")) == frozenset()
 
 
 def test_a_common_term_stays_in_the_and_pass_and_out_of_the_or_pass(db, large) -> None:  # type: ignore[no-untyped-def]
-    unit_frequencies.cache_clear()
-    _common_in_chunks.cache_clear()
+    clear_caches()
     query = parse_query("ledger quorum")
     skip = common_terms(db, query)
     assert skip == {"ledger"}
@@ -72,8 +70,7 @@ def test_a_common_term_stays_in_the_and_pass_and_out_of_the_or_pass(db, large) -
 
 
 def test_a_query_of_common_terms_only_leaves_bm25_to_the_short_terms(db, large) -> None:  # type: ignore[no-untyped-def]
-    unit_frequencies.cache_clear()
-    _common_in_chunks.cache_clear()
+    clear_caches()
     query = parse_query("ledger")
     skip = common_terms(db, query)
     assert skip == {"ledger"} and match_passes(query, skip) == []
@@ -90,8 +87,7 @@ def test_property_skipping_keeps_every_note_an_informative_term_finds(db, large)
     for _ in range(40):
         terms = rng.sample(vocab, rng.randint(1, 4))
         query = parse_query(" ".join(terms))
-        unit_frequencies.cache_clear()
-        _common_in_chunks.cache_clear()
+        clear_caches()
         skip = common_terms(db, query)
         assert skip == {t for t in terms if len(holders[t]) > NOTES // 2}
         informative = set().union(*(holders[t] for t in terms if t not in skip))

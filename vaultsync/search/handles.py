@@ -17,8 +17,10 @@ if TYPE_CHECKING:
     from vaultsync.search.ann import AnnLeg, OpenTable, SqliteVectors
 from vaultsync.search.lifecycle import Exclusions, LifecyclePolicy, exclusions
 from vaultsync.search.relevance import RelevanceModels, shipped_model
-from vaultsync.search.rows import chunks_by_note
+from vaultsync.search.rows import note_chunk_rowids
 from vaultsync.sqlite_uri import readonly_uri
+
+NOTE_CHUNKS_KEPT = 20_000  # notes whose chunk rowids a warm searcher keeps (~100 bytes each)
 
 
 class Reranker(Protocol):
@@ -55,7 +57,7 @@ class IndexHandles:
         self.reranker = reranker
         self.relevance_model = shipped_model() if relevance_model == "shipped" else relevance_model
         self._exclusions: dict[LifecyclePolicy, Exclusions] = {}
-        self._chunks_of: dict[str, list[int]] | None = None
+        self._chunks_of: dict[str, list[int]] = {}
         models = json.loads(self.meta.get("embed_models") or "{}")
         if embedders is not None and not isinstance(embedders, dict):
             embedders = {next(iter(models), "primary"): embedders}
@@ -97,10 +99,13 @@ class IndexHandles:
         return self._exclusions[policy]
 
     def note_chunks(self, path: str) -> list[int]:
-        """The rowids of a note's chunks in document order (read once)."""
-        if self._chunks_of is None:
-            self._chunks_of = chunks_by_note(self.db)
-        return self._chunks_of.get(path, [])
+        """The rowids of a note's chunks in document order, read per note (reading every note's at once
+        took 1 s at 100,000 notes) and kept for up to ``NOTE_CHUNKS_KEPT`` notes."""
+        if (rowids := self._chunks_of.get(path)) is None:
+            if len(self._chunks_of) >= NOTE_CHUNKS_KEPT:
+                self._chunks_of.clear()
+            rowids = self._chunks_of[path] = note_chunk_rowids(self.db, path)
+        return rowids
 
     def close(self) -> None:
         self.db.close()

@@ -60,12 +60,9 @@ def chunk_paths(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]
     return dict(db.execute(f"SELECT rowid, path FROM chunks WHERE rowid IN ({marks})", list(rowids)))
 
 
-def chunks_by_note(db: sqlite3.Connection) -> dict[str, list[int]]:
-    """Note path → its chunks' rowids in document order."""
-    out: dict[str, list[int]] = {}
-    for rowid, p in db.execute("SELECT rowid, path FROM chunks ORDER BY path, n"):
-        out.setdefault(p, []).append(rowid)
-    return out
+def note_chunk_rowids(db: sqlite3.Connection, path: str) -> list[int]:
+    """The rowids of the chunks of the note at ``path``, in document order."""
+    return [r for (r,) in db.execute("SELECT rowid FROM chunks WHERE path = ? ORDER BY n", (path,))]
 
 
 def chunk_rows(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, dict[str, Any]]:
