@@ -374,7 +374,7 @@ class ChunkVectors:
         exact scan. The ``ANN_REFINE_ROWS`` nearest by PQ code (or ``limit`` if more) come back with
         their vectors and are re-scored exactly here. ``paths``: only rows of these notes
         (``exclude``: of any other note), applied inside the search; when the probed partitions hold
-        fewer such rows than the pool, the search runs again probing on until they are found.
+        fewer such rows than the pool (no ``paths``: than ``limit``), the search probes on until found.
         """
         if limit <= 0:
             return []
@@ -387,7 +387,7 @@ class ChunkVectors:
         query = (self.table.search(np.asarray(vector, np.float32), vector_column_name="vector")
                  .distance_type("cosine").where(condition, prefilter=True).select(["id", "path", "vector"]).limit(pool))
         rows = query.nprobes(self._nprobes).to_arrow()
-        if rows.num_rows < pool:  # a narrow filter: probe on (a fixed count is 3x faster than a minimum)
+        if rows.num_rows < (pool if paths is not None else limit):  # a narrow filter: probe on (3x the cost)
             rows = query.minimum_nprobes(self._nprobes).maximum_nprobes(0).to_arrow()
         matrix = _matrix(rows, self.dim)
         norms = np.linalg.norm(matrix, axis=1)
