@@ -270,3 +270,32 @@ def test_exact_cosines_of_many_ranked_chunks_walk_chunks_by_rowid_not_every_vect
     db.set_trace_callback(None)
     plan = [row[3] for row in db.execute(f"EXPLAIN QUERY PLAN {sql[-1]}")]
     assert plan[0].startswith("SEARCH c USING INTEGER PRIMARY KEY"), plan
+
+
+ANN_SCRIPT = """
+import sys, numpy as np
+from pathlib import Path
+from vaultsync.index.vector_store import ChunkVectors
+rows = np.random.default_rng(1).standard_normal((600, 8)).astype(np.float32)
+rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+table = ChunkVectors(Path(sys.argv[1]), 8, "m")
+ids = [f"n{i}.md#0" for i in range(600)]
+table.apply(ids, ids, [i.partition("#")[0] for i in ids], ["chunk"] * 600, [""] * 600, rows)
+assert table.ensure_ann_index(min_rows=1)
+assert len(table.nearest(rows[0], 5)) == 5
+assert [r[0] for r in table.nearest(rows[0], 5, paths=["n3.md"])] == ["n3.md#0"]
+print("ok")
+"""
+
+
+def test_index_builds_and_searches_print_nothing_on_stderr(tmp_path):
+    """LanceDB's native logger printed its warnings (empty k-means clusters when an index is trained,
+    a deprecation on every search) into hook logs and the terminal of a cold `vaultsync search`."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in __import__("os").environ.items() if k != "LANCEDB_LOG"}
+    done = subprocess.run([sys.executable, "-c", ANN_SCRIPT, str(tmp_path / "lance")], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
+    assert done.stderr == ""

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -67,6 +68,8 @@ _SESSION: Any = None
 
 
 def _connect(path: Path) -> Any:
+    # LanceDB's native logger would print warnings (empty k-means clusters...) on the user's terminal
+    os.environ.setdefault("LANCEDB_LOG", "error")
     import lancedb
 
     global _SESSION
@@ -86,7 +89,6 @@ def _addressable(path: Path) -> Path:
     if not any(ord(c) < 32 or ord(c) == 127 for c in text):
         return path
     import hashlib
-    import os
 
     from vaultsync.settings import cache_root
 
@@ -98,8 +100,6 @@ def _addressable(path: Path) -> Path:
 
 
 def _link(folder: Path, name: str, target: str) -> Path:
-    import os
-
     folder.mkdir(parents=True, exist_ok=True)
     alias = folder / name
     if not (alias.is_symlink() and os.readlink(alias) == target):
@@ -385,7 +385,7 @@ class ChunkVectors:
             self._nprobes = max(ANN_MIN_PROBES, math.ceil(self.table.count_rows() ** 0.5 * ANN_PROBE_FRACTION))
         pool = max(limit, ANN_REFINE_ROWS)
         query = (self.table.search(np.asarray(vector, np.float32), vector_column_name="vector")
-                 .distance_type("cosine").where(condition, prefilter=True).select(["id", "path", "vector"]).limit(pool))
+                 .distance_type("cosine").where(condition, prefilter=True).select(["id", "path", "vector", "_distance"]).limit(pool))
         rows = query.nprobes(self._nprobes).to_arrow()
         if rows.num_rows < (pool if paths is not None else limit):  # a narrow filter: probe on (3x the cost)
             rows = query.minimum_nprobes(self._nprobes).maximum_nprobes(0).to_arrow()
