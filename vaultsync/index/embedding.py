@@ -19,7 +19,7 @@ from vaultsync.settings import user_settings
 from vaultsync.vault.config import Config
 
 if TYPE_CHECKING:
-    from vaultsync.index.vector_store import EmbeddingCache
+    from vaultsync.index.embedding_cache import EmbeddingCache
 
 
 class PassageEmbedder(Protocol):
@@ -152,7 +152,7 @@ def vectors_for(items: list, store: SqliteStore, layout: IndexLayout, config: Co
 
 
 def _cache(layout: IndexLayout, dim: int) -> EmbeddingCache:
-    from vaultsync.index.vector_store import EmbeddingCache
+    from vaultsync.index.embedding_cache import EmbeddingCache
 
     return EmbeddingCache(layout.embeddings, dim)
 
@@ -167,7 +167,8 @@ def update_lance(store: SqliteStore, layout: IndexLayout, config: Config, models
             each model is done (a full refill reads SQLite's rows instead).
         unsaved: model id → the hashes of ``vectors`` that are not in the embedding cache yet.
     """
-    from vaultsync.index.vector_store import ANN_MIN_ROWS, ChunkVectors, EmbeddingCache
+    from vaultsync.index.embedding_cache import EmbeddingCache
+    from vaultsync.index.vector_store import ANN_MIN_ROWS, ChunkVectors
 
     versions, ann = {}, []
     for name, info in models.items():

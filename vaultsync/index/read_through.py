@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     import pygit2
 
     from vaultsync.index.embedding import EmbedderFactory
+    from vaultsync.index.embedding_cache import EmbeddingCache
     from vaultsync.index.layout import IndexLayout
-    from vaultsync.index.vector_store import EmbeddingCache
     from vaultsync.vault.config import Config
 
 

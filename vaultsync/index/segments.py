@@ -24,7 +24,7 @@ from vaultsync.index.remote import ObjectEntry
 from vaultsync.sqlite_uri import readonly_uri
 
 if TYPE_CHECKING:
-    from vaultsync.index.vector_store import EmbeddingCache
+    from vaultsync.index.embedding_cache import EmbeddingCache
 
 MAGIC = b"VSEMB1\n"
 NORM_TOLERANCE = 1e-3  # float32 rounding of an L2-normalised vector stays far below this
@@ -117,7 +117,7 @@ def merge_into_cache(cache_dir: Path, segments: list[tuple[ObjectEntry, list[str
     Returns:
         The number of rows offered to the cache.
     """
-    from vaultsync.index.vector_store import EmbeddingCache
+    from vaultsync.index.embedding_cache import EmbeddingCache
 
     caches = {} if caches is None else caches
     total = 0

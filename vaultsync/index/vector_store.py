@@ -1,4 +1,4 @@
-"""The LanceDB half of the derived index: chunk vectors, and an embedding cache.
+"""The LanceDB half of the derived index: chunk vectors (the embedding cache: :mod:`vaultsync.index.embedding_cache`).
 
 * ``chunks`` (per worktree): ``id`` (``path#n``, ``path#title``), ``path``, ``kind`` (``chunk`` or
   ``name``), ``hash``, ``vector``. One sync is **one** ``merge_insert`` — upserts by ``id`` and deletes
@@ -16,8 +16,8 @@ empty: both are caches, and a recreated chunk table is refilled from SQLite.
 
 Predicates quote strings SQL-style (``'`` doubled), never with double quotes
 (IX-04). Search is exact, over SQLite's copy of the vectors, below ``ANN_MIN_ROWS``;
-past it the sync builds an IVF-PQ index once (IX-06) and search queries this table
-(:meth:`ChunkVectors.nearest`, ADR-0073).
+past it the sync builds an IVF_SQ index once (IX-06) and search queries this table
+(:meth:`ChunkVectors.nearest`, ADR-0073, ADR-0084).
 """
 
 from __future__ import annotations
@@ -37,17 +37,18 @@ from vaultsync.index.fastpath import chunk_table_name
 
 ANN_MIN_ROWS = 100_000
 # The ANN index, chosen with bench/bench_ann.py for recall@20 >= 0.98 of exact search at 450k rows
-# (ADR-0073): IVF_PQ over ~sqrt(n) partitions of ANN_SUBVECTOR_DIMS-dimension PQ sub-vectors, probing
-# ANN_PROBE_FRACTION of them; the ANN_REFINE_ROWS nearest by PQ code are re-scored exactly (IVF_FLAT: compared).
-ANN_INDEX = "IVF_PQ"
+# (ADR-0073, ADR-0084): IVF_SQ (8-bit scalar quantisation) over ~sqrt(n) partitions, probing
+# ANN_PROBE_FRACTION of them; the ANN_REFINE_ROWS nearest by quantised distance are re-scored exactly.
+# IVF_PQ (ANN_SUBVECTOR_DIMS-dimension sub-vectors) and IVF_FLAT are the variants compared.
+ANN_INDEX = "IVF_SQ"
 ANN_PROBE_FRACTION = 0.25
 ANN_MIN_PROBES = 20
 ANN_SUBVECTOR_DIMS = 4
-ANN_REFINE_ROWS = 800
+ANN_REFINE_ROWS = 100
+# The pool of a search confined to listed notes (``path IN``): when the probed partitions hold fewer
+# of their rows than this, the filter is narrow and the search probes on (exact for small sets).
+ANN_NARROW_POOL = 800
 COMPACT_EVERY = 20  # versions between compaction + cleanup of old versions
-LOOKUP_KEYS = 2000  # keys per filtered cache query; a larger lookup scans the table once
-SCAN_ROWS = 8192  # rows per batch of that scan
-DUPLICATE_SLACK = 4  # rows read per key asked of the embedding cache (a key may have been appended twice)
 
 
 def sql_string(value: str) -> str:
@@ -61,13 +62,15 @@ def in_list(column: str, values: Iterable[str]) -> str:
 
 
 # LanceDB's caches of index partitions and table metadata, bounded so that a warm daemon does not grow
-# with every partition read; 512 MiB holds both IVF-PQ indices of 100,000 notes (128 MiB re-read them).
+# with every partition read; 512 MiB holds both IVF_SQ indices of 100,000 notes (~490 MB; 128 MiB re-read
+# the IVF_PQ ones of ADR-0073).
 INDEX_CACHE_BYTES = 512 << 20
 METADATA_CACHE_BYTES = 32 << 20
 _SESSION: Any = None
 
 
-def _connect(path: Path) -> Any:
+def connect(path: Path) -> Any:
+    """The LanceDB database at ``path`` (made if absent), in this process's one bounded session."""
     # LanceDB's native logger would print warnings (empty k-means clusters...) on the user's terminal
     os.environ.setdefault("LANCEDB_LOG", "error")
     import lancedb
@@ -157,76 +160,8 @@ def open_table(db: Any, path: Path, name: str, schema: pa.Schema) -> tuple[Any, 
     return db.create_table(name, schema=schema, exist_ok=True), True
 
 
-class EmbeddingCache:
-    """``(model id, content hash) → vector``, shared by every worktree of a repository."""
-
-    def __init__(self, path: Path, dim: int) -> None:
-        self.dim = dim
-        self._db = _connect(path)
-        schema = pa.schema([("key", pa.string()), ("vector", pa.list_(pa.float32(), dim))])
-        self._table, _ = open_table(self._db, path, f"embeddings_{dim}", schema)
-        self._opened_version = int(self._table.version)
-
-    def get(self, model_id: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        """Cached vectors for ``hashes`` (missing ones are absent from the result).
-
-        Up to :data:`LOOKUP_KEYS` keys are one filtered query; more (a build resuming, a new worktree) are
-        one streamed pass over the table, since each filtered query reads the whole table anyway: 550,000
-        keys took 275 passes before."""
-        prefix = model_id + "|"
-        if len(hashes) > LOOKUP_KEYS:
-            return self._scan(prefix, set(hashes))
-        if not hashes:
-            return {}
-        keys = [prefix + h for h in hashes]
-        rows = self._table.search().where(in_list("key", keys)).limit(len(keys) * DUPLICATE_SLACK).to_arrow()
-        return dict(zip((k[len(prefix):] for k in rows.column("key").to_pylist()), _matrix(rows, self.dim)))
-
-    def _scan(self, prefix: str, wanted: set[str]) -> dict[str, np.ndarray]:
-        found: dict[str, np.ndarray] = {}
-        total = self._table.count_rows()
-        if not total:
-            return found
-        for batch in self._table.search().select(["key", "vector"]).limit(total).to_batches(SCAN_ROWS):
-            keys = batch.column("key").to_pylist()
-            take = [i for i, k in enumerate(keys) if k.startswith(prefix) and k[len(prefix):] in wanted]
-            if take:
-                rows = pa.Table.from_batches([batch.take(take)])
-                found.update(zip((keys[i][len(prefix):] for i in take), _matrix(rows, self.dim)))
-        return found
-
-    def put(self, model_id: str, hashes: Sequence[str], vectors: np.ndarray) -> None:
-        """Store new vectors (idempotent: existing keys are left alone)."""
-        if not len(hashes):
-            return
-        self._table.merge_insert("key").when_not_matched_insert_all().execute(self._rows(model_id, hashes, vectors))
-
-    def append(self, model_id: str, hashes: Sequence[str], vectors: np.ndarray) -> None:
-        """Store vectors whose keys :meth:`get` has just found missing (a build's batches), in one
-        append: its cost does not grow with the table, where :meth:`put`'s merge reads every key, so
-        a build's merges cost O(rows²) (at 100,000 notes they were nearly all of its time). A key
-        appended twice (two worktrees embedding one text at once) only costs a row: :meth:`get`
-        takes either copy, and reads up to :data:`DUPLICATE_SLACK` rows per key."""
-        if len(hashes):
-            self._table.add(self._rows(model_id, hashes, vectors))
-
-    def _rows(self, model_id: str, hashes: Sequence[str], vectors: np.ndarray) -> pa.Table:
-        return pa.table({
-            "key": [f"{model_id}|{h}" for h in hashes],
-            "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.astype(np.float32).ravel()), self.dim),
-        })
-
-    def maintain(self) -> None:
-        """Compact and drop versions older than a minute once every ``COMPACT_EVERY`` versions.
-
-        Called once per sync, not per batch: compacting while a long build writes batch after
-        batch made the process grow by ~1 MiB per batch (bench/bench_index.py peak RSS).
-        """
-        if self._table.version // COMPACT_EVERY > self._opened_version // COMPACT_EVERY:
-            self._table.optimize(cleanup_older_than=dt.timedelta(minutes=1))
-
-
-def _matrix(rows: pa.Table, dim: int) -> np.ndarray:
+def vector_matrix(rows: pa.Table, dim: int) -> np.ndarray:
+    """The ``vector`` column of ``rows`` as float32 [n, dim]."""
     if rows.num_rows == 0:
         return np.zeros((0, dim), dtype=np.float32)
     flat = rows.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
@@ -244,7 +179,7 @@ class ChunkVectors:
             import shutil
 
             shutil.rmtree(path / f"{chunk_table_name(model, dim)}.lance", ignore_errors=True)
-        self._db = _connect(path)
+        self._db = connect(path)
         self._schema = pa.schema([("id", pa.string()), ("path", pa.string()), ("kind", pa.string()),
                                   ("hash", pa.string()), ("vector", pa.list_(pa.float32(), dim))])
         self.table, self.fresh = open_table(self._db, path, chunk_table_name(model, dim), self._schema)
@@ -258,7 +193,7 @@ class ChunkVectors:
             OSError, RuntimeError, ValueError: the table or that version cannot be read.
         """
         self = cls.__new__(cls)
-        self.dim, self._db = dim, _connect(path)
+        self.dim, self._db = dim, connect(path)
         self.table, self.fresh = self._db.open_table(chunk_table_name(model, dim)), False
         self._nprobes = None
         if self.table.version != version:
@@ -330,22 +265,27 @@ class ChunkVectors:
 
     def ensure_ann_index(self, min_rows: int = ANN_MIN_ROWS) -> bool:
         """Once the table reaches ``min_rows`` rows, build what it lacks of: the ANN index
-        (``ANN_INDEX``, cosine, ~√n partitions), a bitmap index on ``kind`` and a B-tree on ``path``
-        (the lifecycle filters' ``path NOT IN``: 118 → 54 ms a query at 550,000 rows); True when it built any.
+        (``ANN_INDEX``, cosine, ~√n partitions; one of another type, built by an older version, is
+        replaced), a bitmap index on ``kind`` and a B-tree on ``path`` (the lifecycle filters'
+        ``path NOT IN``: 118 → 54 ms a query at 550,000 rows); True when it built any.
 
         Rows added later are searched exactly beside the indices until compaction folds them in.
         """
         if (rows := self.table.count_rows()) < min_rows:
             return False
-        from lancedb.index import Bitmap, BTree, IvfFlat, IvfPq
+        from lancedb.index import Bitmap, BTree, IvfFlat, IvfPq, IvfSq
 
-        have = {tuple(ix.columns) for ix in self.table.list_indices()}
+        have = {tuple(ix.columns): ix.index_type for ix in self.table.list_indices()}
         partitions = max(1, int(rows ** 0.5))
-        wanted = {"kind": Bitmap(), "path": BTree(), "vector": IvfPq(
-            distance_type="cosine", num_partitions=partitions, num_sub_vectors=self.dim // ANN_SUBVECTOR_DIMS)
-            if ANN_INDEX == "IVF_PQ" else IvfFlat(distance_type="cosine", num_partitions=partitions)}
+        vector = {"IVF_PQ": lambda: IvfPq(distance_type="cosine", num_partitions=partitions,
+                                          num_sub_vectors=self.dim // ANN_SUBVECTOR_DIMS),
+                  "IVF_SQ": lambda: IvfSq(distance_type="cosine", num_partitions=partitions),
+                  "IVF_FLAT": lambda: IvfFlat(distance_type="cosine", num_partitions=partitions)}[ANN_INDEX]
+        wanted = {"kind": Bitmap, "path": BTree, "vector": vector}
+        if (built := have.get(("vector",))) and built.upper() != ANN_INDEX.replace("_", ""):
+            del have[("vector",)]
         for column in (missing := [column for column in wanted if (column,) not in have]):
-            self.table.create_index(column, config=wanted[column])
+            self.table.create_index(column, config=wanted[column](), replace=True)
         return bool(missing)
 
     def has_ann_index(self) -> bool:
@@ -371,10 +311,11 @@ class ChunkVectors:
 
         Uses the ANN index when there is one (inverted file: Jégou et al. 2011, "Product quantization
         for nearest neighbor search"), probing ``ANN_PROBE_FRACTION`` of its ~√n partitions, else an
-        exact scan. The ``ANN_REFINE_ROWS`` nearest by PQ code (or ``limit`` if more) come back with
-        their vectors and are re-scored exactly here. ``paths``: only rows of these notes
-        (``exclude``: of any other note), applied inside the search; when the probed partitions hold
-        fewer such rows than the pool (no ``paths``: than ``limit``), the search probes on until found.
+        exact scan. The ``ANN_REFINE_ROWS`` nearest by quantised code (``ANN_NARROW_POOL`` with
+        ``paths``, ``limit`` if more) come back with their vectors and are re-scored exactly here.
+        ``paths``: only rows of these notes (``exclude``: of any other note), applied inside the search;
+        when the probed partitions hold fewer such rows than the pool (no ``paths``: than ``limit``),
+        the search probes on until found.
         """
         if limit <= 0:
             return []
@@ -383,13 +324,13 @@ class ChunkVectors:
             condition += f" AND {'NOT ' if exclude else ''}{in_list('path', sorted(paths))}"
         if self._nprobes is None:
             self._nprobes = max(ANN_MIN_PROBES, math.ceil(self.table.count_rows() ** 0.5 * ANN_PROBE_FRACTION))
-        pool = max(limit, ANN_REFINE_ROWS)
+        pool = max(limit, ANN_NARROW_POOL if paths is not None and not exclude else ANN_REFINE_ROWS)
         query = (self.table.search(np.asarray(vector, np.float32), vector_column_name="vector")
                  .distance_type("cosine").where(condition, prefilter=True).select(["id", "path", "vector", "_distance"]).limit(pool))
         rows = query.nprobes(self._nprobes).to_arrow()
         if rows.num_rows < (pool if paths is not None else limit):  # a narrow filter: probe on (3x the cost)
             rows = query.minimum_nprobes(self._nprobes).maximum_nprobes(0).to_arrow()
-        matrix = _matrix(rows, self.dim)
+        matrix = vector_matrix(rows, self.dim)
         norms = np.linalg.norm(matrix, axis=1)
         cosines = (matrix @ np.asarray(vector, np.float32)) / np.where(norms > 0, norms, 1.0)
         found = zip(rows.column("id").to_pylist(), rows.column("path").to_pylist(), cosines.tolist())

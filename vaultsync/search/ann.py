@@ -1,4 +1,4 @@
-"""A dense leg served by LanceDB's IVF-PQ index, for vaults past ``index.ann_min_rows`` vectors (ADR-0073).
+"""A dense leg served by LanceDB's IVF_SQ index, for vaults past ``index.ann_min_rows`` vectors (ADR-0073, ADR-0084).
 
 Below the threshold a leg holds its vectors in memory and scans them exactly
 (:mod:`vaultsync.search.dense`). Past it that matrix would cost ~0.7 GiB per
