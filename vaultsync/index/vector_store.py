@@ -1,4 +1,5 @@
-"""The LanceDB half of the derived index: chunk vectors (the embedding cache: :mod:`vaultsync.index.embedding_cache`).
+"""The LanceDB half of the derived index: the chunk vector tables, and the connection and table
+helpers that the embedding cache (:mod:`vaultsync.index.embedding_cache`) shares.
 
 * ``chunks`` (per worktree): ``id`` (``path#n``, ``path#title``), ``path``, ``kind`` (``chunk`` or
   ``name``), ``hash``, ``vector``. One sync is **one** ``merge_insert`` — upserts by ``id`` and deletes
@@ -6,9 +7,7 @@
   sync (field case IX-05) and never half-applies. It is written right after the SQLite commit (which
   already holds the vectors); ``meta.lance_tree`` says which tree it reflects, and the next sync
   repairs it from SQLite if a sync died in between.
-* ``embeddings`` (per repository, shared by worktrees and branches): ``key`` =
-  ``model id | content hash`` → ``vector``. An unchanged chunk is never embedded
-  twice, not after a rename, not in another worktree.
+* ``embeddings_<dim>`` (per repository): the embedding cache.
 
 A table whose schema differs from the one this version writes (an older
 vaultsync), or that cannot be opened (damaged files), is dropped and recreated
