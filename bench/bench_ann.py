@@ -1,4 +1,4 @@
-"""ANN against exact search at scale: recall@20 of the LanceDB chunk table's ANN index (IVF_SQ, variants), latency, memory.
+"""ANN against exact search at scale: recall@20 of the chunk table's LanceDB ANN index, latency, memory.
 
     python bench/bench_ann.py --rows 450000 --queries 300
     python bench/bench_ann.py --rows 450000 --probe-fraction 0.15 0.25 --refine-rows 100 200 --variants IVF_PQ 4
