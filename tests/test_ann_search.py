@@ -126,7 +126,7 @@ def test_the_sync_indexes_kind_and_path_beside_the_vectors_and_adds_what_an_olde
     assert not table.ensure_ann_index(min_rows=256)
 
 
-def test_a_vector_index_of_another_type_is_replaced_and_search_still_equals_exact(big):
+def test_a_vector_index_of_another_type_is_replaced_once_and_the_others_are_kept(big):
     """An index built by an older version (IVF_PQ, ADR-0073) is replaced by the next ``ensure_ann_index``
     with the type this version searches (IVF_SQ, ADR-0084), once; the other indices are kept."""
     from lancedb.index import IvfPq
