@@ -313,10 +313,11 @@ print("ok")
 def test_index_builds_and_searches_print_nothing_on_stderr(tmp_path):
     """LanceDB's native logger printed its warnings (empty k-means clusters when an index is trained,
     a deprecation on every search) into hook logs and the terminal of a cold `vaultsync search`."""
+    import os
     import subprocess
     import sys
 
-    env = {k: v for k, v in __import__("os").environ.items() if k != "LANCEDB_LOG"}
+    env = {k: v for k, v in os.environ.items() if k != "LANCEDB_LOG"}
     done = subprocess.run([sys.executable, "-c", ANN_SCRIPT, str(tmp_path / "lance")], capture_output=True,
                           text=True, env=env, timeout=120)
     assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
