@@ -322,3 +322,33 @@ def test_index_builds_and_searches_print_nothing_on_stderr(tmp_path):
                           text=True, env=env, timeout=120)
     assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
     assert done.stderr == ""
+
+
+def test_loading_an_exact_leg_reads_the_chunks_index_only_and_keeps_each_vector_with_its_rowid(tmp_path):
+    """Below the ANN threshold a leg reads every vector at open; joining each to its chunk row for the
+    path read the whole chunks table (text included) on a cold search. The join must stay inside the
+    chunks' id index, and every vector must still land at its chunk's rowid and path."""
+    from vaultsync.index.format import DDL
+    from vaultsync.search.dense import load_leg
+
+    db = sqlite3.connect(tmp_path / "index.sqlite")
+    db.executescript(DDL)
+    rng = np.random.default_rng(5)
+    vectors = rng.standard_normal((300, 4)).astype(np.float32)
+    with db:
+        db.executemany("INSERT INTO chunks VALUES (?, ?, ?, 0, '', 'text', '', '', 1, 1, 1, '[]')",
+                       [(1000 + 3 * i, f"n{i % 50}.md#{i}", f"n{i % 50}.md") for i in range(300)])
+        db.executemany("INSERT INTO vectors VALUES ('m', ?, ?, '', ?, ?)",
+                       [(f"n{i % 50}.md#{i}", f"n{i % 50}.md", "chunk", vectors[i].tobytes()) for i in range(300)] +
+                       [(f"n{i}.md#title", f"n{i}.md", "name", vectors[i].tobytes()) for i in range(50)])
+    sql: list[str] = []
+    db.set_trace_callback(sql.append)
+    leg = load_leg(db, "dense", QueryHash("m"), {"id": "m", "dim": 4})
+    db.set_trace_callback(None)
+    assert leg is not None and len(leg.chunks) == 300 and len(leg.name_paths) == 50
+    for i in range(300):
+        at = leg.chunks._pos[1000 + 3 * i]
+        assert leg.chunk_paths[at] == f"n{i % 50}.md" and np.array_equal(leg.chunks.matrix[at], vectors[i])
+    chunk_query = next(s for s in sql if "JOIN chunks" in s)
+    plan = " ".join(row[3] for row in db.execute(f"EXPLAIN QUERY PLAN {chunk_query}"))
+    assert "COVERING INDEX" in plan, plan

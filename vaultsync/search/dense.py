@@ -138,8 +138,10 @@ def load_leg(db: sqlite3.Connection, name: str, embedder: QueryEmbedder, info: d
     """The leg ``name`` of ``embedder`` (``info``: the index's ``embed_models`` entry, ``id`` and ``dim``),
     or None when the index holds no chunk vectors of that model."""
     model, dim = info.get("id", getattr(embedder, "model_id", "")), int(info.get("dim") or embedder.dim)
+    # v.path (written with the chunk's own path) keeps the chunks lookup inside its id index: reading
+    # each chunk row for c.path took 0.47 s instead of 0.30 s a model at 45,000 chunks (6.6 s uncached)
     rowids, paths, matrix = read_vectors(
-        db, "SELECT c.rowid, c.path, v.vector FROM vectors v JOIN chunks c ON c.id = v.id "
+        db, "SELECT c.rowid, v.path, v.vector FROM vectors v JOIN chunks c ON c.id = v.id "
         "WHERE v.model = ? AND v.kind = 'chunk'", model, dim)
     if not len(rowids):
         return None
