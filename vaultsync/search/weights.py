@@ -133,7 +133,7 @@ def match_count(db: sqlite3.Connection, table: str, unit: str, limit: int) -> in
     an IDF, on which a few per cent move nothing. Cached per unit, since common words recur across
     queries (a connection of the search handles reads one index state)."""
     phrase = fts_string(unit)
-    lo, hi, rows = _rows(db, table)
+    rows = _rows(db, table)[2]
     if rows > SAMPLE_ROWS:
         windows, sampled = _windows(db, table)
         matches = sum(db.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ? AND rowid BETWEEN ? AND ?",
