@@ -1,0 +1,163 @@
+"""py3langid's model (Lui & Baldwin 2012), prepared once into memory-mappable arrays.
+
+The wheel ships its model as an LZMA-compressed npz: loading it decompresses 67 MB
+(~0.7 s on a laptop core, on the first ambiguous query of every process) and keeps
+~75 MB of arrays and lists resident for good. :func:`load` decodes it once, with
+py3langid's own loader, into plain ``.npy`` files in the model cache
+(``<cache>/models/py3langid-<model sha256[:12]>/``) and memory-maps them after that. The
+identifier is py3langid's own :class:`~py3langid.langid.LanguageIdentifier` over those
+arrays, so its answers are exactly py3langid's; a query touches a few hundred of the
+DFA's and the naive-Bayes table's pages, so the resident cost is that, not the model.
+
+Reading a ``.npy`` file (``allow_pickle=False``) can never run code, whoever wrote it
+(ADR-0032); the folder is written into a staging sibling and renamed into place, so it is
+complete or absent, and a folder whose arrays do not fit together is written again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from array import array
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vaultsync.models import cache
+from vaultsync.models.manifest import sha256_file
+from vaultsync.settings import cache_root
+
+_FORMAT = 1
+_ARRAYS = ("ptc", "pc", "nextmove", "row", "output")
+
+
+def model_file() -> Path:
+    """The model inside the installed py3langid wheel."""
+    from py3langid.langid import MODEL_DIR, MODEL_FILE
+
+    return Path(MODEL_DIR) / MODEL_FILE
+
+
+def load(cache_dir: str | os.PathLike[str] | None = None) -> Any:
+    """py3langid's identifier with normalised probabilities, over memory-mapped arrays.
+
+    Prepares the arrays on first use (best effort: when the cache cannot be written, the
+    identifier is built from py3langid's own loader, in memory, as before).
+
+    Args:
+        cache_dir: the model cache (see :mod:`vaultsync.models.cache`); None: the user's.
+    """
+    from py3langid.langid import LanguageIdentifier
+
+    source = model_file()
+    folder = cache_root(cache_dir) / "models" / f"py3langid-{sha256_file(source)[:12]}"
+    try:
+        arrays = _open(folder)
+    except (OSError, ValueError, KeyError):
+        arrays = None
+    if arrays is None:
+        arrays = _prepare(source, folder)
+    ptc, pc, classes, nextmove, row, output = arrays
+    return LanguageIdentifier(ptc, pc, classes, nextmove, output, norm_probs=True, tk_row=row)
+
+
+def _prepare(source: Path, folder: Path) -> tuple[Any, ...]:
+    """Decode ``source`` with py3langid's loader and write its arrays into ``folder``; the arrays
+    themselves (memory-mapped from the written files when writing worked)."""
+    from py3langid.modelio import load_model
+
+    ptc, pc, classes, nextmove, row, output = load_model(source)
+    arrays = {
+        "ptc": np.asarray(ptc), "pc": np.asarray(pc),
+        "nextmove": np.frombuffer(nextmove, dtype=np.dtype(nextmove.typecode)),
+        # uint32: the identifier shifts each row index left by 8 bits in the array's own type
+        "row": np.frombuffer(row, dtype=np.dtype(row.typecode)).astype(np.uint32),
+        "output": np.asarray(output, dtype=np.int32),
+    }
+    try:
+        with cache.build_lock(folder), cache.staging(folder) as tmp:
+            for name in _ARRAYS:
+                np.save(tmp / f"{name}.npy", arrays[name], allow_pickle=False)
+            (tmp / "classes.json").write_text(json.dumps({"format": _FORMAT, "classes": classes}), encoding="utf-8")
+        opened = _open(folder)
+    except (OSError, ValueError, KeyError, TimeoutError):
+        opened = None
+    if opened is not None:
+        return opened
+    return arrays["ptc"], arrays["pc"], classes, arrays["nextmove"], arrays["row"], arrays["output"]
+
+
+def _open(folder: Path) -> tuple[Any, ...] | None:
+    """The prepared arrays of ``folder`` (the two large ones as :class:`FileArray`), or None when it
+    holds none. Raises ``ValueError`` (or ``OSError``/``KeyError``) when the files do not fit together."""
+    meta_path = folder / "classes.json"
+    if not meta_path.is_file():
+        return None
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    if meta.get("format") != _FORMAT:
+        raise ValueError("unknown layout")
+    classes = meta["classes"]
+    ptc, nextmove = FileArray(folder / "ptc.npy"), FileArray(folder / "nextmove.npy")
+    pc, row, output = (np.load(folder / f"{name}.npy", allow_pickle=False) for name in ("pc", "row", "output"))
+    fits = (
+        len(ptc.shape) == 2 and ptc.shape[1] == len(classes) == len(pc) and ptc.dtype.kind == "f"
+        and len(nextmove.shape) == 1 and nextmove.shape[0] % 256 == 0 and nextmove.dtype.kind == "u"
+        and row.ndim == output.ndim == 1 and len(output) == len(row) and row.dtype == np.uint32
+        and output.dtype == np.int32 and all(isinstance(c, str) for c in classes)
+    )
+    if not fits:
+        raise ValueError("arrays do not fit together")
+    # the DFA is walked one byte at a time: arrays index as fast as a list and hold Python ints
+    return ptc, pc, classes, nextmove, array("I", row.tobytes()), array("i", output.tobytes())
+
+
+class FileArray:
+    """A read-only C-order array in a ``.npy`` file, read with ``pread`` at each lookup.
+
+    Neither read into memory nor memory-mapped (a mapped page costs resident memory, and the
+    kernel maps a cached page's neighbours with it); a lookup costs a system call (~1 µs) and
+    hits the page cache. Supports what py3langid's identifier asks of its tables: ``a[i]`` →
+    a Python number (1-D), ``a[rows]`` (an int array) → ``ndarray [len(rows), ...]``.
+
+    Raises ``ValueError`` for an object or Fortran-order array, ``IndexError`` out of range.
+    """
+
+    def __init__(self, path: Path) -> None:
+        with open(path, "rb") as f:
+            version = np.lib.format.read_magic(f)
+            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            shape, fortran, dtype = read(f)
+            self._offset = f.tell()
+        if fortran or dtype.hasobject or not shape:
+            raise ValueError(f"{path.name}: unexpected array layout")
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+        self._row_bytes = self.dtype.itemsize * int(np.prod(self.shape[1:], dtype=np.int64))
+        if os.path.getsize(path) < self._offset + self._row_bytes * self.shape[0]:
+            raise ValueError(f"{path.name}: shorter than its header says")
+        self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        self._unpack = struct.Struct(self.dtype.str.replace("|", "<")[0] + self.dtype.char).unpack if len(self.shape) == 1 else None
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def _read(self, i: int) -> bytes:
+        if not 0 <= i < self.shape[0]:
+            raise IndexError(i)
+        return os.pread(self._fd, self._row_bytes, self._offset + i * self._row_bytes)
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, np.ndarray):
+            out = np.empty((len(key), *self.shape[1:]), self.dtype)
+            for j, i in enumerate(key.tolist()):
+                out[j] = np.frombuffer(self._read(i), self.dtype).reshape(self.shape[1:])
+            return out
+        if self._unpack is None:
+            raise TypeError("a row of a 2-D FileArray is read with an index array")
+        return self._unpack(self._read(int(key)))[0]
+
+    def __del__(self) -> None:
+        fd = getattr(self, "_fd", None)
+        if fd is not None:
+            os.close(fd)
