@@ -261,14 +261,14 @@ def test_a_warm_process_holds_the_vectors_once_for_every_rerank_stage(vault, emb
         top = service.search("durable queue", {}, stage)["hits"][0]["path"]
         assert top == "docs/adrs/ADR-0002.md"
         searcher = service._warm.searcher
-        matrices.append(id(searcher.vectors.matrix))
+        matrices.append(id(searcher.vectors.codes))
         assert (searcher.reranker is None) == ((stage or default_rerank(Config())) == "none")
     assert len(set(matrices)) == 1
     vault.write("docs/adrs/ADR-0006.md", adr("ADR-0006", title="Zebra stripes", body="Zebrafication rules.\n"))
     vault.commit("new")
     sync(vault.root)
     assert service.search("zebrafication", {}, "maxsim")["hits"][0]["path"] == "docs/adrs/ADR-0006.md"
-    assert id(service._warm.searcher.vectors.matrix) not in matrices  # a new index state: loaded afresh
+    assert id(service._warm.searcher.vectors.codes) not in matrices  # a new index state: loaded afresh
 
 
 def test_serve_refuses_non_loopback(vault):

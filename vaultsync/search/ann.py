@@ -51,8 +51,8 @@ class SqliteVectors:
     def __len__(self) -> int:
         return self.rows
 
-    def similarity(self, query_vector: np.ndarray, rowids: list[int]) -> dict[int, float]:
-        """Cosine of ``query_vector`` with the given chunks (missing rowids are skipped)."""
+    def similarity(self, query_vector: np.ndarray, rowids: list[int], exact: bool = True) -> dict[int, float]:
+        """Cosine of ``query_vector`` with the given chunks (missing rowids are skipped); always exact."""
         if not rowids:
             return {}
         marks = ",".join("?" * len(rowids))

@@ -58,13 +58,17 @@ class IndexHandles:
         self.relevance_model = shipped_model() if relevance_model == "shipped" else relevance_model
         self._exclusions: dict[LifecyclePolicy, Exclusions] = {}
         self._chunks_of: dict[str, list[int]] = {}
+        self._exact_dbs: list[sqlite3.Connection] = []
         models = json.loads(self.meta.get("embed_models") or "{}")
         if embedders is not None and not isinstance(embedders, dict):
             embedders = {next(iter(models), "primary"): embedders}
         self.legs: list[DenseLeg | AnnLeg] = []
         for name, embedder in (embedders or {}).items():
             leg = self._ann_leg(open_table, name, embedder, models.get(name) or {}) if open_table else None
-            leg = leg or load_leg(self.db, name, embedder, models.get(name) or {})
+            if leg is None:  # each in-memory leg re-scores on a connection of its own (run beside BM25)
+                exact_db = sqlite3.connect(readonly_uri(db_path), uri=True, check_same_thread=False, timeout=10)
+                self._exact_dbs.append(exact_db)
+                leg = load_leg(self.db, name, embedder, models.get(name) or {}, exact_db)
             if leg is not None:
                 self.legs.append(leg)
 
@@ -110,3 +114,5 @@ class IndexHandles:
     def close(self) -> None:
         self.db.close()
         self.notes_db.close()
+        for db in self._exact_dbs:
+            db.close()

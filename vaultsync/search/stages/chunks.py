@@ -44,6 +44,6 @@ def _best_chunks(ctx: Context, path: str, chunk_scores: dict[int, float], qvec: 
     rest = [r for r in rowids if r not in chunk_scores]
     vectors = ctx.index.vectors
     if qvec is not None and vectors is not None:
-        sims = vectors.similarity(qvec, rest)
+        sims = vectors.similarity(qvec, rest, exact=False)
         rest.sort(key=lambda r: -sims.get(r, -1.0))
     return scored + rest
