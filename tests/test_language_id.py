@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
 from vaultsync.models import language_id
+from vaultsync.models.file_array import FileArray
 from vaultsync.search import language
 
 TEXTS = [
@@ -67,7 +68,7 @@ def test_model_is_decoded_once_then_read_from_the_cache(prepared, monkeypatch) -
 
     monkeypatch.setattr(py3langid.modelio, "load_model", refuse)
     again = language_id.load(cache)
-    assert isinstance(again.tk_nextmove, language_id.FileArray)
+    assert isinstance(again.tk_nextmove, FileArray)
     assert again.rank(TEXTS[1])[0][0] == "de"
 
 
@@ -105,17 +106,17 @@ def test_out_of_range_values_fall_back_to_py3langid(tmp_path, stock, monkeypatch
     monkeypatch.setattr(language, "_identifier", language_id.load(tmp_path))
     assert language.ranked(TEXTS[1]) == [(lang, float(p)) for lang, p in stock.rank(TEXTS[1])]
     assert isinstance(language._identifier, LanguageIdentifier)
-    assert not isinstance(language._identifier.tk_nextmove, language_id.FileArray)
+    assert not isinstance(language._identifier.tk_nextmove, FileArray)
 
 
 def test_file_array_reads_rows_and_items(tmp_path) -> None:
     table = np.arange(24, dtype=np.float16).reshape(6, 4)
     np.save(tmp_path / "t.npy", table)
-    rows = language_id.FileArray(tmp_path / "t.npy")
+    rows = FileArray(tmp_path / "t.npy")
     assert rows.shape == (6, 4) and len(rows) == 6
     assert np.array_equal(rows[np.array([5, 0, 5])], table[[5, 0, 5]])
     np.save(tmp_path / "v.npy", np.array([7, 2**31 + 5], np.uint32))
-    items = language_id.FileArray(tmp_path / "v.npy")
+    items = FileArray(tmp_path / "v.npy")
     assert (items[0], items[1]) == (7, 2**31 + 5)
     with pytest.raises(IndexError):
         items[2]
@@ -123,4 +124,4 @@ def test_file_array_reads_rows_and_items(tmp_path) -> None:
         rows[np.array([6])]
     np.save(tmp_path / "o.npy", np.array(["x"], dtype=object), allow_pickle=True)
     with pytest.raises(ValueError):
-        language_id.FileArray(tmp_path / "o.npy")
+        FileArray(tmp_path / "o.npy")

