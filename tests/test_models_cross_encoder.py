@@ -135,3 +135,22 @@ def test_logits_to_probability() -> None:
     assert np.allclose(two, [np.exp(3) / (np.exp(1) + np.exp(3))])
     with pytest.raises(CrossEncoderError):
         _to_probability(np.zeros((2, 3), np.float32))
+
+
+def test_dynamic_quantisation_is_found_without_parsing_the_graph(tmp_path: Path) -> None:
+    """A graph with a dynamically quantised op runs pairs one by one; the check scans bytes (no onnx)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from vaultsync.models.cross_encoder import _batch_dependent
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 4])
+    outs = [helper.make_tensor_value_info(n, t, s) for n, t, s in
+            (("q", TensorProto.UINT8, [None, 4]), ("s", TensorProto.FLOAT, []), ("z", TensorProto.UINT8, []))]
+    quantised = helper.make_graph([helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"])], "g", [x], outs)
+    onnx.save(helper.make_model(quantised), tmp_path / "dyn.onnx")
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 4])
+    plain = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu")], "g", [x], [y])
+    onnx.save(helper.make_model(plain), tmp_path / "float.onnx")
+    assert _batch_dependent(tmp_path / "dyn.onnx") is True
+    assert _batch_dependent(tmp_path / "float.onnx") is False
