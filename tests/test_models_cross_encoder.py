@@ -96,9 +96,12 @@ def test_truncation_keeps_query_and_cuts_passage(model_dir: Path) -> None:
     long_passage = CANDIDATES[5]
     ids, _types = ce.encode_pair(QUERY, long_passage)
     assert len(ids) == ce.max_length == 48
-    q_ids = ce._tok.encode(QUERY, add_special_tokens=False).ids
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    q_ids = tok.encode(QUERY, add_special_tokens=False).ids
     assert ids[1 : 1 + 5] == q_ids[:5]  # query capped at 5 tokens, kept from its start
-    p_ids = ce._tok.encode(long_passage, add_special_tokens=False).ids
+    p_ids = tok.encode(long_passage, add_special_tokens=False).ids
     inner = [i for i in ids if i > 3]  # both test vocabularies keep their specials at ids 0-3
     assert inner[5:] == p_ids[: len(inner) - 5]  # the passage is cut at its end
     short = ce.encode_pair(QUERY, "x")[0]

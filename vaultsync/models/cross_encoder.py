@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tokenizers import Encoding, Tokenizer
 
+from vaultsync.models import pair_tokenizer
 from vaultsync.models.base import rerank_inputs
 from vaultsync.models.batching import pad_right, plan_batches
 from vaultsync.models.embedder import make_session
@@ -87,17 +87,13 @@ class CrossEncoder:
         if not tok_path.is_file():
             raise CrossEncoderError(f"{self.folder}: no tokenizer.json")
         self.name = self.folder.name
-        self._tok = Tokenizer.from_file(str(tok_path))
-        pad_id = _pad_id(self._tok)
-        settings = _settings(self.folder, self._tok)
+        self._pairs = pair_tokenizer.load(tok_path)
+        settings = _settings(self.folder, self._pairs.max_length)
         self.max_length = int(max_length or settings.get("max_length") or 512)
         self.max_query_tokens = int(max_query_tokens or settings.get("max_query_tokens") or self.max_length // 2)
         self.threshold: float | None = float(settings["threshold"]) if settings.get("calibrated") else None
         self.fusion_weight: float | None = float(settings["fusion_weight"]) if "fusion_weight" in settings else None
-        self._tok.no_truncation()
-        self._tok.no_padding()
-        self._pad_id = pad_id
-        self._specials = self._tok.num_special_tokens_to_add(True)
+        self._pad_id = self._pairs.pad_id
         self._session = make_session(model_path, threads)
         self.input_names = [i.name for i in self._session.get_inputs()]
         for required in ("input_ids", "attention_mask"):
@@ -148,21 +144,8 @@ class CrossEncoder:
         return self._encode_pairs(query, [passage])[0]
 
     def _encode_pairs(self, query: str, passages: list[str]) -> list[tuple[list[int], list[int]]]:
-        q = self._tok.encode(query, add_special_tokens=False)
-        q_budget = max(1, min(self.max_query_tokens, self.max_length - self._specials - 1))
-        _truncate(q, q_budget)
-        p_budget = max(1, self.max_length - self._specials - len(q.ids))
-        rows = []
-        for enc in self._tok.encode_batch(passages, add_special_tokens=False):
-            _truncate(enc, p_budget)
-            pair = self._tok.post_process(q, enc, add_special_tokens=True)
-            rows.append((list(pair.ids), list(pair.type_ids)))
-        return rows
-
-
-def _truncate(enc: Encoding, n: int) -> None:
-    if len(enc.ids) > n:
-        enc.truncate(n)
+        q_budget = max(1, min(self.max_query_tokens, self.max_length - self._pairs.specials - 1))
+        return self._pairs.pairs(query, passages, q_budget, self.max_length)
 
 
 def _to_probability(logits: np.ndarray) -> np.ndarray:
@@ -179,7 +162,7 @@ def _to_probability(logits: np.ndarray) -> np.ndarray:
     raise CrossEncoderError(f"cannot turn logits of shape {logits.shape} into a relevance score")
 
 
-def _settings(folder: Path, tok: Tokenizer) -> dict[str, Any]:
+def _settings(folder: Path, tokenizer_limit: int | None) -> dict[str, Any]:
     """max_length / max_query_tokens from vaultsync.json, tokenizer.json truncation, config.json."""
     out: dict[str, Any] = {}
     cfg = _read_json(folder / "config.json")
@@ -188,24 +171,12 @@ def _settings(folder: Path, tok: Tokenizer) -> dict[str, Any]:
         if str(cfg.get("model_type", "")).lower() in {"roberta", "xlm-roberta", "camembert"}:
             n -= int(cfg.get("pad_token_id", 1)) + 1  # RoBERTa position ids start at padding_idx + 1
         out["max_length"] = n
-    trunc = tok.truncation or {}
-    if trunc.get("max_length"):
-        out["max_length"] = min(int(trunc["max_length"]), out.get("max_length", 1 << 30))
+    if tokenizer_limit:
+        out["max_length"] = min(int(tokenizer_limit), out.get("max_length", 1 << 30))
     own = _read_json(folder / "vaultsync.json") or {}
     out.update({k: own[k] for k in ("max_length", "max_query_tokens", "threshold", "calibrated", "fusion_weight")
                 if k in own})
     return out
-
-
-def _pad_id(tok: Tokenizer) -> int:
-    padding = tok.padding or {}
-    if "pad_id" in padding:
-        return int(padding["pad_id"])
-    for name in ("<pad>", "[PAD]", "<|pad|>"):
-        idx = tok.token_to_id(name)
-        if idx is not None:
-            return idx
-    return 0
 
 
 def _batch_dependent(model_path: Path) -> bool:
