@@ -116,8 +116,12 @@ def test_exact_vectors_reads_in_batches_and_skips_missing(tmp_path) -> None:
     db = index(tmp_path / "index.sqlite", vectors, notes=1)
     ids = [f"n0.md#{i}" for i in range(1200)] + ["n0.md#missing"]
     rows = dict(db.execute("SELECT id, rowid FROM vectors"))
-    got = ExactVectors(db, 8).fetch([rows.get(i, 99999) for i in ids], ids)
+    got = ExactVectors(db, "m", 8).fetch([rows.get(i, 99999) for i in ids], ids)
     assert len(got) == 1200 and np.array_equal(got[1199], vectors[1199])
-    assert ExactVectors(db, 9).fetch([rows[i] for i in ids[:3]], ids[:3]) == {}  # a blob of another width is not this model's
+    assert ExactVectors(db, "m", 9).fetch([rows[i] for i in ids[:3]], ids[:3]) == {}  # a blob of another width is not this model's
     # a rowid a sync gave to another vector is not taken for the one that was there
-    assert ExactVectors(db, 8).fetch([rows["n0.md#0"]], ["n0.md#5"]) == {}
+    assert ExactVectors(db, "m", 8).fetch([rows["n0.md#0"]], ["n0.md#5"]) == {}
+    # nor one that now holds another model's vector of the same id (an embedder of the same width)
+    with db:
+        db.execute("UPDATE vectors SET model = 'other' WHERE id = 'n0.md#3'")
+    assert ExactVectors(db, "m", 8).fetch([rows["n0.md#3"]], ["n0.md#3"]) == {}

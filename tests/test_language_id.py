@@ -97,13 +97,14 @@ def test_unwritable_cache_still_identifies(tmp_path, stock) -> None:
     assert ident.rank(TEXTS[2]) == stock.rank(TEXTS[2])
 
 
-def test_out_of_range_values_fall_back_to_py3langid(tmp_path, stock, monkeypatch) -> None:
-    language_id.load(tmp_path)
+def test_values_damaged_after_opening_fall_back_to_py3langid(tmp_path, stock, monkeypatch) -> None:
+    monkeypatch.setattr(language, "_identifier", language_id.load(tmp_path))
     path = folder_of(tmp_path) / "nextmove.npy"
     bad = np.load(path)
-    bad[:] = np.iinfo(bad.dtype).max  # every transition leaves the table: fits, but cannot be walked
-    np.save(path, bad)
-    monkeypatch.setattr(language, "_identifier", language_id.load(tmp_path))
+    bad[:] = np.iinfo(bad.dtype).max  # every transition leaves the table: same size, cannot be walked
+    with open(path, "r+b") as f:  # in place: the open identifier reads the new bytes
+        f.seek(os.path.getsize(path) - bad.nbytes)
+        f.write(bad.tobytes())
     assert language.ranked(TEXTS[1]) == [(lang, float(p)) for lang, p in stock.rank(TEXTS[1])]
     assert isinstance(language._identifier, LanguageIdentifier)
     assert not isinstance(language._identifier.tk_nextmove, FileArray)
@@ -125,3 +126,58 @@ def test_file_array_reads_rows_and_items(tmp_path) -> None:
     np.save(tmp_path / "o.npy", np.array(["x"], dtype=object), allow_pickle=True)
     with pytest.raises(ValueError):
         FileArray(tmp_path / "o.npy")
+
+
+@pytest.mark.parametrize("damage", ["classes list", "classes number", "empty pc", "npz row", "huge shape",
+                                    "uint64 nextmove", "complex nextmove", "uint8 nextmove", "nan pc",
+                                    "zero ptc", "fifo", "folder is a file"])
+def test_any_damage_to_the_prepared_files_is_caught_and_written_again(tmp_path, stock, damage) -> None:
+    """Damage of every kind (torn, zeroed, retyped, reshaped, not a file) is found at open, through the
+    CRC-32 written with the files or the layout checks, and the folder is prepared again."""
+    language_id.load(tmp_path)
+    folder = folder_of(tmp_path)
+    nextmove = np.load(folder / "nextmove.npy")
+    if damage == "classes list":
+        (folder / "classes.json").write_text("[]")
+    elif damage == "classes number":
+        (folder / "classes.json").write_text('{"format": 1, "classes": 5, "crc32": {}}')
+    elif damage == "empty pc":
+        (folder / "pc.npy").write_bytes(b"")
+    elif damage == "npz row":
+        np.savez(folder / "row.npy", a=np.zeros(3))
+    elif damage == "huge shape":
+        (folder / "ptc.npy").write_bytes(b"\x93NUMPY\x01\x00v\x00{'descr': '<f2', 'fortran_order': False, "
+                                         b"'shape': (2, 1000000000000000000000000000000), }".ljust(118) + b"\n")
+    elif damage == "uint64 nextmove":
+        np.save(folder / "nextmove.npy", nextmove.astype(np.uint64))
+    elif damage == "complex nextmove":
+        np.save(folder / "nextmove.npy", nextmove.astype(np.complex64))
+    elif damage == "uint8 nextmove":
+        np.save(folder / "nextmove.npy", (nextmove % 256).astype(np.uint32))
+    elif damage == "nan pc":
+        np.save(folder / "pc.npy", np.full(len(np.load(folder / "pc.npy")), np.nan, np.float32))
+    elif damage == "zero ptc":
+        path = folder / "ptc.npy"
+        size = os.path.getsize(path)
+        with open(path, "r+b") as f:
+            f.seek(200)
+            f.write(b"\0" * (size - 200))
+    elif damage == "fifo":
+        (folder / "nextmove.npy").unlink()
+        os.mkfifo(folder / "nextmove.npy")
+    else:
+        import shutil
+
+        shutil.rmtree(folder)
+        folder.write_text("a file where the folder was")
+    ident = language_id.load(tmp_path)
+    assert ident.rank(TEXTS[1]) == stock.rank(TEXTS[1])
+    assert isinstance(ident.tk_nextmove, FileArray)  # prepared again, not left in memory
+    assert not [p for p in folder.parent.iterdir() if ".old-" in p.name or ".tmp-" in p.name]
+
+
+def test_a_file_cut_short_under_a_running_identifier_falls_back(tmp_path, stock, monkeypatch) -> None:
+    monkeypatch.setattr(language, "_identifier", language_id.load(tmp_path))
+    assert language.ranked(TEXTS[0])[0][0] == "en"
+    os.truncate(folder_of(tmp_path) / "nextmove.npy", 128)
+    assert language.ranked(TEXTS[1]) == [(lang, float(p)) for lang, p in stock.rank(TEXTS[1])]

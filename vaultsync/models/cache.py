@@ -61,15 +61,23 @@ def staging(folder: Path) -> Iterator[Path]:
     try:
         yield tmp
         trash = None
-        if folder.exists():
+        if folder.exists() or folder.is_symlink():
             trash = folder.parent / f".{folder.name}.old-{uuid.uuid4().hex[:8]}"
             os.replace(folder, trash)
         os.replace(tmp, folder)
         if trash is not None:
-            shutil.rmtree(trash, ignore_errors=True)
+            _remove(trash)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _remove(path: Path) -> None:
+    """Delete a folder, or a file or link that stood where a folder belongs."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def sweep(models_root: Path) -> None:

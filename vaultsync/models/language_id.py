@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from vaultsync.models import cache
-from vaultsync.models.file_array import FileArray
+from vaultsync.models.file_array import FileArray, crc32_file, regular_file
 from vaultsync.models.manifest import sha256_file
 from vaultsync.settings import cache_root
 
@@ -42,9 +42,10 @@ def model_file() -> Path:
 
 
 def load(cache_dir: str | os.PathLike[str] | None = None) -> Any:
-    """py3langid's identifier with normalised probabilities, over memory-mapped arrays.
+    """py3langid's identifier with normalised probabilities, over the prepared arrays.
 
-    Prepares the arrays on first use (best effort: when the cache cannot be written, the
+    Prepares the arrays on first use, and again when a file no longer matches the CRC-32 written
+    with it or the arrays do not fit together (best effort: when the cache cannot be written, the
     identifier is built from py3langid's own loader, in memory, as before).
 
     Args:
@@ -56,7 +57,7 @@ def load(cache_dir: str | os.PathLike[str] | None = None) -> Any:
     folder = cache_root(cache_dir) / "models" / f"py3langid-{sha256_file(source)[:12]}"
     try:
         arrays = _open(folder)
-    except (OSError, ValueError, KeyError):
+    except Exception:  # noqa: BLE001 - any damage: prepare again
         arrays = None
     if arrays is None:
         arrays = _prepare(source, folder)
@@ -81,9 +82,11 @@ def _prepare(source: Path, folder: Path) -> tuple[Any, ...]:
         with cache.build_lock(folder), cache.staging(folder) as tmp:
             for name in _ARRAYS:
                 np.save(tmp / f"{name}.npy", arrays[name], allow_pickle=False)
-            (tmp / "classes.json").write_text(json.dumps({"format": _FORMAT, "classes": classes}), encoding="utf-8")
+            crc = {name: crc32_file(tmp / f"{name}.npy") for name in _ARRAYS}
+            (tmp / "classes.json").write_text(json.dumps({"format": _FORMAT, "classes": classes, "crc32": crc}),
+                                              encoding="utf-8")
         opened = _open(folder)
-    except (OSError, ValueError, KeyError, TimeoutError):
+    except Exception:  # noqa: BLE001 - an unwritable or contested cache: the arrays in memory
         opened = None
     if opened is not None:
         return opened
@@ -92,21 +95,26 @@ def _prepare(source: Path, folder: Path) -> tuple[Any, ...]:
 
 def _open(folder: Path) -> tuple[Any, ...] | None:
     """The prepared arrays of ``folder`` (the two large ones as :class:`FileArray`), or None when it
-    holds none. Raises ``ValueError`` (or ``OSError``/``KeyError``) when the files do not fit together."""
+    holds none. Raises (``ValueError`` and others) when a file is damaged or they do not fit together."""
     meta_path = folder / "classes.json"
     if not meta_path.is_file():
         return None
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    if meta.get("format") != _FORMAT:
+    meta = json.loads(regular_file(meta_path).read_text(encoding="utf-8"))
+    if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
         raise ValueError("unknown layout")
-    classes = meta["classes"]
+    classes, crc = meta["classes"], meta["crc32"]
+    if not isinstance(classes, list) or not all(isinstance(c, str) for c in classes):
+        raise ValueError("classes is not a list of names")
+    if any(crc32_file(folder / f"{name}.npy") != crc[name] for name in _ARRAYS):
+        raise ValueError("a file changed after it was written")
     ptc, nextmove = FileArray(folder / "ptc.npy"), FileArray(folder / "nextmove.npy")
-    pc, row, output = (np.load(folder / f"{name}.npy", allow_pickle=False) for name in ("pc", "row", "output"))
+    pc, row, output = (np.load(regular_file(folder / f"{name}.npy"), allow_pickle=False)
+                       for name in ("pc", "row", "output"))
     fits = (
-        len(ptc.shape) == 2 and ptc.shape[1] == len(classes) == len(pc) and ptc.dtype.kind == "f"
-        and len(nextmove.shape) == 1 and nextmove.shape[0] % 256 == 0 and nextmove.dtype.kind == "u"
+        len(ptc.shape) == 2 and ptc.shape[1] == len(classes) == len(pc) and ptc.dtype == np.float16
+        and len(nextmove.shape) == 1 and nextmove.shape[0] % 256 == 0 and nextmove.dtype in (np.uint16, np.uint32)
         and row.ndim == output.ndim == 1 and len(output) == len(row) and row.dtype == np.uint32
-        and output.dtype == np.int32 and all(isinstance(c, str) for c in classes)
+        and output.dtype == np.int32 and pc.dtype == np.float32
     )
     if not fits:
         raise ValueError("arrays do not fit together")

@@ -27,6 +27,7 @@ from tokenizers import Encoding, Tokenizer
 
 from vaultsync.models import cache
 from vaultsync.models.compact_tokenizer import CompactTokenizer, mismatches, write_unigram_data
+from vaultsync.models.file_array import crc32_file, regular_file
 from vaultsync.models.manifest import sha256_file
 from vaultsync.settings import cache_root
 
@@ -102,7 +103,7 @@ def load(tokenizer_json: Path, cache_dir: str | os.PathLike[str] | None = None) 
     folder = cache_root(cache_dir) / "models" / "pair-tokenizers" / sha256_file(tokenizer_json)[:12]
     try:
         return _open(folder)
-    except (OSError, ValueError, KeyError, TypeError):
+    except Exception:  # noqa: BLE001 - missing or damaged: check again
         pass
     tok = Tokenizer.from_file(str(tokenizer_json))
     rust = RustPairs(tok)  # (turns the tokenizer's own truncation off: the check compares whole texts)
@@ -114,21 +115,26 @@ def load(tokenizer_json: Path, cache_dir: str | os.PathLike[str] | None = None) 
                     rust.pairs(q, [p], budget, limit) != compact.pairs(q, [p], budget, limit)
                     for q, p in _CHECK_PAIRS for budget, limit in ((3, 9), (8, 32), (512, 512))):
                 raise ValueError("the compact tokenizer does not agree")
-            (tmp / "pairs.json").write_text(json.dumps({"format": _FORMAT, "pad_id": rust.pad_id,
-                                                        "max_length": rust.max_length}), encoding="utf-8")
+            (tmp / "pairs.json").write_text(json.dumps({
+                "format": _FORMAT, "pad_id": rust.pad_id, "max_length": rust.max_length,
+                "crc32": crc32_file(tmp / "unigram.npz")}), encoding="utf-8")
         return _open(folder)
-    except (OSError, ValueError, KeyError, TypeError, TimeoutError):
+    except Exception:  # noqa: BLE001 - no agreement, or an unwritable cache: tokenizers
         return rust
 
 
 def _open(folder: Path) -> CompactPairs:
-    """The checked compact pair tokenizer of ``folder``. Raises ``OSError``/``ValueError``/``KeyError``."""
-    meta: dict[str, Any] = json.loads((folder / "pairs.json").read_text(encoding="utf-8"))
-    if meta.get("format") != _FORMAT:
+    """The checked compact pair tokenizer of ``folder``. Raises (``ValueError`` and others) when a
+    file is missing, damaged (its CRC-32 differs from the one written with it) or malformed."""
+    meta: dict[str, Any] = json.loads(regular_file(folder / "pairs.json").read_text(encoding="utf-8"))
+    if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
         raise ValueError("unknown layout")
-    limit = meta["max_length"]
-    return CompactPairs(CompactTokenizer(folder / "unigram.npz"), int(meta["pad_id"]),
-                        None if limit is None else int(limit))
+    pad_id, limit = meta["pad_id"], meta["max_length"]
+    if type(pad_id) is not int or not (limit is None or (type(limit) is int and limit > 0)):
+        raise ValueError("malformed pad id or length limit")
+    if crc32_file(folder / "unigram.npz") != meta["crc32"]:
+        raise ValueError("unigram.npz changed after it was checked")
+    return CompactPairs(CompactTokenizer(folder / "unigram.npz"), pad_id, limit)
 
 
 def _truncate(enc: Encoding, n: int) -> None:

@@ -10,6 +10,7 @@ per-token vectors, so late-interaction rerankers cannot use it.
 from __future__ import annotations
 
 import base64
+import contextlib
 import importlib.util
 import json
 import os
@@ -25,7 +26,7 @@ import numpy as np
 from vaultsync.models import cache
 from vaultsync.models import manifest as manifests
 from vaultsync.models.base import Kind, check_texts
-from vaultsync.models.file_array import FileArray
+from vaultsync.models.file_array import FileArray, regular_file
 from vaultsync.models.manifest import sha256_file
 
 
@@ -125,27 +126,30 @@ def _read_table_from_file(backend: Any, path: Path | None) -> None:
     table = getattr(backend, "table", None)
     if path is None or not isinstance(table, np.ndarray):
         return
-    try:
+    tmp = path.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")
+    try:  # this runs in the warm-up thread: nothing may escape it
         try:
             same = _same_array(path, table)
-        except (OSError, ValueError):
+        except Exception:  # noqa: BLE001 - missing, damaged or not a file: written again
             same = False
         if not same:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")
             with open(tmp, "wb") as f:
                 np.save(f, table, allow_pickle=False)
             os.replace(tmp, path)
             if not _same_array(path, table):
                 return
         backend.table = FileArray(path)
-    except (OSError, ValueError):
+    except Exception:  # noqa: BLE001 - an unwritable cache: the table stays in memory
         return
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 def _same_array(path: Path, table: np.ndarray) -> bool:
-    """Whether the ``.npy`` file at ``path`` holds exactly ``table`` (read through a short-lived map)."""
-    on_disk = np.load(path, mmap_mode="r", allow_pickle=False)
+    """Whether the regular ``.npy`` file at ``path`` holds exactly ``table`` (read through a short-lived map)."""
+    on_disk = np.load(regular_file(path), mmap_mode="r", allow_pickle=False)
     try:
         return on_disk.shape == table.shape and on_disk.dtype == table.dtype and bool(np.array_equal(on_disk, table))
     finally:

@@ -33,21 +33,21 @@ class ExactVectors:
 
     BATCH = 500  # rowids per statement (well under SQLite's variable limit)
 
-    def __init__(self, db: sqlite3.Connection, dim: int) -> None:
-        self.db, self.dim = db, dim
+    def __init__(self, db: sqlite3.Connection, model: str, dim: int) -> None:
+        self.db, self.model, self.dim = db, model, dim
 
     def fetch(self, rowids: Sequence[int], ids: Sequence[str]) -> dict[int, np.ndarray]:
-        """Position in ``rowids`` → float32 [dim] vector, for the rows that still hold the vector of
-        the id at the same position (a sync may have deleted a row, or reused its rowid)."""
+        """Position in ``rowids`` → float32 [dim] vector, for the rows that still hold this model's vector
+        of the id at the same position (a sync may have deleted a row, or reused its rowid)."""
         want = {int(r): (j, vid) for j, (r, vid) in enumerate(zip(rowids, ids))}
         keys = list(want)
         out: dict[int, np.ndarray] = {}
         for i in range(0, len(keys), self.BATCH):
             part = keys[i:i + self.BATCH]
-            sql = f"SELECT rowid, id, vector FROM vectors WHERE rowid IN ({','.join('?' * len(part))})"
-            for rowid, vid, blob in self.db.execute(sql, part):
+            sql = f"SELECT rowid, model, id, vector FROM vectors WHERE rowid IN ({','.join('?' * len(part))})"
+            for rowid, model, vid, blob in self.db.execute(sql, part):
                 j, expected = want[rowid]
-                if vid == expected and len(blob) == 4 * self.dim:
+                if vid == expected and model == self.model and len(blob) == 4 * self.dim:
                     out[j] = np.frombuffer(blob, "<f4")
         return out
 
@@ -217,7 +217,7 @@ def load_leg(db: sqlite3.Connection, name: str, embedder: QueryEmbedder, info: d
             keeps its lookups from queueing behind BM25 on a shared connection.
     """
     model, dim = info.get("id", getattr(embedder, "model_id", "")), int(info.get("dim") or embedder.dim)
-    exact = ExactVectors(exact_db or db, dim)
+    exact = ExactVectors(exact_db or db, model, dim)
     # v.path (written with the chunk's own path) keeps the chunks lookup inside its id index: reading
     # each chunk row for c.path took 0.47 s instead of 0.30 s a model at 45,000 chunks (6.6 s uncached)
     rowids, paths, chunks = read_vectors(

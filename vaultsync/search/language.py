@@ -14,7 +14,7 @@ language; below :data:`MIN_LETTERS` letters the answer is "cannot tell" (None) a
 caller keeps its old behaviour.
 
 The model loads lazily on the first ambiguous query, from arrays prepared once in the model
-cache (:mod:`vaultsync.models.language_id`: ~20 ms and ~9 MB, instead of 0.7 s and 75 MB for
+cache (:mod:`vaultsync.models.language_id`: ~30 ms and ~9 MB, instead of 0.7 s and 75 MB for
 py3langid's own loader), and stays for the life of the process; a query decided by its script
 never loads it.
 """
@@ -93,12 +93,12 @@ def warm_up() -> None:
 def ranked(text: str) -> list[tuple[str, float]]:
     """Every language of the model with its probability for ``text``, best first.
 
-    A prepared model whose files were damaged after preparing (a lookup out of range, a read
-    error) is given up for py3langid's own, loaded in memory, for the rest of the process."""
+    A prepared model whose files were damaged after it was opened (a lookup out of range, a file cut
+    short, any error) is given up for py3langid's own, loaded in memory, for the rest of the process."""
     global _identifier
     try:
         return [(lang, float(p)) for lang, p in identifier().rank(text)]
-    except (IndexError, ValueError, OSError):
+    except Exception:  # noqa: BLE001 - damaged under us: py3langid's own loader
         from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
         with _lock:
