@@ -67,7 +67,7 @@ def load(cache_dir: str | os.PathLike[str] | None = None) -> Any:
 
 def _prepare(source: Path, folder: Path) -> tuple[Any, ...]:
     """Decode ``source`` with py3langid's loader and write its arrays into ``folder``; the arrays
-    themselves (memory-mapped from the written files when writing worked)."""
+    themselves (read from the written files when writing worked, else in memory)."""
     from py3langid.modelio import load_model
 
     ptc, pc, classes, nextmove, row, output = load_model(source)

@@ -57,11 +57,12 @@ class VectorIndex:
 
     Each row is stored as int8 codes with one float32 scale (symmetric scalar quantisation:
     ``code = round(x / s)``, ``s = max|x| / 127``), a quarter of float32's memory. A search scores every
-    row from its codes (~5 ms for 45,000 × 384 on one core, against 3.5 ms for float32), keeps the best ``limit`` rows and a margin (``POOL_EXTRA``), and scores those again with their exact
-    float32 vectors (:class:`ExactVectors`). The answer is exact search's unless a row of the exact top
-    ``limit`` scored below the pool on its codes (a cosine's code error is ~1e-3; recall@20 against
-    exact search is measured by ``bench/bench_ann.py``). A row the table no longer holds (a sync removed
-    it after this reader loaded) keeps its code score.
+    row from its codes (~5 ms for 45,000 × 384 on one core, against 3.5 ms for float32), keeps the best
+    ``limit`` rows and a margin (``POOL_EXTRA``), and scores those again with their exact float32 vectors
+    (:class:`ExactVectors`). The answer is exact search's unless a row of the exact top ``limit`` scored
+    below the pool on its codes (a cosine's code error is ~1e-3; recall against exact search is
+    measured by ``bench/bench_int8.py``, ADR-0085). A row the table no longer holds (a sync removed it
+    after this reader loaded) keeps its code score.
 
     Args:
         rowids: int64 [n] SQLite rowids (chunks), or positions (names).
