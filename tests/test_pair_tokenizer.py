@@ -4,6 +4,7 @@ check runs once, its result is cached, and any other tokenizer keeps ``tokenizer
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -74,7 +75,8 @@ def test_an_unwritable_cache_keeps_tokenizers(tmp_path: Path) -> None:
     assert isinstance(rust, RustPairs) and rust.pairs("a query", ["a passage"], 10, 40)[0][0][0] == 0
 
 
-@pytest.mark.parametrize("damage", ["flipped byte", "truncated", "meta list", "huge pad id", "negative limit"])
+@pytest.mark.parametrize("damage", ["flipped byte", "truncated", "meta list", "huge pad id", "negative limit",
+                                    "fifo npz", "fifo meta", "npz is a folder"])
 def test_a_damaged_cached_check_is_run_again(tmp_path: Path, damage: str) -> None:
     first = pair_tokenizer.load(SHIPPED, tmp_path)
     want = first.pairs("how do we rotate keys?", ["Rotate the signing keys."], 10, 40)
@@ -86,6 +88,13 @@ def test_a_damaged_cached_check_is_run_again(tmp_path: Path, damage: str) -> Non
         npz.write_bytes(bytes(data))
     elif damage == "truncated":
         npz.write_bytes(npz.read_bytes()[:5000])
+    elif damage in ("fifo npz", "fifo meta"):  # a pipe would block a search that opened it
+        target = npz if damage == "fifo npz" else meta
+        target.unlink()
+        os.mkfifo(target)
+    elif damage == "npz is a folder":
+        npz.unlink()
+        npz.mkdir()
     else:
         doc = json.loads(meta.read_text())
         doc = [] if damage == "meta list" else {**doc, **({"pad_id": 1e400} if damage == "huge pad id" else {"max_length": -5})}

@@ -12,6 +12,9 @@ format (``{"id", "query", "relevant", "lang", "category", "scope"?}``), split by
 * ``impossible``: SQuAD 2.0 / Molweni unanswerable questions: nothing in the vault is relevant
   (a few may be answered by another paragraph: noisy, as the README says).
 * ``off-scope``: an answerable question searched in another article's folder: nothing relevant.
+* ``off-scope-near``: the same, in the folder of its own collection whose words overlap the question
+  most (IDF-weighted): a scope that looks right but does not hold the answer, as a question about
+  one conversation asked in another does.
 * ``off-vault``: JSQuAD, CMRC 2018, DRCD and ARCD questions, whose passages are not in the vault.
 """
 
@@ -21,9 +24,11 @@ import argparse
 import gzip
 import hashlib
 import json
+import math
 import random
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -80,14 +85,18 @@ def build(qa: Path, out: Path, seed: int = 7) -> dict[str, int]:
             q["scope"] = scope + "/"
         queries[side].append(q)
 
+    nearest = _nearest_folder(note_of)
     for name, rows in rows_by_source.items():
         for r in rows:
             passage = english_of.get(r["id"], r["passage"]) if name == "xquad" else r["passage"]
             if r["kind"] == "gold" and passage in note_of:
                 add(r, "gold", [note_of[passage]])
+                here = note_of[passage].rsplit("/", 1)[0]
                 if rng.random() < 0.25:  # the same question where it has no answer
-                    here = note_of[passage].rsplit("/", 1)[0]
                     add(r, "off-scope", [], rng.choice([f for f in folders if f != here and f.startswith("squad")]))
+                near = nearest(r["query"], here)
+                if near and rng.random() < 0.25:
+                    add(r, "off-scope-near", [], near)
             elif r["kind"] == "squad2_impossible":
                 add(r, "impossible", [])
     for name in OFF_VAULT:
@@ -105,8 +114,35 @@ def build(qa: Path, out: Path, seed: int = 7) -> dict[str, int]:
     return dict(counts)
 
 
-SAMPLE = {"train": {"gold": 2400, "off-scope": 700, "impossible": 500, "off-vault": 400},
-          "heldout": {"gold": 1600, "off-scope": 450, "impossible": 350, "off-vault": 400}}
+SAMPLE = {"train": {"gold": 2400, "off-scope": 700, "off-scope-near": 500, "impossible": 500, "off-vault": 400},
+          "heldout": {"gold": 1600, "off-scope": 450, "off-scope-near": 350, "impossible": 350, "off-vault": 400}}
+NEAR_GROUPS = ("squad", "molweni")  # collections of many folders on one kind of text
+WORD = re.compile(r"\w{4,}")
+
+
+def _nearest_folder(note_of: dict[str, str]) -> Callable[[str, str], str | None]:
+    """``nearest(question, its folder)``: the other folder of the same collection whose words cover the
+    question's most, each word weighted by its IDF over folders; None outside :data:`NEAR_GROUPS` or
+    when no folder shares a word."""
+    words: dict[str, set[str]] = defaultdict(set)
+    for passage, path in note_of.items():
+        words[path.rsplit("/", 1)[0]].update(w.casefold() for w in WORD.findall(passage))
+    df: dict[str, int] = defaultdict(int)
+    for vocab in words.values():
+        for w in vocab:
+            df[w] += 1
+
+    def nearest(question: str, here: str) -> str | None:
+        group = here.split("/", 1)[0]
+        if group not in NEAR_GROUPS:
+            return None
+        asked = {w.casefold() for w in WORD.findall(question)}
+        scored = [(sum(math.log(len(words) / df[w]) for w in asked & vocab), folder)
+                  for folder, vocab in words.items() if folder != here and folder.startswith(group + "/")]
+        best = max(scored, default=(0.0, None))
+        return best[1] if best[0] > 0 else None
+
+    return nearest
 
 
 def _sample(rows: list[dict[str, Any]], quota: dict[str, int]) -> list[dict[str, Any]]:

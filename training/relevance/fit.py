@@ -34,8 +34,8 @@ def load(path: Path) -> list[dict[str, Any]]:
 # without them 0.001, with held-out calibration error 0.008 and the same recall (ADR-0034).
 HEADS = {
     "dense": ("dense_cos", "dense_note", "dense2_cos", "dense2_on", "coverage", "chunk_coverage", "cross_dense",
-              "n_units"),
-    "bm25": ("coverage", "chunk_coverage", "n_units"),
+              "n_units", "filtered_out"),
+    "bm25": ("coverage", "chunk_coverage", "n_units", "filtered_out"),
 }
 assert all(f in FEATURES for head in HEADS.values() for f in head)
 

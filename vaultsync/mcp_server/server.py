@@ -90,8 +90,9 @@ def build_server(root: Path) -> MCPServer:
         include_superseded: Annotated[bool, Field(description="also superseded notes")] = False,
         min_confidence: Annotated[float | None, Field(ge=0, le=1, description="hide notes below (default 0.5)")]
         = None,
-        min_relevance: Annotated[float | None, Field(ge=0, le=1, description="return nothing below this calibrated "
-                                                    "relevance (default 0.015); an empty list means nothing relevant")]
+        min_relevance: Annotated[float | None, Field(ge=0, le=1, description="answer only when the best hit "
+                                                    "reaches this calibrated relevance (default 0.015); an empty list "
+                                                    "means nothing relevant")]
         = None,
         rerank: Annotated[str | None, Field(description="none, maxsim or cross-encoder (default from config)")]
         = None,

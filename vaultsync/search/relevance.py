@@ -31,7 +31,7 @@ FEATURES = (
     "dense_cos", "dense_gap", "dense_note", "dense_rr",
     "dense2_cos", "dense2_gap", "dense2_on",
     "coverage", "chunk_coverage", "bm25_chunk_rr", "bm25_note_rr",
-    "position_rr", "cross_dense", "n_units",
+    "position_rr", "cross_dense", "n_units", "filtered_out",
 )
 
 

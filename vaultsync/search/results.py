@@ -41,8 +41,8 @@ class Hit:
 class SearchResult:
     """Hits plus what the caller should know (stale index, token counting, timings).
 
-    ``min_relevance``: the floor every hit passed; ``best_rejected``: when nothing passed it, the
-    best candidate it turned away (``chunk_id``, ``path``, ``relevance``), else None. ``hidden``:
+    ``min_relevance``: the floor the best hit reached; ``best_rejected``: when it did not, the
+    best candidate turned away (``chunk_id``, ``path``, ``relevance``), else None. ``hidden``:
     the matching notes the filters removed (:func:`vaultsync.search.hidden.hidden_matches`):
     ``{"count", "by_reason", "notes": [{"path", "memory_id", "reason", "show_with"}]}``.
     """

@@ -222,6 +222,57 @@ def short_term_frequency(db: sqlite3.Connection, term: str, limit: int) -> int:
     return hits
 
 
+# How many matching rows one unit may read to find one the search may return (past it: counted as found).
+SEARCHABLE_SCAN = 2000
+
+
+def searchable(db: sqlite3.Connection, unit: str, allowed: set[str] | None, scope: str | None) -> bool:
+    """``unit`` occurs in a note the search may return: one of ``allowed`` (None: any) under ``scope``.
+
+    Long units are matched in ``notes_fts`` (trigram phrase), short ones in the chunks' text as
+    :func:`contains` does. At most :data:`SEARCHABLE_SCAN` matching rows are read; a unit that
+    common is taken as found, so a filter can only ever be blamed on evidence."""
+    where, params = "", []
+    if scope:
+        where, params = " AND substr(path, 1, ?) = ?", [len(scope), scope]
+    if len(unit) < 3:
+        rows = db.execute(f"SELECT path, norm FROM chunks WHERE instr(norm, ?) > 0{where} LIMIT ?",
+                          (unit, *params, SEARCHABLE_SCAN))
+        matches = (p for p, norm in rows if contains(norm, unit))
+    else:
+        rows = db.execute(f"SELECT path FROM notes_fts WHERE notes_fts MATCH ?{where} LIMIT ?",
+                          (fts_string(unit), *params, SEARCHABLE_SCAN))
+        matches = (p for (p,) in rows)
+    seen = 0
+    for path in matches:
+        seen += 1
+        if allowed is None or path in allowed:
+            return True
+    return seen >= SEARCHABLE_SCAN
+
+
+def filtered_out_share(db: sqlite3.Connection, units: Sequence[tuple[str, int, float]], allowed: set[str] | None,
+                       scope: str | None, notes: int) -> float:
+    """How much of the query only filtered-out notes hold, in [0, 1] (ADR-0088).
+
+    Of the query's informative units (``(unit, df, weight)``) that the vault holds, the weighted share
+    that no note the search may return holds; units absent from the vault are coverage's business (a
+    query in another language). Each missing unit counts by how surprising its absence is,
+    ``1 - (1 - a/notes)^df``, about the chance that ``a = len(allowed)`` notes drawn at random from
+    ``notes`` would hold one of its ``df``: a name held by a whole other folder counts fully, a rare
+    word that a small scope lacks by chance counts little. ``allowed`` is what
+    :func:`vaultsync.search.rows.allowed_paths` gives (None: no filter, so 0); ``scope`` narrows the
+    scan. Near 1 when the query names what only notes outside ``--scope``/``--type``/``--tag``, or
+    hidden ones, hold."""
+    total = sum(w for _, df, w in units if df > 0)
+    if total <= 0 or allowed is None or notes <= 0:
+        return 0.0
+    share, left_out = min(len(allowed) / notes, 1.0), notes - len(allowed)
+    # df > left_out: some searchable note must hold the unit, no scan needed (a few hidden notes: most units)
+    return sum(w * (1.0 - (1.0 - share) ** df) for u, df, w in units
+               if 0 < df <= left_out and not searchable(db, u, allowed, scope)) / total
+
+
 def contains(norm: str, unit: str) -> bool:
     """``unit`` occurs in ``norm``: as a substring, or as a whole word when it is ASCII and under 3 characters."""
     if len(unit) < 3 and unit.isascii():

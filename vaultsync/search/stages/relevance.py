@@ -20,7 +20,7 @@ from typing import Any
 from vaultsync.search.candidates import Candidates, Context
 from vaultsync.search.relevance import RelevanceModel, unit_coverage
 from vaultsync.search.rows import chunk_rows
-from vaultsync.search.weights import contains, informative_units
+from vaultsync.search.weights import contains, filtered_out_share, informative_units, unit_frequencies
 
 
 def relevance(ctx: Context, cands: Candidates) -> Candidates:
@@ -67,6 +67,8 @@ def chunk_features(ctx: Context, cands: Candidates, rowids: list[int],
     """Feature rows (feature name → value) of ``rowids`` (in ranked order; ``rows_of`` their rows)."""
     units = informative_units(ctx.index.db, ctx.query)
     coverage = unit_coverage(units, lambda _u, df: df > 0)
+    filtered_out = filtered_out_share(ctx.index.db, units, ctx.allowed, ctx.opts.scope,
+                                      unit_frequencies(ctx.index.db, ctx.query)[1])
     out: dict[int, dict[str, float]] = {}
     rank_in = {name: {c.rowid: c.rank for c in found} for name, found in cands.chunk_legs.items()}
     note_rank = {name: {p: i for i, p in enumerate(scores)} for name, scores in cands.note_legs.items()}
@@ -76,6 +78,7 @@ def chunk_features(ctx: Context, cands: Candidates, rowids: list[int],
         row = rows_of[rowid]
         norm, path = row["norm"], row["path"]
         f: dict[str, float] = {"coverage": coverage, "position_rr": 1.0 / (pos + 1), "n_units": min(len(units), 10) / 10,
+                               "filtered_out": filtered_out,
                                "chunk_coverage": unit_coverage(units, lambda u, _df, n=norm: contains(n, u))}
         for name in ("bm25", "dense", "dense2"):
             if name in rank_in and rowid in rank_in[name]:
