@@ -29,6 +29,6 @@ def relevance_cut(hits: Sequence[Hit], min_relevance: float, relative_cut: float
         return list(hits), None
     best = max(scored)
     if best < min_relevance:
-        top = max(hits, key=lambda h: h.relevance or 0.0)
+        top = max((h for h in hits if h.relevance is not None), key=lambda h: h.relevance or 0.0)
         return [], {"chunk_id": top.chunk_id, "path": top.path, "relevance": top.relevance}
     return [h for h in hits if h.relevance is None or h.relevance >= relative_cut * best], None
