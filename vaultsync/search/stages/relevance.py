@@ -30,21 +30,24 @@ def relevance(ctx: Context, cands: Candidates) -> Candidates:
         return cands
     model = models.pick(dense=any(name == "dense" for name, _ in ctx.legs))
     rowids = [r for r, _ in ranked]
-    features = chunk_features(ctx, cands, rowids, cands.rows)
+    filtered_out = filtered_out_share(ctx.index.db, informative_units(ctx.index.db, ctx.query), ctx.allowed,
+                                      ctx.opts.scope, unit_frequencies(ctx.index.db, ctx.query)[1])
+    features = chunk_features(ctx, cands, rowids, cands.rows, filtered_out)
     rows = [features[r] for r in rowids]
     probs = model.predict(rows)
     out: dict[int, float] = {}
     for rowid, row, p in zip(rowids, rows, probs, strict=True):
         out[rowid] = float(p)
         cands.traced(rowid)["relevance"] = {"p": round(float(p), 4), **{k: round(v, 4) for k, v in row.items()}}
-    for rowid, p in _inherited(ctx, cands, rowids, model).items():
+    for rowid, p in _inherited(ctx, cands, rowids, model, filtered_out).items():
         if p > out[rowid]:
             out[rowid] = p
             cands.traced(rowid)["relevance"]["inherited"] = round(p, 4)
     return replace(cands, relevance=out)
 
 
-def _inherited(ctx: Context, cands: Candidates, rowids: list[int], model: RelevanceModel) -> dict[int, float]:
+def _inherited(ctx: Context, cands: Candidates, rowids: list[int], model: RelevanceModel,
+               filtered_out: float) -> dict[int, float]:
     """Successor chunk rowid → the relevance of the best chunk of the superseded note it stands in for."""
     old_best: dict[int, int] = {}  # successor chunk → the old note's best chunk
     for rowid in rowids:
@@ -57,18 +60,17 @@ def _inherited(ctx: Context, cands: Candidates, rowids: list[int], model: Releva
     if not old_best:
         return {}
     rows = chunk_rows(ctx.index.db, sorted(set(old_best.values())))
-    features = chunk_features(ctx, cands, list(rows), rows)
+    features = chunk_features(ctx, cands, list(rows), rows, filtered_out)
     probs = dict(zip(rows, model.predict([features[r] for r in rows]), strict=True))
     return {succ: float(probs[old]) for succ, old in old_best.items() if old in probs}
 
 
 def chunk_features(ctx: Context, cands: Candidates, rowids: list[int],
-                   rows_of: dict[int, dict[str, Any]]) -> dict[int, dict[str, float]]:
-    """Feature rows (feature name → value) of ``rowids`` (in ranked order; ``rows_of`` their rows)."""
+                   rows_of: dict[int, dict[str, Any]], filtered_out: float) -> dict[int, dict[str, float]]:
+    """Feature rows (feature name → value) of ``rowids`` (in ranked order; ``rows_of`` their rows);
+    ``filtered_out`` is the query's (:func:`vaultsync.search.weights.filtered_out_share`), computed once."""
     units = informative_units(ctx.index.db, ctx.query)
     coverage = unit_coverage(units, lambda _u, df: df > 0)
-    filtered_out = filtered_out_share(ctx.index.db, units, ctx.allowed, ctx.opts.scope,
-                                      unit_frequencies(ctx.index.db, ctx.query)[1])
     out: dict[int, dict[str, float]] = {}
     rank_in = {name: {c.rowid: c.rank for c in found} for name, found in cands.chunk_legs.items()}
     note_rank = {name: {p: i for i, p in enumerate(scores)} for name, scores in cands.note_legs.items()}
