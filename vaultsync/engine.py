@@ -125,7 +125,10 @@ def open_searcher(repo: pygit2.Repository, config: Config, rerank: str | None = 
     if os.environ.get("VAULTSYNC_NO_VECTORS") != "1":
         from vaultsync.index.embedding import default_embedder
 
-        for i, name in enumerate(json.loads(meta.get("embed_models") or "{}")):
+        names = list(json.loads(meta.get("embed_models") or "{}"))
+        # secondaries first: USE reads its weights in a background thread, beside the primary's load
+        for i in sorted(range(len(names)), key=lambda i: i == 0):
+            name = names[i]
             if i == 0 and embedder is not None:
                 embedders[name] = embedder
                 continue
@@ -136,6 +139,7 @@ def open_searcher(repo: pygit2.Repository, config: Config, rerank: str | None = 
                 embedders[name] = default_embedder(config, name)
             except ImportError:
                 continue  # an optional embedder that is no longer installed: its leg is skipped
+        embedders = {name: embedders[name] for name in names if name in embedders}  # primary first
     embedder = next(iter(embedders.values()), None)
     spec = rerank if rerank is not None else default_rerank(config)
     reranker = load_reranker(spec, embedder, config) if embedder is not None or spec.startswith("cross") else None

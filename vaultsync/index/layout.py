@@ -3,7 +3,7 @@
 Per worktree (``<git dir>/vaultsync/``): ``index.sqlite``, ``lance/`` (chunk
 vectors), ``sync.lock``, ``dirty``, ``state.json``, ``progress.json`` (a long
 embedding run's progress), ``sqlite.verified`` (the SQLite files as the last sync
-left them) and ``hook.log``. Per
+left them), ``legs/`` (the dense legs' arrays, memory-mapped by searches) and ``hook.log``. Per
 repository (``<common git dir>/vaultsync/embeddings/``): the embedding cache, so
 linked worktrees and branches share embeddings.
 """

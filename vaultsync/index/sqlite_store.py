@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import unicodedata
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -238,7 +239,9 @@ class SqliteStore:
         Args:
             removed: note paths to delete (renamed-away paths included).
             records: notes to insert or replace, with their chunks and links.
-            meta: ``meta`` keys to write in the same transaction.
+            meta: ``meta`` keys to write in the same transaction. A change of chunks or vectors also
+                writes a fresh ``generation`` (random hex), the key of derived caches of those rows
+                (:mod:`vaultsync.search.leg_cache`).
             relinks: ``(resolved path, links.rowid)`` updates for links whose
                 target resolution changed because other notes came or went.
             vectors: model id → content hash → embedding (float32 ``[dim]`` array, or its
@@ -247,6 +250,8 @@ class SqliteStore:
             rerefs: ``(resolved path, refs.rowid)`` updates, as ``relinks`` for ``refs``.
         """
         vectors = vectors or {}
+        if removed or records or "generation" not in self.meta():
+            meta = {**meta, "generation": uuid.uuid4().hex}
         with self.transaction():
             gone = list(removed) + [r.path for r in records]
             for start in range(0, len(gone), 500):

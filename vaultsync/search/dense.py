@@ -1,7 +1,8 @@
 """Dense legs: one per embedder, exact cosine top-N over the index's chunk and note-name vectors.
 
 Vectors are L2-normalised, so cosine is a dot product. A leg's vectors are read from the index's
-SQLite file once and kept in memory as int8 codes, and each search's best rows are re-scored with
+SQLite file once and kept in memory as int8 codes (cached beside the index for the next process,
+:mod:`vaultsync.search.leg_cache`), and each search's best rows are re-scored with
 their float32 vectors from SQLite (:class:`VectorIndex`, :func:`load_leg`). Past ``index.ann_min_rows``
 vectors the leg is served by LanceDB's ANN index instead (:mod:`vaultsync.search.ann`).
 """
@@ -11,10 +12,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
+from vaultsync.search import leg_cache
 from vaultsync.search.bm25 import Candidate
 
 
@@ -209,27 +212,58 @@ class DenseLeg(NoteScoring):
 
 
 def load_leg(db: sqlite3.Connection, name: str, embedder: QueryEmbedder, info: dict[str, Any],
-             exact_db: sqlite3.Connection | None = None) -> DenseLeg | None:
+             exact_db: sqlite3.Connection | None = None, cache_dir: Path | None = None) -> DenseLeg | None:
     """The leg ``name`` of ``embedder`` (``info``: the index's ``embed_models`` entry, ``id`` and ``dim``),
     or None when the index holds no chunk vectors of that model.
 
     Args:
         exact_db: the connection that re-scores searches exactly (default ``db``); a leg of its own
             keeps its lookups from queueing behind BM25 on a shared connection.
+        cache_dir: where the leg's arrays are cached for the index's generation (:mod:`leg_cache`,
+            memory-mapped: a cold process skips reading SQLite); None: always read SQLite.
     """
     model, dim = info.get("id", getattr(embedder, "model_id", "")), int(info.get("dim") or embedder.dim)
     exact = ExactVectors(exact_db or db, model, dim)
+    generation = _generation(db) if cache_dir is not None else None
+    cached = leg_cache.load(cache_dir, model, generation, dim) if cache_dir and generation else None
+    if cached is None:
+        cached = _read_leg(db, model, dim)
+        if cache_dir and generation and _generation(db) == generation:  # no sync committed meanwhile
+            leg_cache.save(cache_dir, model, generation, dim, *cached)
+    a, s = cached
+    if not len(a["rowids"]):
+        return None
+    return DenseLeg(name, embedder, VectorIndex(a["rowids"], np.array(s["ids"], dtype=object), a["vector_rowids"],
+                                                a["codes"], a["scales"], exact),
+                    _shared(s["paths"]), s["name_paths"],
+                    VectorIndex(np.arange(len(s["name_paths"])), np.array(s["name_ids"], dtype=object),
+                                a["name_vector_rowids"], a["name_codes"], a["name_scales"], exact))
+
+
+def _generation(db: sqlite3.Connection) -> str | None:
+    row = db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    return row[0] if row else None
+
+
+def _shared(paths: list[str]) -> np.ndarray:
+    """``paths`` as an object array in which equal paths share one string."""
+    shared: dict[str, str] = {}
+    return np.array([shared.setdefault(p, p) for p in paths], dtype=object)
+
+
+def _read_leg(db: sqlite3.Connection, model: str, dim: int) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
+    """A leg's arrays read from SQLite, in :mod:`leg_cache`'s shape: numeric arrays and string lists."""
     # v.path (written with the chunk's own path) keeps the chunks lookup inside its id index: reading
     # each chunk row for c.path took 0.47 s instead of 0.30 s a model at 45,000 chunks (6.6 s uncached)
-    rowids, paths, chunks = read_vectors(
+    rowids, paths, (ids, vector_rowids, codes, scales) = read_vectors(
         db, "SELECT c.rowid, v.path, v.id, v.rowid, v.vector FROM vectors v JOIN chunks c ON c.id = v.id "
         "WHERE v.model = ? AND v.kind = 'chunk'", model, dim)
-    if not len(rowids):
-        return None
-    _, names, name_vectors = read_vectors(
+    _, names, (name_ids, name_vector_rowids, name_codes, name_scales) = read_vectors(
         db, "SELECT 0, path, id, rowid, vector FROM vectors WHERE model = ? AND kind = 'name'", model, dim)
-    return DenseLeg(name, embedder, VectorIndex(rowids, *chunks, exact), paths, list(names),
-                    VectorIndex(np.arange(len(names)), *name_vectors, exact))
+    return ({"rowids": rowids, "vector_rowids": vector_rowids, "codes": codes, "scales": scales,
+             "name_vector_rowids": name_vector_rowids, "name_codes": name_codes, "name_scales": name_scales},
+            {"ids": ids.tolist(), "paths": paths.tolist(), "name_ids": name_ids.tolist(),
+             "name_paths": names.tolist()})
 
 
 def read_vectors(db: sqlite3.Connection, sql: str, model: str,

@@ -68,7 +68,7 @@ class IndexHandles:
             if leg is None:  # each in-memory leg re-scores on a connection of its own (run beside BM25)
                 exact_db = sqlite3.connect(readonly_uri(db_path), uri=True, check_same_thread=False, timeout=10)
                 self._exact_dbs.append(exact_db)
-                leg = load_leg(self.db, name, embedder, models.get(name) or {}, exact_db)
+                leg = load_leg(self.db, name, embedder, models.get(name) or {}, exact_db, db_path.parent / "legs")
             if leg is not None:
                 self.legs.append(leg)
 
