@@ -143,6 +143,38 @@ def test_fm09_frontmatter_not_on_line_one_or_unclosed(vault, content, expected):
     assert not any("Heading" in line or "required" in line for line in lines)
 
 
+INVISIBLE = ["\u200b", "\ufeff", "\u2060", "\u200e", "\u00ad", "\u2063"]  # ZWSP, BOM, word joiner, LRM, SHY, sep
+
+
+@pytest.mark.parametrize("invisible", INVISIBLE)
+@pytest.mark.parametrize("where", ["before", "after", "both", "spaced", "line2"])
+def test_fm09_an_invisible_character_beside_the_opening_dashes_is_named(vault, invisible, where):
+    """An invisible character (Unicode Cf) around '---' hid the frontmatter: the YAML became body text,
+    or a type folder said "missing frontmatter" although '---' is visibly there."""
+    opener = {"before": f"{invisible}---", "after": f"---{invisible}", "both": f"{invisible}---{invisible}",
+              "spaced": f" {invisible} ---", "line2": f"{invisible}\n---"}[where]
+    if invisible == "\ufeff" and where in ("before", "both"):
+        opener = "\ufeff" + opener  # one BOM is the encoding's (FM-07); the second one is stray
+    vault.write(P, f"{opener}\nmemory_id: ADR-0005\ntitle: [unclosed\n---\nBody\n")
+    res = vault.check()
+    assert res.code == 1
+    line = 2 if where == "line2" else 1
+    col = {"before": 2, "both": 2, "spaced": 4}.get(where, 1)
+    (first,) = [x for x in res.lines if "FM003" in x]
+    assert first.startswith(f"{P}:{line}:{col}: FM003 ")
+    assert f"U+{ord(invisible):04X}" in first or where == "line2"
+    assert not any("FM012" in x or "missing frontmatter" in x for x in res.lines)
+
+
+@given(st.lists(st.sampled_from([" ", "\t", "\u00a0", "\u3000", *INVISIBLE]), min_size=1, max_size=4),
+       st.lists(st.sampled_from([" ", "\t", *INVISIBLE]), max_size=3))
+@settings(max_examples=60, deadline=None)
+def test_fm09_any_invisible_or_space_prefix_is_reported_on_line_one(before, after):
+    note = parse_text("n.md", "".join(before) + "---" + "".join(after) + "\ntitle: x\n---\nbody\n")
+    (d,) = [d for d in note.diagnostics if d.code == "FM003"]
+    assert (d.line, d.col) == (1, len(before) + 1) and note.fm_state == "misplaced"
+
+
 @pytest.mark.parametrize("content, expected", [
     ("---\n---\nbody", "1:1: FM010 frontmatter is empty (required: memory_id, type, title, status, created)"),
     ("---\n# only a comment\n---\n", "1:1: FM010 frontmatter is empty (required: memory_id, type, title, status, created)"),

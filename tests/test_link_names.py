@@ -202,6 +202,59 @@ def test_link_scanner_agrees_with_markdown_it(text):
     assert sorted(ours) == sorted(_markdown_it_links(text)), text
 
 
+_LIST_LINE = st.sampled_from(["- item", "* item [[l]]", "1. item", "10) item", "  - nested", "-   wide",
+                              "- ```", "- ~~~~"])
+_INDENT = st.sampled_from(["", " ", "  ", "   "])
+
+
+@st.composite
+def _list_documents(draw: st.DrawFn) -> str:
+    """Fences in and around list items at every indent: where a fence opens, what closes it (WL-02).
+
+    Not modelled, so not generated: an empty item (``-``) beside a block quote, a line left of an
+    item whose content sits 5 columns in (``-    x``), and backtick runs on lazy lines of a block
+    quote (a code span across them); CommonMark's laziness rules decide those."""
+    lines = []
+    for _ in range(draw(st.integers(1, 10))):
+        kind = draw(st.sampled_from(["list", "fence", "text", "blank", "quote"]))
+        if kind == "list":
+            lines.append(draw(_LIST_LINE))
+        elif kind == "fence":
+            lines.append(draw(_INDENT) + draw(st.sampled_from(["```", "~~~", "````", "```py"])) if draw(st.booleans())
+                         else draw(st.sampled_from(["    ", "\t"])) + "~~~")  # 4 columns: no fence, no code span
+        elif kind == "text":
+            lines.append(draw(st.sampled_from(["", " ", "  ", "   ", "    ", "     ", "\t"]))
+                         + draw(st.sampled_from(["[[a]]", "text [[b]]", "`[[c]]`", "para"])))
+        elif kind == "quote":
+            lines.append("> " + draw(st.sampled_from(["```", "[[q]]", "- ```"])))
+        else:
+            lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("text, links", [
+    ("Item list:\n\n- item\n  ```\n  code\n\nPara [[missing-one]]\n", ["missing-one"]),  # the item ends the fence
+    ("```\nx\n    ```\n[[inside-code]]\n```\n\nPara [[missing-two]]\n", ["missing-two"]),  # 4 columns: no closer
+    ("- a\n  - b\n    ```\n    [[in]]\n  [[out]]\n", ["out"]),  # the nested item ends, the outer one holds
+    ("1. a\n   ~~~\n   [[in]]\n  [[out]]\n", ["out"]),
+    ("- ```\n  [[in]]\n[[out]]\n", ["out"]),
+    ("```\n> ```\n[[in]]\n", []),  # "> ```" is content of a top-level fence, not its closer
+    ("-\n\n  ```\n- [[in]]\n", []),  # an item starting with a blank line stays empty
+    ("[[a]]\n-\n    [[b]]\n", ["a"]),  # "-" under a paragraph is a setext underline, then indented code
+    ("- 日本語\n  ```\n  [[コード]]\n\n[[外]]\n", ["外"]),
+])
+def test_wl02_a_fence_in_a_list_item_ends_with_the_item(text, links):
+    assert [k.target for k in iter_links(mask_code(text))] == links
+    assert sorted(links) == sorted(t for _, t in _markdown_it_links(text))
+
+
+@settings(max_examples=500, deadline=None)
+@given(_list_documents())
+def test_fences_in_list_items_agree_with_markdown_it(text):
+    ours = [(k.embed, k.raw[3 if k.embed else 2:-2]) for k in iter_links(mask_code(text))]
+    assert sorted(ours) == sorted(_markdown_it_links(text)), text
+
+
 @settings(max_examples=300, deadline=None)
 @given(_documents())
 def test_headings_agree_with_markdown_it(text):

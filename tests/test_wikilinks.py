@@ -99,13 +99,22 @@ def test_wl02_a_fence_opened_on_a_list_item_line(text, real):
     assert [k.target for k in iter_links(mask_code(text))] == real
 
 
-@pytest.mark.parametrize("text", ["[[]]", "[[ ]]", "[[|alias]]"])
+@pytest.mark.parametrize("text", ["[[]]", "[[ ]]", "[[|alias]]", "[[\u3000|x]]", "![[\t]]"])
 def test_wl04_empty_links_warn(vault, text):
     vault.write("docs/a.md", text + "\n")
     res = vault.check()
     assert res.code == 0
     assert res.lines == [f"docs/a.md:1:1: WL005 warning: empty wikilink {text}"]
     assert "dangling" not in res.out
+
+
+def test_wl04_an_empty_subpath_is_the_note_itself(vault):
+    """Obsidian resolves ``[[#]]`` to the note it is written in (the help vault's link oracle says so);
+    ``[[#^]]`` is the same link, not a missing block "^"."""
+    vault.write("docs/b.md", "# B\n")
+    vault.write("docs/a.md", "[[b#]] [[b#^]] [[b#^ ]] [[#]] [[#^]] [[#^ |x]] ![[#^]] [[ #^\t]]\n")
+    res = vault.check()
+    assert res.code == 0 and res.lines == [], res.out
 
 
 def test_wl04_unclosed_multiline_and_pathological(vault):

@@ -9,6 +9,7 @@ exactly like its LF twin. Frontmatter is recognised only when line 1 is
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -181,7 +182,8 @@ def parse_text(path: str, text: str) -> Note:
         return note
     opened = text.find("\n")
     if (text if opened < 0 else text[:opened]).rstrip() != "---":
-        return note  # e.g. "----" or "--- x": a thematic break or text, not frontmatter
+        _misplaced_frontmatter(note)  # "---" and an invisible character: reported; "----", "--- x": text
+        return note
     close = _closing_line(text, opened)
     if close is None:
         note.fm_state = "invalid"
@@ -249,16 +251,36 @@ def _closing_line(text: str, opened: int) -> tuple[int, int] | None:
     return None
 
 
+def _invisible(ch: str) -> bool:
+    """Whitespace, or an invisible format character (Unicode Cf: U+200B, U+FEFF, U+2060…)."""
+    return ch.isspace() or unicodedata.category(ch) == "Cf"
+
+
+def _visible(line: str) -> str:
+    """``line`` without the :func:`_invisible` characters at its ends."""
+    i, j = 0, len(line)
+    while i < j and _invisible(line[i]):
+        i += 1
+    while j > i and _invisible(line[j - 1]):
+        j -= 1
+    return line[i:j]
+
+
 def _misplaced_frontmatter(note: Note) -> None:
-    """Report a frontmatter block that does not start at line 1, column 1 (FM-09)."""
+    """Report a frontmatter block that does not start at line 1, column 1 (FM-09): after blank lines, or
+    after or before whitespace or an invisible character (a zero-width space, a second BOM)."""
     for i, line in enumerate(note.text.split("\n", 8)[:8]):
-        if line.strip() == "---":
+        if _visible(line) == "---":
             note.fm_state = "misplaced"
-            col = len(line) - len(line.lstrip()) + 1
-            note.diagnostics.append(Diagnostic(
-                note.path, i + 1, col, "FM003",
-                f"frontmatter must start on line 1, column 1 (found '---' on line {i + 1})",
-            ))
+            col = line.index("-") + 1
+            hidden = sorted({f"U+{ord(ch):04X}" for ch in line if not ch.isspace() and _invisible(ch)})
+            seen = f" beside the invisible character{'s' if len(hidden) > 1 else ''} {', '.join(hidden)}" \
+                if hidden else ""
+            message = f"frontmatter must start on line 1, column 1 (found '---' on line {i + 1}{seen})"
+            if i == 0 and col == 1:  # "---" then an invisible character
+                message = f"the frontmatter's first line must read exactly '---' (line 1 has '---'{seen})"
+            note.diagnostics.append(Diagnostic(note.path, i + 1, col, "FM003", message))
             return
-        if line.strip() and not (line.strip().startswith("<!--") and line.strip().endswith("-->")):
+        bare = _visible(line)
+        if bare and not (bare.startswith("<!--") and bare.endswith("-->")):
             return  # text before it: a thematic break, not frontmatter (an HTML comment is looked past)
