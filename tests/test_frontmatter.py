@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -88,6 +89,20 @@ def test_fm03_duplicate_keys_name_both_lines_at_any_depth(vault):
         "docs/adrs/ADR-0002.md:6:1: FM007 duplicate key 'status' (first defined on line 4)",
         "docs/adrs/ADR-0003.md:5:3: FM007 duplicate key 'a' (first defined on line 3)",
     ]
+
+
+@pytest.mark.parametrize("key", ["título", "Ångström", "café_note", "résumé"])
+@pytest.mark.parametrize("depth", [0, 1])
+def test_fm03_a_key_repeated_in_another_normalisation_is_a_duplicate(vault, key, depth):
+    """NFC and NFD spellings look the same to a reader and differ to YAML: the last one silently won."""
+    nfd = unicodedata.normalize("NFD", key)
+    pad = "  " * depth
+    head = "x:\n" if depth else ""
+    vault.write("docs/notes/n.md", f"---\n{head}{pad}{key}: one\n{pad}{nfd}: two\n---\n")
+    line = 3 + depth
+    assert vault.check().lines == [
+        f"docs/notes/n.md:{line}:{1 + 2 * depth}: FM007 duplicate key '{nfd}' (first defined on line {line - 1}, "
+        "spelled with other Unicode code points)"]
 
 
 def test_fm06_tab_indentation(vault):

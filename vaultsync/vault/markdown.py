@@ -65,26 +65,27 @@ def mask_code(text: str) -> str:
     for line in lines:
         prefix = _CONTAINER.match(line).group(0)  # type: ignore[union-attr]
         rest = line[len(prefix):]
-        stripped = rest.strip()
-        cols = _indent_cols(rest)
         depth = prefix.count(">") if prefix else 0
         if items and depth < item_depth:
             items.clear()  # the block quote holding the list ended, and the list with it
-        if fence is not None and prefix.count(">") < fence[2].count(">"):
+        if fence is not None and depth < fence[2].count(">"):
             fence = None  # the block quote holding the fence ended, and the fence with it (CommonMark §5.1)
         if fence is not None:  # the line as its container sees it: "> ```" is content in a top-level fence
-            inner = _inside_quotes(line, fence[2].count(">"))
-            if inner.strip() and _indent_cols(inner) < fence[3]:
+            inner = _inside_quotes(line, fence[2].count(">")) if fence[2] else line
+            bare = inner.strip()
+            at = _indent_cols(inner) if bare else 0
+            if bare and at < fence[3]:
                 fence = None  # the list item holding the fence ended, and the fence with it (§5.2)
-                _close_items(items, _indent_cols(inner))
+                _close_items(items, at)
         if fence is not None:
             char, length, _, inside = fence
             out.append(_blank(line))
-            bare = inner.strip()
-            if bare and set(bare) == {char} and len(bare) >= length and _indent_cols(inner) - inside <= 3:
+            if bare and bare[0] == char and set(bare) == {char} and len(bare) >= length and at - inside <= 3:
                 fence = None  # a closing fence is indented at most 3 columns in its container (§4.5)
                 prev_para = False
             continue
+        stripped = rest.strip()
+        cols = _indent_cols(rest)
         item = _LIST_ITEM.match(rest)
         if item and prev_para and para_depth == depth and not items and (
                 not rest[item.end():].strip() or _ORDERED_NOT_ONE.match(rest)):
@@ -145,6 +146,8 @@ def _inside_quotes(line: str, depth: int) -> str:
 
 def _indent_cols(rest: str) -> int:
     """Columns of ``rest``'s leading spaces and tabs (a tab stops at the next multiple of 4)."""
+    if rest[:1] not in (" ", "\t"):
+        return 0
     n = len(rest) - len(rest.lstrip(" \t"))
     return len(rest[:n].expandtabs(4)) if "\t" in rest[:n] else n
 
@@ -159,6 +162,8 @@ def _content_cols(rest: str, after_marker: int) -> int:
 
 
 def _is_thematic_break(stripped: str) -> bool:
+    if stripped[:1] not in ("-", "*", "_"):
+        return False
     compact = stripped.replace(" ", "").replace("\t", "")
     return len(compact) >= 3 and len(set(compact)) == 1 and compact[0] in "-*_"
 

@@ -20,6 +20,7 @@ text; callers add the frontmatter's offset in the Markdown file.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -156,14 +157,16 @@ def _build(node: yaml.Node) -> Any:
             mark = key_node.start_mark
             raise YamlProblem(mark.line, mark.column, "mapping keys must be plain strings")
         key = str(key_node.value)
-        if key in seen:
+        same = unicodedata.normalize("NFC", key)  # "título" typed twice, once decomposed, is one key to a reader
+        if same in seen:
             mark = key_node.start_mark
+            spelled = "" if str(seen[same].value) == key else ", spelled with other Unicode code points"
             raise YamlProblem(
                 mark.line, mark.column,
-                f"duplicate key '{key}' (first defined on line {{first}})",  # see render()
-                code="FM007", other_line=seen[key].start_mark.line,
+                f"duplicate key '{key}' (first defined on line {{first}}{spelled})",  # see render()
+                code="FM007", other_line=seen[same].start_mark.line,
             )
-        seen[key] = key_node
+        seen[same] = key_node
         mapping[key] = _build(value_node)
     return mapping
 
