@@ -241,3 +241,55 @@ def test_syncs_and_status_interleaved_never_leave_the_index_behind(vault, embedd
         if info["indexed_commit"] != head_commit_id(open_repo(vault.root)) or info["sync_running"]:
             behind.append(r)
     assert behind == []
+
+
+def _real_error(kind: str, tmp: Path) -> sqlite3.DatabaseError:
+    """A real SQLite error of ``kind``: ``full`` (SQLITE_FULL, a page budget spent), ``notadb``, ``readonly``."""
+    path = tmp / f"{kind}.sqlite"
+    try:
+        if kind == "full":
+            db = sqlite3.connect(path)
+            db.execute("CREATE TABLE t (x BLOB)")
+            db.execute("PRAGMA max_page_count = 3")
+            db.execute("INSERT INTO t VALUES (?)", (os.urandom(64_000),))
+        elif kind == "notadb":
+            path.write_bytes(os.urandom(8192))
+            sqlite3.connect(path).execute("SELECT * FROM sqlite_master").fetchall()
+        else:
+            sqlite3.connect(path).execute("CREATE TABLE t (x)")
+            sqlite3.connect(f"file:{path}?mode=ro", uri=True).execute("INSERT INTO t VALUES (1)")
+    except sqlite3.DatabaseError as exc:
+        return exc
+    raise AssertionError(f"no {kind} error")
+
+
+@pytest.mark.parametrize("kind", ["full", "readonly"])
+def test_a_full_disk_mid_sync_keeps_the_last_good_index(vault, model_env, monkeypatch, tmp_path, kind):
+    """GH-10: SQLITE_FULL (or a read-only file) mid-sync is the machine's state, not damage: dropping the
+    index to rebuild it lost the last good one, and the rebuild failed the same way."""
+    from vaultsync.git import open_repo
+    from vaultsync.index import sync as sync_module
+
+    _notes(vault, 3)
+    vault.commit("init")
+    sync_module.sync(open_repo(vault.root))
+    before = index_state(vault.root)
+    error = _real_error(kind, tmp_path)
+    vault.write("docs/more.md", "# more\nThe morenote.\n")
+    vault.commit("more")
+    monkeypatch.setattr(sync_module, "_sync_once", lambda *a, **k: (_ for _ in ()).throw(error))
+    with pytest.raises(sqlite3.DatabaseError):
+        sync_module.sync(open_repo(vault.root))
+    assert_same_index(index_state(vault.root), before)  # still there, still the last good commit's
+    monkeypatch.undo()
+    sync_module.sync(open_repo(vault.root))
+    assert "docs/more.md" in {row[0] for row in index_state(vault.root)["notes"]}
+
+
+def test_only_a_damaged_file_counts_as_damage(tmp_path):
+    from vaultsync.index.sync import _damage
+
+    assert _damage(_real_error("notadb", tmp_path))
+    assert not _damage(_real_error("full", tmp_path)) and not _damage(_real_error("readonly", tmp_path))
+    assert not _damage(sqlite3.OperationalError("database is locked"))
+    assert _damage(sqlite3.DatabaseError("database disk image is malformed"))

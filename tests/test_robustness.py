@@ -96,6 +96,34 @@ def test_install_never_loses_a_foreign_hook(vault):
     assert (hooks / "post-commit.vaultsync-chained").read_text() == "#!/bin/sh\necho A\n"
 
 
+@pytest.mark.parametrize("link", ["../../tools/post-merge", "/nonexistent/hook", "post-merge-real"])
+def test_install_never_writes_through_a_hook_link(vault, link):
+    """GH-08: a dangling hook symlink counted as "no hook", and the shim was written where it pointed
+    (into the working tree)."""
+    hooks = vault.root / ".git/hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "post-merge").symlink_to(link)
+    assert run_cli(["install", "--no-alias"], vault.root).code == 0
+    assert not (vault.root / "tools").exists() and not (hooks / "post-merge-real").exists()
+    assert (hooks / "post-merge.vaultsync-chained").is_symlink()
+    assert os.readlink(hooks / "post-merge.vaultsync-chained") == link
+    assert not (hooks / "post-merge").is_symlink() and "vaultsync" in (hooks / "post-merge").read_text()
+    assert vault.git("status", "--porcelain").stdout == "?? .vaultsync.yaml\n"
+
+
+def test_install_replaces_a_link_to_our_own_shim_without_writing_through_it(vault, tmp_path):
+    hooks = vault.root / ".git/hooks"
+    hooks.mkdir(exist_ok=True)
+    assert run_cli(["install", "--no-alias"], vault.root).code == 0
+    shared = tmp_path / "shared-shim"
+    shared.write_text((hooks / "post-commit").read_text())
+    (hooks / "post-commit").unlink()
+    (hooks / "post-commit").symlink_to(shared)
+    before = shared.read_text()
+    assert run_cli(["install", "--no-alias"], vault.root).code == 0
+    assert shared.read_text() == before and not (hooks / "post-commit").is_symlink()
+
+
 @pytest.mark.parametrize("args", [["--top-k", "0"], ["--top-k", "-1"], ["--budget", "0"],
                                   ["--min-confidence", "nan"], ["--rerank", "nonsense"]])
 def test_search_rejects_bad_options(vault, args):

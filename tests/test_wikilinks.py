@@ -154,6 +154,20 @@ def test_wl07_dots_and_extensions(vault):
     assert vault.check().lines == ["docs/a.md:2:30: WL006 [[missing.png]] → missing attachment 'missing.png'"]
 
 
+@pytest.mark.parametrize("name", ["foo.md", "Notes.MD", "v1.2.md", "日本.md", "a b.md"])
+def test_wl07_a_name_ending_in_md_finds_its_note_by_the_name_then_with_md(vault, name):
+    """A note whose name itself ends in ".md" (``foo.md.md``): ``[[foo.md]]`` tried ``foo.md`` only."""
+    vault.write(f"docs/x/{name}.md", "# x\n")
+    vault.write("docs/y/a.md", f"[[{name}]] [[docs/x/{name}]] [[../x/{name}]] [[x/{name}]]\n")
+    assert vault.check().lines == []
+
+
+@pytest.mark.parametrize("target", ["v1.2", "release 2.0", "v1.2.3", "3.14"])
+def test_wl07_a_number_after_a_dot_is_no_file_extension(vault, target):
+    vault.write("docs/a.md", f"[[{target}]]\n")
+    assert vault.check().lines == [f"docs/a.md:1:1: WL001 [[{target}]] → no such note"]
+
+
 def test_wl09_embeds_and_attachments(vault):
     vault.write("docs/adrs/ADR-0001.md", ADR1)
     vault.write("docs/assets/arch.png", b"\x89PNG\r\n\x1a\n\x00")

@@ -54,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
             chained = folder / f"{hook}.vaultsync-chained"
             target.rename(chained)
             print(f"chained existing {hook} hook as {chained.name}")
+        if target.is_symlink():
+            target.unlink()  # our shim behind a link: written here, never through the link to where it points
         target.write_text(text, encoding="utf-8")
         target.chmod(0o755)
     print(f"installed {', '.join(HOOKS)} in {folder}")

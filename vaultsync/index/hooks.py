@@ -57,7 +57,9 @@ def check_hook(repo: pygit2.Repository) -> bool:
 
 
 def foreign_hook(path: Path) -> bool:
-    """An existing hook that is not our shim."""
+    """An existing hook that is not our shim; a dangling symbolic link is someone's hook too (GH-08)."""
+    if path.is_symlink() and not path.exists():
+        return True
     return path.exists() and MARKER not in path.read_text(errors="replace")
 
 

@@ -173,14 +173,25 @@ def _sync_repaired(repo: pygit2.Repository, layout: IndexLayout, embedder_factor
     try:
         report = _sync_once(repo, layout, embedder_factory, progress, previous)
     except sqlite3.DatabaseError as exc:
-        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-            raise  # a reader held it too long: not damage
+        if not _damage(exc):
+            raise  # a full disk, a read-only folder, a reader holding a lock: the index stays as it was
         _drop(layout)
         report = _sync_once(repo, layout, embedder_factory, progress, previous)
         report.warnings.append(f"index rebuilt: {exc}")
     record_as_left(layout.sqlite, layout.verified)
     return report
 
+
+
+def _damage(exc: sqlite3.DatabaseError) -> bool:
+    """Whether ``exc`` says the SQLite file itself is damaged (SQLITE_CORRUPT, SQLITE_NOTADB), the only case
+    in which the index is dropped and rebuilt; anything else (SQLITE_FULL, SQLITE_IOERR, SQLITE_READONLY,
+    SQLITE_BUSY…) is the machine's state, and rebuilding would only lose the last good index."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name:
+        return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text
 
 
 def _drop(layout: IndexLayout) -> None:

@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
+_EXTENSION = re.compile(r"\.(?=[0-9]*[A-Za-z])[A-Za-z0-9]{1,8}$")  # ".png", ".mp3", ".7z"; not ".2" of "v1.2"
 _TRAILING_PUNCT = re.compile(r"[\s.?!:;,]+$")
 _SPACES = re.compile(r"\s+")
 
@@ -107,7 +107,7 @@ class LinkIndex:
         target = target.strip().replace("\\", "/")
         if target.startswith("../"):  # relative to the linking note (Obsidian's "relative path" links)
             joined = posixpath.normpath(posixpath.join(posixpath.dirname(source), target))
-            variants = [joined] if joined.lower().endswith(".md") else [joined, joined + ".md"]
+            variants = [joined, joined + ".md"]  # `[[../foo.md]]`: foo.md, then foo.md.md (WL-07)
             for variant in variants if not joined.startswith("../") else ():
                 hits = [p for p in self._by_path.get(name_key(variant), ()) if name_key(p) == name_key(variant)]
                 if hits:
@@ -116,7 +116,7 @@ class LinkIndex:
         while target.startswith("./"):
             target = target[2:]
         target = target.lstrip("/")
-        variants = [target] if target.lower().endswith(".md") else [target, target + ".md"]
+        variants = [target, target + ".md"]  # `[[foo.md]]`: foo.md, then foo.md.md (WL-07)
         for variant in variants:
             key = name_key(variant)
             hits = self._by_path.get(key)
