@@ -56,6 +56,31 @@ def test_config_folders_outside_the_repository(vault, config, message):
     assert res.code == 1 and message in res.err
 
 
+@pytest.mark.parametrize("config, where", [
+    ("search:\n  legs: 5\n", "2:9: CF002 search.legs: legs must be a name or a list of names, got 5"),
+    ("search:\n  types:\n", "2:9: CF002 search.types: types must be a name or a list of names, got None"),
+    ("search:\n  tags: {a: 1}\n", "2:9: CF002 search.tags: tags must be a name or a list of names"),
+    ("search:\n  min_confidence: high\n", "2:19: CF002 search.min_confidence: min_confidence must be a number"),
+    ("search:\n  top_k: 3\n  bogus: 1\n", "3:10: CF002 search.bogus: unknown search option(s): bogus"),
+    ("search:\n  fusion: magic\n", "2:11: CF002 search.fusion: fusion must be one of"),
+    ('ephemeral: ["ok/**", "**/[z-a]*"]\n', "1:22: CF002 ephemeral.1: invalid glob '**/[z-a]*'"),
+    ("index:\n  embedder: bogus\n", "2:13: CF002 index.embedder: unknown model 'bogus'"),
+    ("index:\n  embedders:\n    - multilingual-e5-small\n    - nope\n", "4:7: CF002 index.embedders.1: unknown model"),
+])
+def test_config_values_the_schema_cannot_judge_are_located_errors(vault, config, where):
+    """A config that passed `check` crashed search, review or sync later (exit 3); now `check` says where."""
+    vault.write(".vaultsync.yaml", config)
+    res = vault.check()
+    assert res.code == 1 and f".vaultsync.yaml:{where}" in res.err, res.err
+    assert "Traceback" not in res.err + res.out
+
+
+def test_valid_search_settings_still_pass(vault):
+    vault.write(".vaultsync.yaml", "search:\n  top_k: 3\n  rerank: maxsim\n  port: 8765\n  legs: [bm25, dense]\n"
+                                   "  types: adr\n  min_confidence: 0.4\n")
+    assert vault.check().code == 0
+
+
 def test_a_vault_folder_that_holds_nothing_is_reported(vault):
     vault.write(".vaultsync.yaml", "vault: doc\n")
     vault.write("docs/a.md", "# a\n")

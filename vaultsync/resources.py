@@ -22,3 +22,8 @@ def data_dir(name: str) -> Path:
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError(f"vaultsync data folder {name!r} not found (broken install?)")
+
+
+def model_names() -> list[str]:
+    """Names of every model with a shipped manifest (``models/<name>.json``), sorted."""
+    return sorted(p.stem for p in data_dir("models").glob("*.json"))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vaultsync.resources import data_dir
+from vaultsync.resources import data_dir, model_names
 
 
 class ManifestError(ValueError):
@@ -56,7 +56,7 @@ class Manifest:
 
 def available() -> list[str]:
     """Names of every model with a manifest, sorted."""
-    return sorted(p.stem for p in data_dir("models").glob("*.json"))
+    return model_names()
 
 
 def load(name: str, directory: Path | None = None) -> Manifest:

@@ -131,6 +131,8 @@ class SearchOptions:
         for key in ("legs", "types", "tags"):
             if key in merged:
                 value = merged[key]
+                if not isinstance(value, (str, list, tuple)):
+                    raise ValueError(f"{key} must be a name or a list of names, got {value!r}")
                 merged[key] = (value,) if isinstance(value, str) else tuple(str(v) for v in value)
         opts = cls(**merged)
         check_options(opts)

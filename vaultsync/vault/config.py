@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultsync.diagnostics import Diagnostic
-from vaultsync.resources import data_dir
+from vaultsync.resources import data_dir, model_names
 from vaultsync.vault.yamlload import YamlProblem, load_yaml
 
 CONFIG_NAME = ".vaultsync.yaml"
@@ -182,6 +182,37 @@ def _refuse_load_locations(data: dict[str, Any], positions: dict[tuple[Any, ...]
                 f"~/.config/vaultsync/config.yaml or ${'VAULTSYNC_' + key.upper()}"))
 
 
+def _check_values(data: dict[str, Any], positions: dict[tuple[Any, ...], tuple[int, int]]) -> None:
+    """What the schema cannot say: each ephemeral glob compiles, each embedder is one vaultsync knows, and
+    the ``search:`` section gives valid search options. Raises ``ConfigError`` (CF002) at the value."""
+    def fail(where: tuple[Any, ...], message: str) -> ConfigError:
+        line, col = positions.get(where, positions.get(where[:1], (0, 0)))
+        return ConfigError(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", f"{'.'.join(map(str, where))}: {message}"))
+
+    for i, pattern in enumerate(data.get("ephemeral") or []):
+        try:
+            _glob_regex(pattern)
+        except re.error as exc:
+            raise fail(("ephemeral", i), f"invalid glob {pattern!r} ({exc})") from None
+    index = data.get("index") or {}
+    for key in ("embedder", "embedders"):
+        names = index.get(key)
+        for i, name in enumerate([names] if isinstance(names, str) else names or []):
+            if name not in model_names():
+                where = ("index", key) if isinstance(names, str) else ("index", key, i)
+                raise fail(where, f"unknown model {name!r} (known: {', '.join(model_names())})")
+    search = data.get("search")
+    if isinstance(search, dict):
+        from vaultsync.search.options import SearchOptions
+
+        try:
+            SearchOptions.from_config({k: v for k, v in search.items() if k not in ("rerank", "port")})
+        except (ValueError, TypeError) as exc:
+            said = str(exc).removeprefix("unknown search option(s): ")
+            key = next((k for k in search if said.startswith(str(k))), None)
+            raise fail(("search",) if key is None else ("search", key), str(exc)) from None
+
+
 def load_config(root: Path, text: str | None = None) -> Config:
     """Load and validate ``<root>/.vaultsync.yaml``.
 
@@ -225,6 +256,7 @@ def load_config(root: Path, text: str | None = None) -> Config:
             line, col = doc.positions.get(where, (0, 0))
             raise ConfigError(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002",
                                          f"{'.'.join(where)}: '{folder}' is outside the repository"))
+    _check_values(data, doc.positions)
     roots = [_norm_folder(v) for v in raw_roots]
     types = [
         TypeSpec(name, _norm_folder(spec["folder"]), spec.get("schema", name))
