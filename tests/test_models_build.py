@@ -191,3 +191,29 @@ def test_models_list_shows_the_real_build(e5_cache_dir: Path, capsys: pytest.Cap
     assert main(["models", "list", "--cache-dir", str(e5_cache_dir)]) == 0
     out = capsys.readouterr().out
     assert "multilingual-e5-small\tbuilt" in out and "model.onnx" in out
+
+
+@pytest.mark.parametrize("damage", ["deleted", "truncated", "grown", "bad-listing"])
+def test_a_build_with_a_damaged_file_counts_as_not_built(tmp_path, damage):
+    """GH-10: a deleted or cut-short model.onnx kept its build.json, so every search failed to load it
+    (exit 3) and nothing rebuilt it. Now the build is incomplete, and the next load builds again."""
+    import json as _json
+
+    from vaultsync.models import cache
+
+    folder = tmp_path / "m-v1"
+    folder.mkdir()
+    (folder / "model.onnx").write_bytes(b"x" * 1000)
+    (folder / "tokenizer.json").write_text("{}")
+    files = {"model.onnx": {"bytes": 1000, "sha256": "0" * 64}, "tokenizer.json": {"bytes": 2, "sha256": "0" * 64}}
+    (folder / cache.BUILD_INFO).write_text(_json.dumps({"name": "m", "files": files}))
+    assert cache.read_build_info(folder) is not None
+    if damage == "deleted":
+        (folder / "model.onnx").unlink()
+    elif damage == "truncated":
+        (folder / "model.onnx").write_bytes(b"x" * 10)
+    elif damage == "grown":
+        (folder / "tokenizer.json").write_text("{} ")
+    else:
+        (folder / cache.BUILD_INFO).write_text(_json.dumps({"name": "m", "files": {"model.onnx": {"size": 1}}}))
+    assert cache.read_build_info(folder) is None

@@ -33,10 +33,15 @@ def model_dir(name: str, version: int, cache_dir: str | os.PathLike[str] | None 
 
 
 def read_build_info(folder: Path) -> dict[str, Any] | None:
-    """The ``build.json`` of a built model, or None when the folder holds no complete build."""
+    """The ``build.json`` of a built model, or None when the folder holds no complete build: no
+    ``build.json``, or a file it lists missing or of another size (deleted or cut short since; a
+    build then runs again instead of every search failing to load it)."""
     try:
         info: dict[str, Any] = json.loads((folder / BUILD_INFO).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        files = info.get("files") or {}
+        if any((folder / name).stat().st_size != int(meta["bytes"]) for name, meta in files.items()):
+            return None
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
     return info
 
