@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vaultsync.resources import data_dir, model_names
+from vaultsync.resources import data_dir
 
 
 class ManifestError(ValueError):
@@ -56,7 +56,7 @@ class Manifest:
 
 def available() -> list[str]:
     """Names of every model with a manifest, sorted."""
-    return model_names()
+    return sorted(p.stem for p in data_dir("models").glob("*.json"))
 
 
 def load(name: str, directory: Path | None = None) -> Manifest:
