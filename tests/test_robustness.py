@@ -246,3 +246,27 @@ def test_a_malformed_git_file_is_named(tmp_path):
 def test_outside_any_repository_is_still_said_plainly(tmp_path):
     res = run_cli(["status"], tmp_path)
     assert res.code == 2 and res.err.strip() == "vaultsync status: not inside a git repository"
+
+
+def test_a_read_only_index_folder_gives_clean_errors(vault, model_env):
+    """GH-10: on a read-only `.git/vaultsync`, sync, status and search ended with "internal error" (exit 3).
+    The folder is made read-only by a bind mount in a user namespace; where that is not allowed, skipped."""
+    import shutil
+
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare")
+    vault.write("docs/a.md", "# a\nalpha zqxone\n")
+    vault.commit("a")
+    assert run_cli(["sync", "--quiet"], vault.root).code == 0
+    vault.write("docs/b.md", "# b\nbeta\n")
+    vault.commit("b", "--no-verify")
+    script = ("mount --bind .git/vaultsync .git/vaultsync && mount -o remount,ro,bind .git/vaultsync || exit 77; "
+              f"for c in 'sync' 'status' 'search zqxone --no-daemon'; do {sys.executable} -m vaultsync $c; "
+              "echo \"rc=$?\"; done")
+    res = subprocess.run(["unshare", "-rm", "bash", "-c", script], cwd=vault.root, capture_output=True, text=True,
+                         env={**os.environ, "VAULTSYNC_CACHE_DIR": str(model_env)})
+    if res.returncode == 77 or "rc=" not in res.stdout:
+        pytest.skip(f"no read-only bind mount here: {res.stderr.strip()[:200]}")
+    assert "internal error" not in res.stderr and "Traceback" not in res.stderr, res.stderr
+    assert "rc=3" not in res.stdout, res.stdout + res.stderr
+    assert "Read-only file system" in res.stderr

@@ -162,6 +162,9 @@ def _in_process(repo, config, raw: str, options: dict, rerank: str | None):  # t
         except ConfigError as exc:  # the index is built with the committed config: it must be valid
             print(exc.diagnostic.render(), file=sys.stderr)
             return 1
+        except OSError as exc:  # a read-only or full index folder
+            print(f"vaultsync search: cannot build the index: {exc}", file=sys.stderr)
+            return 1
         searcher, head = open_searcher(repo, config, rerank=rerank)
     try:
         return searcher.search(raw, options_for(config, **options), head=head)

@@ -75,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
         if not hook_mode and isinstance(exc, ConfigError):  # the committed config is invalid: its line
             print(exc.diagnostic.render(), file=sys.stderr)
             return 1
+        if not hook_mode and isinstance(exc, OSError) and exc.filename:  # a read-only or full index folder
+            print(f"vaultsync sync: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
+            return 1
         if not hook_mode:
             raise
         _record_error(exc)

@@ -4,6 +4,8 @@ hooks are installed."""
 
 from __future__ import annotations
 
+import contextlib
+
 import sqlite3
 from typing import Any
 
@@ -35,7 +37,8 @@ def collect(repo: Any) -> dict[str, Any]:
             info.update(store.counts())
         except sqlite3.DatabaseError as exc:  # being created by a first sync, or damaged
             info["index_problem"] = f"index not readable ({exc}); the next sync repairs it"
-            layout.dirty.touch()  # so the next sync does not stop at the fast path (ADR-0046)
+            with contextlib.suppress(OSError):  # a read-only index folder: status still reports
+                layout.dirty.touch()  # so the next sync does not stop at the fast path (ADR-0046)
         finally:
             store.close()
     if meta:
