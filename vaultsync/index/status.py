@@ -5,7 +5,6 @@ hooks are installed."""
 from __future__ import annotations
 
 import contextlib
-
 import sqlite3
 from typing import Any
 
