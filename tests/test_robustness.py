@@ -270,3 +270,22 @@ def test_a_read_only_index_folder_gives_clean_errors(vault, model_env):
     assert "internal error" not in res.stderr and "Traceback" not in res.stderr, res.stderr
     assert "rc=3" not in res.stdout, res.stdout + res.stderr
     assert "Read-only file system" in res.stderr
+
+
+@pytest.mark.parametrize("setting", [".git/hooks", "./.git/hooks/", "ABS"])
+def test_core_hooks_path_naming_gits_own_folder_is_no_obstacle(vault, setting):
+    """GH-08: `core.hooksPath=.git/hooks` is where git looks anyway; install refused it as a foreign path."""
+    vault.git("config", "core.hooksPath", str(vault.root / ".git/hooks") if setting == "ABS" else setting)
+    assert run_cli(["install", "--no-alias"], vault.root).code == 0
+    assert "vaultsync" in (vault.root / ".git/hooks/post-commit").read_text()
+
+
+def test_a_damaged_sync_record_is_only_a_reason_to_check(vault, model_env):
+    vault.write("docs/a.md", "# a\nalpha\n")
+    vault.commit("a")
+    assert run_cli(["sync", "--quiet"], vault.root).code == 0
+    (vault.root / ".git/vaultsync/sqlite.verified").write_bytes("é\xff".encode("latin-1"))
+    vault.write("docs/b.md", "# b\nbeta\n")
+    vault.commit("b", "--no-verify")
+    res = run_cli(["sync", "--quiet"], vault.root)
+    assert res.code == 0 and "Traceback" not in res.err, res.err

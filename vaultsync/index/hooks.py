@@ -17,11 +17,18 @@ MARKER = "vaultsync git hook shim"
 
 
 def hooks_path_setting(repo: pygit2.Repository) -> str | None:
-    """The value of ``core.hooksPath``, or None."""
+    """The value of ``core.hooksPath``, or None (also when it names git's own hooks folder)."""
     try:
-        return str(repo.config["core.hooksPath"])
+        setting = str(repo.config["core.hooksPath"])
     except KeyError:
         return None
+    path = Path(setting).expanduser()
+    path = path if path.is_absolute() else Path(repo.workdir or repo.path) / path
+    try:
+        default = path.resolve() == (common_git_dir(repo) / "hooks").resolve()
+    except OSError:
+        default = False
+    return None if default else setting
 
 
 def hooks_dir(repo: pygit2.Repository) -> Path:

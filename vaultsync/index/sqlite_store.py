@@ -96,7 +96,7 @@ def as_left(path: Path, record: Path) -> bool:
     """True when the SQLite files at ``path`` still have the signature written into ``record``."""
     try:
         return record.read_text(encoding="ascii") == file_signature(path)
-    except OSError:
+    except (OSError, ValueError):  # unreadable or damaged record: check the files
         return False
 
 
