@@ -196,6 +196,35 @@ def test_gh08_core_hookspath_is_reported_not_ignored(vault, tmp_path):
     assert (vault.root / ".git/chained.txt").read_text().strip() == "chained-ran"
 
 
+HUSKY_H = 'n=$(basename "$0")\ns=$(dirname "$(dirname "$0")")/$n\n[ ! -f "$s" ] && exit 0\nsh -e "$s" "$@"\n'
+
+
+@pytest.mark.parametrize("shebang", ["#!/usr/bin/env sh", "#!/bin/sh", "#!/usr/bin/env bash", "python"])
+def test_gh08_a_dispatching_hook_keeps_finding_the_users_script(vault, shebang):
+    """husky's dispatcher (.husky/_/post-commit → h) picks the user's script by `basename "$0"`: chained as
+    post-commit.vaultsync-chained, it looked for .husky/post-commit.vaultsync-chained and silently ran
+    nothing. A hook in another language is executed as before."""
+    husky = vault.root / ".husky"
+    (husky / "_").mkdir(parents=True)
+    (husky / "_" / "h").write_text(HUSKY_H)
+    if shebang == "python":
+        dispatcher = (f"#!{sys.executable}\nimport pathlib, subprocess\n"
+                      "pathlib.Path(subprocess.check_output(['git', 'rev-parse', '--git-dir'], text=True).strip(),"
+                      " 'user.txt').write_text('python-ran')\n")
+    else:
+        dispatcher = f'{shebang}\n. "$(dirname "$0")/h"\n'
+        (husky / "post-commit").write_text('echo user-ran > "$(git rev-parse --git-dir)/user.txt"\n')
+    (husky / "_" / "post-commit").write_text(dispatcher)
+    (husky / "_" / "post-commit").chmod(0o755)
+    vault.git("config", "core.hooksPath", ".husky/_")
+    res = subprocess.run([sys.executable, "-m", "vaultsync", "install", "--hooks-path", "--no-alias"], cwd=vault.root,
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    vault.write("docs/a.md", "# a\n")
+    vault.commit("a")
+    assert (vault.root / ".git/user.txt").read_text().strip() == ("python-ran" if shebang == "python" else "user-ran")
+
+
 def test_pre_commit_framework_post_commit_stage_indexes(vault, hook_repo, precommit_home, model_env, monkeypatch):  # noqa: F811
     exe = _precommit_bin()
     monkeypatch.setenv("PRE_COMMIT_HOME", str(precommit_home))
