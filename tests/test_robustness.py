@@ -289,3 +289,9 @@ def test_a_damaged_sync_record_is_only_a_reason_to_check(vault, model_env):
     vault.commit("b", "--no-verify")
     res = run_cli(["sync", "--quiet"], vault.root)
     assert res.code == 0 and "Traceback" not in res.err, res.err
+
+
+def test_status_of_a_repository_without_commits_says_so(tmp_path):
+    git(tmp_path, "init", "-q", "-b", "main")
+    res = run_cli(["status"], tmp_path)
+    assert res.code == 0 and "HEAD (no commits)   nothing to index yet" in res.out and "BEHIND" not in res.out

@@ -23,9 +23,9 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(info, indent=2))
         return 0
-    head = (info["head"] or "(no commits)")[:10]
+    head = info["head"][:10] if info["head"] else "(no commits)"
     indexed = (info["indexed_commit"] or "(none)")[:10]
-    state = "up to date" if info["up_to_date"] else "BEHIND HEAD"
+    state = "up to date" if info["up_to_date"] else "BEHIND HEAD" if info["head"] else "nothing to index yet"
     if info["sync_running"]:
         state += f" (a sync is running, pid {info['sync_pid']})"
     print(f"repository  {info['repository']}")
