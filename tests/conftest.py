@@ -63,6 +63,22 @@ class HashEmbedder:
         return m / np.linalg.norm(m, axis=1, keepdims=True)
 
 
+class QueryHash(HashEmbedder):
+    """:class:`HashEmbedder` that embeds queries the same way (a search needs both)."""
+
+    def embed_queries(self, texts):  # type: ignore[no-untyped-def]
+        return self.embed_passages(texts)
+
+
+@pytest.fixture
+def hashed_models(monkeypatch):  # type: ignore[no-untyped-def]
+    """Every embedder a sync or search loads is a :class:`QueryHash` (no model files, no build)."""
+    from vaultsync.models.embedder import Embedder
+
+    monkeypatch.setattr("vaultsync.index.embedding.current_model_id", lambda config, name: None)
+    monkeypatch.setattr(Embedder, "load", lambda name=None, **kw: QueryHash(name or "multilingual-e5-small"))
+
+
 def adr(mid: str, title: str = "A decision", status: str = "accepted", extra: str = "", body: str = "Body.\n") -> str:
     """A schema-valid ADR note with optional extra frontmatter lines."""
     return (f"---\nmemory_id: {mid}\ntype: adr\ntitle: {title}\nstatus: {status}\n"
@@ -125,6 +141,11 @@ class Vault:
 
     def check(self, *args: str) -> Result:
         return run_cli(["check", *args], self.root)
+
+    def synced(self) -> None:
+        """``vaultsync sync`` in-process, which must succeed without a traceback."""
+        res = run_cli(["sync", "--wait", "60"], self.root)
+        assert res.code == 0 and "Traceback" not in res.err, res.err
 
 
 @pytest.fixture

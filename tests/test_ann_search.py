@@ -15,26 +15,13 @@ import sqlite3
 
 import numpy as np
 import pytest
-from conftest import HashEmbedder, Vault, adr, run_cli
+from conftest import QueryHash, Vault, adr, run_cli
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("hashed_models")]
 
 CONFIG = "vault: docs\nindex:\n  embedders: [multilingual-e5-small]\n  ann_min_rows: 256\n"
 ANN_LEGS = '["multilingual-e5-small"]'  # meta.lance_ann of an index with an ANN index
 WORDS = "cache index shard replica latency budget rollout canary queue retry backoff lock schema".split()
-
-
-class QueryHash(HashEmbedder):
-    def embed_queries(self, texts):  # type: ignore[no-untyped-def]
-        return self.embed_passages(texts)
-
-
-@pytest.fixture(autouse=True)
-def hashed_models(monkeypatch):  # type: ignore[no-untyped-def]
-    from vaultsync.models.embedder import Embedder
-
-    monkeypatch.setattr("vaultsync.index.embedding.current_model_id", lambda config, name: None)
-    monkeypatch.setattr(Embedder, "load", lambda name=None, **kw: QueryHash(name or "multilingual-e5-small"))
 
 
 def _note(i: int) -> str:
@@ -49,13 +36,8 @@ def big(make_vault):  # type: ignore[no-untyped-def]
     v = make_vault({".vaultsync.yaml": CONFIG, **{
         f"docs/adr/ADR-{i:04d}.md" if i % 2 else f"docs/other/ADR-{i:04d}.md": _note(i) for i in range(60)}})
     v.commit("init")
-    _sync(v)
+    v.synced()
     return v
-
-
-def _sync(v: Vault) -> None:
-    res = run_cli(["sync", "--wait", "60"], v.root)
-    assert res.code == 0 and "Traceback" not in res.err, res.err
 
 
 def _handles(v: Vault, ann: bool = True):  # type: ignore[no-untyped-def]
@@ -176,7 +158,7 @@ def test_a_change_after_the_index_is_built_is_searched_and_a_removed_note_is_gon
     big.write("docs/adr/ADR-0001.md", _note(1).replace("Part 0", "Zebra crossing"))
     (big.root / "docs/adr/ADR-0005.md").unlink()
     big.commit("edit")
-    _sync(big)
+    big.synced()
     ann, exact = _legs(big)
     assert "docs/adr/ADR-0005.md" not in ann.note_paths
     for q in _queries():
@@ -211,7 +193,7 @@ def wide(tmp_path_factory):  # type: ignore[no-untyped-def]
     for i in range(1500):
         v.write(f"docs/d{i % 7}/N-{i:05d}.md", _note(i).replace(f"ADR-{i:04d}", f"N-{i}"))
     v.commit("init")
-    _sync(v)
+    v.synced()
     yield v
     mp.undo()
 
@@ -249,7 +231,7 @@ def test_damaged_table_files_fall_back_to_exact_search_and_the_next_sync_repairs
     assert [h.chunk_id for h in searcher.search("queue retry backoff", opts).hits] == expected
     big.write("docs/adr/ADR-0001.md", _note(1) + "\nOne more line.\n")
     big.commit("edit")
-    _sync(big)
+    big.synced()
     ann, exact = _legs(big)
     for q in _queries(4):
         _same(ann.top_chunks(q, 20, None), exact.top_chunks(q, 20, None))

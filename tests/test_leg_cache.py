@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import HashEmbedder, Vault, adr, run_cli
+from conftest import QueryHash, Vault, adr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,35 +25,17 @@ MODEL = "multilingual-e5-small"
 WORDS = "cache index shard replica latency budget rollout canary queue retry backoff lock schema".split()
 
 
-class QueryHash(HashEmbedder):
-    def embed_queries(self, texts):  # type: ignore[no-untyped-def]
-        return self.embed_passages(texts)
-
-
-@pytest.fixture(autouse=True)
-def hashed_models(monkeypatch):  # type: ignore[no-untyped-def]
-    from vaultsync.models.embedder import Embedder
-
-    monkeypatch.setattr("vaultsync.index.embedding.current_model_id", lambda config, name: None)
-    monkeypatch.setattr(Embedder, "load", lambda name=None, **kw: QueryHash(name or MODEL))
-
-
 def _note(i: int, extra_words: str = "") -> str:
     body = " ".join(WORDS[(i * 5 + k) % len(WORDS)] for k in range(60)) + f" {extra_words}\n"
     return adr(f"ADR-{i:04d}", f"Decision {i}", body=f"## Part\n{body}\n## Más · 日本語\n{body}")
 
 
 @pytest.fixture
-def vault(make_vault) -> Vault:  # type: ignore[no-untyped-def]
+def vault(make_vault, hashed_models) -> Vault:  # type: ignore[no-untyped-def]
     v = make_vault({".vaultsync.yaml": CONFIG, **{f"docs/adr/ADR-{i:04d}.md": _note(i) for i in range(12)}})
     v.commit("init")
-    _sync(v)
+    v.synced()
     return v
-
-
-def _sync(v: Vault) -> None:
-    res = run_cli(["sync", "--wait", "60"], v.root)
-    assert res.code == 0 and "Traceback" not in res.err, res.err
 
 
 def _sqlite(v: Vault) -> Path:
@@ -108,12 +90,12 @@ def test_the_cached_leg_answers_as_the_leg_read_from_sqlite(vault, monkeypatch):
 def test_a_sync_that_changes_notes_gives_a_new_generation_and_the_old_file_goes(vault):
     _leg(vault)
     before, old_files = _generation(vault), _files(vault)
-    _sync(vault)  # nothing changed: the cache stays valid
+    vault.synced()  # nothing changed: the cache stays valid
     assert _generation(vault) == before
     vault.write("docs/adr/ADR-0100.md", _note(100, "zeppelin"))
     vault.write("docs/adr/ADR-0001.md", _note(1, "edited"))
     vault.commit("change")
-    _sync(vault)
+    vault.synced()
     assert _generation(vault) != before
     leg = _leg(vault)
     assert _files(vault) != old_files and len(_files(vault)) == 1
