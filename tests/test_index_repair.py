@@ -287,7 +287,7 @@ def test_a_full_disk_mid_sync_keeps_the_last_good_index(vault, model_env, monkey
 
 
 def test_only_a_damaged_file_counts_as_damage(tmp_path):
-    from vaultsync.index.sync import _damage
+    from vaultsync.index.sqlite_store import is_damage as _damage
 
     assert _damage(_real_error("notadb", tmp_path))
     assert not _damage(_real_error("full", tmp_path)) and not _damage(_real_error("readonly", tmp_path))

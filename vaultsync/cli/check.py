@@ -140,6 +140,11 @@ def _run(args: argparse.Namespace) -> int:
     except (ValueError, KeyError, OSError, pygit2.GitError) as exc:
         print(f"vaultsync check: {exc}", file=sys.stderr)
         return 2
+    from vaultsync.search.options import config_problem
+
+    if (problem := config_problem(vault.config)) is not None:
+        print(problem.render(), file=sys.stderr)
+        return 1
     if args.fix:
         if args.staged or args.rev is not None:
             print("vaultsync check: --fix edits the working tree; drop --staged/--rev", file=sys.stderr)

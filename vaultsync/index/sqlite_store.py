@@ -100,6 +100,17 @@ def as_left(path: Path, record: Path) -> bool:
         return False
 
 
+def is_damage(exc: sqlite3.DatabaseError) -> bool:
+    """Whether ``exc`` says the SQLite file itself is damaged (SQLITE_CORRUPT, SQLITE_NOTADB), the only case
+    in which the index is dropped and rebuilt; anything else (SQLITE_FULL, SQLITE_IOERR, SQLITE_READONLY,
+    SQLITE_BUSY…) is the machine's state, and rebuilding would only lose the last good index."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name:
+        return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text
+
+
 def normalise(text: str) -> str:
     """NFKC + case folding: what both the index and the queries go through."""
     return unicodedata.normalize("NFKC", text).casefold()

@@ -54,7 +54,7 @@ from vaultsync.index.lock import SyncLock
 from vaultsync.index.progress import SyncProgress
 from vaultsync.index.read_through import TeamCache
 from vaultsync.index.records import note_record
-from vaultsync.index.sqlite_store import SqliteStore, as_left, record_as_left, sqlite_healthy
+from vaultsync.index.sqlite_store import SqliteStore, as_left, is_damage, record_as_left, sqlite_healthy
 from vaultsync.vault.config import Config
 from vaultsync.vault.lifecycle_fields import FILTER_OF
 from vaultsync.vault.note import parse_note
@@ -173,7 +173,7 @@ def _sync_repaired(repo: pygit2.Repository, layout: IndexLayout, embedder_factor
     try:
         report = _sync_once(repo, layout, embedder_factory, progress, previous)
     except sqlite3.DatabaseError as exc:
-        if not _damage(exc):
+        if not is_damage(exc):
             raise  # a full disk, a read-only folder, a reader holding a lock: the index stays as it was
         _drop(layout)
         report = _sync_once(repo, layout, embedder_factory, progress, previous)
@@ -181,17 +181,6 @@ def _sync_repaired(repo: pygit2.Repository, layout: IndexLayout, embedder_factor
     record_as_left(layout.sqlite, layout.verified)
     return report
 
-
-
-def _damage(exc: sqlite3.DatabaseError) -> bool:
-    """Whether ``exc`` says the SQLite file itself is damaged (SQLITE_CORRUPT, SQLITE_NOTADB), the only case
-    in which the index is dropped and rebuilt; anything else (SQLITE_FULL, SQLITE_IOERR, SQLITE_READONLY,
-    SQLITE_BUSY…) is the machine's state, and rebuilding would only lose the last good index."""
-    name = getattr(exc, "sqlite_errorname", "") or ""
-    if name:
-        return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
-    text = str(exc).lower()
-    return "malformed" in text or "not a database" in text
 
 
 def _drop(layout: IndexLayout) -> None:

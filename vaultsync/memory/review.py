@@ -73,7 +73,10 @@ def queue(vault: Vault, days: int = DEFAULT_DAYS, on: dt.date | None = None) -> 
     on = on or today()
     config = vault.config
     ages = max_ages(config)
-    threshold = float(config.search.get("min_confidence", DEFAULT_MIN_CONFIDENCE))
+    try:  # `vaultsync check` reports a bad value; here it must not stop the review
+        threshold = float(config.search.get("min_confidence", DEFAULT_MIN_CONFIDENCE))
+    except (TypeError, ValueError):
+        threshold = DEFAULT_MIN_CONFIDENCE
     items: list[ReviewItem] = []
     superseded: set[str] = set()
 

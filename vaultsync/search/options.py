@@ -10,7 +10,12 @@ from __future__ import annotations
 import datetime as dt
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from vaultsync.diagnostics import Diagnostic
+
+if TYPE_CHECKING:
+    from vaultsync.vault.config import Config
 
 # option -> (kind, low, high); integers and numbers are inclusive ranges
 RANGES: dict[str, tuple[str, float, float]] = {
@@ -137,3 +142,23 @@ class SearchOptions:
         opts = cls(**merged)
         check_options(opts)
         return opts
+
+
+def config_problem(config: Config) -> Diagnostic | None:
+    """The first invalid value of ``config``'s ``search:`` section as a located CF002 diagnostic, or None
+    (``rerank`` and ``port`` are read elsewhere). ``vaultsync check`` reports it, so a config that would
+    make every search fail never lands."""
+    from vaultsync.vault.config import CONFIG_NAME
+
+    section = config.raw.get("search")
+    if not isinstance(section, dict):
+        return None
+    try:
+        SearchOptions.from_config({k: v for k, v in section.items() if k not in ("rerank", "port")})
+    except (ValueError, TypeError) as exc:
+        said = str(exc).removeprefix("unknown search option(s): ")
+        key = next((k for k in section if said.startswith(str(k))), None)
+        where: tuple[Any, ...] = ("search",) if key is None else ("search", key)
+        line, col = config.positions.get(where, (0, 0))
+        return Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", f"{'.'.join(map(str, where))}: {exc}")
+    return None

@@ -52,6 +52,7 @@ class Config:
     search: dict[str, Any] = field(default_factory=dict)
     models: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
+    positions: dict[tuple[Any, ...], tuple[int, int]] = field(default_factory=dict)  # key path → (line, col), 0-based
     schema_texts: dict[str, str] = field(default_factory=dict)  # repo schema files read from a snapshot
 
     def in_vault(self, path: str) -> bool:
@@ -183,8 +184,9 @@ def _refuse_load_locations(data: dict[str, Any], positions: dict[tuple[Any, ...]
 
 
 def _check_values(data: dict[str, Any], positions: dict[tuple[Any, ...], tuple[int, int]]) -> None:
-    """What the schema cannot say: each ephemeral glob compiles, each embedder is one vaultsync knows, and
-    the ``search:`` section gives valid search options. Raises ``ConfigError`` (CF002) at the value."""
+    """What the schema cannot say: each ephemeral glob compiles and each embedder is one vaultsync knows
+    (the ``search:`` section is judged by :func:`vaultsync.search.options.config_problem`). Raises
+    ``ConfigError`` (CF002) at the value."""
     def fail(where: tuple[Any, ...], message: str) -> ConfigError:
         line, col = positions.get(where, positions.get(where[:1], (0, 0)))
         return ConfigError(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", f"{'.'.join(map(str, where))}: {message}"))
@@ -201,16 +203,6 @@ def _check_values(data: dict[str, Any], positions: dict[tuple[Any, ...], tuple[i
             if name not in model_names():
                 where = ("index", key) if isinstance(names, str) else ("index", key, i)
                 raise fail(where, f"unknown model {name!r} (known: {', '.join(model_names())})")
-    search = data.get("search")
-    if isinstance(search, dict):
-        from vaultsync.search.options import SearchOptions
-
-        try:
-            SearchOptions.from_config({k: v for k, v in search.items() if k not in ("rerank", "port")})
-        except (ValueError, TypeError) as exc:
-            said = str(exc).removeprefix("unknown search option(s): ")
-            key = next((k for k in search if said.startswith(str(k))), None)
-            raise fail(("search",) if key is None else ("search", key), str(exc)) from None
 
 
 def load_config(root: Path, text: str | None = None) -> Config:
@@ -266,5 +258,5 @@ def load_config(root: Path, text: str | None = None) -> Config:
         vault=roots, types=types, vocabulary=dict(data.get("vocabulary") or {}),
         ephemeral=list(data.get("ephemeral") or []), checks=dict(data.get("checks") or {}),
         index=dict(data.get("index") or {}), search=dict(data.get("search") or {}),
-        models=dict(data.get("models") or {}), raw=data,
+        models=dict(data.get("models") or {}), raw=data, positions=dict(doc.positions),
     )
