@@ -84,7 +84,7 @@ def test_valid_search_settings_still_pass(vault):
 def test_a_vault_folder_that_holds_nothing_is_reported(vault):
     vault.write(".vaultsync.yaml", "vault: doc\n")
     vault.write("docs/a.md", "# a\n")
-    assert vault.check().lines == [".vaultsync.yaml: CF004 warning: vault folder(s) doc hold no files — check `vault:`"]
+    assert vault.check().lines == [".vaultsync.yaml:1:8: CF004 warning: vault folder(s) doc hold no files — check `vault:`"]
 
 
 def test_bad_revision_and_bare_repository(vault, tmp_path):
@@ -105,7 +105,7 @@ def test_invalid_custom_schemas_are_config_errors(vault):
     for schema in ('{"$ref": "#/nope"}', "true", "{not json"):
         vault.write("s.json", schema)
         res = vault.check()
-        assert res.code == 1 and res.lines and res.lines[0].startswith(".vaultsync.yaml: CF003 type 'adr': schema s.json")
+        assert res.code == 1 and res.lines and res.lines[0].startswith(".vaultsync.yaml:3:36: CF003 type 'adr': schema s.json")
         assert "Traceback" not in res.out + res.err
 
 

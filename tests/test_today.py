@@ -30,7 +30,7 @@ def test_an_unknown_zone_is_a_config_error(vault):
     vault.write("docs/a.md", "# a\n")
     res = vault.check()
     assert res.code == 1
-    assert res.err.strip() == (".vaultsync.yaml: CF002 checks.timezone: unknown time zone 'Mars/Olympus' "
+    assert res.err.strip() == (".vaultsync.yaml:3:13: CF002 checks.timezone: unknown time zone 'Mars/Olympus' "
                                "(use an IANA name such as Europe/Berlin)")
 
 

@@ -27,7 +27,9 @@ def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic
     try:
         validator = load_validator(spec.schema, str(root), config.schema_texts.get(spec.schema))
     except (FileNotFoundError, ValueError) as exc:
-        return [Diagnostic(".vaultsync.yaml", 0, 0, "CF003", f"type '{spec.name}': {exc}")]
+        line, col = config.positions.get(("types", spec.name, "schema"), config.positions.get(("types", spec.name),
+                                                                                             (-1, -1)))
+        return [Diagnostic(".vaultsync.yaml", line + 1, col + 1, "CF003", f"type '{spec.name}': {exc}")]
     required = list(validator.schema.get("required", [])) or ["memory_id", "type", "title", "status", "created"]
     if note.fm_state == "none":
         if config.checks.get("require_frontmatter", True) is False:

@@ -73,7 +73,8 @@ def run_checks(vault: Vault, previous: LinkIndex | None = None, today: dt.date |
     config = vault.config
     out: list[Diagnostic] = list(check_paths(vault))
     if not vault.files and config.vault != ["."]:
-        out.append(Diagnostic(".vaultsync.yaml", 0, 0, "CF004",
+        line, col = config.positions.get(("vault",), (-1, -1))
+        out.append(Diagnostic(".vaultsync.yaml", line + 1, col + 1, "CF004",
                               f"vault folder(s) {', '.join(config.vault)} hold no files — check `vault:`",
                               severity=WARNING))
     for path in sorted(vault.notes):

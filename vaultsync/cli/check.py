@@ -161,7 +161,8 @@ def _run(args: argparse.Namespace) -> int:
     try:
         today = local_today(vault.config)
     except ValueError as exc:
-        print(Diagnostic(CONFIG_NAME, 0, 0, "CF002", str(exc)).render(), file=sys.stderr)
+        line, col = vault.config.positions.get(("checks", "timezone"), (-1, -1))
+        print(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", str(exc)).render(), file=sys.stderr)
         return 1
     diagnostics = run_checks(vault, previous, today=today, renamed=renamed)
     if not args.staged and args.rev is None:
