@@ -148,15 +148,30 @@ class Vault:
         assert res.code == 0 and "Traceback" not in res.err, res.err
 
 
-@pytest.fixture
-def vault(tmp_path: Path) -> Vault:
-    """An initialised git repo with the test config committed."""
-    root = tmp_path / "repo"
-    root.mkdir()
+def init_vault(root: Path, config: str = CONFIG) -> Vault:
+    """A new git repository at ``root`` (created if missing) with ``config`` written, not committed."""
+    root.mkdir(parents=True, exist_ok=True)
     git(root, "init", "-q", "-b", "main")
     v = Vault(root)
-    v.write(".vaultsync.yaml", CONFIG)
+    v.write(".vaultsync.yaml", config)
     return v
+
+
+def synced_searcher(root: Path):  # type: ignore[no-untyped-def]
+    """Sync ``root`` in-process with the real models and open a searcher over it (rerank off)."""
+    from vaultsync.engine import open_searcher
+    from vaultsync.git import open_repo
+    from vaultsync.index.sync import sync
+    from vaultsync.vault.config import Config
+
+    sync(open_repo(root), wait=60)
+    return open_searcher(open_repo(root), Config(), rerank="none")[0]
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Vault:
+    """An initialised git repo with the test config written."""
+    return init_vault(tmp_path / "repo")
 
 
 @pytest.fixture

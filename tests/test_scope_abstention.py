@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CONFIG, Vault, adr, git
+from conftest import adr, init_vault, synced_searcher
 
 pytestmark = pytest.mark.slow
 
@@ -25,23 +25,14 @@ TEAM_B = {
 
 @pytest.fixture(scope="module")
 def teams(tmp_path_factory, embedder):  # type: ignore[no-untyped-def]
-    from vaultsync.engine import open_searcher
-    from vaultsync.git import open_repo
-    from vaultsync.index.sync import sync
-    from vaultsync.vault.config import Config
-
-    root = tmp_path_factory.mktemp("teams")
-    git(root, "init", "-q", "-b", "main")
-    vault = Vault(root)
-    vault.write(".vaultsync.yaml", CONFIG)
+    vault = init_vault(tmp_path_factory.mktemp("teams"))
     for team, notes in (("team-a", TEAM_A), ("team-b", TEAM_B)):
         for mid, (title, body) in notes.items():
             vault.write(f"docs/adrs/{team}/{mid}.md", adr(mid, title=title, body=body))
     vault.write("docs/incidents/INC-0001.md", "---\nmemory_id: INC-0001\ntype: incident\ntitle: Lost pager\n"
                 'status: resolved\ncreated: "2024-03-01"\n---\nThe Zephyrine pager rotation lost its schedule.\n')
     vault.commit("init")
-    sync(open_repo(root), wait=60)
-    s = open_searcher(open_repo(root), Config(), rerank="none")[0]
+    s = synced_searcher(vault.root)
     yield vault, s
     s.close()
 

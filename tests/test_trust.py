@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import Vault, adr, run_cli
+from conftest import Vault, adr, init_vault, run_cli, synced_searcher
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,16 +21,6 @@ from vaultsync.search.relevance import (
 )
 
 pytestmark = pytest.mark.slow
-
-
-def _sync_and_open(root: Path):  # type: ignore[no-untyped-def]
-    from vaultsync.engine import open_searcher
-    from vaultsync.git import open_repo
-    from vaultsync.index.sync import sync
-    from vaultsync.vault.config import Config
-
-    sync(open_repo(root), wait=60)
-    return open_searcher(open_repo(root), Config(), rerank="none")[0]
 
 
 def _team_vault(v: Vault) -> None:
@@ -53,14 +43,9 @@ def _team_vault(v: Vault) -> None:
 @pytest.fixture(scope="module")
 def team(tmp_path_factory, embedder):  # type: ignore[no-untyped-def]
     """One indexed team vault for the module: no test changes it."""
-    from conftest import CONFIG, git
-
-    root = tmp_path_factory.mktemp("team")
-    git(root, "init", "-q", "-b", "main")
-    vault = Vault(root)
-    vault.write(".vaultsync.yaml", CONFIG)
+    vault = init_vault(tmp_path_factory.mktemp("team"))
     _team_vault(vault)
-    s = _sync_and_open(vault.root)
+    s = synced_searcher(vault.root)
     yield vault, s
     s.close()
 

@@ -197,12 +197,14 @@ def _check_values(data: dict[str, Any], positions: dict[tuple[Any, ...], tuple[i
         except re.error as exc:
             raise fail(("ephemeral", i), f"invalid glob {pattern!r} ({exc})") from None
     index = data.get("index") or {}
+    known: list[str] | None = None  # read from the shipped manifests once, when a name is given
     for key in ("embedder", "embedders"):
         names = index.get(key)
         for i, name in enumerate([names] if isinstance(names, str) else names or []):
-            if name not in model_names():
+            known = known if known is not None else model_names()
+            if name not in known:
                 where = ("index", key) if isinstance(names, str) else ("index", key, i)
-                raise fail(where, f"unknown model {name!r} (known: {', '.join(model_names())})")
+                raise fail(where, f"unknown model {name!r} (known: {', '.join(known)})")
 
 
 def load_config(root: Path, text: str | None = None) -> Config:
