@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from models_fixtures import e5, e5_build, e5_cache_dir, write_tiny_e5s1  # noqa: F401
 from tokenizers import Tokenizer
 
@@ -246,6 +248,19 @@ def test_rebuilt_tokenizer_matches_xlmr_tokenizer_json(e5_cache_dir: Path) -> No
         (e5_cache_dir / "models" / "multilingual-e5-small-v1" / "tokenizer.json").read_text(encoding="utf-8")
     )
     assert [p for p, _ in ours_json["model"]["vocab"]] == [p for p, _ in ref_json["model"]["vocab"]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=6), min_size=1, max_size=30))
+def test_split_pieces_equals_a_decode_per_piece(pieces: list[str]) -> None:
+    """Empty pieces, NUL characters (the fallback path) and any script come back in order."""
+    from vaultsync.models.compact_tokenizer import split_pieces
+
+    encoded = [p.encode("utf-8") for p in pieces]
+    offsets = np.zeros(len(encoded) + 1, np.uint64)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    blob = np.frombuffer(b"".join(encoded), np.uint8)
+    assert split_pieces(blob, offsets) == pieces
 
 
 @pytest.mark.slow

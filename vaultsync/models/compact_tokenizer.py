@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+from array import array
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -69,6 +70,21 @@ def write_unigram_data(tokenizer_json: Path, out: Path) -> None:
     )
 
 
+def split_pieces(blob: np.ndarray, offsets: np.ndarray) -> list[str]:
+    """The UTF-8 pieces in ``blob`` (uint8) cut at ``offsets`` (``len(pieces) + 1`` byte offsets).
+
+    One decode and one split with a NUL between pieces (~30 ms for 250k pieces, against ~115 ms
+    for a decode per piece, which stays as the fallback when a piece holds a NUL byte).
+    """
+    count = len(offsets) - 1
+    if count > 0 and not (blob == 0).any():
+        pieces = np.insert(blob, offsets[1:-1].astype(np.intp), 0).tobytes().decode("utf-8").split("\x00")
+        if len(pieces) == count:
+            return pieces
+    raw, cut = blob.tobytes(), offsets.tolist()
+    return [raw[cut[i] : cut[i + 1]].decode("utf-8") for i in range(count)]
+
+
 class CompactTokenizer:
     """XLM-R tokenization with ~80 MB of pieces instead of ~280 MB (module docstring).
 
@@ -78,14 +94,13 @@ class CompactTokenizer:
 
     def __init__(self, path: Path) -> None:
         with np.load(path) as data:
-            blob = data["blob"].tobytes()
-            offs = data["offsets"].tolist()
-            self._scores: list[float] = data["scores"].tolist()
+            pieces = split_pieces(data["blob"], data["offsets"])
+            self._scores = array("d", data["scores"].astype("<f8").tobytes())  # 2 MB; a list of floats is 8 MB
             charsmap = data["charsmap"].tobytes()
             meta = json.loads(data["meta"].tobytes())
-        self._pieces: dict[str, int] = {blob[offs[i] : offs[i + 1]].decode("utf-8"): i for i in range(len(offs) - 1)}
-        del blob
-        self._max_len = max(map(len, self._pieces))
+        self._pieces: dict[str, int] = dict(zip(pieces, range(len(pieces))))
+        self._max_len = max(map(len, pieces))
+        del pieces
         self.unk_id: int = meta["unk_id"]
         self._unk_score = min(self._scores) - _UNK_PENALTY
         self._specials: dict[str, int] = meta["specials"]
