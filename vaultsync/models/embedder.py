@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -101,8 +102,11 @@ class Embedder:
         invariant = bool(build_info.get("batch_invariant", False))
         self.max_batch_size = max_batch_size if max_batch_size is not None else (64 if invariant else 1)
         self._prefixes = {"query": manifest.prefixes.get("query", ""), "passage": manifest.prefixes.get("passage", "")}
-        self._session = make_session(self.folder / "model.onnx", threads, spin=spin)
-        self._tok = load_tokenizer(self.folder, tokenizer)
+        # onnxruntime builds the session without the GIL: it overlaps the tokenizer's Python load
+        with ThreadPoolExecutor(1, thread_name_prefix="e5-session") as pool:
+            session = pool.submit(make_session, self.folder / "model.onnx", threads, spin=spin)
+            self._tok = load_tokenizer(self.folder, tokenizer)
+            self._session = session.result()
         self._pad_id = self._tok.pad_id
         self._eos_id = self._tok.eos_id
         space = self._tok.token_to_id("▁")

