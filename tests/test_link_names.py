@@ -255,6 +255,46 @@ def test_fences_in_list_items_agree_with_markdown_it(text):
     assert sorted(ours) == sorted(_markdown_it_links(text)), text
 
 
+@pytest.mark.parametrize("text, links", [
+    ('1. Check the file:\n\n       if [[ -f "$F" ]]; then ok; fi\n\n2. Done.\n', []),  # indented code in an item
+    ("- item\n\n      [[x]]\n", []), ("-     [[x]]\n", []), ("- a\n\n\t\t[[x]]\n", []), ("10. a\n\n        [[x]]\n", []),
+    ("> - item\n>\n>       [[x]]\n", []), ("<!-- x -->\n    [[x]]\n", []), ("- 項目\n\n      [[コード]]\n", []),
+    ("- run `make\n- then see [[gone]] and `x`\n", ["gone"]),  # a code span never leaves its list item
+    ("a `x\n===\n[[gone]] `y`\n", ["gone"]), ("`a\n***\n[[gone]] `b`\n", ["gone"]), ("> `a\n> - [[gone]] `b`\n", ["gone"]),
+    ('- Steps:\n  > [!tip]\n  > ```bash\n  > if [[ -f "$F" ]]; then exit 1; fi\n  > ```\n', []),  # a fence in a callout
+    ("- > ```\n  > [[x]]\n  > ```\n", []), ("- - ```[[x]]\n", []), ("1. > ~~~\n   > [[x]]\n   > ~~~\n[[out]]\n", ["out"]),
+    (">\tUse [[gone]] here\n", ["gone"]), (">\t\t[[code]]\n", []),  # a tab after ">" gives its first column to the marker
+    ("- a\n  > [[q]]\n>\t\t[[code]]\n", ["q"]),  # a ">" left of the item's content opens a new quote
+])
+def test_wl02_code_inside_list_items_and_quotes(text, links):
+    assert [k.target for k in iter_links(mask_code(text))] == links
+    assert sorted(links) == sorted(t for _, t in _markdown_it_links(text))
+
+
+def test_wl02_a_code_span_never_crosses_a_table_cell():
+    """GFM splits a table row into cells before it reads code spans (markdown-it with tables agrees)."""
+    text = "| a | `b |\n|---|---|\n| [[gone]] | c` |\n\nafter `x\n| [[in-code]] y` |\n"
+    assert [k.target for k in iter_links(mask_code(text))] == ["gone"]
+    assert mask_code("| `[[x]]` | `a|b` |\n") == "|         |       |\n"  # no delimiter row: no table, one span
+
+
+_BLOCK_LINE = st.sampled_from([
+    "- item", "- `a", "b` [[s]]", "1. step", "- - x", "- > q", "  > ```", "  > [[q]]", "> `a", "> - [[l]] `b`",
+    "      [[ic]]", "        [[ic2]]", "\t\t[[tab]]", ">\t[[qt]]", ">\t\t[[qc]]", "***", "---", "text `x", "y` [[z]]",
+    "```", "  ```", "[[p]]", "", "<!-- c -->", "-     [[first]]", "  - nested", "    [[four]]", "`` a", "a ``"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_BLOCK_LINE, min_size=1, max_size=7))
+def test_code_in_items_quotes_and_spans_agrees_with_markdown_it(lines):
+    """Indented code in list items, quotes in items, tabs after ">", and code spans that would cross a
+    block start (WL-02). Not generated: a setext underline ("===") on a lazy line of a quote or item,
+    where CommonMark's laziness decides."""
+    text = "\n".join(lines) + "\n"
+    ours = [(k.embed, k.raw[3 if k.embed else 2:-2]) for k in iter_links(mask_code(text))]
+    assert sorted(ours) == sorted(_markdown_it_links(text)), text
+
+
 @settings(max_examples=300, deadline=None)
 @given(_documents())
 def test_headings_agree_with_markdown_it(text):

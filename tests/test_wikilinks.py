@@ -125,6 +125,20 @@ def test_wl04_unclosed_multiline_and_pathological(vault):
     assert res.code == 0 and res.lines == []
 
 
+@pytest.mark.parametrize("heading, link", [
+    ("a" + " ." * 50_000 + "x", "[[#y]]"), ("[" * 100_000, "[[#x]]"), ("<" * 100_000, "[[#x]]"), ("<a " * 30_000, "[[#x]]"),
+    ("`" * 50_000, "[[#x]]"), ("``a" * 30_000, "[[#x]]"), ("[a](" * 30_000, "[[#x]]"), ("見出し。" * 25_000, "[[#x]]"),
+    ("x", "[[#" + ". " * 50_000 + "x]]"), ("x", "[[#" + "\u3000!" * 50_000 + "]]"),
+])
+def test_wl04_long_headings_and_subpaths_take_linear_time(vault, heading, link):
+    """Heading matching on 100-200 KB headings or link subpaths (WL-04: no catastrophic backtracking)."""
+    vault.write("docs/a.md", f"# {heading}\n{link}\n")
+    start = time.perf_counter()
+    res = vault.check()
+    assert time.perf_counter() - start < 5  # quadratic forms took 20-100 s here
+    assert res.code == 1 and "WL003" in res.out
+
+
 def test_wl06_ambiguity_case_and_no_suffix_guessing(vault):
     for rel in ("docs/adrs/README.md", "docs/incidents/README.md", "docs/rules/todo.md",
                 "docs/rules/another-todo.md", "docs/adrs/ADR-0001-use-sqlite.md"):

@@ -8,10 +8,15 @@ parse this module implements the few block rules that decide what is code:
   at least the same length and indented at most 3 columns; an unclosed fence runs to
   the end of its container: the document, a block quote, or a list item, which a line
   indented less than the item's content ends), also inside block quotes and list items;
-* indented code blocks (4+ columns), which cannot interrupt a paragraph and do
-  not exist inside list items;
-* inline code spans (a backtick run closed by a run of the same length within
-  the same paragraph).
+* indented code blocks (4+ columns past their container's content: the document, a
+  block quote, a list item), which cannot interrupt a paragraph;
+* inline code spans (a backtick run closed by a run of the same length within the
+  same paragraph: no span crosses a block start, such as a list item, heading,
+  thematic break, setext underline or HTML block, nor a GFM table cell).
+
+Tabs among a line's leading spaces and ``>`` count to their tab stop (``>\tx`` leaves x
+2 columns in). Not modelled: a setext underline on a lazy line, and what is raw HTML
+inside an HTML block (links there are still checked).
 
 ``mask_code`` replaces every code character with a space and keeps newlines, so
 offsets and line numbers in the masked text equal those in the original; the
@@ -24,6 +29,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import NamedTuple
 
 _CONTAINER = re.compile(r"(?:[ ]{0,3}>[ ]?)*")
@@ -35,8 +41,16 @@ _LIST_ITEM = re.compile(r"^[ ]{0,3}(?:[-+*]|[0-9]{1,9}[.)])(?:[ \t]|$)")
 _ATX = re.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]+(.*))?$")  # the closing "#"s are cut in atx_heading
 _BLOCK_ID = re.compile(r"(?:^|\s|\]\])\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$")
 _BACKTICKS = re.compile(r"`+")
-_BLANK_LINE = re.compile(r"\n[ \t>]*\n")
-_ATX_LINE = re.compile(r"^[ ]{0,3}#{1,6}(?:[ \t].*)?$", re.M)
+_LEAD = re.compile(r"[ \t>]*")
+_HTML_START = re.compile(  # an HTML block of CommonMark's kinds 1-6: it may interrupt a paragraph (§4.6)
+    r"[ ]{0,3}(?:<(?:script|pre|style|textarea)(?:\s|>|$)|<!--|<\?|<![A-Za-z]|<!\[CDATA\[|</?(?:address|article|aside|"
+    r"base|basefont|blockquote|body|caption|center|col|colgroup|dd|details|dialog|dir|div|dl|dt|fieldset|figcaption|"
+    r"figure|footer|form|frame|frameset|h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav|"
+    r"noframes|ol|optgroup|option|p|param|search|section|summary|table|tbody|td|tfoot|th|thead|title|tr|track|ul)"
+    r"(?:\s|/?>|$))", re.IGNORECASE)
+_HTML_ENDS = (("<!--", "-->"), ("<?", "?>"), ("<![CDATA[", "]]>"), ("<!", ">"))  # kinds 2, 3, 5, 4
+_DELIMITER_CELL = re.compile(r"[ \t]*:?-+:?[ \t]*")
+_PIPE = re.compile(r"(?<!\\)(?:\\\\)*\|")
 
 
 def _blank(segment: str) -> str:
@@ -54,34 +68,36 @@ def mask_code(text: str) -> str:
     """
     if "`" not in text and "~~~" not in text and "\t" not in text and "    " not in text:
         return text  # no backtick, tilde fence, tab or 4-space run: no code at all
-    lines = text.split("\n")
     out: list[str] = []
-    fence: tuple[str, int, str, int] | None = None  # (char, length, container prefix, list item indent)
+    breaks: list[int] = []  # offsets where a block starts: no code span crosses one
+    offset = 0
+    fence: _Fence | None = None
     items: list[int] = []  # content columns of the open list items, outermost first
     item_depth = 0  # block quote depth of the open list items
     empty_item = False  # the last line opened a list item with nothing in it
     prev_para = False  # previous line is paragraph text (indented code cannot interrupt it) ...
     para_depth = 0  # ... inside this many block quotes
-    for line in lines:
+    table = 0  # 1 while a GFM table is open
+    header, header_raw, header_start = "", "", 0  # the last text line: a table's header row when a delimiter follows
+    for raw in text.split("\n"):
+        line_start, offset = offset, offset + len(raw) + 1
+        line = _expand_lead(raw)
         prefix = _CONTAINER.match(line).group(0)  # type: ignore[union-attr]
         rest = line[len(prefix):]
         depth = prefix.count(">") if prefix else 0
         if items and depth < item_depth:
             items.clear()  # the block quote holding the list ended, and the list with it
-        if fence is not None and depth < fence[2].count(">"):
-            fence = None  # the block quote holding the fence ended, and the fence with it (CommonMark §5.1)
-        if fence is not None:  # the line as its container sees it: "> ```" is content in a top-level fence
-            inner = _inside_quotes(line, fence[2].count(">")) if fence[2] else line
-            bare = inner.strip()
-            at = _indent_cols(inner) if bare else 0
-            if bare and at < fence[3]:
-                fence = None  # the list item holding the fence ended, and the fence with it (§5.2)
-                _close_items(items, at)
+        if depth > para_depth:
+            prev_para = False  # a block quote starts: no paragraph of it yet (lazy lines go the other way)
+        if fence is not None and depth < fence.depth:
+            fence = None  # the block quote holding the fence ended, and the fence with it (§5.1)
+        if fence is not None and (col := fence.item_ended(line)) is not None:
+            fence = None  # the list item holding the fence ended, and the fence with it (§5.2)
+            _close_items(items, col)
         if fence is not None:
-            char, length, _, inside = fence
-            out.append(_blank(line))
-            if bare and bare[0] == char and set(bare) == {char} and len(bare) >= length and at - inside <= 3:
-                fence = None  # a closing fence is indented at most 3 columns in its container (§4.5)
+            out.append(_blank(raw))
+            if fence.closes(line):
+                fence = None
                 prev_para = False
             continue
         stripped = rest.strip()
@@ -93,38 +109,148 @@ def mask_code(text: str) -> str:
         was_empty, empty_item = empty_item, bool(item) and not rest[item.end():].strip()  # type: ignore[union-attr]
         # the column in the list's container
         lead = cols if not items or depth == item_depth else _indent_cols(_inside_quotes(line, item_depth))
+        if items and depth > item_depth and lead < items[-1]:
+            _close_items(items, lead)  # a ">" left of the item's content: a new block quote, outside the item
+            prev_para = False
+        body, body_prefix = rest, prefix  # what follows the line's list markers, and the quotes before it
+        opened = bool(item)
         if item:
             _close_items(items, lead)  # a sibling or an outer item: the items right of its marker end
-            items.append(_content_cols(rest, item.end()) + (lead - cols))
+            at = lead - cols  # the column where ``rest`` starts
+            while item:  # "- - x": an item whose content starts with another item
+                items.append(at + _content_cols(body, item.end()))
+                at += len(body[:item.end()].expandtabs(4))
+                body = body[item.end():]
+                item = _LIST_ITEM.match(body) if body.strip() else None
             item_depth = depth
-        m = _FENCE_OPEN.match(rest[item.end():] if item else rest)  # `- ```` opens a fence in the item
+            quoted = _CONTAINER.match(body).group(0)  # type: ignore[union-attr]
+            if ">" in quoted:  # "- > ```": a block quote inside the item
+                body, body_prefix = body[len(quoted):], prefix + quoted
+        lazy = False  # a paragraph line outside the quotes its paragraph sits in (§5.1 laziness)
+        if opened or not (prev_para and depth <= para_depth and stripped and _continues(rest)):
+            breaks.append(line_start)  # a new block: a blank line, an item, a heading, a deeper quote...
+        else:
+            lazy = depth < para_depth
+        if table and (not stripped or "|" not in rest or opened):
+            table = 0
+        m = _FENCE_OPEN.match(body)
         if m and not (m.group("fence")[0] == "`" and "`" in m.group("info")):
-            if not item:
+            if not opened:
                 _close_items(items, lead)  # a fence interrupts: it continues no paragraph lazily
-            inside = items[-1] if items else 0
-            indent = len(m.group("indent").expandtabs(4)) if item else lead - inside
+            inside = items[-1] if items and body_prefix.count(">") == item_depth else 0
+            indent = len(m.group("indent").expandtabs(4)) if opened else lead - inside if inside else cols
             if indent < 4 or prefix:
-                fence = (m.group("fence")[0], len(m.group("fence")), prefix, inside)
-                out.append(_blank(line))
+                fence = _Fence(m.group("fence")[0], len(m.group("fence")), body_prefix.count(">"), inside,
+                               (items[-1], item_depth) if items else None)
+                out.append(_blank(raw))
                 prev_para = False
                 continue
         if not stripped:
             if was_empty and items:
                 items.pop()  # a list item may start with at most one blank line: this one stays empty (§5.2)
-            out.append(line)
+            out.append(raw)
             prev_para = False
             continue
-        if items and not item and (not prev_para or depth > item_depth or _ATX.match(rest)
-                                   or _is_thematic_break(stripped)):
+        if items and not opened and (not prev_para or depth > item_depth or _ATX.match(rest)
+                                   or _is_thematic_break(stripped) or _HTML_START.match(rest)):
             _close_items(items, lead)  # no paragraph it lazily continues: the items right of it end
-        if cols >= 4 and not items and not prev_para:
-            out.append(_blank(line))
+        if opened and _indent_cols(body) >= 4 and body.strip() and body_prefix == prefix:
+            out.append(raw[:len(raw) - len(body.lstrip(" \t"))] + _blank(body.lstrip(" \t")))  # "-     code"
             prev_para = False
             continue
-        out.append(line)
-        prev_para = not (_ATX.match(rest) or _is_thematic_break(stripped) or (prev_para and _SETEXT.match(rest)))
-        para_depth = depth
-    return _mask_code_spans("\n".join(out))
+        if not opened and not prev_para and (lead - items[-1] >= 4 if items and depth == item_depth else cols >= 4):
+            out.append(_blank(raw))  # indented code, at the top level or inside a list item (§4.4, §5.2)
+            prev_para = False
+            continue
+        if not table and prev_para and not opened and _cells(stripped, delimiter=True) == _cells(header) > 0:
+            table = 1  # a GFM table: the header row above, this delimiter row, then rows up to a block start
+            breaks.extend(header_start + i for i in _pipes(header_raw))
+        if table:
+            breaks.extend(line_start + i for i in _pipes(raw))  # a table cell is parsed on its own
+        out.append(raw)
+        header, header_raw, header_start = stripped, raw, line_start
+        if opened and not body.strip():
+            prev_para = False  # an empty item holds no paragraph
+        else:
+            prev_para = not (_ATX.match(rest) or _is_thematic_break(stripped) or table
+                             or (prev_para and _SETEXT.match(rest)) or _closed_html(stripped))
+        if not lazy:
+            para_depth = depth
+    return _mask_code_spans("\n".join(out), breaks)
+
+
+class _Fence(NamedTuple):
+    """An open fenced code block: its ``char`` and ``length``, its block quote ``depth``, the column its
+    content starts at in that quote (``inside``: a list item's content column, else 0), and the list
+    item holding it (``item``: content column and block quote depth), which ends it when it ends."""
+
+    char: str
+    length: int
+    depth: int
+    inside: int
+    item: tuple[int, int] | None
+
+    def item_ended(self, line: str) -> int | None:
+        """The column of ``line`` in the list's container when it sits left of the holding item's
+        content (so the item, and the fence, ended); else None."""
+        if self.item is None:
+            return None
+        col, item_depth = self.item
+        seen = _inside_quotes(line, item_depth) if item_depth else line
+        at = _indent_cols(seen)
+        return at if seen.strip() and at < col else None
+
+    def closes(self, line: str) -> bool:
+        """Whether ``line`` is the closing fence: the same character, at least as long, at most 3 columns
+        into its container (§4.5). ``> ```` is content of a top-level fence, not its closer."""
+        inner = _inside_quotes(line, self.depth) if self.depth else line
+        bare = inner.strip()
+        return bool(bare) and bare[0] == self.char and set(bare) == {self.char} and len(bare) >= self.length \
+            and _indent_cols(inner) - self.inside <= 3
+
+
+def _expand_lead(line: str) -> str:
+    """``line`` with the tabs among its leading spaces and ``>`` expanded to their columns (stops every
+    4): ``>\tx`` is ``>   x``, whose ``>`` takes one space and leaves x 2 columns in (§2.2, §5.1)."""
+    if "\t" not in line:
+        return line
+    end = _LEAD.match(line).end()  # type: ignore[union-attr]
+    return line[:end].expandtabs(4) + line[end:]
+
+
+def _continues(rest: str) -> bool:
+    """Whether the non-blank line ``rest``, under paragraph text, continues that paragraph: it starts no
+    heading, thematic break, setext underline, fence or HTML block (list items are judged apart)."""
+    fence = _FENCE_OPEN.match(rest)
+    if fence and _indent_cols(rest) < 4 and not (fence.group("fence")[0] == "`" and "`" in fence.group("info")):
+        return False
+    return not (_ATX.match(rest) or _is_thematic_break(rest.strip()) or _SETEXT.match(rest) or _HTML_START.match(rest))
+
+
+def _closed_html(stripped: str) -> bool:
+    """Whether ``stripped`` is an HTML block of kinds 2-5 that ends on its own line (``<!-- x -->``)."""
+    for start, end in _HTML_ENDS:
+        if stripped.startswith(start):
+            return end in stripped[len(start):]
+    return False
+
+
+def _cells(row: str, delimiter: bool = False) -> int:
+    """Cells of a GFM table row holding a ``|`` (of a delimiter row: ``|---|:-:|``), else 0."""
+    if "|" not in row:
+        return 0
+    inner = row.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") and not _odd_backslashes(inner, len(inner) - 1) else inner
+    cells = _PIPE.split(inner)
+    if delimiter and not all(_DELIMITER_CELL.fullmatch(c) for c in cells):
+        return 0
+    return len(cells)
+
+
+def _pipes(raw: str) -> list[int]:
+    """Offsets of the unescaped ``|`` in ``raw``: where a table cell ends."""
+    return [m.end() - 1 for m in _PIPE.finditer(raw)]
 
 
 def _close_items(items: list[int], column: int) -> None:
@@ -168,34 +294,37 @@ def _is_thematic_break(stripped: str) -> bool:
     return len(compact) >= 3 and len(set(compact)) == 1 and compact[0] in "-*_"
 
 
-def _mask_code_spans(text: str) -> str:
-    """Mask inline code spans; a span never crosses a blank line (paragraph end), the start of a block
-    quote or an ATX heading's edge.
-
-    O(n log n) in the number of backtick runs: every run is visited once and the
-    matching closer (the next run of the same length) is found by bisection, so a
-    note full of unmatched backticks cannot make a check quadratic.
-    """
+def _mask_code_spans(text: str, breaks: list[int]) -> str:
+    """Mask inline code spans; a span never crosses one of ``breaks`` (sorted offsets where a block or
+    a table cell starts)."""
     if "`" not in text:
         return text
+    spans = [(a, b) for a, b, _ in code_spans(text, breaks)]
+    if not spans:
+        return text
+    out: list[str] = []
+    pos = 0
+    for a, b in spans:
+        out.append(text[pos:a])
+        out.append(_blank(text[a:b]))
+        pos = b
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def code_spans(text: str, paragraph_ends: Sequence[int] = ()) -> list[tuple[int, int, int]]:
+    """The inline code spans of ``text`` as ``(start, end, run length)``: a backtick run opens, the next
+    run of the same length closes (CommonMark 0.31 §6.1), before the first of the sorted
+    ``paragraph_ends`` after the opener; a backslash before a run escapes its first backtick.
+
+    O(n log n) in the number of backtick runs: every run is visited once and its closer is found by
+    bisection, so a text full of unmatched backticks cannot make a check quadratic.
+    """
     runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text)]
     by_length: dict[int, list[int]] = defaultdict(list)
     for i, (a, b) in enumerate(runs):
         by_length[b - a].append(i)
-    paragraph_ends = [m.start() for m in _BLANK_LINE.finditer(text)]
-    if ">" in text:  # a block quote starting interrupts the paragraph before it
-        depth, pos = 0, 0
-        for line in text.split("\n"):
-            deeper = _CONTAINER.match(line).group(0).count(">")  # type: ignore[union-attr]
-            if deeper > depth:
-                paragraph_ends.append(pos)
-            depth, pos = deeper, pos + len(line) + 1
-        paragraph_ends.sort()
-    if "#" in text:  # an ATX heading is a block of its own: no code span enters or leaves it
-        for m in _ATX_LINE.finditer(text):
-            paragraph_ends.extend((m.start(), m.end()))
-        paragraph_ends.sort()
-    spans: list[tuple[int, int]] = []
+    spans: list[tuple[int, int, int]] = []
     i = 0
     while i < len(runs):
         start, end = runs[i]
@@ -211,20 +340,11 @@ def _mask_code_spans(text: str) -> str:
         j = bisect.bisect_right(candidates, i)
         if j < len(candidates) and runs[candidates[j]][0] < limit:
             close = candidates[j]
-            spans.append((start, runs[close][1]))
+            spans.append((start, runs[close][1], length))
             i = close + 1
         else:
             i += 1
-    if not spans:
-        return text
-    out: list[str] = []
-    pos = 0
-    for a, b in spans:
-        out.append(text[pos:a])
-        out.append(_blank(text[a:b]))
-        pos = b
-    out.append(text[pos:])
-    return "".join(out)
+    return spans
 
 
 def _odd_backslashes(text: str, at: int) -> bool:

@@ -31,8 +31,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from vaultsync.vault.markdown import code_spans
+
 _EXTENSION = re.compile(r"\.(?=[0-9]*[A-Za-z])[A-Za-z0-9]{1,8}$")  # ".png", ".mp3", ".7z"; not ".2" of "v1.2"
-_TRAILING_PUNCT = re.compile(r"[\s.?!:;,]+$")
+_TRAILING_PUNCT = frozenset(".?!:;,")
 _SPACES = re.compile(r"\s+")
 
 
@@ -165,15 +167,19 @@ def is_attachment(target: str) -> bool:
 
 
 def normalise_heading(text: str) -> str:
-    """Heading comparison key: :func:`name_key` (NFC, lower case), whitespace collapsed, trailing ``?!.:;,`` dropped."""
-    return _TRAILING_PUNCT.sub("", _SPACES.sub(" ", name_key(text.strip())))
+    """Heading comparison key: :func:`name_key` (NFC, lower case), whitespace collapsed, trailing ``?!.:;,`` dropped.
+    Linear in the text: the trailing run is cut by a scan, not by a ``[...]+$`` search (quadratic on a long run)."""
+    key = _SPACES.sub(" ", name_key(text.strip()))
+    end = len(key)
+    while end and (key[end - 1] in _TRAILING_PUNCT or key[end - 1].isspace()):
+        end -= 1
+    return key[:end]
 
 
 # Inline markup of a heading as Obsidian displays it (https://help.obsidian.md/syntax)
 _WIKILINK = re.compile(r"!?\[\[([^\[\]|]*)(?:\|([^\[\]]*))?\]\]")
-_MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_CODE = re.compile(r"(`+)(.+?)\1")
-_EMPHASIS = re.compile(r"\*\*|__|==|~~|\*|(?<!\w)_(?=\S)|(?<=\S)_(?!\w)|<[^>\n]+>")
+_MD_LINK = re.compile(r"!?\[([^\[\]]*)\]\([^()]*\)")
+_EMPHASIS = re.compile(r"\*\*|__|==|~~|\*|(?<!\w)_(?=\S)|(?<=\S)_(?!\w)|<[^<>\n]+>")
 # Characters a link subpath cannot hold: Obsidian writes a space for them when it links a heading
 _LINK_BREAKING = re.compile(r"\[\[|\]\]|[|#^\[\]]")
 
@@ -185,11 +191,12 @@ def heading_display(text: str) -> str:
     text = _WIKILINK.sub(lambda m: m.group(2) if m.group(2) is not None else m.group(1), text)
     text = _MD_LINK.sub(r"\1", text)
     spans: list[str] = []  # code is shown as written: `__init__` keeps its underscores
-
-    def hold(m: re.Match[str]) -> str:
-        spans.append(m.group(2).strip())
-        return f"\0{len(spans) - 1}\0"
-    text = _EMPHASIS.sub("", _CODE.sub(hold, text))
+    parts, pos = [], 0
+    for start, end, run in code_spans(text):
+        spans.append(text[start + run:end - run].strip())
+        parts += [text[pos:start], f"\0{len(spans) - 1}\0"]
+        pos = end
+    text = _EMPHASIS.sub("", "".join(parts) + text[pos:])
     return re.sub("\0([0-9]+)\0", lambda m: spans[int(m.group(1))], text)
 
 
