@@ -261,7 +261,8 @@ def _random_history(repo: Vault, rng: random.Random, steps: int) -> None:
     words = "cache index shard replica latency budget rollout canary queue retry backoff lock schema".split()
     names = [f"docs/topic-{i}.md" for i in range(8)]
     for step in range(steps):
-        op = rng.choice(["add", "add", "edit", "delete", "rename", "amend", "reset", "branch-merge"])
+        op = rng.choice(["add", "add", "edit", "delete", "rename", "amend", "reset", "branch-merge", "unreadable",
+                         "chunking"])
         existing = [n for n in names if (repo.root / n).exists()]
         if op == "add" or not existing:
             name = rng.choice(names)
@@ -272,6 +273,10 @@ def _random_history(repo: Vault, rng: random.Random, steps: int) -> None:
             repo.write(name, (repo.root / name).read_text() + f"\n{' '.join(rng.choices(words, k=10))}\n")
         elif op == "delete":
             repo.git("rm", "-q", rng.choice(existing))
+        elif op == "unreadable":  # a note that stops being UTF-8 leaves the index, as a rebuild never has it
+            (repo.root / rng.choice(existing)).write_bytes(b"---\ntitle: x\n---\ncaf\xe9 " + rng.choice(words).encode())
+        elif op == "chunking":  # a config change re-chunks every note
+            repo.write(".vaultsync.yaml", f"{LINKS_CONFIG}index:\n  chunk_tokens: {rng.choice([40, 120, 400])}\n")
         elif op == "rename":
             src = rng.choice(existing)
             dst = f"docs/moved-{step}.md"
@@ -330,6 +335,38 @@ def test_a_killed_sync_leaves_a_consistent_index_and_the_next_one_repairs_it(rep
     sync(repo.root, rebuild=True)
     assert_same_index(final, index_state(repo.root))
     assert killed_states  # the loop ran
+
+
+def test_a_note_that_becomes_unreadable_leaves_the_index(repo):
+    repo.write("docs/a.md", "# A\nThe zqxplover token.\n")
+    repo.write("docs/b.md", "# B\nSee [[a]].\n")
+    repo.commit("init")
+    sync(repo.root)
+    (repo.root / "docs/a.md").write_bytes(b"# A\nThe zqxplover token, caf\xe9.\n")
+    repo.commit("latin-1")
+    report = sync(repo.root)
+    assert any("unreadable" in w and "docs/a.md" in w for w in report.warnings)
+    assert db(repo.root).execute("SELECT count(*) FROM chunks WHERE path = 'docs/a.md'").fetchone()[0] == 0
+    assert not any(h.path == "docs/a.md" for h in search(repo.root, "zqxplover").hits)
+    incremental = index_state(repo.root)
+    sync(repo.root, rebuild=True)
+    assert_same_index(incremental, index_state(repo.root))
+
+
+def test_a_chunking_change_in_the_config_rechunks_unchanged_notes(repo):
+    repo.write("docs/long.md", "# Long\n" + "\n\n".join(f"Step {i} checks the budget before the rollout." for i in range(40)))
+    repo.commit("init")
+    sync(repo.root)
+    counts = []
+    for tokens in (60, 400, 60):
+        repo.write(".vaultsync.yaml", f"{LINKS_CONFIG}index:\n  chunk_tokens: {tokens}\n")
+        repo.commit(f"chunk {tokens}")
+        sync(repo.root)
+        counts.append(db(repo.root).execute("SELECT count(*) FROM chunks WHERE path = 'docs/long.md'").fetchone()[0])
+    assert counts[0] == counts[2] > counts[1]
+    incremental = index_state(repo.root)
+    sync(repo.root, rebuild=True)
+    assert_same_index(incremental, index_state(repo.root))
 
 
 def test_frontmatter_is_stored_as_json_strings(repo):

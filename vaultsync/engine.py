@@ -14,6 +14,7 @@ from typing import Any
 
 import pygit2
 
+from vaultsync import heap
 from vaultsync.git import head_commit_id
 from vaultsync.index.layout import layout_for
 from vaultsync.resources import data_dir
@@ -196,6 +197,7 @@ class WarmSearcher:
         if stamp != self._stamp:
             self.drop()
             self._stamp = stamp
+        loaded = self.searcher is None or spec not in self._rerankers
         if self.searcher is None:
             self.searcher, _ = open_searcher(repo, config, rerank=spec, loaded=self.embedders)
             self.embedders.update({leg.name: leg.embedder for leg in self.searcher.legs})
@@ -205,6 +207,8 @@ class WarmSearcher:
             self._rerankers[spec] = load_reranker(spec, embedder, config) \
                 if embedder is not None or spec.startswith("cross") else None
         self.searcher.reranker = self._rerankers[spec]
+        if loaded:
+            heap.trim()  # the load's transient objects are freed: their pages go back to the system
         return self.searcher
 
 

@@ -38,6 +38,7 @@ from vaultsync.git import (
     printable_path,
     workdir,
 )
+from vaultsync.index.changes import note_changes
 from vaultsync.index.embedding import (
     EmbedderFactory,
     configured_models,
@@ -182,7 +183,6 @@ def _sync_repaired(repo: pygit2.Repository, layout: IndexLayout, embedder_factor
     return report
 
 
-
 def _drop(layout: IndexLayout) -> None:
     import shutil
 
@@ -216,7 +216,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         head_notes, report.warnings = vault_notes(snapshot, config)
         indexed = store.paths()
         full = meta.get("config_hash") != chash
-        changed, removed, renamed = _changes(repo, meta.get("indexed_tree"), tree, head_notes, indexed, full)
+        changed, removed, renamed = note_changes(repo, meta.get("indexed_tree"), tree, head_notes, indexed, full)
         report.renamed = renamed
         report.added = sum(1 for p in changed if p not in indexed) - renamed
         report.modified = sum(1 for p in changed if p in indexed)
@@ -234,6 +234,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
                 notes[path] = (note, warnings)
             else:
                 report.warnings.append(f"skipping unreadable note: {'; '.join(warnings)}")
+        dropped = {p for p in changed if p in indexed and p not in notes}  # a rebuild would have no rows for them
         before = store.aliases()
         after = {p: a for p, a in before.items() if p not in changed and p not in removed}
         after.update({p: _note_aliases(n) for p, (n, _) in notes.items()})
@@ -245,6 +246,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
                 records.append(note_record(note, head_notes[path], index, warnings, target))
             except Exception as exc:  # noqa: BLE001 - one odd note must never stop the index
                 report.warnings.append(f"skipping {path}: {type(exc).__name__}: {exc}")
+                dropped |= {path} & indexed.keys()
         paths_changed = bool(removed) or any(p not in indexed for p in changed)
         aliases_changed = any(before.get(p, []) != after.get(p, []) for p in changed | removed)
         relinks = _relinks(store, index, changed | removed) if paths_changed or aliases_changed else []
@@ -289,7 +291,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
             report.chunks_remote = team.served
             report.warnings.extend(team.warnings)
         primary = next(iter(models))
-        store.apply(removed, records, {
+        store.apply(removed | dropped, records, {
             "indexed_commit": commit or "", "indexed_tree": tree_id, "config_hash": chash,
             "config_key": config_key(config_blob_id(tree)),
             "embed_models": json.dumps(known), "embed_model": known.get(primary, {}).get("id", ""),
@@ -366,35 +368,3 @@ def unreadable_warnings(store: SqliteStore) -> list[str]:
 
 def _vault_files(snapshot: TreeSnapshot, config: Config) -> list[str]:
     return [p for p in snapshot.paths() if config.in_vault(p) and not config.is_ephemeral(p)]
-
-
-def _changes(repo: pygit2.Repository, base_tree_id: str | None, tree: pygit2.Tree | None, head_notes: dict[str, str],
-             indexed: dict[str, str], full: bool) -> tuple[set[str], set[str], int]:
-    """(paths to (re)index, paths to remove, number of renames)."""
-    base = None
-    if base_tree_id and not full:
-        try:
-            base = repo[base_tree_id]
-        except (KeyError, ValueError):
-            base = None
-    if base is None or tree is None:
-        changed = {p for p, oid in head_notes.items() if indexed.get(p) != oid}
-        removed = set(indexed) - set(head_notes)
-        return changed, removed, 0
-    diff = base.diff_to_tree(tree)
-    diff.find_similar()
-    changed: set[str] = set()
-    removed: set[str] = set()
-    renamed = 0
-    for delta in diff.deltas:
-        old, new = delta.old_file.path, delta.new_file.path
-        if old in indexed and old not in head_notes:
-            removed.add(old)
-        if new in head_notes:
-            changed.add(new)
-            if delta.status == pygit2.enums.DeltaStatus.RENAMED and old in indexed:
-                renamed += 1
-    # Belt and braces: the index must hold exactly HEAD's notes.
-    changed |= {p for p, oid in head_notes.items() if p not in indexed and p not in changed}
-    removed |= set(indexed) - set(head_notes)
-    return changed, removed, renamed

@@ -32,6 +32,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from vaultsync.vault.block_starts import cell_ends, closed_html, html_start, is_thematic_break, table_cells
+
 _CONTAINER = re.compile(r"(?:[ ]{0,3}>[ ]?)*")
 _QUOTE = re.compile(r"[ ]{0,3}>[ ]?")
 _SETEXT = re.compile(r"[ ]{0,3}(?:=+|-+)[ \t]*$")  # under a paragraph line: a setext heading's underline
@@ -42,15 +44,6 @@ _ATX = re.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]+(.*))?$")  # the closing "#"s are c
 _BLOCK_ID = re.compile(r"(?:^|\s|\]\])\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$")
 _BACKTICKS = re.compile(r"`+")
 _LEAD = re.compile(r"[ \t>]*")
-_HTML_START = re.compile(  # an HTML block of CommonMark's kinds 1-6: it may interrupt a paragraph (§4.6)
-    r"[ ]{0,3}(?:<(?:script|pre|style|textarea)(?:\s|>|$)|<!--|<\?|<![A-Za-z]|<!\[CDATA\[|</?(?:address|article|aside|"
-    r"base|basefont|blockquote|body|caption|center|col|colgroup|dd|details|dialog|dir|div|dl|dt|fieldset|figcaption|"
-    r"figure|footer|form|frame|frameset|h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav|"
-    r"noframes|ol|optgroup|option|p|param|search|section|summary|table|tbody|td|tfoot|th|thead|title|tr|track|ul)"
-    r"(?:\s|/?>|$))", re.IGNORECASE)
-_HTML_ENDS = (("<!--", "-->"), ("<?", "?>"), ("<![CDATA[", "]]>"), ("<!", ">"))  # kinds 2, 3, 5, 4
-_DELIMITER_CELL = re.compile(r"[ \t]*:?-+:?[ \t]*")
-_PIPE = re.compile(r"(?<!\\)(?:\\\\)*\|")
 
 
 def _blank(segment: str) -> str:
@@ -152,7 +145,7 @@ def mask_code(text: str) -> str:
             prev_para = False
             continue
         if items and not opened and (not prev_para or depth > item_depth or _ATX.match(rest)
-                                   or _is_thematic_break(stripped) or _HTML_START.match(rest)):
+                                   or is_thematic_break(stripped) or html_start(rest)):
             _close_items(items, lead)  # no paragraph it lazily continues: the items right of it end
         if opened and _indent_cols(body) >= 4 and body.strip() and body_prefix == prefix:
             out.append(raw[:len(raw) - len(body.lstrip(" \t"))] + _blank(body.lstrip(" \t")))  # "-     code"
@@ -162,18 +155,18 @@ def mask_code(text: str) -> str:
             out.append(_blank(raw))  # indented code, at the top level or inside a list item (§4.4, §5.2)
             prev_para = False
             continue
-        if not table and prev_para and not opened and _cells(stripped, delimiter=True) == _cells(header) > 0:
+        if not table and prev_para and not opened and table_cells(stripped, delimiter=True) == table_cells(header) > 0:
             table = 1  # a GFM table: the header row above, this delimiter row, then rows up to a block start
-            breaks.extend(header_start + i for i in _pipes(header_raw))
+            breaks.extend(header_start + i for i in cell_ends(header_raw))
         if table:
-            breaks.extend(line_start + i for i in _pipes(raw))  # a table cell is parsed on its own
+            breaks.extend(line_start + i for i in cell_ends(raw))  # a table cell is parsed on its own
         out.append(raw)
         header, header_raw, header_start = stripped, raw, line_start
         if opened and not body.strip():
             prev_para = False  # an empty item holds no paragraph
         else:
-            prev_para = not (_ATX.match(rest) or _is_thematic_break(stripped) or table
-                             or (prev_para and _SETEXT.match(rest)) or _closed_html(stripped))
+            prev_para = not (_ATX.match(rest) or is_thematic_break(stripped) or table
+                             or (prev_para and _SETEXT.match(rest)) or closed_html(stripped))
         if not lazy:
             para_depth = depth
     return _mask_code_spans("\n".join(out), breaks)
@@ -224,33 +217,7 @@ def _continues(rest: str) -> bool:
     fence = _FENCE_OPEN.match(rest)
     if fence and _indent_cols(rest) < 4 and not (fence.group("fence")[0] == "`" and "`" in fence.group("info")):
         return False
-    return not (_ATX.match(rest) or _is_thematic_break(rest.strip()) or _SETEXT.match(rest) or _HTML_START.match(rest))
-
-
-def _closed_html(stripped: str) -> bool:
-    """Whether ``stripped`` is an HTML block of kinds 2-5 that ends on its own line (``<!-- x -->``)."""
-    for start, end in _HTML_ENDS:
-        if stripped.startswith(start):
-            return end in stripped[len(start):]
-    return False
-
-
-def _cells(row: str, delimiter: bool = False) -> int:
-    """Cells of a GFM table row holding a ``|`` (of a delimiter row: ``|---|:-:|``), else 0."""
-    if "|" not in row:
-        return 0
-    inner = row.strip()
-    inner = inner[1:] if inner.startswith("|") else inner
-    inner = inner[:-1] if inner.endswith("|") and not _odd_backslashes(inner, len(inner) - 1) else inner
-    cells = _PIPE.split(inner)
-    if delimiter and not all(_DELIMITER_CELL.fullmatch(c) for c in cells):
-        return 0
-    return len(cells)
-
-
-def _pipes(raw: str) -> list[int]:
-    """Offsets of the unescaped ``|`` in ``raw``: where a table cell ends."""
-    return [m.end() - 1 for m in _PIPE.finditer(raw)]
+    return not (_ATX.match(rest) or is_thematic_break(rest.strip()) or _SETEXT.match(rest) or html_start(rest))
 
 
 def _close_items(items: list[int], column: int) -> None:
@@ -285,13 +252,6 @@ def _content_cols(rest: str, after_marker: int) -> int:
     tail = rest[len(rest[:after_marker].rstrip(" \t")):]
     spaces = _indent_cols(tail) if tail.strip() else 1
     return marker + (spaces if 1 <= spaces <= 4 else 1)
-
-
-def _is_thematic_break(stripped: str) -> bool:
-    if stripped[:1] not in ("-", "*", "_"):
-        return False
-    compact = stripped.replace(" ", "").replace("\t", "")
-    return len(compact) >= 3 and len(set(compact)) == 1 and compact[0] in "-*_"
 
 
 def _mask_code_spans(text: str, breaks: list[int]) -> str:
