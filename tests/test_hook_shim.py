@@ -17,8 +17,8 @@ import pytest
 from conftest import REPO_ROOT, Vault, git
 
 from vaultsync.git import no_git_env
+from vaultsync.index.hooks import HOOKS
 
-HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
 BARRIER = "barrier"
 
 
@@ -40,9 +40,10 @@ def shimmed(vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tu
 
 
 def install_shims(hooks: Path) -> None:
+    """The shim under every hook name, as ``vaultsync install`` writes it (one template)."""
     hooks.mkdir(parents=True, exist_ok=True)
     for hook in HOOKS:
-        shutil.copy2(REPO_ROOT / "githooks" / hook, hooks / hook)
+        shutil.copy2(REPO_ROOT / "githooks" / "post-commit", hooks / hook)
 
 
 def starts(record: Path) -> list[tuple[str, str]]:
@@ -133,8 +134,9 @@ def test_a_sequence_stopped_by_a_conflict_syncs_when_it_is_continued(shimmed):
     assert vault.git("cherry-pick", "main..side", check=False).returncode != 0  # the first pick conflicts
     vault.write("docs/base.md", "# base\nresolved\n")
     vault.git("add", "docs/base.md")
-    vault.git("commit", "-q", "--no-edit")  # the resolved pick: more picks follow, no sync
-    assert starts(record) == []
+    vault.git("commit", "-q", "--no-edit")  # the resolved pick: git has removed CHERRY_PICK_HEAD, so the
+    head = vault.git("rev-parse", "HEAD").stdout.strip()  # shim cannot tell it from a sequence given up
+    assert starts(record) == [("post-commit", head)]  # with reset: one sync more, never one too few
     vault.git("cherry-pick", "--continue")
     assert starts(record) == [("post-commit", vault.git("rev-parse", "HEAD").stdout.strip())]
 
@@ -164,7 +166,79 @@ def test_the_python_side_defers_like_the_shim(shimmed):
     (gitdir / "sequencer" / "todo").write_text("pick 1111111 one\n")
     assert not replay_in_progress(repo)  # the last pick syncs
     (gitdir / "sequencer" / "todo").write_text("# comment\npick 1111111 one\npick 2222222 two\n")
-    assert replay_in_progress(repo)
+    assert not replay_in_progress(repo)  # no CHERRY_PICK_HEAD: a sequence given up with `git reset`
+    (gitdir / "CHERRY_PICK_HEAD").write_text("1111111\n")
+    assert replay_in_progress(repo) and not replay_in_progress(repo, "post-checkout")
+    (gitdir / "CHERRY_PICK_HEAD").unlink()
+    (gitdir / "sequencer" / "todo").write_text("revert 1111111 one\nrevert 2222222 two\n")
+    assert replay_in_progress(repo)  # a revert sequence's picks leave no REVERT_HEAD behind
     shutil.rmtree(gitdir / "sequencer")
     (gitdir / "rebase-merge").mkdir()
-    assert replay_in_progress(repo)
+    assert replay_in_progress(repo) and replay_in_progress(repo, "post-checkout")
+    assert not replay_in_progress(repo, "post-rewrite")  # the rebase's end: it syncs
+    (gitdir / "rebase-apply").mkdir()
+    for nxt, replaying in (("2", True), ("3", False)):  # git am, patch 2 then 3 of 3
+        (gitdir / "rebase-apply" / "next").write_text(nxt + "\n")
+        (gitdir / "rebase-apply" / "last").write_text("3\n")
+        assert replay_in_progress(repo, "post-applypatch") is replaying
+
+
+def test_a_cherry_pick_sequence_given_up_with_reset_leaves_no_replay_behind(shimmed):
+    """``git reset --hard`` after a conflicting first pick leaves ``sequencer/todo``, but not
+    CHERRY_PICK_HEAD: the next ordinary commit syncs (it did not, field report)."""
+    vault, record = shimmed
+    vault.git("checkout", "-q", "-b", "side")
+    for name in ("base", "s1", "s2"):
+        vault.write(f"docs/{name}.md", f"# {name}\nside\n")
+        vault.commit(f"side {name}")
+    vault.git("checkout", "-q", "main")
+    vault.write("docs/base.md", "# base\nmain\n")
+    vault.commit("main edits base")
+    starts(record)
+    assert vault.git("cherry-pick", "main..side", check=False).returncode != 0
+    vault.git("reset", "-q", "--hard")
+    vault.write("docs/after.md", "# after\n")
+    vault.commit("after")
+    assert starts(record) == [("post-commit", vault.git("rev-parse", "HEAD").stdout.strip())]
+
+
+def test_a_rebase_given_up_with_abort_never_synced_its_upstream(shimmed):
+    """The post-checkout at a rebase's start starts nothing, so ``--abort`` (which fires no hook)
+    finds the index still at the commit it returns to."""
+    vault, record = shimmed
+    vault.git("checkout", "-q", "-b", "feature")
+    vault.write("docs/base.md", "# base\nfeature\n")
+    vault.commit("feature edits base")
+    vault.git("checkout", "-q", "main")
+    vault.write("docs/base.md", "# base\nmain\n")
+    vault.commit("main edits base")
+    vault.git("checkout", "-q", "feature")
+    starts(record)
+    assert vault.git("rebase", "-q", "main", check=False).returncode != 0
+    vault.git("rebase", "--abort")
+    assert starts(record) == []
+
+
+def test_git_am_syncs_once_at_its_last_patch(shimmed, tmp_path):
+    vault, record = shimmed
+    _feature(vault, 3)
+    patches = tmp_path / "patches"
+    vault.git("format-patch", "-q", "-o", str(patches), "main~1..feature")  # the three feature commits
+    vault.git("reset", "-q", "--hard", "main")
+    starts(record)
+    vault.git("am", "-q", *sorted(str(p) for p in patches.iterdir()))
+    assert starts(record) == [("post-applypatch", vault.git("rev-parse", "HEAD").stdout.strip())]
+
+
+def test_the_shim_starts_a_sync_without_setsid(shimmed, tmp_path):
+    """macOS and Git for Windows ship no ``setsid``: the shim detaches with the shell alone."""
+    vault, record = shimmed
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for tool in ("git", "sh", "mkdir"):
+        (bare / tool).symlink_to(shutil.which(tool))  # type: ignore[arg-type]
+    vault.write("docs/a.md", "# a\n")
+    vault.git("add", "-A")
+    env = {**no_git_env(), "PATH": str(bare)}
+    subprocess.run(["git", "commit", "-qm", "a"], cwd=vault.root, env=env, check=True)
+    assert starts(record) == [("post-commit", vault.git("rev-parse", "HEAD").stdout.strip())]

@@ -189,7 +189,7 @@ def test_gh08_core_hookspath_is_reported_not_ignored(vault, tmp_path):
                          capture_output=True, text=True)
     assert res.returncode == 0
     assert (hooks / "post-commit.vaultsync-chained").exists()
-    assert status(vault.root)["hooks"] == ["post-commit", "post-merge", "post-checkout", "post-rewrite"]
+    assert status(vault.root)["hooks"] == ["post-commit", "post-merge", "post-checkout", "post-rewrite", "post-applypatch"]
     assert status(vault.root)["check_hook"] is False  # the shims index; validation is pre-commit's job
     vault.write("docs/a.md", "# a\n")
     vault.commit("a")

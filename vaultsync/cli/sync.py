@@ -114,8 +114,8 @@ def _run(args: argparse.Namespace) -> int:
     layout = layout_for(repo)
     if args.hook:
         rotate(layout.log)  # the shims append to hook.log: keep it bounded
-    if args.hook == "post-commit" and replay_in_progress(repo):
-        SyncLock(layout.lock, layout.dirty).mark_dirty()  # post-rewrite or the last pick syncs (GH-02)
+    if args.hook and replay_in_progress(repo, args.hook):
+        SyncLock(layout.lock, layout.dirty).mark_dirty()  # post-rewrite, the last pick or patch syncs (GH-02)
         return 0
     if args.hook == "post-checkout" and args.hook_args[2:3] == ["0"]:
         return 0  # a file checkout: HEAD did not move

@@ -11,7 +11,8 @@ import pygit2
 from vaultsync.index.layout import common_git_dir
 from vaultsync.resources import data_dir
 
-HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
+HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite", "post-applypatch")
+REQUIRED_HOOKS = HOOKS[:4]  # the pre-commit framework has no post-applypatch stage: `git am` syncs at the next hook
 MARKER = "vaultsync git hook shim"
 
 

@@ -88,12 +88,20 @@ class SyncReport:
                                                   if self.chunks_remote else "") + f"; {self.seconds:.2f} s")
 
 
-def replay_in_progress(repo: pygit2.Repository) -> bool:
-    """True while git replays commits and a later hook will sync: a rebase (post-rewrite follows),
-    or a cherry-pick/revert sequence with picks left after the current one (the last pick's
-    post-commit syncs; a sequence has no post-rewrite). The shim in ``githooks/`` applies the
-    same rule without starting Python."""
+def replay_in_progress(repo: pygit2.Repository, hook: str = "post-commit") -> bool:
+    """True while git replays commits and a later hook will sync (field case GH-02): for post-commit
+    and post-checkout, a rebase (post-rewrite follows; ``--abort`` returns to the indexed commit); for
+    post-commit, a cherry-pick/revert sequence with picks left after the current one (the last pick's
+    post-commit syncs; a sequence has no post-rewrite); for post-applypatch, a ``git am`` with patches
+    left. The shim in ``githooks/`` applies the same rule without starting Python."""
     gitdir = Path(repo.path)
+    if hook == "post-applypatch":
+        try:
+            return int((gitdir / "rebase-apply" / "next").read_text()) < int((gitdir / "rebase-apply" / "last").read_text())
+        except (OSError, ValueError):
+            return False
+    if hook not in ("post-commit", "post-checkout"):
+        return False
     if (gitdir / "rebase-merge").exists() or (gitdir / "rebase-apply").exists():
         return True
     try:
@@ -101,7 +109,10 @@ def replay_in_progress(repo: pygit2.Repository) -> bool:
     except OSError:
         return False
     steps = [line for line in todo.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    return len(steps) > 1  # the first line is the pick being committed now
+    # the first line is the pick being committed now; a todo left by a sequence given up with
+    # `git reset` is no replay: a cherry-pick's picks run with CHERRY_PICK_HEAD present
+    return hook == "post-commit" and len(steps) > 1 and (
+        (gitdir / "CHERRY_PICK_HEAD").exists() or (gitdir / "REVERT_HEAD").exists() or steps[0].split(" ", 1)[0] == "revert")
 
 
 def vault_notes(snapshot: TreeSnapshot, config: Config) -> tuple[dict[str, str], list[str]]:
