@@ -378,7 +378,7 @@ def test_frontmatter_is_stored_as_json_strings(repo):
     assert fm["created"] == "2024-03-01" and fm["at"] == "2024-03-01T10:20:30Z" and fm["expires"] == "2024-02-30"
 
 
-@pytest.mark.parametrize("folder, cache", [("line\nbreak", "ok"), ("tab\tand\x7fdel", "ok"),
+@pytest.mark.parametrize("folder, cache", [("line\nbreak", "ok"), ("tab\tand\x7fdel", "ok"), (os.fsdecode(b"caf\xe9"), "ok"),
                                            ("line\nbreak", "file"), ("line\nbreak", "alias-is-a-folder")])
 def test_a_repository_under_a_folder_with_control_characters_is_indexed(tmp_path, embedder, folder, cache,
                                                                        monkeypatch):

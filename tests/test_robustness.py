@@ -295,3 +295,19 @@ def test_status_of_a_repository_without_commits_says_so(tmp_path):
     git(tmp_path, "init", "-q", "-b", "main")
     res = run_cli(["status"], tmp_path)
     assert res.code == 0 and "HEAD (no commits)   nothing to index yet" in res.out and "BEHIND" not in res.out
+
+
+@pytest.mark.parametrize("option", ["--tag", "--type", "--scope"])
+def test_a_filter_that_is_not_utf8_is_a_usage_error(vault, option):
+    res = subprocess.run([sys.executable, "-m", "vaultsync", "search", "ledger", "--no-daemon", option.encode(),
+                          b"caf\xe9"], cwd=vault.root, capture_output=True, text=True, errors="replace")
+    assert res.returncode == 2 and "not valid UTF-8" in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("setting", ["/dev/null", "a-file"])
+def test_install_into_a_hooks_path_that_is_no_folder_is_refused(vault, setting):
+    """``core.hooksPath=/dev/null`` is how people switch hooks off: install says so and changes nothing."""
+    (vault.root / "a-file").write_text("not a folder\n")
+    git(vault.root, "config", "core.hooksPath", setting)
+    res = run_cli(["install", "--hooks-path", "--no-alias"], vault.root)
+    assert res.code == 1 and "not a folder" in res.err, res.err

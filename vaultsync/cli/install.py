@@ -41,7 +41,12 @@ def run(args: argparse.Namespace) -> int:
               "vaultsync install --hooks-path)", file=sys.stderr)
         return 1
     folder = hooks_dir(repo)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # core.hooksPath=/dev/null (hooks switched off), a file, a read-only place
+        why = "not a folder" if folder.exists() and not folder.is_dir() else exc.strerror or str(exc)
+        print(f"vaultsync install: cannot install hooks in {folder}: {why} (nothing was changed)", file=sys.stderr)
+        return 1
     text = shim_text()
     clashes = [h for h in HOOKS if foreign_hook(folder / h) and (folder / f"{h}.vaultsync-chained").exists()]
     if clashes:

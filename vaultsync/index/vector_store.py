@@ -83,13 +83,13 @@ def connect(path: Path) -> Any:
 
 
 def _addressable(path: Path) -> Path:
-    """``path``, or when it holds a control character (a repository under a folder named "a\\nb"),
-    which LanceDB's object-store paths refuse, a symlink to it: in the user cache
+    """``path``, or when it holds a control character (a repository under a folder named "a\\nb") or a
+    byte that is not UTF-8, which LanceDB's object-store paths refuse, a symlink to it: in the user cache
     (``<cache>/lance-paths/<sha256 of the path>``, made or corrected atomically), else, when the cache
     cannot hold it, in a private temporary folder of this process."""
     text = str(path)
-    if not any(ord(c) < 32 or ord(c) == 127 for c in text):
-        return path
+    if not any(ord(c) < 32 or ord(c) == 127 or 0xDC80 <= ord(c) <= 0xDCFF for c in text):
+        return path  # (U+DC80-U+DCFF: a byte that is not UTF-8, as os.fsdecode keeps it)
     import hashlib
 
     from vaultsync.settings import cache_root
