@@ -270,6 +270,24 @@ def test_schema_errors_suggest_the_fix(vault):
     ]
 
 
+@pytest.mark.parametrize("value", ['"ADR-0001\\n"', "|\n  ADR-0001\n", '"ADR-0001\\n\\n"', "ADR-\u0661\u0662\u0663\u0664",
+                                   "ADR-\uff11\uff12"])
+def test_schema_patterns_are_read_as_ecma_262(vault, value):
+    """JSON Schema patterns are ECMA-262: ``$`` ends the input (no final newline before it), and ``\\d``
+    means ASCII digits. A memory_id ending in a newline, or in Arabic-Indic or full-width digits, is no id."""
+    vault.write(P, adr("ADR-0001").replace("memory_id: ADR-0001", f"memory_id: {value}"))
+    lines = vault.check().lines
+    assert any(" SC001 memory_id:" in line for line in lines), lines
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.from_regex(r"\A[A-Z][A-Z0-9]{0,4}-[0-9]{1,6}\Z"), st.sampled_from(["", "\n", "\n\n", " ", "\r\n"]))
+def test_the_id_pattern_accepts_exactly_the_ids(mid, tail):
+    from vaultsync.checks.ecma_regex import ecma_pattern
+
+    assert (ecma_pattern("^[A-Z][A-Z0-9]*-[0-9]{1,6}$").search(mid + tail) is not None) is (tail == "")
+
+
 def test_type_folder_mismatch_and_missing_frontmatter(vault):
     vault.write(P, adr("ADR-0001").replace("type: adr", "type: rule"))
     vault.write("docs/adrs/ADR-0002.md", "# No frontmatter\n")

@@ -8,11 +8,12 @@ cover is handed to it, and it writes every message (:mod:`vaultsync.checks.schem
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 import jsonschema
+
+from vaultsync.checks.ecma_regex import ecma_pattern
 
 _OBJECT_KEYWORDS = {"$schema", "$id", "$defs", "title", "description", "type", "required", "properties",
                     "additionalProperties"}
@@ -88,7 +89,7 @@ def compile_subschema(sub: Any, root: dict[str, Any], formats: jsonschema.Format
             n = sub[key]
             tests.append(lambda v, n=n, fails=fails: not isinstance(v, str) or not fails(v, n))
     if "pattern" in sub:
-        rx = re.compile(sub["pattern"])
+        rx = ecma_pattern(sub["pattern"])
         tests.append(lambda v: not isinstance(v, str) or rx.search(v) is not None)
     for key in ("enum", "const"):
         if key in sub:

@@ -19,6 +19,7 @@ from typing import Any
 import jsonschema
 from referencing import Registry, Resource
 
+from vaultsync.checks.ecma_regex import ecma_pattern
 from vaultsync.checks.quickschema import quick_check
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.resources import data_dir
@@ -33,6 +34,15 @@ _JSON_TYPES = {
 
 
 _FORMATS = jsonschema.FormatChecker()
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Any:
+    """The ``pattern`` keyword with ECMA-262's ``$`` (:mod:`vaultsync.checks.ecma_regex`)."""
+    if validator.is_type(instance, "string") and ecma_pattern(pattern).search(instance) is None:
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+_Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _pattern})
 
 
 @_FORMATS.checks("vault-date")
@@ -84,7 +94,7 @@ def load_validator(name_or_path: str, repo_root: str = ".", text: str | None = N
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:
         raise ValueError(f"schema {name_or_path}: {exc.message}") from None
-    validator = jsonschema.Draft202012Validator(flatten(schema), registry=_builtin_registry(), format_checker=_FORMATS)
+    validator = _Validator(flatten(schema), registry=_builtin_registry(), format_checker=_FORMATS)
     try:
         validator.is_valid({})  # resolve every $ref once: a dangling one is a schema error, not a crash later
     except Exception as exc:  # noqa: BLE001 - referencing raises several unrelated types

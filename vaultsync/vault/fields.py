@@ -6,8 +6,8 @@ import datetime as dt
 import re
 from typing import Any
 
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_DATETIME = re.compile(r"^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?([Zz]|[+-](\d{2}):?(\d{2}))?$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}\Z")  # \Z: "2024-03-01\n" (a block scalar) is no date
+_DATETIME = re.compile(r"^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?([Zz]|[+-](\d{2}):?(\d{2}))?\Z")
 _MADR_SUPERSEDED = re.compile(r"^superseded\s+by\s+(.+)$", re.IGNORECASE)
 
 
