@@ -278,6 +278,27 @@ def test_wl02_a_code_span_never_crosses_a_table_cell():
     assert mask_code("| `[[x]]` | `a|b` |\n") == "|         |       |\n"  # no delimiter row: no table, one span
 
 
+@pytest.mark.parametrize("text, links", [
+    ("interval $x \\in [[1, n]]$ and [[real]]\n", ["real"]), ("$$\n[[display]]\n$$\n[[after]]\n", ["after"]),
+    ("$$ [[a]] $$ and [[b]]\n", ["b"]), ("costs $5 and $10, see [[pricing]]\n", ["pricing"]),  # no math: Pandoc's rule
+    ("a $ b [[c]] $ d\n", ["c"]), ("\\$x [[e]]$\n", ["e"]), ("$x\n\n[[f]] $\n", ["f"]),  # spaces, escape, blank line
+    ("$$\nunclosed [[g]]\n\nmore [[h]]\n", ["g", "h"]), ("`$x` [[i]] `$`\n", ["i"]), ("$集合 [[j]]$ [[k]]\n", ["k"]),
+])
+def test_wl02_links_inside_math_are_not_links(text, links):
+    """Obsidian hands ``$…$`` and ``$$…$$`` to MathJax: ``[[1, n]]`` there is an integer interval."""
+    assert [k.target for k in iter_links(mask_code(text))] == links
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["$", "$$", "x", " ", "5", "\n", "\n\n", "[[l]]", "\\", "`", "- "]), max_size=30))
+def test_math_masking_keeps_every_offset_and_only_hides(parts):
+    text = "".join(parts)
+    masked = mask_code(text)
+    assert len(masked) == len(text) and [i for i, c in enumerate(masked) if c == "\n"] == \
+        [i for i, c in enumerate(text) if c == "\n"]
+    assert all(m in (t, " ") for m, t in zip(masked, text))
+
+
 _BLOCK_LINE = st.sampled_from([
     "- item", "- `a", "b` [[s]]", "1. step", "- - x", "- > q", "  > ```", "  > [[q]]", "> `a", "> - [[l]] `b`",
     "      [[ic]]", "        [[ic2]]", "\t\t[[tab]]", ">\t[[qt]]", ">\t\t[[qc]]", "***", "---", "text `x", "y` [[z]]",

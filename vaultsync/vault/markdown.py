@@ -14,6 +14,9 @@ parse this module implements the few block rules that decide what is code:
   same paragraph: no span crosses a block start, such as a list item, heading,
   thematic break, setext underline or HTML block, nor a GFM table cell).
 
+Math (``$…$``, ``$$…$$``) is masked too: Obsidian renders it with MathJax, so a ``[[`` there is
+no link (:mod:`vaultsync.vault.math_spans`).
+
 Tabs among a line's leading spaces and ``>`` count to their tab stop (``>\tx`` leaves x
 2 columns in). Not modelled: a setext underline on a lazy line, and what is raw HTML
 inside an HTML block (links there are still checked).
@@ -33,6 +36,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from vaultsync.vault.block_starts import cell_ends, closed_html, html_start, is_thematic_break, table_cells
+from vaultsync.vault.math_spans import math_spans
 
 _CONTAINER = re.compile(r"(?:[ ]{0,3}>[ ]?)*")
 _QUOTE = re.compile(r"[ ]{0,3}>[ ]?")
@@ -59,8 +63,8 @@ def mask_code(text: str) -> str:
     Returns:
         A string of the same length; newlines are kept, code characters are spaces.
     """
-    if "`" not in text and "~~~" not in text and "\t" not in text and "    " not in text:
-        return text  # no backtick, tilde fence, tab or 4-space run: no code at all
+    if "`" not in text and "~~~" not in text and "\t" not in text and "    " not in text and "$" not in text:
+        return text  # no backtick, tilde fence, tab, 4-space run or dollar: no code or math at all
     out: list[str] = []
     breaks: list[int] = []  # offsets where a block starts: no code span crosses one
     offset = 0
@@ -169,7 +173,8 @@ def mask_code(text: str) -> str:
                              or (prev_para and _SETEXT.match(rest)) or closed_html(stripped))
         if not lazy:
             para_depth = depth
-    return _mask_code_spans("\n".join(out), breaks)
+    masked = _mask_code_spans("\n".join(out), breaks)
+    return _blank_spans(masked, math_spans(masked, breaks))  # math is MathJax's, not Markdown (Obsidian)
 
 
 class _Fence(NamedTuple):
@@ -259,7 +264,11 @@ def _mask_code_spans(text: str, breaks: list[int]) -> str:
     a table cell starts)."""
     if "`" not in text:
         return text
-    spans = [(a, b) for a, b, _ in code_spans(text, breaks)]
+    return _blank_spans(text, [(a, b) for a, b, _ in code_spans(text, breaks)])
+
+
+def _blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with the sorted, disjoint ``spans`` blanked (:func:`_blank`)."""
     if not spans:
         return text
     out: list[str] = []

@@ -1,0 +1,55 @@
+"""Obsidian math: ``$$…$$`` (display) and ``$…$`` (inline) are MathJax, not Markdown, so a ``[[`` in
+them (``$x \\in [[1, n]]$``, an integer interval) is no WikiLink (https://help.obsidian.md/syntax#Math).
+
+Inline math follows Pandoc's rule, which Obsidian shares: the opening ``$`` is not followed by a space,
+the closing one is not preceded by a space nor followed by a digit, so ``costs $5 and $10`` holds no
+math. A backslash escapes a ``$``. Math never crosses a block start (``breaks``: the code scanner's
+offsets, blank lines among them). Both passes visit each ``$`` once: linear in the text.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Sequence
+
+_DOLLARS = re.compile(r"(?<!\\)(?:\\\\)*(\$\$?)")
+
+
+def math_spans(text: str, breaks: Sequence[int]) -> list[tuple[int, int]]:
+    """``(start, end)`` of every math span in ``text`` (code already masked), display first."""
+    if "$" not in text:
+        return []
+    marks = [(m.start(1), m.end(1)) for m in _DOLLARS.finditer(text)]
+
+    def same_block(a: int, b: int) -> bool:
+        k = bisect.bisect_right(breaks, a)
+        return k >= len(breaks) or breaks[k] >= b
+
+    display: list[tuple[int, int]] = []
+    pairs = [(a, b) for a, b in marks if b - a == 2]
+    i = 0
+    while i + 1 < len(pairs):  # $$ pairs in order
+        (a, _), (c, d) = pairs[i], pairs[i + 1]
+        if same_block(a, c):
+            display.append((a, d))
+            i += 2
+        else:
+            i += 1
+    starts = [a for a, _ in display]
+    spans = list(display)
+    opener: int | None = None
+    for a, b in marks:
+        if b - a == 2:
+            opener = None  # inline math never holds display math: the spans stay disjoint
+            continue
+        k = bisect.bisect_right(starts, a) - 1
+        if k >= 0 and a < display[k][1]:
+            continue
+        before, after = text[a - 1:a], text[b:b + 1]
+        if opener is not None and not before.isspace() and not after.isdigit() and same_block(opener, a):
+            spans.append((opener, b))
+            opener = None
+        elif after and not after.isspace():
+            opener = a
+    return sorted(spans)
