@@ -237,6 +237,18 @@ def test_fm13_wikilinks_in_frontmatter(vault):
     ]
 
 
+@pytest.mark.parametrize("data, where", [
+    ("---\ntitle: x\n---\n東京 caf".encode() + b"\xe9\n", "4:7"),  # characters, not bytes
+    (b"\xef\xbb\xbfcaf\xe9\n", "1:4"),  # the BOM is no column
+    (b"a\rb\xe9\n", "2:2"), (b"a\r\nb\xe9\n", "2:2"),  # a lone CR is a line break, as in the decoded text
+    ("\U0001F600\u0301x".encode() + b"\xff", "1:4"), (b"\xe9", "1:1"),
+])
+def test_fm14_a_non_utf8_byte_is_located_in_characters(vault, data, where):
+    vault.write("docs/enc.md", data)
+    (line,) = vault.check().lines
+    assert line.startswith(f"docs/enc.md:{where}: FM001 "), line
+
+
 def test_fm14_non_utf8_and_binary_md_files(vault):
     vault.write("docs/rules/legacy.md", "---\ntitle: caf".encode() + b"\xe9\n---\n")
     vault.write("docs/assets/diagram.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")

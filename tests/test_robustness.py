@@ -311,3 +311,19 @@ def test_install_into_a_hooks_path_that_is_no_folder_is_refused(vault, setting):
     git(vault.root, "config", "core.hooksPath", setting)
     res = run_cli(["install", "--hooks-path", "--no-alias"], vault.root)
     assert res.code == 1 and "not a folder" in res.err, res.err
+
+
+def test_a_sparse_index_is_read_through_git(vault):
+    """libgit2 cannot read a sparse index (its ``sdir`` extension): the staged check, the pre-commit
+    hook's, lists the entries with ``git ls-files`` instead of failing every commit."""
+    vault.write(".vaultsync.yaml", "vault: docs\n")
+    vault.write("docs/rules/a.md", "# A\nSee [[b]].\n")
+    vault.write("docs/other/b.md", "# B\n")
+    vault.commit("init")
+    git(vault.root, "sparse-checkout", "init", "--cone", "--sparse-index")
+    git(vault.root, "sparse-checkout", "set", "docs/rules")
+    assert not (vault.root / "docs/other/b.md").exists()
+    vault.write("docs/rules/c.md", "# C\nSee [[b]] and [[gone]].\n")
+    git(vault.root, "add", "docs/rules/c.md")
+    res = run_cli(["check", "--staged"], vault.root)
+    assert res.code == 1 and res.lines == ["docs/rules/c.md:2:15: WL001 [[gone]] → no such note"], res.out + res.err

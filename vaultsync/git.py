@@ -23,7 +23,7 @@ import re
 import stat
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     import pygit2
@@ -142,7 +142,7 @@ class Snapshot(Protocol):
 class _EntriesSnapshot:
     """Files from an index-like list of (path, oid) entries."""
 
-    def __init__(self, repo: pygit2.Repository, entries: Iterable[pygit2.IndexEntry]) -> None:
+    def __init__(self, repo: pygit2.Repository, entries: Iterable[pygit2.IndexEntry | IndexEntry]) -> None:
         self._repo = repo
         self._oids: dict[str, pygit2.Oid] = {}
         regular = _regular_modes()
@@ -166,22 +166,51 @@ class _EntriesSnapshot:
         return str(self._repo.path)
 
 
+class IndexEntry(NamedTuple):
+    """An index entry as :class:`_EntriesSnapshot` reads it (pygit2's have the same fields)."""
+
+    path: str
+    mode: int
+    id: pygit2.Oid
+
+
+def index_entries(repo: pygit2.Repository, index_file: Path | None = None) -> list[IndexEntry]:
+    """The entries of ``index_file``, else of the repository's index. libgit2 cannot read every index
+    git writes (a sparse index's ``sdir`` extension, ``git sparse-checkout --sparse-index``): then
+    ``git ls-files -s``, which expands it, lists them. Raises ``pygit2.GitError`` when neither can."""
+    import pygit2
+
+    try:
+        index = pygit2.Index(str(index_file)) if index_file else repo.index
+        if index_file is None:
+            index.read(False)
+        return [IndexEntry(e.path, e.mode, e.id) for e in index]
+    except pygit2.GitError:
+        env = {"GIT_INDEX_FILE": str(index_file)} if index_file else {}
+        done = run_git(["ls-files", "-s", "-z"], workdir(repo), env=env, text=False)
+        if done.returncode != 0:
+            raise
+    entries = []
+    for record in done.stdout.split(b"\0"):
+        meta, _, name = record.partition(b"\t")
+        if name:
+            mode, oid, _stage = meta.split()
+            entries.append(IndexEntry(os.fsdecode(name), int(mode, 8), pygit2.Oid(hex=oid.decode())))
+    return entries
+
+
 class IndexSnapshot(_EntriesSnapshot):
     """What is staged: the index file named by ``GIT_INDEX_FILE``, else the repository's."""
 
     def __init__(self, repo: pygit2.Repository) -> None:
-        import pygit2
 
         index_file = os.environ.get("GIT_INDEX_FILE")
+        path = None
         if index_file:
             path = Path(index_file)
             if not path.is_absolute():  # hooks run at the work tree root
                 path = workdir(repo) / path
-            index = pygit2.Index(str(path))
-        else:
-            index = repo.index
-            index.read(False)
-        super().__init__(repo, index)
+        super().__init__(repo, index_entries(repo, path))
 
 
 class TreeSnapshot(_EntriesSnapshot):

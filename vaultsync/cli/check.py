@@ -20,6 +20,7 @@ from vaultsync.git import (
     TreeSnapshot,
     WorktreeSnapshot,
     head_tree,
+    index_entries,
     open_repo,
     unreadable_repository,
     workdir,
@@ -182,9 +183,7 @@ def _untracked_scratch_is_fine(root: Path, diagnostics: list[Diagnostic]) -> lis
     repo = open_repo(root)
     if repo is None or repo.is_bare:
         return diagnostics
-    index = repo.index
-    index.read(False)
-    tracked = {entry.path for entry in index}
+    tracked = {entry.path for entry in index_entries(repo)}
     return [d for d in diagnostics if d.code != "PA001" or d.path in tracked]
 
 

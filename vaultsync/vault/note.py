@@ -145,8 +145,10 @@ def decode(path: str, data: bytes) -> tuple[str | None, Diagnostic | None]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        # valid up to the error; lines and columns as the decoded text would count them (characters,
+        # lone CRs as line breaks, no BOM)
+        before = data[:exc.start].decode("utf-8").removeprefix(_BOM).replace("\r\n", "\n").replace("\r", "\n")
+        line, col = before.count("\n") + 1, len(before) - before.rfind("\n")
         byte = data[exc.start]
         return None, Diagnostic(
             path, line, col, "FM001",
