@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultsync.vault.markdown import headings, mask_code
+from vaultsync.vault.headings import find_headings
+from vaultsync.vault.markdown import mask_code
 from vaultsync.vault.note import parse_text
 from vaultsync.vault.resolve import LinkIndex, match_heading, name_key
 from vaultsync.vault.wikilinks import iter_links
@@ -271,6 +272,40 @@ def test_wl02_code_inside_list_items_and_quotes(text, links):
     assert sorted(links) == sorted(t for _, t in _markdown_it_links(text))
 
 
+@pytest.mark.parametrize("text, links", [
+    ("- \t[[one]]\n1. \t[[two]]\n", ["one", "two"]),  # the tab stops at column 4: 3 columns, a paragraph
+    ("-\t  [[code]]\n", []), ("1.\t\t[[code]]\n", []),  # 5+ columns after the marker: indented code
+    ("Intro\n\n* * *\n\n    if [[ -f x ]]; then\n", []),  # a spaced thematic break is no item (§4.1)
+    ("1. ---\nText\n\n    [[ -f x ]]\n", []), ("- - -\n    [[code]]\n", []),
+    ("- # Title `x\n[[gone]] y`\n", ["gone"]), ("- #\n      [[code]]\n", []),  # an item holding a heading
+])
+def test_wl02_tabs_breaks_and_headings_in_list_items(text, links):
+    assert [k.target for k in iter_links(mask_code(text))] == links
+    assert sorted(links) == sorted(t for _, t in _markdown_it_links(text))
+
+
+@pytest.mark.parametrize("marker", ["- + ", "1. ", "- ", "* 1) "])
+def test_wl04_a_line_of_nested_list_markers_is_scanned_in_linear_time(marker):
+    import time
+
+    text = "Use `make`.\n\n" + marker * (1_000_000 // len(marker)) + "[[x]] `y`\n"
+    start = time.perf_counter()
+    masked = mask_code(text)
+    assert time.perf_counter() - start < 5  # a slice per marker took 60 s for 1 MB
+    assert len(masked) == len(text)
+
+
+@pytest.mark.parametrize("text, link", [
+    ("> [!note] Callout\n> ## Inside Callout\n> text\n\nSee [[#Inside Callout]].\n", "[[#Inside Callout]]"),
+    ("> > ### Deep\n\n[[#Deep]]\n", "[[#Deep]]"), ("- # In a list\n\n[[#In a list]]\n", "[[#In a list]]"),
+    ("1. ## 手順\n\n[[#手順]]\n", "[[#手順]]"),
+])
+def test_wl03_headings_in_callouts_and_list_items_can_be_linked(vault, text, link):
+    vault.write("docs/a.md", text)
+    res = vault.check()
+    assert res.code == 0 and res.lines == [], res.out
+
+
 def test_wl02_a_code_span_never_crosses_a_table_cell():
     """GFM splits a table row into cells before it reads code spans (markdown-it with tables agrees)."""
     text = "| a | `b |\n|---|---|\n| [[gone]] | c` |\n\nafter `x\n| [[in-code]] y` |\n"
@@ -319,7 +354,7 @@ def test_code_in_items_quotes_and_spans_agrees_with_markdown_it(lines):
 @settings(max_examples=300, deadline=None)
 @given(_documents())
 def test_headings_agree_with_markdown_it(text):
-    ours = [h.text for h in headings(text, mask_code(text))]
+    ours = [h.text for h in find_headings(text, mask_code(text))]
     assert ours == _markdown_it_headings(text), text
 
 

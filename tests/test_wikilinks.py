@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from vaultsync.checks.links import resolve_links
 from vaultsync.git import WorktreeSnapshot
 from vaultsync.vault.config import Config
-from vaultsync.vault.markdown import atx_heading, mask_code
+from vaultsync.vault.headings import atx_heading
+from vaultsync.vault.markdown import mask_code
 from vaultsync.vault.note import parse_note
 from vaultsync.vault.resolve import LinkIndex
 from vaultsync.vault.vault import load_vault

@@ -30,7 +30,7 @@ from typing import Any
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.resources import data_dir
 from vaultsync.vault.config import Config
-from vaultsync.vault.markdown import Heading
+from vaultsync.vault.headings import Heading
 from vaultsync.vault.note import Note
 from vaultsync.vault.scalars import Finding
 from vaultsync.vault.wikilinks import WikiLink

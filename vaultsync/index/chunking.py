@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from vaultsync.index.format import DEFAULT_TARGET_TOKENS
 from vaultsync.vault import markdown
+from vaultsync.vault.headings import atx_heading
 
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[^\W\d_]+|\d+|[^\w\s]", re.UNICODE)
 _FENCE = re.compile(r"^[ \t>]*(`{3,}|~{3,})")
@@ -74,10 +75,10 @@ def _blocks(body: str, masked: str) -> list[tuple[tuple[str, ...], list[_Block]]
     fence: str | None = None
     for i, line in enumerate(lines):
         if fence is None:
-            heading = markdown.atx_heading(masked_lines[i]) if "#" in masked_lines[i] else None
+            heading = atx_heading(masked_lines[i]) if "#" in masked_lines[i] else None
             if heading is not None:
                 level = heading[0]
-                text = (markdown.atx_heading(line) or (0, ""))[1]
+                text = (atx_heading(line) or (0, ""))[1]
                 while stack and stack[-1][0] >= level:
                     stack.pop()
                 stack.append((level, text))

@@ -1,4 +1,4 @@
-"""A fast, line-oriented Markdown scanner: code masking, headings and block ids.
+"""A fast, line-oriented Markdown scanner: what is code (and math), so that links there are not links.
 
 Link checking must ignore ``[[...]]`` inside code (field case WL-02) and must
 run over 10,000 notes in well under a second, so instead of a full CommonMark
@@ -38,14 +38,15 @@ from typing import NamedTuple
 from vaultsync.vault.block_starts import cell_ends, closed_html, html_start, is_thematic_break, table_cells
 from vaultsync.vault.math_spans import math_spans
 
-_CONTAINER = re.compile(r"(?:[ ]{0,3}>[ ]?)*")
+CONTAINER = re.compile(r"(?:[ ]{0,3}>[ ]?)*")
 _QUOTE = re.compile(r"[ ]{0,3}>[ ]?")
 _SETEXT = re.compile(r"[ ]{0,3}(?:=+|-+)[ \t]*$")  # under a paragraph line: a setext heading's underline
 _ORDERED_NOT_ONE = re.compile(r"[ ]{0,3}(?!0*1[.)])[0-9]{1,9}[.)]")
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
-_LIST_ITEM = re.compile(r"^[ ]{0,3}(?:[-+*]|[0-9]{1,9}[.)])(?:[ \t]|$)")
-_ATX = re.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]+(.*))?$")  # the closing "#"s are cut in atx_heading
-_BLOCK_ID = re.compile(r"(?:^|\s|\]\])\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$")
+_WHITESPACE = re.compile(r"[ \t]*")
+MAX_NESTED = 32  # list markers read on one line ("- - - x"): a bound keeps a pathological line linear
+LIST_ITEM = re.compile(r"^[ ]{0,3}(?:[-+*]|[0-9]{1,9}[.)])(?:[ \t]|$)")
+ATX = re.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]+(.*))?$")  # the closing "#"s are cut in atx_heading
 _BACKTICKS = re.compile(r"`+")
 _LEAD = re.compile(r"[ \t>]*")
 
@@ -79,7 +80,7 @@ def mask_code(text: str) -> str:
     for raw in text.split("\n"):
         line_start, offset = offset, offset + len(raw) + 1
         line = _expand_lead(raw)
-        prefix = _CONTAINER.match(line).group(0)  # type: ignore[union-attr]
+        prefix = CONTAINER.match(line).group(0)  # type: ignore[union-attr]
         rest = line[len(prefix):]
         depth = prefix.count(">") if prefix else 0
         if items and depth < item_depth:
@@ -99,7 +100,7 @@ def mask_code(text: str) -> str:
             continue
         stripped = rest.strip()
         cols = _indent_cols(rest)
-        item = _LIST_ITEM.match(rest)
+        item = LIST_ITEM.match(rest) if not is_thematic_break(stripped) else None  # "* * *" is no item (§4.1)
         if item and prev_para and para_depth == depth and not items and (
                 not rest[item.end():].strip() or _ORDERED_NOT_ONE.match(rest)):
             item = None  # a list interrupting a paragraph starts non-empty, and at 1 if ordered (§5.2)
@@ -111,16 +112,20 @@ def mask_code(text: str) -> str:
             prev_para = False
         body, body_prefix = rest, prefix  # what follows the line's list markers, and the quotes before it
         opened = bool(item)
+        code_first = False  # the item's content starts with indented code ("-     code")
         if item:
             _close_items(items, lead)  # a sibling or an outer item: the items right of its marker end
-            at = lead - cols  # the column where ``rest`` starts
-            while item:  # "- - x": an item whose content starts with another item
-                items.append(at + _content_cols(body, item.end()))
-                at += len(body[:item.end()].expandtabs(4))
-                body = body[item.end():]
-                item = _LIST_ITEM.match(body) if body.strip() else None
+            at, col = lead - cols, len(prefix)  # ``body``'s column in the list's container, and in the line
+            for _ in range(MAX_NESTED):  # "- - x": an item whose content starts with another item
+                width, code_first = _content_cols(body, item.end(), col)
+                items.append(at + width)
+                step = _advance(col, body[:item.end()]) - col
+                at, col, body = at + step, col + step, body[item.end():]
+                item = LIST_ITEM.match(body) if body.strip() and not is_thematic_break(body.strip()) else None
+                if not item:
+                    break
             item_depth = depth
-            quoted = _CONTAINER.match(body).group(0)  # type: ignore[union-attr]
+            quoted = CONTAINER.match(body).group(0)  # type: ignore[union-attr]
             if ">" in quoted:  # "- > ```": a block quote inside the item
                 body, body_prefix = body[len(quoted):], prefix + quoted
         lazy = False  # a paragraph line outside the quotes its paragraph sits in (§5.1 laziness)
@@ -148,10 +153,10 @@ def mask_code(text: str) -> str:
             out.append(raw)
             prev_para = False
             continue
-        if items and not opened and (not prev_para or depth > item_depth or _ATX.match(rest)
+        if items and not opened and (not prev_para or depth > item_depth or ATX.match(rest)
                                    or is_thematic_break(stripped) or html_start(rest)):
             _close_items(items, lead)  # no paragraph it lazily continues: the items right of it end
-        if opened and _indent_cols(body) >= 4 and body.strip() and body_prefix == prefix:
+        if opened and code_first and body_prefix == prefix:
             out.append(raw[:len(raw) - len(body.lstrip(" \t"))] + _blank(body.lstrip(" \t")))  # "-     code"
             prev_para = False
             continue
@@ -169,7 +174,8 @@ def mask_code(text: str) -> str:
         if opened and not body.strip():
             prev_para = False  # an empty item holds no paragraph
         else:
-            prev_para = not (_ATX.match(rest) or is_thematic_break(stripped) or table
+            head = body if opened else rest  # "- # Title": the item holds a heading, which nothing continues
+            prev_para = not (ATX.match(head) or is_thematic_break(head.strip()) or table
                              or (prev_para and _SETEXT.match(rest)) or closed_html(stripped))
         if not lazy:
             para_depth = depth
@@ -222,7 +228,7 @@ def _continues(rest: str) -> bool:
     fence = _FENCE_OPEN.match(rest)
     if fence and _indent_cols(rest) < 4 and not (fence.group("fence")[0] == "`" and "`" in fence.group("info")):
         return False
-    return not (_ATX.match(rest) or is_thematic_break(rest.strip()) or _SETEXT.match(rest) or html_start(rest))
+    return not (ATX.match(rest) or is_thematic_break(rest.strip()) or _SETEXT.match(rest) or html_start(rest))
 
 
 def _close_items(items: list[int], column: int) -> None:
@@ -250,13 +256,27 @@ def _indent_cols(rest: str) -> int:
     return len(rest[:n].expandtabs(4)) if "\t" in rest[:n] else n
 
 
-def _content_cols(rest: str, after_marker: int) -> int:
-    """The content column of the list item starting ``rest`` (``after_marker``: the end of the marker and
-    its first space): 1–4 spaces after the marker count, 5 or more mean 1 (CommonMark §5.2)."""
-    marker = len(rest[:after_marker].rstrip(" \t").expandtabs(4))
-    tail = rest[len(rest[:after_marker].rstrip(" \t")):]
-    spaces = _indent_cols(tail) if tail.strip() else 1
-    return marker + (spaces if 1 <= spaces <= 4 else 1)
+def _content_cols(rest: str, after_marker: int, col: int) -> tuple[int, bool]:
+    """(the content column of the list item starting ``rest``, counted from ``rest``'s start, which sits
+    at column ``col`` of the line; whether that content is indented code). ``after_marker``: the end of
+    the marker and its first space. 1-4 columns of whitespace after the marker count, 5 or more mean
+    1 and indented code (CommonMark §5.2); tabs stop at the line's multiples of 4 (§2.2)."""
+    marker = rest[:after_marker].rstrip(" \t")
+    start = _advance(col, marker)
+    gap_end = len(marker) + len(_WHITESPACE.match(rest, len(marker)).group(0))  # type: ignore[union-attr]
+    gap = _advance(start, rest[len(marker):gap_end]) - start
+    if gap_end == len(rest):
+        return start - col + 1, False  # nothing after the marker
+    return start - col + (gap if 1 <= gap <= 4 else 1), gap > 4
+
+
+def _advance(col: int, text: str) -> int:
+    """The column after ``text`` written from column ``col`` (a tab stops at the next multiple of 4)."""
+    if "\t" not in text:
+        return col + len(text)
+    for char in text:
+        col = col + 4 - col % 4 if char == "\t" else col + 1
+    return col
 
 
 def _mask_code_spans(text: str, breaks: list[int]) -> str:
@@ -323,49 +343,3 @@ def _odd_backslashes(text: str, at: int) -> bool:
         count += 1
         i -= 1
     return count % 2 == 1
-
-
-class Heading(NamedTuple):
-    """An ATX heading: ``level`` 1-6, ``text`` without markers, 1-based ``line`` in the body."""
-
-    level: int
-    text: str
-    line: int
-
-
-def atx_heading(line: str) -> tuple[int, str] | None:
-    """(level, text) of an ATX heading line (CommonMark 0.31 §4.2), or None.
-
-    The text has its optional closing sequence (spaces, then ``#``s) and surrounding whitespace
-    removed: ``## Plan ##`` → (2, "Plan"); ``# C#`` → (1, "C#"); ``# ##`` → (1, "##").
-    """
-    m = _ATX.match(line)
-    if m is None:
-        return None
-    content = (m.group(2) or "").rstrip(" \t")
-    bare = content.rstrip("#")
-    if len(bare) < len(content) and bare[-1:] in (" ", "\t"):
-        content = bare.rstrip(" \t")
-    return len(m.group(1)), content.strip()
-
-
-def headings(text: str, masked: str) -> list[Heading]:
-    """ATX headings in document order.
-
-    ``masked`` (from :func:`mask_code`) decides which lines are outside code;
-    the heading text is taken from ``text`` so inline code in a heading survives.
-    """
-    found: list[Heading] = []
-    original = text.split("\n")
-    for i, line in enumerate(masked.split("\n")):
-        if "#" not in line or not _ATX.match(line):
-            continue
-        heading = atx_heading(original[i])
-        if heading is not None:
-            found.append(Heading(heading[0], heading[1], i + 1))
-    return found
-
-
-def block_ids(masked: str) -> set[str]:
-    """Obsidian block ids (``^id`` at the end of a line) of code-masked Markdown."""
-    return {m.group(1) for line in masked.split("\n") if "^" in line for m in [_BLOCK_ID.search(line)] if m}

@@ -18,6 +18,7 @@ import yaml
 
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.vault import markdown
+from vaultsync.vault.headings import Heading, block_ids, find_headings
 from vaultsync.vault.scalars import Finding
 from vaultsync.vault.wikilinks import WikiLink, frontmatter_links, iter_links
 from vaultsync.vault.yamlload import YamlProblem, load_yaml, yaml_positions
@@ -121,14 +122,14 @@ class Note:
         return found
 
     @cached_property
-    def headings(self) -> list[markdown.Heading]:
+    def headings(self) -> list[Heading]:
         """ATX headings of the body (lines relative to the body)."""
-        return markdown.headings(self.body, self.masked_body)
+        return find_headings(self.body, self.masked_body)
 
     @cached_property
     def block_ids(self) -> set[str]:
         """Block ids (``^id``) defined in the body."""
-        return markdown.block_ids(self.masked_body) if "^" in self.body else set()
+        return block_ids(self.masked_body) if "^" in self.body else set()
 
 
 def decode(path: str, data: bytes) -> tuple[str | None, Diagnostic | None]:

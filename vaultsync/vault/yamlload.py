@@ -195,7 +195,7 @@ def _check_tags_and_size(root: yaml.Node) -> None:
                 if size is None:
                     raise YamlProblem(mark.line, mark.column, "recursive YAML alias", code="FM009")
                 total += size
-            if total > MAX_EXPANDED_NODES:
+            if total - len(sizes) > MAX_EXPANDED_NODES:  # nodes aliases add, not the document's own
                 raise YamlProblem(
                     mark.line, mark.column,
                     f"YAML aliases expand to more than {MAX_EXPANDED_NODES} nodes (alias bomb?)", code="FM009",
