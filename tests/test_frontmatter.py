@@ -236,6 +236,16 @@ def test_fm11_a_large_document_is_no_alias_bomb(text):
     assert load_yaml(text).data
 
 
+@pytest.mark.parametrize("line, col, value, tag", [
+    ("importance: !!int abc", 13, "abc", "!!int"), ("confidence: !!float high", 13, "high", "!!float"),
+    ("tags: [a, !!int 'x']", 11, "x", "!!int"), ("related:\n  - !!float '1,5'", 5, "1,5", "!!float"),
+])
+def test_fm05_a_value_that_does_not_fit_its_tag_is_located_at_the_value(vault, line, col, value, tag):
+    vault.write(P, adr("ADR-0001", extra=line + "\n"))
+    row = 7 + line.count("\n")
+    assert vault.check().lines == [f"{P}:{row}:{col}: FM005 '{value}' is not a valid {tag}"]
+
+
 def test_fm13_wikilinks_in_frontmatter(vault):
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
     vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002"))

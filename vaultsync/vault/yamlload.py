@@ -147,7 +147,14 @@ def _build(node: yaml.Node) -> Any:
     does not fit (``!!int abc``).
     """
     if isinstance(node, yaml.ScalarNode):
-        return _SCALARS[node.tag](node.value) if node.tag in _SCALARS else node.value
+        if node.tag not in _SCALARS:
+            return node.value
+        try:
+            return _SCALARS[node.tag](node.value)
+        except (ValueError, TypeError, OverflowError):  # "!!int abc": said at the value, not the document
+            mark = node.start_mark
+            raise YamlProblem(mark.line, mark.column,
+                              f"'{node.value}' is not a valid {_short_tag(node.tag)}") from None
     if isinstance(node, yaml.SequenceNode):
         return [_build(item) for item in node.value]
     seen: dict[str, yaml.Node] = {}
