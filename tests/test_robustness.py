@@ -327,3 +327,33 @@ def test_a_sparse_index_is_read_through_git(vault):
     git(vault.root, "add", "docs/rules/c.md")
     res = run_cli(["check", "--staged"], vault.root)
     assert res.code == 1 and res.lines == ["docs/rules/c.md:2:15: WL001 [[gone]] → no such note"], res.out + res.err
+
+
+@pytest.mark.parametrize("scope, prefix", [
+    ("docs/adr", "docs/adr/"), ("./docs//adr/", "docs/adr/"), ("docs\\adr", "docs/adr/"), ("docs/x/../adr", "docs/adr/"),
+    (".", None), ("", None), ("./", None), ("文書/決定", "文書/決定/"),
+])
+def test_a_scope_is_a_folder_prefix(scope, prefix):
+    """``docs/adr`` holds ``docs/adr/x.md``, not ``docs/adrs/x.md``; spellings of one folder are one scope."""
+    from vaultsync.search.options import SearchOptions
+
+    assert SearchOptions.from_config({}, scope=scope).scope == prefix
+
+
+@pytest.mark.parametrize("scope", ["../x", "docs/../../x", "/etc"])
+def test_a_scope_outside_the_repository_is_refused(scope):
+    from vaultsync.search.options import SearchOptions
+
+    with pytest.raises(ValueError, match="scope"):
+        SearchOptions.from_config({}, scope=scope)
+
+
+def test_a_scope_given_from_a_subfolder_or_as_an_absolute_path_is_made_repository_relative(vault, monkeypatch):
+    from vaultsync.cli.search import _repo_scope
+
+    (vault.root / "docs/adr").mkdir(parents=True)
+    monkeypatch.chdir(vault.root / "docs")
+    assert _repo_scope("adr") == "docs/adr"  # a folder here: relative to here, as git reads paths
+    assert _repo_scope("docs/adr") == "docs/adr"  # no such folder here: from the top, as written
+    assert _repo_scope(str(vault.root / "docs/adr")) == "docs/adr"
+    assert _repo_scope("/etc") == "/etc"  # outside: left for the search to refuse

@@ -43,6 +43,21 @@ def _utf8(text: str) -> str:
     return text
 
 
+def _repo_scope(scope: str) -> str:
+    """``--scope`` from the repository's top folder: an absolute path, or a folder relative to the
+    current one that exists there (as git reads paths), is made repository-relative; anything else
+    is taken as written (the search judges it)."""
+    from vaultsync.gitcmd import run_git
+
+    done = run_git(["rev-parse", "--show-toplevel"], os.getcwd())
+    top = done.stdout.strip() if done.returncode == 0 else ""
+    here = os.path.realpath(os.path.join(os.getcwd(), scope))
+    if top and (os.path.isabs(scope) or os.path.isdir(here)):
+        rel = os.path.relpath(here, os.path.realpath(top))
+        return rel.replace(os.sep, "/") if rel != ".." and not rel.startswith(".." + os.sep) else scope
+    return scope
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -65,6 +80,8 @@ def _fraction(text: str) -> float:
 
 def run(args: argparse.Namespace) -> int:
     raw = " ".join(args.query)
+    if args.scope:
+        args.scope = _repo_scope(args.scope)
     options = {
         "top_k": args.top_k, "budget": args.budget, "types": args.types, "tags": args.tags, "scope": args.scope,
         "include_expired": args.include_expired or None, "include_superseded": args.include_superseded or None,

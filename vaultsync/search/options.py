@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import posixpath
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -139,9 +140,27 @@ class SearchOptions:
                 if not isinstance(value, (str, list, tuple)):
                     raise ValueError(f"{key} must be a name or a list of names, got {value!r}")
                 merged[key] = (value,) if isinstance(value, str) else tuple(str(v) for v in value)
+        if isinstance(merged.get("scope"), str):
+            merged["scope"] = folder_prefix(merged["scope"])
         opts = cls(**merged)
         check_options(opts)
         return opts
+
+
+def folder_prefix(scope: str) -> str | None:
+    """A ``--scope`` folder as the prefix of the note paths under it: ``./docs//adr/`` is ``docs/adr/``
+    (so ``docs/adrs`` is not under ``docs/adr``), ``.`` or ``""`` is the whole repository (None).
+
+    Raises:
+        ValueError: a path that leaves the repository (``../x``) or is absolute.
+    """
+    text = scope.replace("\\", "/")
+    if text.startswith("/"):
+        raise ValueError(f"scope must be a folder of the repository, got {scope!r}")
+    norm = posixpath.normpath(text) if text else "."
+    if norm == ".." or norm.startswith("../"):
+        raise ValueError(f"scope {scope!r} leaves the repository")
+    return None if norm == "." else norm + "/"
 
 
 def config_problem(config: Config) -> Diagnostic | None:
