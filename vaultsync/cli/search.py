@@ -20,7 +20,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("--budget", type=_positive, help="token budget for all returned text (default 1200)")
     p.add_argument("--type", action="append", dest="types", type=_utf8, help="only notes of this type (repeatable)")
     p.add_argument("--tag", action="append", dest="tags", type=_utf8, help="only notes with this tag (repeatable)")
-    p.add_argument("--scope", type=_utf8, help="only notes under this folder")
+    p.add_argument("--scope", type=_utf8, help="only notes under this folder (from the repository's top, or the current folder)")
     p.add_argument("--include-expired", action="store_true", help="also return notes past their `expires` date")
     p.add_argument("--include-superseded", action="store_true", help="also return superseded notes")
     p.add_argument("--min-confidence", type=_fraction, help="hide notes below this confidence (default 0.5)")
