@@ -262,7 +262,7 @@ def _random_history(repo: Vault, rng: random.Random, steps: int) -> None:
     names = [f"docs/topic-{i}.md" for i in range(8)]
     for step in range(steps):
         op = rng.choice(["add", "add", "edit", "delete", "rename", "amend", "reset", "branch-merge", "unreadable",
-                         "chunking"])
+                         "chunking", "attachment"])
         existing = [n for n in names if (repo.root / n).exists()]
         if op == "add" or not existing:
             name = rng.choice(names)
@@ -275,6 +275,13 @@ def _random_history(repo: Vault, rng: random.Random, steps: int) -> None:
             repo.git("rm", "-q", rng.choice(existing))
         elif op == "unreadable":  # a note that stops being UTF-8 leaves the index, as a rebuild never has it
             (repo.root / rng.choice(existing)).write_bytes(b"---\ntitle: x\n---\ncaf\xe9 " + rng.choice(words).encode())
+        elif op == "attachment":  # links to it resolve once it exists, and no longer once it is gone
+            picture = repo.root / "docs/assets/arch.png"
+            if picture.exists():
+                picture.unlink()
+            else:
+                repo.write("docs/assets/arch.png", b"\x89PNG\r\n\x1a\n")
+                repo.write(rng.choice(names), "# linked\nSee ![[arch.png]] and [[arch.png|the picture]].\n")
         elif op == "chunking":  # a config change re-chunks every note
             repo.write(".vaultsync.yaml", f"{LINKS_CONFIG}index:\n  chunk_tokens: {rng.choice([40, 120, 400])}\n")
         elif op == "rename":
@@ -367,6 +374,59 @@ def test_a_chunking_change_in_the_config_rechunks_unchanged_notes(repo):
     incremental = index_state(repo.root)
     sync(repo.root, rebuild=True)
     assert_same_index(incremental, index_state(repo.root))
+
+
+def test_an_attachment_that_comes_or_goes_re_resolves_the_links_to_it(repo):
+    repo.write("docs/a.md", "# A\nSee [[arch.png]] and ![[flow.svg]].\n")
+    repo.commit("init")
+    sync(repo.root)
+    for step in ("add", "remove"):
+        if step == "add":
+            repo.write("docs/assets/arch.png", b"\x89PNG\r\n\x1a\n")
+            repo.write("docs/assets/flow.svg", "<svg/>\n")
+        else:
+            repo.git("rm", "-q", "docs/assets/arch.png")
+        repo.commit(step)
+        sync(repo.root)
+        resolved = dict(db(repo.root).execute("SELECT target, resolved FROM links WHERE source = 'docs/a.md'"))
+        assert resolved["flow.svg"] == "docs/assets/flow.svg"
+        assert resolved["arch.png"] == (None if step == "remove" else "docs/assets/arch.png")
+        incremental = index_state(repo.root)
+        sync(repo.root, rebuild=True)
+        assert_same_index(incremental, index_state(repo.root))
+
+
+def test_a_type_schema_is_read_from_the_commit_never_the_working_tree(repo):
+    import json as json_lib
+
+    from vaultsync.resources import data_dir
+
+    schema = json_lib.loads((data_dir("schemas") / "rule.schema.json").read_text())
+    repo.write(".vaultsync.yaml", f"{LINKS_CONFIG}types:\n  rule: {{folder: docs/rules, schema: schemas/team.json}}\n")
+    repo.write("schemas/team.json", json_lib.dumps(schema))
+    repo.write("docs/rules/r1.md", "---\nmemory_id: RULE-0001\ntype: rule\ntitle: One\nstatus: active\n"
+                                   'created: "2024-03-01"\n---\nAlways one.\n')
+    repo.commit("init")
+    sync(repo.root)
+
+    def warnings() -> str:
+        return db(repo.root).execute("SELECT warnings FROM notes WHERE path = 'docs/rules/r1.md'").fetchone()[0]
+
+    schema.setdefault("required", []).append("owner_zz")  # committed: every note is checked again
+    repo.write("schemas/team.json", json_lib.dumps(schema))
+    repo.commit("schema")
+    sync(repo.root)
+    assert "owner_zz" in warnings()
+    incremental = index_state(repo.root)
+    sync(repo.root, rebuild=True)
+    assert_same_index(incremental, index_state(repo.root))
+    schema["required"].append("dirty_zz")  # not committed: the index never sees it
+    (repo.root / "schemas/team.json").write_text(json_lib.dumps(schema))
+    repo.write("docs/rules/r1.md", (repo.root / "docs/rules/r1.md").read_text() + "More.\n")
+    repo.git("add", "docs/rules/r1.md")
+    repo.git("commit", "-qm", "note")
+    sync(repo.root)
+    assert "owner_zz" in warnings() and "dirty_zz" not in warnings()
 
 
 def test_frontmatter_is_stored_as_json_strings(repo):

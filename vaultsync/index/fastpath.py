@@ -51,12 +51,22 @@ def config_text_at(repo: pygit2.Repository, tree: pygit2.Tree | None) -> str:
 
 
 def config_at(repo: pygit2.Repository, tree: pygit2.Tree | None) -> tuple[Config, str]:
-    """The config committed in ``tree`` (defaults when absent) and its text."""
-    from vaultsync.git import workdir
+    """The config committed in ``tree`` (defaults when absent), with the type schemas committed in
+    ``tree`` (``schema_texts``: never the working tree's copies), and the text that shapes the index:
+    the config's, then each committed schema's (what :func:`config_hash` fingerprints, so a committed
+    schema change re-checks every note)."""
+    import posixpath
+
+    from vaultsync.git import read_blob, workdir
     from vaultsync.vault.config import load_config
 
     text = config_text_at(repo, tree)
-    return load_config(workdir(repo), text), text
+    config = load_config(workdir(repo), text)
+    for spec in config.types:
+        stored = posixpath.normpath(spec.schema)  # `./schemas/x.json` is `schemas/x.json` in git
+        if tree is not None and stored in tree and tree[stored].type_str == "blob":
+            config.schema_texts[spec.schema] = read_blob(repo, tree[stored].id).decode("utf-8", errors="replace")
+    return config, text + "".join(f"\n# schema {k}\n{v}" for k, v in sorted(config.schema_texts.items()))
 
 
 def config_hash(config_text: str) -> str:

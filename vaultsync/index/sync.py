@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
+import hashlib
 import json
 import sqlite3
 import time
@@ -249,7 +250,9 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         before = store.aliases()
         after = {p: a for p, a in before.items() if p not in changed and p not in removed}
         after.update({p: _note_aliases(n) for p, (n, _) in notes.items()})
-        index = LinkIndex(_vault_files(snapshot, config), _alias_index(after), config.link_root)
+        files = _vault_files(snapshot, config)
+        index = LinkIndex(files, _alias_index(after), config.link_root)
+        files_key = hashlib.sha256("\0".join(sorted(files)).encode("utf-8", "surrogateescape")).hexdigest()[:16]
         records = []
         for path in list(notes):
             note, warnings = notes.pop(path)  # a parsed note is dropped once its record holds what it needs
@@ -258,7 +261,8 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
             except Exception as exc:  # noqa: BLE001 - one odd note must never stop the index
                 report.warnings.append(f"skipping {path}: {type(exc).__name__}: {exc}")
                 dropped |= {path} & indexed.keys()
-        paths_changed = bool(removed) or any(p not in indexed for p in changed)
+        # a note or an attachment (`![[arch.png]]`) came or went: links resolve differently
+        paths_changed = bool(removed) or any(p not in indexed for p in changed) or meta.get("vault_files") != files_key
         aliases_changed = any(before.get(p, []) != after.get(p, []) for p in changed | removed)
         relinks = _relinks(store, index, changed | removed) if paths_changed or aliases_changed else []
         rerefs = _rerefs(store, index, changed | removed) if paths_changed or aliases_changed else []
@@ -304,7 +308,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         primary = next(iter(models))
         store.apply(removed | dropped, records, {
             "indexed_commit": commit or "", "indexed_tree": tree_id, "config_hash": chash,
-            "config_key": config_key(config_blob_id(tree)),
+            "config_key": config_key(config_blob_id(tree)), "vault_files": files_key,
             "embed_models": json.dumps(known), "embed_model": known.get(primary, {}).get("id", ""),
             "embed_dim": str(known.get(primary, {}).get("dim", 384)), "chunk_tokens": str(target),
             "vaultsync_version": __version__,
