@@ -429,6 +429,20 @@ def test_a_type_schema_is_read_from_the_commit_never_the_working_tree(repo):
     assert "owner_zz" in warnings() and "dirty_zz" not in warnings()
 
 
+def test_an_orphan_branch_leaves_the_index_as_a_rebuild_would(repo):
+    repo.write("docs/a.md", "# A\nText.\n")
+    repo.commit("init")
+    sync(repo.root)
+    repo.git("switch", "-q", "--orphan", "empty")
+    sync(repo.root)
+    incremental = index_state(repo.root)
+    counter = "SELECT value FROM meta WHERE key = 'token_counter'"
+    before = db(repo.root).execute(counter).fetchone()
+    sync(repo.root, rebuild=True)
+    assert_same_index(incremental, index_state(repo.root))
+    assert before == db(repo.root).execute(counter).fetchone()  # what counted tokens: nothing, as a rebuild says
+
+
 def test_frontmatter_is_stored_as_json_strings(repo):
     repo.write(".vaultsync.yaml", "vault: docs\n")
     repo.write("docs/a.md", adr("ADR-0001", extra="expires: 2024-02-30\nat: 2024-03-01T10:20:30Z\n"))

@@ -312,7 +312,8 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
             "embed_models": json.dumps(known), "embed_model": known.get(primary, {}).get("id", ""),
             "embed_dim": str(known.get(primary, {}).get("dim", 384)), "chunk_tokens": str(target),
             "vaultsync_version": __version__,
-            "token_counter": f"{known[primary]['id']} tokenizer" if counted else meta.get("token_counter", "estimate"),
+            "token_counter": f"{known[primary]['id']} tokenizer" if counted
+            else meta.get("token_counter", "estimate") if head_notes else "estimate",  # no notes: as a rebuild
             "synced_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         }, relinks, vectors, rerefs)
         report.warnings.extend(unreadable_warnings(store))
