@@ -357,3 +357,15 @@ def test_a_scope_given_from_a_subfolder_or_as_an_absolute_path_is_made_repositor
     assert _repo_scope("docs/adr") == "docs/adr"  # no such folder here: from the top, as written
     assert _repo_scope(str(vault.root / "docs/adr")) == "docs/adr"
     assert _repo_scope("/etc") == "/etc"  # outside: left for the search to refuse
+
+
+def test_the_heap_trim_finds_glibc_without_a_library_search():
+    """The daemon calls it after every load: found in the process's own symbols, once, and it never raises."""
+    import platform
+
+    from vaultsync import heap
+
+    if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
+        assert heap._malloc_trim() is not None
+    heap.trim()
+    assert heap._malloc_trim() is heap._malloc_trim()

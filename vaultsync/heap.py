@@ -9,12 +9,22 @@ with every rerank stage loaded at 10,000 notes, 481 → 444 MiB. Elsewhere (macO
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
+from functools import cache
+from typing import Any
+
+
+@cache
+def _malloc_trim() -> Any:
+    """glibc's ``malloc_trim`` from the symbols already loaded in this process (no library search,
+    which would start ``ldconfig``), or None where there is none."""
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
 
 
 def trim() -> None:
     """Release the free pages of the C heap (glibc's ``malloc_trim(0)``, a few ms); never raises."""
-    try:
-        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
+    release = _malloc_trim()
+    if release is not None:
+        release(0)
