@@ -2,6 +2,7 @@
 
     python bench/bench_int8.py --rows 45038 --queries 300
     python bench/bench_int8.py --rows 45038 --queries 300 --extra 0 0.1 0.25 0.5
+    python bench/bench_int8.py --rows 55038 --queries 300 --scan numpy onnxruntime
 
 45,038 chunk rows are what the 10,000-note generated vault holds. The rows are bench_ann.py's:
 **synthetic, derived from real ones** (paragraphs of ``../shared/eval/obsidian-help/vault`` embedded
@@ -14,7 +15,9 @@ The rows are written into a real index file (the product's schema) and loaded by
 margin (``--extra``: fraction of ``limit`` re-scored beyond it; the production value is
 ``VectorIndex.POOL_EXTRA``): recall@k of ``VectorIndex.top`` against exact float32 search for
 k = 20 and k = 200 (the depth a search asks a leg for), the share of queries whose top k equals
-exact search's in order, and top(200) p50; then float32 exact search's p50 and both matrices' sizes.
+exact search's in order, and top(200) p50, for each scan of the codes (``--scan``: numpy's einsum with
+the query in float32, or onnxruntime's integer kernels with the query quantised, the production one,
+:mod:`vaultsync.search.int8_dot`); then float32 exact search's p50 and both matrices' sizes.
 """
 
 from __future__ import annotations
@@ -59,9 +62,11 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--extra", type=float, nargs="+", default=None, help="re-scored margins (fractions of limit)")
     ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--scan", nargs="+", choices=("numpy", "onnxruntime"), default=["onnxruntime"])
     args = ap.parse_args()
     if not SHARED.is_dir():
         sys.exit(f"bench_int8: {SHARED} is absent (the Obsidian help vault and its queries)")
+    from vaultsync.search import int8_dot
     from vaultsync.search.dense import VectorIndex, load_leg
 
     base, queries = real_vectors(args.queries, args.seed)
@@ -73,9 +78,10 @@ def main() -> None:
         leg = load_leg(db, "dense", VectorsOnly(), {"id": "m", "dim": chunks.shape[1]})
         assert leg is not None
         production = VectorIndex.POOL_EXTRA
-        for extra in args.extra or [production]:
+        for scan, extra in [(s, e) for s in args.scan for e in args.extra or [production]]:
+            int8_dot._session = False if scan == "numpy" else None  # False: no session, the numpy scan
             leg.chunks.POOL_EXTRA = extra
-            line = [f"margin {extra:.0%}{' (production)' if extra == production else ''}:"]
+            line = [f"{scan}, margin {extra:.0%}{' (production)' if extra == production else ''}:"]
             for k, want in truth.items():
                 recalls, same, times = [], 0, []
                 for q, exact in zip(queries, want):

@@ -158,3 +158,4 @@ def test_the_wheel_ships_no_training_code(tmp_path: Path) -> None:
     assert not [n for n in names if n.startswith("training/") or "/training/" in n or "recipe" in n
                 or "train_torch" in n]
     assert any(n.endswith("vaultsync-reranker-ml4/model.onnx") for n in names)
+    assert any(n.endswith("_data/models/kernels/int8-dot.onnx") for n in names)
