@@ -269,7 +269,8 @@ def test_the_cli_reaches_the_daemon_without_pygit2_yaml_or_the_pipeline(daemon) 
 
     code = ("import sys; from vaultsync.cli.main import main; rc = main(sys.argv[1:]); "
             "heavy = sorted(m for m in ('pygit2', 'yaml', 'numpy', 'jsonschema', 'vaultsync.engine', 'http.client', "
-            "'ssl', 'email', 'vaultsync.search.render', 'vaultsync.search.results', 'dataclasses') "
+            "'ssl', 'email', 'vaultsync.search.render', 'vaultsync.search.results', 'dataclasses', 'typing', "
+            "'encodings.idna') "
             "if m in sys.modules); print('HEAVY', heavy, file=sys.stderr); sys.exit(rc)")
     env = {**os.environ, "VAULTSYNC_PORT": str(daemon["port"])}
     res = subprocess.run([sys.executable, "-c", code, "search", "durable queue", "--format", "json"],
@@ -288,6 +289,31 @@ def test_the_cli_reaches_the_daemon_without_pygit2_yaml_or_the_pipeline(daemon) 
         both = subprocess.run([sys.executable, "-m", "vaultsync", "search", " ", "--rerank", "bogus", *route],
                               cwd=daemon["root"], env=env, capture_output=True, text=True, timeout=120)
         assert (both.returncode, both.stderr) == (2, "vaultsync search: empty query\n"), (route, both.stderr)
+
+
+def test_the_light_route_ends_the_process_once_the_answer_is_printed(daemon) -> None:  # type: ignore[no-untyped-def]
+    """Through the daemon the process ends without the interpreter's teardown (no atexit work runs), with
+    the whole answer written, also into a pipe closed early; in-process it ends as any command does."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import atexit, sys; atexit.register(lambda: print('TEARDOWN', file=sys.stderr)); "
+            "from vaultsync.cli.main import main; sys.exit(main())")
+    env = {**os.environ, "VAULTSYNC_PORT": str(daemon["port"])}
+
+    def search(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", code, "search", "durable queue", *argv], cwd=daemon["root"],
+                              env=env, capture_output=True, text=True, timeout=120)
+
+    light, full = search("--format", "json"), search("--format", "json", "--no-daemon")
+    assert light.returncode == full.returncode == 0, (light.stderr, full.stderr)
+    assert "TEARDOWN" not in light.stderr and "TEARDOWN" in full.stderr
+    assert json.loads(light.stdout)["hits"] == json.loads(full.stdout)["hits"]
+    piped = subprocess.run(["bash", "-c", f"set -o pipefail; {sys.executable} -m vaultsync search 'durable queue' "
+                            "--format markdown | head -c 1"], cwd=daemon["root"], env=env, capture_output=True,
+                           text=True, timeout=120)
+    assert piped.returncode == 0 and len(piped.stdout) == 1 and "Traceback" not in piped.stderr, piped.stderr
 
 
 @pytest.mark.parametrize("argv", [["--format", "text"], ["--format", "markdown"], ["--format", "markdown", "--explain"],

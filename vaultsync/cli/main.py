@@ -105,7 +105,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns the process exit code (0 ok, 1 findings/errors, 2 usage, 3 internal error)."""
+    """Run the CLI; returns the process exit code (0 ok, 1 findings/errors, 2 usage, 3 internal error).
+    Without ``argv`` (the process's own command line) a command may end the process itself."""
+    entry = argv is None
     argv = sys.argv[1:] if argv is None else argv
     if argv == ["--version"]:  # answered before argparse is even imported
         print(f"vaultsync {__version__}")
@@ -123,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         return _missing_extra(command, exc)
     args = parser.parse_args(argv)
     args.asked_if_current = _plain_sync(argv)  # asked above, and the answer was no: the sync need not ask again
+    args.process_entry = entry  # the process ends with this command: it may end it at once
     if not getattr(args, "run", None):
         parser.print_help()
         return 2

@@ -90,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     options = {k: v for k, v in options.items() if v is not None}
     try:
         out, asked = _through_daemon(args, raw, options) if not args.no_daemon else (None, None)
+        light = out is not None  # answered by the light route: nothing else ran in this process
         if out is None:
             out = _full_route(args, raw, options, asked)
     except _Refused as exc:
@@ -98,7 +99,20 @@ def run(args: argparse.Namespace) -> int:
     if isinstance(out, int):
         return out
     print(_output(out, args))
+    if light and getattr(args, "process_entry", False):
+        _exit_now()
     return 0
+
+
+def _exit_now() -> None:
+    """End the process once the daemon's answer is printed, without the interpreter's teardown (~7 ms
+    of a ~100 ms ``git memsearch``): the light route holds no thread, no open file and no atexit work."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:
+        pass
+    os._exit(0)
 
 
 def _output(out, args: argparse.Namespace) -> str:  # type: ignore[no-untyped-def]

@@ -14,9 +14,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from vaultsync.serve.auth import AUTH_HEADER, PROOF_HEADER, proof_ok, read_token, sign_request
+
+TYPE_CHECKING = False  # not typing's: importing typing costs ~2.5 ms of every `git memsearch`
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_PORT = 30001
 FORMATS = ("text", "markdown", "json")  # what ``vaultsync search --format`` prints, and the daemon renders
@@ -86,7 +89,8 @@ def _exchange(port: int, method: str, path: str, headers: dict[str, str], payloa
     deadline = time.monotonic() + timeout
     raw = bytearray()
     length: int | None = None
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+    # the host as bytes: a str host is encoded with the idna codec, whose import costs ~1.4 ms
+    with socket.create_connection((b"127.0.0.1", port), timeout=timeout) as sock:
         sock.sendall(request + payload)
         while True:
             left = deadline - time.monotonic()
