@@ -169,12 +169,19 @@ def _markdown_it_links(text: str) -> list[tuple[bool, str]]:
     return found
 
 
-def _markdown_it_headings(text: str) -> list[str]:
+def _markdown_it_headings(text: str, kinds: str = "#") -> list[str]:
+    """The headings markdown-it finds whose markers start with one of ``kinds`` (``#``: ATX; ``=-``:
+    setext, outside list items, with their lines joined by spaces)."""
     from markdown_it import MarkdownIt
 
     tokens = MarkdownIt("commonmark").parse(text)
-    return [tokens[i + 1].content for i, tok in enumerate(tokens)
-            if tok.type == "heading_open" and tok.markup.startswith("#")]
+    found, lists = [], 0
+    for i, tok in enumerate(tokens):
+        lists += tok.type in ("bullet_list_open", "ordered_list_open")
+        lists -= tok.type in ("bullet_list_close", "ordered_list_close")
+        if tok.type == "heading_open" and tok.markup[:1] in kinds and (tok.markup[:1] == "#" or not lists):
+            found.append(" ".join(part.strip() for part in tokens[i + 1].content.split("\n")))
+    return found
 
 
 _INLINE = st.sampled_from([
@@ -356,6 +363,48 @@ def test_code_in_items_quotes_and_spans_agrees_with_markdown_it(lines):
 def test_headings_agree_with_markdown_it(text):
     ours = [h.text for h in find_headings(text, mask_code(text))]
     assert ours == _markdown_it_headings(text), text
+
+
+_SETEXT_LINE = st.sampled_from([
+    "Title", "text [[x]] `y`", "  indented", "    code", "===", "---", "-", " ==", "= =", "=== x", "  ---  ",
+    "> Quote", "> ===", "> ---", "> > Deep", "- item", "1. step", "# ATX", "```", "~~~", "", "<div>", "***", ">",
+])
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_SETEXT_LINE, min_size=1, max_size=8))
+def test_setext_headings_agree_with_markdown_it(lines):
+    """WL-03: a paragraph underlined with ``=`` or ``-`` is a heading a link may name, in block quotes too;
+    lazy lines of items and quotes, fences, HTML blocks and thematic breaks decide as CommonMark does."""
+    text = "\n".join(lines) + "\n"
+    setext = [h.text for h in find_headings(text, mask_code(text)) if not lines[h.line - 1].lstrip(" >").startswith("#")]
+    assert setext == _markdown_it_headings(text, "=-"), text
+
+
+@pytest.mark.parametrize("text, link", [
+    ("Overview\n========\n\nSee [[#Overview]].\n", "[[#Overview]]"),
+    ("Intro\n\nRoll back\n---\nsteps\n\n[[#Roll back]]\n", "[[#Roll back]]"),
+    ("> Im Zitat\n> ---\n\n[[#Im Zitat]]\n", "[[#Im Zitat]]"),
+    ("障害の概要\n=\n\n[[#障害の概要]]\n", "[[#障害の概要]]"),
+    ("Two line\nheading\n===\n\n[[#Two line heading]]\n", "[[#Two line heading]]"),
+    ("Setext with `code`\n---\n\n[[#Setext with code]]\n", "[[#Setext with code]]"),
+])
+def test_wl03_setext_headings_can_be_linked(vault, text, link):
+    vault.write("docs/a.md", text)
+    res = vault.check()
+    assert res.code == 0 and res.lines == [], res.out
+
+
+@pytest.mark.parametrize("text, missing", [
+    ("- item\n---\n\n[[#item]]\n", "item"),  # a thematic break under a list item
+    ("```\nIn code\n```\n===\n\n[[#In code]]\n", "In code"),
+    ("> Lazy\n===\n\n[[#Lazy]]\n", "Lazy"),  # a lazy line: "===" continues the quote's paragraph
+    ("Title\n\n===\n\n[[#Title]]\n", "Title"),  # a blank line between
+])
+def test_wl03_what_only_looks_like_a_setext_heading_is_no_link_target(vault, text, missing):
+    vault.write("docs/a.md", text)
+    res = vault.check()
+    assert res.code == 1 and f"WL003 [[#{missing}]] → heading not found in docs/a.md: '{missing}'" in res.out, res.out
 
 
 def test_note_links_skip_escapes_in_the_body_only():

@@ -1,8 +1,9 @@
 """Headings and block ids of a note: what ``[[note#Heading]]`` and ``[[note#^id]]`` link to.
 
 Both read the code-masked body (:func:`vaultsync.vault.markdown.mask_code`), so a ``#`` line or a
-``^id`` inside code is neither. ATX headings only (CommonMark 0.31 §4.2), also inside block quotes
-(callouts) and list items.
+``^id`` inside code is neither. ATX headings (CommonMark 0.31 §4.2), also inside block quotes
+(callouts) and list items, and setext headings (§4.3: a paragraph underlined with ``=`` or ``-``), also
+inside block quotes. Not read: a setext heading inside a list item.
 """
 
 from __future__ import annotations
@@ -10,13 +11,19 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from vaultsync.vault.block_starts import closed_html, html_start, is_thematic_break, table_cells
 from vaultsync.vault.markdown import ATX, CONTAINER, LIST_ITEM, MAX_NESTED
+
+_UNDERLINE = re.compile(r"[ ]{0,3}(=+|-+)[ \t]*$")
+_FENCE = re.compile(r"[ ]{0,3}(?:`{3,}|~{3,})")
+_ORDERED_NOT_ONE = re.compile(r"[ ]{0,3}(?!0*1[.)])[0-9]{1,9}[.)]")
 
 _BLOCK_ID = re.compile(r"(?:^|\s|\]\])\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$")
 
 
 class Heading(NamedTuple):
-    """An ATX heading: ``level`` 1-6, ``text`` without markers, 1-based ``line`` in the body."""
+    """A heading: ``level`` 1-6, ``text`` without markers, 1-based ``line`` in the body (a setext
+    heading's first text line)."""
 
     level: int
     text: str
@@ -40,20 +47,80 @@ def atx_heading(line: str) -> tuple[int, str] | None:
 
 
 def find_headings(text: str, masked: str) -> list[Heading]:
-    """ATX headings in document order, also inside block quotes (callouts) and list items.
+    """ATX and setext headings in document order (see the module docstring).
 
     ``masked`` (from :func:`mask_code`) decides which lines are outside code;
     the heading text is taken from ``text`` so inline code in a heading survives.
     """
     found: list[Heading] = []
     original = text.split("\n")
-    for i, line in enumerate(masked.split("\n")):
+    lines = masked.split("\n")
+    for i, line in enumerate(lines):
         if "#" not in line or not ATX.match(_in_containers(line)):
             continue
         heading = atx_heading(_in_containers(original[i]))
         if heading is not None:
             found.append(Heading(heading[0], heading[1], i + 1))
+    if "=" in masked or "-" in masked:
+        found = sorted(found + _setext_headings(lines, original), key=lambda h: h.line)
     return found
+
+
+def _setext_headings(lines: list[str], original: list[str]) -> list[Heading]:
+    """Paragraphs underlined with ``=`` (level 1) or ``-`` (level 2) in the same block quotes (§4.3).
+
+    One pass that follows the open paragraph: a line in the same or (lazily, §5.1) fewer block quotes
+    that starts no block continues it; a paragraph that a list item opened is that item's, never read."""
+    found: list[Heading] = []
+    start, depth, in_item = -1, 0, False  # the open paragraph: first line, block quote depth, an item's
+    items: list[int] = []  # content columns of the open list items
+    html = -1  # the block quote depth of an open HTML block, read as running to a blank line (§4.6 kinds 6, 7)
+    for i, line in enumerate(lines):
+        lead = CONTAINER.match(line).group(0)  # type: ignore[union-attr]
+        rest, quotes = line[len(lead):], lead.count(">")
+        if html >= 0 and (quotes < html or not line[len(lead) if quotes == html else 0:].strip()):
+            html = -1  # its blank line (or the end of its block quote)
+        elif html >= 0 or html_start(rest):  # kinds 1-6, which also interrupt a paragraph
+            if html < 0:
+                html = -1 if closed_html(rest.strip()) else quotes
+            start = -1
+            continue
+        under = _UNDERLINE.match(rest)
+        if start >= 0 and under and quotes == depth and not in_item:
+            if not any(table_cells(_in_quotes(lines[j]), delimiter=True) for j in range(start, i)):  # GFM table
+                text = " ".join(_in_quotes(original[j]).strip() for j in range(start, i))
+                found.append(Heading(1 if under.group(1)[0] == "=" else 2, text, start + 1))
+            start = -1
+            continue
+        block = not rest.strip() or bool(ATX.match(rest) or is_thematic_break(rest.strip()) or _FENCE.match(rest)
+                                         or _opens_item(rest))
+        if start >= 0 and not block and (quotes == depth or (quotes < depth and not (under and rest.strip()[0] == "-"))):
+            continue  # the paragraph goes on (lazily in fewer quotes: "===" as text, "-" an empty item)
+        start = -1
+        if not rest.strip():
+            continue
+        indent = len(rest) - len(rest.lstrip(" "))
+        while items and indent < items[-1]:
+            items.pop()
+        item = LIST_ITEM.match(rest) if not is_thematic_break(rest.strip()) else None
+        if item is not None:
+            content = rest[item.end():]
+            items.append(item.end() + (len(content) - len(content.lstrip(" ")) if content.strip() else 0))
+            start, depth, in_item = (i, quotes, True) if content.strip() else (-1, 0, False)
+        elif not block and indent < (items[-1] if items else 0) + 4:  # 4 more columns: indented code
+            start, depth, in_item = i, quotes, bool(items)
+    return found
+
+
+def _opens_item(rest: str) -> bool:
+    """Whether ``rest`` starts a list item that may interrupt a paragraph: not empty, and an ordered
+    one numbered 1 (§5.2)."""
+    item = LIST_ITEM.match(rest)
+    return bool(item) and bool(rest[item.end():].strip()) and not _ORDERED_NOT_ONE.match(rest)  # type: ignore[union-attr]
+
+
+def _in_quotes(line: str) -> str:
+    return line[len(CONTAINER.match(line).group(0)):]  # type: ignore[union-attr]
 
 
 def _in_containers(line: str) -> str:
