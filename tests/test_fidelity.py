@@ -92,6 +92,10 @@ def test_numbers_whose_text_does_not_survive_in_untyped_fields(vault, text, wher
                             'YAML 1.1 readers read text — quote it: "1e3", or write 1000.0'),
     ("zip: 08\n", "2:6", 'zip: YAML readers disagree on 08: vaultsync (YAML 1.2) stores the number 8, YAML 1.1 '
                          'readers read text — quote it: "08", or write 8'),
+    ("y: 0x_1F\n", "2:4", 'y: YAML readers disagree on 0x_1F: vaultsync (YAML 1.2) stores the text, YAML 1.1 '
+                          'readers read the number 0x1F — quote it: "0x_1F"'),
+    ("mask: -0xF_F\n", "2:7", 'mask: YAML readers disagree on -0xF_F: vaultsync (YAML 1.2) stores the text, YAML 1.1 '
+                              'readers read the number -0xFF — quote it: "-0xF_F"'),
 ])
 def test_forms_yaml_readers_disagree_on_are_errors_in_any_field(vault, text, where, message):
     code, lines = _lines(vault, FREE, "---\n" + text + "---\n")

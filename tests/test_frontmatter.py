@@ -246,6 +246,64 @@ def test_fm05_a_value_that_does_not_fit_its_tag_is_located_at_the_value(vault, l
     assert vault.check().lines == [f"{P}:{row}:{col}: FM005 '{value}' is not a valid {tag}"]
 
 
+@pytest.mark.parametrize("text", [
+    "reviewed: !!bool yes", "reviewed: !!bool 'no'", "owner: !!bool ON", "flags: [!!bool maybe]",
+    "owner: !!null bob", "x: !!null 'None'", "importance: !!int 1_000", "importance: !!int ' 7'",
+    "importance: !!int ١٢", "confidence: !!float 1_0.5", "confidence: !!float '0.5 '", "n: !!int 0x",
+])
+def test_fm02_an_explicit_tag_takes_only_its_core_schema_spellings(text):
+    """``!!bool yes`` was stored as False and ``!!null bob`` as None, silently: every tag reads only the
+    YAML 1.2 core schema's forms, and anything else is said at the value."""
+    with pytest.raises(YamlProblem) as err:
+        load_yaml(text + "\n")
+    assert "is not a valid !!" in str(err.value) and (err.value.line, err.value.col) == (0, text.index("!!"))
+
+
+@pytest.mark.parametrize("text, data", [
+    ("a: !!bool true\nb: !!bool FALSE\nc: !!null ~\nd: !!null\ne: !!int -12\nf: !!int 0x1F\ng: !!float 1\n"
+     "h: !!float .inf\ni: !!str 12\nj: !!seq [1]\nk: !!map {x: 1}\n",
+     {"a": True, "b": False, "c": None, "d": None, "e": -12, "f": 31, "g": 1.0, "h": float("inf"), "i": "12",
+      "j": [1], "k": {"x": 1}}),
+])
+def test_fm02_core_spellings_of_every_tag_still_load(text, data):
+    assert load_yaml(text).data == data
+
+
+@pytest.mark.parametrize("text, kind, tag", [
+    ("team: !!str [a, b]", "list", "!!str"), ("owner: !!str {name: x}", "mapping", "!!str"),
+    ("team: !!map [a]", "list", "!!map"), ("x: !!seq {a: 1}", "mapping", "!!seq"),
+    ("nested:\n  - !!int [1, 2]", "list", "!!int"),
+])
+def test_fm02_a_collection_with_a_scalar_tag_is_refused(text, kind, tag):
+    with pytest.raises(YamlProblem, match=f"a {kind} cannot be tagged {tag}"):
+        load_yaml(text + "\n")
+
+
+@pytest.mark.parametrize("value", ["9" * 5000, "-" + "1" * 4400, "0x" + "f" * 5000, "1." + "5" * 4000, "1e" + "9" * 2000])
+def test_fm04_a_number_too_long_for_python_is_said_plainly(vault, value):
+    """A 5,000-digit integer leaked Python's "Exceeds the limit (4300 digits)" message at line 2:1."""
+    vault.write(P, adr("ADR-0001", extra=f"n: {value}\n"))
+    (line,) = vault.check().lines
+    assert line.startswith(f"{P}:7:4: FM005 '{value[:40]}… ({len(value):,} characters)' is not a valid !!")
+    assert "Python" not in line and "sys." not in line and len(line) < 200
+
+
+@pytest.mark.parametrize("key, block, value", [
+    ("memory_id", "|\n  ADR-0001", "ADR-0001\n"), ("title", "|\n  T", "T\n"), ("created", "|\n  2024-01-01", "2024-01-01\n"),
+    ("status", "|+\n  accepted\n", "accepted\n\n"), ("summary", ">\n  a\n  b", "a b\n"), ("t", "|-\n  x", "x"),
+    ("名前", "|\n  東京", "東京\n"),
+])
+def test_fm12_a_block_scalar_keeps_its_line_breaks_wherever_its_key_stands(key, block, value):
+    """The last key's ``|`` value lost its line break (the frontmatter was cut before it), so the same
+    value passed last and failed elsewhere."""
+    for position in range(3):
+        lines = ["a: 1", "b: 2"]
+        lines.insert(position, f"{key}: {block}")
+        for ending in ("\n", "\r\n"):
+            note = parse_note("a.md", ("---\n" + "\n".join(lines) + "\n---\nbody\n").replace("\n", ending).encode())
+            assert note.frontmatter[key] == value, (position, ending)
+
+
 def test_fm13_wikilinks_in_frontmatter(vault):
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
     vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002"))
@@ -364,14 +422,15 @@ def test_project_dogfoods_its_own_adrs():
 
 def _split_by_lines(text: str) -> tuple[str, str, int] | str | None:
     """The frontmatter split as the rule reads: line 1 is `---`, the YAML runs to the next `---` line
-    (trailing whitespace allowed on both). (yaml, body, body's first line), "open", or None."""
+    (trailing whitespace allowed on both); the YAML is its lines, each with its line break (a last `|` value
+    keeps its own). (yaml, body, body's first line), "open", or None."""
     lines = text.split("\n")
     if lines[0].rstrip() != "---":
         return None
     close = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
     if close is None:
         return "open"
-    return "\n".join(lines[1:close]), "\n".join(lines[close + 1:]), close + 2
+    return "".join(line + "\n" for line in lines[1:close]), "\n".join(lines[close + 1:]), close + 2
 
 
 @settings(max_examples=1500, deadline=None)

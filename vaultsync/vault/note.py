@@ -197,7 +197,8 @@ def parse_text(path: str, text: str) -> Note:
     start, end = close
     note.body = text[end + 1:] if end < len(text) else ""
     note.body_line = text.count("\n", 0, start) + 2
-    yaml_text = text[opened + 1:start - 1] if start - 1 > opened else ""
+    # up to and with the line break before the closing "---": a last "|" value keeps its own (clip chomping)
+    yaml_text = text[opened + 1:start] if start - 1 > opened else ""
     note.yaml_text = yaml_text
     found = _YAML_LINE_BREAKS.search(yaml_text)
     if found is not None:

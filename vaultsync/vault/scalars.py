@@ -74,6 +74,7 @@ _PORTABLE = re.compile(
       | [0-9][0-9_]*_[0-9_]*(?:\.[0-9_]*)?       # digit separators
       | [0-9]+[eE][-+]?[0-9]+ | [0-9]*\.[0-9]*[eE][0-9]+   # exponent: 1.1 reads text unless '1.0e+3'
       | 0o[0-7]+
+      | 0x[0-9a-fA-F]*_[0-9a-fA-F_]*             # hex with separators: a number in 1.1, text in 1.2
       | 0b[01_]+                                 # binary: a number in 1.1, text in 1.2
     )$""",
     re.X,
@@ -157,7 +158,7 @@ def _may_have_findings(text: str, odd_numbers: bool | None = None) -> bool:
         token = m.group(1)
         if _PORTABLE.match(token):
             return True
-        if _CORE_NUMBER.match(token):
+        if _CORE_NUMBER.match(token) and len(token) <= 1000:  # longer: no number (yamlload says so)
             number: int | float = float(token) if any(c in token for c in ".eE") and not token.startswith("0x") \
                 else int(token, 0) if token.startswith(("0x", "0o")) else int(token)
             if canonical_number(number) != token:

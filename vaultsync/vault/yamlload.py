@@ -111,14 +111,21 @@ class _StrictLoader(_BaseLoader):  # type: ignore[misc,valid-type]
                 first = value[0]
                 if first in _NUMBER_START:
                     tag = _INT if _CORE_INT.match(value) else _FLOAT if _CORE_FLOAT.match(value) else _STR
-                    if not self.odd_numbers and odd_number_text(value, _SCALARS[tag](value)):
+                    if not self.odd_numbers and len(value) <= MAX_NUMBER_CHARS and \
+                            odd_number_text(value, _SCALARS[tag](value)):  # longer: _build refuses it
                         self.odd_numbers = True
                     return tag
             return _STR
         return _SEQ if kind is yaml.SequenceNode else _MAP
 
 
+MAX_NUMBER_CHARS = 1000  # a longer integer is no memory field's value (Python refuses past 4,300 digits)
+
+
 def _int(text: str) -> int:
+    """An integer of the core schema's forms only (an explicit ``!!int`` too: not ``1_000``, ``١٢`` or ``" 1"``)."""
+    if not _CORE_INT.fullmatch(text) or len(text) > MAX_NUMBER_CHARS:
+        raise ValueError(text)
     if text.startswith("0o"):
         return int(text[2:], 8)
     if text.startswith("0x"):
@@ -127,16 +134,28 @@ def _int(text: str) -> int:
 
 
 def _float(text: str) -> float:
+    if not (_CORE_FLOAT.fullmatch(text) or _CORE_INT.fullmatch(text)) or len(text) > MAX_NUMBER_CHARS:
+        raise ValueError(text)
     low = text.lower()
     if low.endswith((".inf", ".nan")):
         return float(low.replace(".", ""))
-    return float(text)
+    return float(_int(text)) if _CORE_INT.fullmatch(text) else float(text)
 
 
-_SCALARS = {
-    _STR: str, _INT: _int, _FLOAT: _float,
-    _BOOL: lambda text: text.lower() == "true", _NULL: lambda text: None,
-}
+def _bool(text: str) -> bool:
+    """``true``/``false`` in the core schema's spellings: ``!!bool yes`` is an error, never False."""
+    if text not in _CORE_BOOL:
+        raise ValueError(text)
+    return text.lower() == "true"
+
+
+def _null(text: str) -> None:
+    """The core schema's null spellings: ``!!null bob`` is an error, not a value silently dropped."""
+    if text not in _CORE_NULL:
+        raise ValueError(text)
+
+
+_SCALARS = {_STR: str, _INT: _int, _FLOAT: _float, _BOOL: _bool, _NULL: _null}
 
 
 def _build(node: yaml.Node) -> Any:
@@ -153,8 +172,12 @@ def _build(node: yaml.Node) -> Any:
             return _SCALARS[node.tag](node.value)
         except (ValueError, TypeError, OverflowError):  # "!!int abc": said at the value, not the document
             mark = node.start_mark
-            raise YamlProblem(mark.line, mark.column,
-                              f"'{node.value}' is not a valid {_short_tag(node.tag)}") from None
+            shown = node.value if len(node.value) <= 60 else f"{node.value[:40]}… ({len(node.value):,} characters)"
+            raise YamlProblem(mark.line, mark.column, f"{shown!r} is not a valid {_short_tag(node.tag)}") from None
+    if node.tag != (_SEQ if isinstance(node, yaml.SequenceNode) else _MAP):  # "!!str [a, b]"
+        mark = node.start_mark
+        kind = "list" if isinstance(node, yaml.SequenceNode) else "mapping"
+        raise YamlProblem(mark.line, mark.column, f"a {kind} cannot be tagged {_short_tag(node.tag)}")
     if isinstance(node, yaml.SequenceNode):
         return [_build(item) for item in node.value]
     seen: dict[str, yaml.Node] = {}
