@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 from conftest import adr, git, run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vaultsync.diagnostics import visible
 
 ADR1 = adr("ADR-0001", body="# ADR-0001\n## Decision\nUse SQLite.\n")
 
@@ -152,3 +158,29 @@ def test_frontmatter_below_an_html_comment_is_called_misplaced(vault, before):
     vault.write("docs/adrs/ADR-0001.md", before + adr("ADR-0001"))
     res = vault.check()
     assert res.code == 1 and any("FM003 frontmatter must start on line 1, column 1" in line for line in res.lines)
+
+
+@pytest.mark.parametrize("field, value, seen", [
+    ("tags", '["ops\\nx"]', "'ops\\nx'"), ("supersedes", '["ADR-0009\\r"]', "'ADR-0009\\r'"),
+    ("expires", '"2030-01-01\\u2028"', "'2030-01-01\\u2028'"), ("tags", '["ops\\u00a0"]', "'ops\\u00a0'"),
+    ("tags", '["\\ufeffops"]', "'\\ufeffops'"), ("tags", '["o\\u200bps"]', "'o\\u200bps'"),
+    ('"tit\\u200ble"', '"x"', "tit\\u200ble"), ('"a\\nb"', "1", "a\\nb"), ("tags", '["東京\\u3000"]', "'東京\\u3000'"),
+])
+def test_a_message_quoting_an_invisible_or_line_breaking_character_stays_one_readable_line(vault, field, value, seen):
+    """VC001, SS001, LC001 and SC003 printed a quoted line break raw, splitting ``path:line:col: CODE message``,
+    and showed U+200B, U+00A0 or a BOM as nothing: every message is one line that names such characters."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=f"{field}: {value}\n"))
+    res = vault.check()
+    assert res.code == 1 and res.out.count("\n") == len(res.lines) + 1, res.out
+    assert any(seen in line for line in res.lines), res.out
+    assert all(line.isprintable() for line in res.lines)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_visible_keeps_one_line_and_every_visible_character(text):
+    shown = visible(text)
+    assert "\n" not in shown and "\r" not in shown and all(ch.isprintable() or ch == "\t" for ch in shown)
+    if "\\" not in text:  # nothing is lost: the escapes read back as the text
+        assert shown.encode("raw_unicode_escape").decode("unicode_escape") == text
+    assert visible(shown) == shown  # escapes are themselves visible

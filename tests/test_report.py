@@ -19,7 +19,7 @@ def _out(fmt: str) -> str:
 
 def test_every_format_has_a_registered_reporter() -> None:
     assert report_mod.FORMATS == ("text", "github", "json")
-    assert _out("text").splitlines() == ["docs/a, b.md:3:4: SC001 title: expected string", "second line",
+    assert _out("text").splitlines() == ["docs/a, b.md:3:4: SC001 title: expected string\\nsecond line",  # one line
                                          "docs/c.md: WL005 warning: empty link",
                                          "7 notes checked: 1 error(s), 1 warning(s)"]
     assert _out("github").splitlines() == [

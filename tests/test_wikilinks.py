@@ -12,6 +12,7 @@ from conftest import adr, require_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vaultsync.diagnostics import visible
 from vaultsync.checks.links import resolve_links
 from vaultsync.git import WorktreeSnapshot
 from vaultsync.vault.config import Config
@@ -105,7 +106,7 @@ def test_wl04_empty_links_warn(vault, text):
     vault.write("docs/a.md", text + "\n")
     res = vault.check()
     assert res.code == 0
-    assert res.lines == [f"docs/a.md:1:1: WL005 warning: empty wikilink {text}"]
+    assert res.lines == [f"docs/a.md:1:1: WL005 warning: empty wikilink {visible(text)}"]  # U+3000 as \u3000
     assert "dangling" not in res.out
 
 

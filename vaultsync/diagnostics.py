@@ -34,6 +34,24 @@ class Diagnostic:
         return f"{self.path}:{self.line}:{self.col or 1}"
 
     def render(self) -> str:
-        """``path:line:col: CODE message`` (warnings say so after the code)."""
+        """``path:line:col: CODE message`` (warnings say so after the code), on one line: a line break or an
+        invisible character the message quotes from a note is written as an escape (``\\n``, ``\\u200b``)."""
         tag = f"{self.code} warning:" if self.severity == WARNING else self.code
-        return f"{self.location()}: {tag} {self.message}"
+        return f"{self.location()}: {tag} {visible(self.message)}"
+
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r"}
+
+
+def visible(text: str) -> str:
+    """``text`` with every character one cannot see or that breaks the line written as an escape:
+    ``\\n``, ``\\r``, else ``\\uXXXX`` (``\\UXXXXXXXX`` past the BMP) for what Unicode calls Other or
+    Separator (``str.isprintable``: U+200B, U+00A0, a BOM, bidi marks), the space and the tab aside.
+    Visible text of any script is kept as it is."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch == "\t" else _escape(ch) for ch in text)
+
+
+def _escape(ch: str) -> str:
+    return _ESCAPES.get(ch) or (f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}")
