@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import unicodedata
 
 import pytest
 from conftest import adr, git, run_cli
