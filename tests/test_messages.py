@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 from conftest import adr, git, run_cli
 from hypothesis import given, settings
