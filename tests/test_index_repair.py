@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -293,3 +294,25 @@ def test_only_a_damaged_file_counts_as_damage(tmp_path):
     assert not _damage(_real_error("full", tmp_path)) and not _damage(_real_error("readonly", tmp_path))
     assert not _damage(sqlite3.OperationalError("database is locked"))
     assert _damage(sqlite3.DatabaseError("database disk image is malformed"))
+
+
+@pytest.mark.parametrize("blocked", ["vaultsync/lance", "vaultsync/embeddings", "vaultsync"])
+@pytest.mark.parametrize("command", [["sync"], ["index", "--rebuild"], ["index", "--rebuild", "--quiet"]])
+def test_a_file_where_an_index_folder_belongs_is_an_environment_error(vault, model_env, blocked, command):
+    """``index --rebuild`` called a file where the index's folder belongs an internal error (exit 3, a crash
+    report), where ``sync`` says what it cannot write (exit 1). Both say it; the notes are untouched."""
+    from conftest import run_cli
+
+    _notes(vault, 2)
+    vault.commit("init")
+    assert run_cli(["sync", "--quiet"], vault.root).code == 0
+    target = vault.root / ".git" / blocked
+    shutil.rmtree(target, ignore_errors=True)
+    target.write_text("x")
+    vault.write("docs/new.md", "# new\nA note that needs indexing.\n")
+    vault.commit("new")  # (no hooks installed here)
+    res = run_cli(command, vault.root)
+    assert res.code == 1 and "internal error" not in res.err, res.err
+    assert f"vaultsync {command[0]}: " in res.err and "cannot" in res.err, res.err
+    assert not (vault.root / ".git" / "vaultsync" / "crash.log").exists() or blocked == "vaultsync"
+    assert vault.git("status", "--porcelain").stdout.strip() == ""

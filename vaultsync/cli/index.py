@@ -31,6 +31,11 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:  # the committed config is invalid: its line, and the index is untouched
         print(exc.diagnostic.render(), file=sys.stderr)
         return 1
+    except OSError as exc:
+        if not exc.filename:
+            raise
+        print(f"vaultsync index: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 1  # a file where the index folder should be, a read-only or full disk: as `sync` says it
     if report.status == "busy":
         print("vaultsync index: another sync holds the lock; try again", file=sys.stderr)
         return 1
