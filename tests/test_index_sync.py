@@ -429,6 +429,34 @@ def test_a_type_schema_is_read_from_the_commit_never_the_working_tree(repo):
     assert "owner_zz" in warnings() and "dirty_zz" not in warnings()
 
 
+@pytest.mark.parametrize("schema_path", ["schemas/team.json", "./schemas/team.json", "docs/rules/schema.json"])
+def test_a_schema_only_the_working_tree_holds_is_missing_for_the_index_and_the_staged_check(repo, schema_path):
+    """A type's schema that was never committed was read from the disk, so after an edit to it the
+    incremental index (old results for unchanged notes) differed from a rebuild (new results for all):
+    the index and ``check --staged`` see it as missing (CF003, "not committed"); a plain ``check`` of
+    the working tree still reads it."""
+    repo.write(".vaultsync.yaml", f"{LINKS_CONFIG}types:\n  rule: {{folder: docs/rules, schema: {schema_path}}}\n")
+    repo.write("docs/rules/r1.md", "---\ntitle: One\n---\nAlways one.\n")
+    repo.commit("init")  # commits .vaultsync.yaml and the note only
+    (repo.root / schema_path).parent.mkdir(parents=True, exist_ok=True)
+    (repo.root / schema_path).write_text('{"type": "object"}')
+    sync(repo.root)
+    (repo.root / schema_path).write_text('{"type": "object", "required": ["owner_zz"]}')
+    repo.write("docs/rules/r2.md", "---\ntitle: Two\n---\nAlways two.\n")
+    repo.git("add", "docs/rules/r2.md")
+    repo.git("commit", "-qm", "two")
+    sync(repo.root)
+    incremental = index_state(repo.root)
+    sync(repo.root, rebuild=True)
+    assert_same_index(incremental, index_state(repo.root))
+    warnings = [row[0] for row in db(repo.root).execute("SELECT warnings FROM notes ORDER BY path")]
+    assert len(warnings) == 2 and all("not committed" in w and "owner_zz" not in w for w in warnings), warnings
+    staged = repo.check("--staged")
+    assert staged.code == 1 and f"CF003 type 'rule': schema '{schema_path}' is not committed" in staged.out
+    work = repo.check()
+    assert work.code == 1 and "owner_zz" in work.out and "not committed" not in work.out
+
+
 def test_an_orphan_branch_leaves_the_index_as_a_rebuild_would(repo):
     repo.write("docs/a.md", "# A\nText.\n")
     repo.commit("init")

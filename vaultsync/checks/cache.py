@@ -27,6 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from vaultsync.checks.schema import builtin_schema_names
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.resources import data_dir
 from vaultsync.vault.config import Config
@@ -51,7 +52,11 @@ def fingerprint(config: Config, root: Path) -> str:
     digest.update(json.dumps(config.raw, sort_keys=True, default=str).encode())
     for spec in config.types:
         text = config.schema_texts.get(spec.schema)
-        if text is None:
+        if text is None and spec.schema in builtin_schema_names():
+            text = ""
+        elif text is None and config.from_snapshot:
+            text = "\0not committed"  # judged otherwise than a file missing from the disk
+        elif text is None:
             try:
                 text = (root / spec.schema).read_text(encoding="utf-8", errors="replace")
             except (OSError, ValueError):

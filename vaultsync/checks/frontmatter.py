@@ -25,7 +25,8 @@ def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic
     if spec is None or not note.readable or note.fm_state in ("invalid", "misplaced"):
         return check_fidelity(note, None) if note.fm_state == "mapping" else []
     try:
-        validator = load_validator(spec.schema, str(root), config.schema_texts.get(spec.schema))
+        validator = load_validator(spec.schema, str(root), config.schema_texts.get(spec.schema),
+                                   on_disk=not config.from_snapshot)
     except (FileNotFoundError, ValueError) as exc:
         line, col = config.positions.get(("types", spec.name, "schema"), config.positions.get(("types", spec.name),
                                                                                              (-1, -1)))

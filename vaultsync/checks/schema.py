@@ -65,14 +65,17 @@ def builtin_schema_names() -> list[str]:
 
 
 @lru_cache(maxsize=64)
-def load_validator(name_or_path: str, repo_root: str = ".", text: str | None = None) -> jsonschema.protocols.Validator:
+def load_validator(name_or_path: str, repo_root: str = ".", text: str | None = None,
+                   on_disk: bool = True) -> jsonschema.protocols.Validator:
     """A compiled validator for a built-in schema name or a repo-relative schema file.
 
     Args:
         text: the schema file's content when it was read from a snapshot (the index
             or a commit) rather than from disk.
+        on_disk: whether a file without ``text`` is read from the working tree; False for a snapshot,
+            whose notes must never be judged by a schema it does not hold.
     Raises:
-        FileNotFoundError: no such built-in schema or file.
+        FileNotFoundError: no such built-in schema or file (or, with ``on_disk=False``, not in the snapshot).
         ValueError: the file is not valid JSON / not a valid schema.
     """
     builtin = data_dir("schemas") / f"{name_or_path}.schema.json"
@@ -80,6 +83,9 @@ def load_validator(name_or_path: str, repo_root: str = ".", text: str | None = N
         schema = json.loads(builtin.read_text(encoding="utf-8"))
     else:
         path = Path(repo_root) / name_or_path
+        if text is None and not on_disk:
+            raise FileNotFoundError(f"schema {name_or_path!r} is not committed (only the working tree has it: "
+                                    "git add it)")
         if text is None and not path.is_file():
             raise FileNotFoundError(
                 f"schema {name_or_path!r} is neither built in ({', '.join(builtin_schema_names())}) nor a file"

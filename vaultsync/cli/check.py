@@ -84,7 +84,8 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None
         config = load_config(top)
     if snapshot is None:
         snapshot = WorktreeSnapshot(top, config.vault, repo)
-    else:  # repo schema files come from the same snapshot as the notes
+    else:  # repo schema files come from the same snapshot as the notes, never from the disk
+        config.from_snapshot = True
         present = set(snapshot.paths())
         for spec in config.types:
             stored = posixpath.normpath(spec.schema)  # `./schemas/x.json` is `schemas/x.json` in git

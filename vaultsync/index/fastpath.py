@@ -62,6 +62,7 @@ def config_at(repo: pygit2.Repository, tree: pygit2.Tree | None) -> tuple[Config
 
     text = config_text_at(repo, tree)
     config = load_config(workdir(repo), text)
+    config.from_snapshot = True  # a schema only the working tree holds is missing: as a rebuild sees it
     for spec in config.types:
         stored = posixpath.normpath(spec.schema)  # `./schemas/x.json` is `schemas/x.json` in git
         if tree is not None and stored in tree and tree[stored].type_str == "blob":

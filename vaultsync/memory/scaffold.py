@@ -39,7 +39,8 @@ def type_spec(config: Config, type_name: str) -> TypeSpec:
 def type_schema(config: Config, root: str, spec: TypeSpec) -> dict[str, Any]:
     """The type's schema with its base inlined (``properties``, ``required``)."""
     try:
-        return dict(load_validator(spec.schema, root, config.schema_texts.get(spec.schema)).schema)
+        return dict(load_validator(spec.schema, root, config.schema_texts.get(spec.schema),
+                                   on_disk=not config.from_snapshot).schema)
     except (FileNotFoundError, ValueError) as exc:
         raise MemoryWriteError(f"type {spec.name}: {exc}") from None
 

@@ -54,6 +54,7 @@ class Config:
     raw: dict[str, Any] = field(default_factory=dict)
     positions: dict[tuple[Any, ...], tuple[int, int]] = field(default_factory=dict)  # key path → (line, col), 0-based
     schema_texts: dict[str, str] = field(default_factory=dict)  # repo schema files read from a snapshot
+    from_snapshot: bool = False  # the schemas come from a commit or the staged index: none from the disk
 
     def in_vault(self, path: str) -> bool:
         """Whether repo-relative ``path`` lies in one of the vault folders."""

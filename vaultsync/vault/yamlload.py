@@ -27,6 +27,22 @@ from typing import Any
 
 import yaml
 
+from vaultsync.vault.core_schema import (
+    BOOL,
+    CORE_BOOL,
+    CORE_FLOAT,
+    CORE_INT,
+    CORE_NULL,
+    FLOAT,
+    INT,
+    MAP,
+    MAX_NUMBER_CHARS,
+    NULL,
+    NUMBER_START,
+    SCALARS,
+    SEQ,
+    STR,
+)
 from vaultsync.vault.scalars import Finding, odd_number_text, scalar_findings
 from vaultsync.vault.yamlhints import explain
 
@@ -37,15 +53,7 @@ except ImportError:  # pragma: no cover - depends on the PyYAML build
 
 MAX_EXPANDED_NODES = 10_000
 
-_SAFE_TAGS = {
-    "tag:yaml.org,2002:str",
-    "tag:yaml.org,2002:int",
-    "tag:yaml.org,2002:float",
-    "tag:yaml.org,2002:bool",
-    "tag:yaml.org,2002:null",
-    "tag:yaml.org,2002:seq",
-    "tag:yaml.org,2002:map",
-}
+_SAFE_TAGS = {STR, INT, FLOAT, BOOL, NULL, SEQ, MAP}
 
 
 @dataclass(frozen=True)
@@ -68,23 +76,6 @@ class YamlProblem(Exception):
         return self.message.replace("{first}", str(self.other_line + line_offset + 1))
 
 
-_STR = "tag:yaml.org,2002:str"
-_INT = "tag:yaml.org,2002:int"
-_FLOAT = "tag:yaml.org,2002:float"
-_BOOL = "tag:yaml.org,2002:bool"
-_NULL = "tag:yaml.org,2002:null"
-_SEQ = "tag:yaml.org,2002:seq"
-_MAP = "tag:yaml.org,2002:map"
-
-# YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution)
-_CORE_BOOL = frozenset(("true", "True", "TRUE", "false", "False", "FALSE"))
-_CORE_NULL = frozenset(("", "~", "null", "Null", "NULL"))
-_CORE_INT = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
-_CORE_FLOAT = re.compile(
-    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$")
-_NUMBER_START = frozenset("-+0123456789.")
-
-
 class _StrictLoader(_BaseLoader):  # type: ignore[misc,valid-type]
     """libyaml's parser and composer (no constructor) with the YAML 1.2 core schema's tag resolution.
 
@@ -104,58 +95,21 @@ class _StrictLoader(_BaseLoader):  # type: ignore[misc,valid-type]
     def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:  # noqa: D102
         if kind is yaml.ScalarNode:
             if implicit[0]:  # plain scalar
-                if value in _CORE_NULL:
-                    return _NULL
-                if value in _CORE_BOOL:
-                    return _BOOL
+                if value in CORE_NULL:
+                    return NULL
+                if value in CORE_BOOL:
+                    return BOOL
                 first = value[0]
-                if first in _NUMBER_START:
-                    tag = _INT if _CORE_INT.match(value) else _FLOAT if _CORE_FLOAT.match(value) else _STR
+                if first in NUMBER_START:
+                    tag = INT if CORE_INT.match(value) else FLOAT if CORE_FLOAT.match(value) else STR
                     if not self.odd_numbers and len(value) <= MAX_NUMBER_CHARS and \
-                            odd_number_text(value, _SCALARS[tag](value)):  # longer: _build refuses it
+                            odd_number_text(value, SCALARS[tag](value)):  # longer: _build refuses it
                         self.odd_numbers = True
                     return tag
-            return _STR
-        return _SEQ if kind is yaml.SequenceNode else _MAP
+            return STR
+        return SEQ if kind is yaml.SequenceNode else MAP
 
 
-MAX_NUMBER_CHARS = 1000  # a longer integer is no memory field's value (Python refuses past 4,300 digits)
-
-
-def _int(text: str) -> int:
-    """An integer of the core schema's forms only (an explicit ``!!int`` too: not ``1_000``, ``١٢`` or ``" 1"``)."""
-    if not _CORE_INT.fullmatch(text) or len(text) > MAX_NUMBER_CHARS:
-        raise ValueError(text)
-    if text.startswith("0o"):
-        return int(text[2:], 8)
-    if text.startswith("0x"):
-        return int(text[2:], 16)
-    return int(text, 10)
-
-
-def _float(text: str) -> float:
-    if not (_CORE_FLOAT.fullmatch(text) or _CORE_INT.fullmatch(text)) or len(text) > MAX_NUMBER_CHARS:
-        raise ValueError(text)
-    low = text.lower()
-    if low.endswith((".inf", ".nan")):
-        return float(low.replace(".", ""))
-    return float(_int(text)) if _CORE_INT.fullmatch(text) else float(text)
-
-
-def _bool(text: str) -> bool:
-    """``true``/``false`` in the core schema's spellings: ``!!bool yes`` is an error, never False."""
-    if text not in _CORE_BOOL:
-        raise ValueError(text)
-    return text.lower() == "true"
-
-
-def _null(text: str) -> None:
-    """The core schema's null spellings: ``!!null bob`` is an error, not a value silently dropped."""
-    if text not in _CORE_NULL:
-        raise ValueError(text)
-
-
-_SCALARS = {_STR: str, _INT: _int, _FLOAT: _float, _BOOL: _bool, _NULL: _null}
 
 
 def _build(node: yaml.Node) -> Any:
@@ -166,15 +120,15 @@ def _build(node: yaml.Node) -> Any:
     does not fit (``!!int abc``).
     """
     if isinstance(node, yaml.ScalarNode):
-        if node.tag not in _SCALARS:
+        if node.tag not in SCALARS:
             return node.value
         try:
-            return _SCALARS[node.tag](node.value)
+            return SCALARS[node.tag](node.value)
         except (ValueError, TypeError, OverflowError):  # "!!int abc": said at the value, not the document
             mark = node.start_mark
             shown = node.value if len(node.value) <= 60 else f"{node.value[:40]}… ({len(node.value):,} characters)"
             raise YamlProblem(mark.line, mark.column, f"{shown!r} is not a valid {_short_tag(node.tag)}") from None
-    if node.tag != (_SEQ if isinstance(node, yaml.SequenceNode) else _MAP):  # "!!str [a, b]"
+    if node.tag != (SEQ if isinstance(node, yaml.SequenceNode) else MAP):  # "!!str [a, b]"
         mark = node.start_mark
         kind = "list" if isinstance(node, yaml.SequenceNode) else "mapping"
         raise YamlProblem(mark.line, mark.column, f"a {kind} cannot be tagged {_short_tag(node.tag)}")
