@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import pytest
 from conftest import adr
 
 TODAY = dt.date.today()
@@ -171,3 +172,44 @@ def test_fix_only_touches_the_named_files(vault):
     vault.check("--fix", "docs/adrs/ADR-0002.md")
     assert "superseded_by" in (vault.root / "docs/adrs/ADR-0002.md").read_text()
     assert (vault.root / "docs/adrs/ADR-0003.md").read_bytes() == untouched
+
+
+@pytest.mark.parametrize("created, expires, error", [
+    ("2030-01-02T01:00:00+09:00", "2030-01-01T20:00:00Z", False),  # 16:00Z → 20:00Z: four hours later
+    ("2030-01-01T23:00:00-05:00", "2030-01-02T01:00:00Z", True),   # 04:00Z → 01:00Z: before it
+    ("2030-01-01T10:00:00Z", "2030-01-01T10:00:00+00:00", True),   # the same moment is not after
+    ("2030-01-01T10:00:00Z", "2030-01-01 10:00:01z", False),
+    ("2030-03-01T00:00:00+0530", "2030-02-28T19:00:00Z", False),   # an offset without its colon
+    ("2030-01-01", "2030-01-01T00:00:01Z", False),                 # a moment on the creation day
+    ("2030-01-02", "2030-01-01T23:00:00Z", True), ("2030-01-01", "2030-01-01", True),
+])
+def test_dt002_compares_moments_with_offsets_as_moments(vault, created, expires, error):
+    """FM-01 kind: `expires` was compared with `created` by the dates as written, so a note created at
+    01:00+09:00 that expires at 20:00Z the evening before (written) was refused, and the reverse passed."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=f'expires: "{expires}"\n').replace(
+        'created: "2024-03-01"', f'created: "{created}"'))
+    lines = [line for line in vault.check().lines if "DT002" in line]
+    assert lines == ([f"docs/adrs/ADR-0001.md:7:10: DT002 expires: {expires} "
+                      f"is not after created ({created})"] if error else []), lines
+
+
+@pytest.mark.parametrize("zone, hours, expired", [
+    ("Pacific/Kiritimati", 23, False), ("Pacific/Kiritimati", -30, True), ("UTC", 2, False), ("UTC", -2, None),
+    ("Pacific/Pago_Pago", 30, False), ("Asia/Tokyo", -48, True),
+])
+def test_dt004_an_expiry_moment_is_judged_by_the_day_it_falls_on_here(vault, monkeypatch, zone, hours, expired):
+    """`today` is the local date (ADR-0053): a moment with an offset counts on the local day it falls on,
+    so an expiry 23 hours away is not "expired" because its written date is yesterday here."""
+    import time
+
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        moment = dt.datetime.now(dt.timezone(dt.timedelta(hours=-11))) + dt.timedelta(hours=hours)
+        vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=f'expires: "{moment.isoformat(timespec="seconds")}"\n'))
+        found = any("DT004" in line for line in vault.check().lines)
+        local = moment.astimezone().date()
+        assert found == (local < dt.date.today()) and (expired is None or found == expired)
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vaultsync.diagnostics import ERROR, WARNING, Diagnostic
-from vaultsync.vault.fields import normalised_frontmatter, parse_vault_date
+from vaultsync.vault.fields import local_day, normalised_frontmatter, parse_vault_date, parse_vault_instant
 from vaultsync.vault.lifecycle_fields import FILTER_OF, read_lifecycle
 from vaultsync.vault.note import Note
 from vaultsync.vault.vault import Vault
@@ -63,11 +63,11 @@ def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING) -> 
     created = parse_vault_date(fm.get("created"))
     expires = parse_vault_date(fm.get("expires"))
     validated = parse_vault_date(fm.get("last_validated"))
-    if created and expires and expires <= created:
+    if created and expires and _not_after(fm.get("expires"), fm.get("created"), expires, created):
         line, col = note.position(("expires",))
-        out.append(Diagnostic(note.path, line, col, "DT002",
-                              f"expires: {expires} is not after created ({created})"))
-    if validated and validated > today:
+        shown = (fm["expires"], fm["created"]) if len(fm["expires"]) > 10 or len(fm["created"]) > 10 else (expires, created)
+        out.append(Diagnostic(note.path, line, col, "DT002", f"expires: {shown[0]} is not after created ({shown[1]})"))
+    if validated and local_day(fm.get("last_validated")) > today:  # type: ignore[operator]
         line, col = note.position(("last_validated",))
         out.append(Diagnostic(note.path, line, col, "DT003",
                               f"last_validated: {validated} is in the future (today is {today})"))
@@ -75,6 +75,7 @@ def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING) -> 
         line, col = note.position(("last_validated",))
         out.append(Diagnostic(note.path, line, col, "DT003",
                               f"last_validated: {validated} is before created ({created})"))
+    expires = local_day(fm.get("expires")) if expires else None  # a moment's day here, as today is
     if expires and expires < today and expired_severity != "off":
         line, col = note.position(("expires",))
         out.append(Diagnostic(
@@ -82,6 +83,16 @@ def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING) -> 
             severity=ERROR if expired_severity == "error" else WARNING,
         ))
     return out
+
+
+def _not_after(expires_text: str, created_text: str, expires: dt.date, created: dt.date) -> bool:
+    """``expires`` is not after ``created``: two moments with offsets compare as moments (``+09:00`` and
+    ``Z`` alike); with a plain date on either side, days compare, and a moment on the creation day is
+    not before it."""
+    moments = parse_vault_instant(expires_text), parse_vault_instant(created_text)
+    if moments[0] is not None and moments[1] is not None:
+        return moments[0] <= moments[1]
+    return expires < created if len(expires_text) > 10 or len(created_text) > 10 else expires <= created
 
 
 def _expired_message(note: Note, expires: dt.date) -> str:

@@ -27,6 +27,30 @@ def parse_vault_date(value: Any) -> dt.date | None:
         return None
 
 
+def parse_vault_instant(value: Any) -> dt.datetime | None:
+    """The moment an RFC 3339 date-time with an offset (``Z``, ``+09:00``) names, as an aware datetime;
+    None for a plain date, a date-time without an offset, or anything unreadable."""
+    if not isinstance(value, str) or parse_vault_date(value) is None:
+        return None
+    m = _DATETIME.match(value)
+    if m is None or not m.group(6):
+        return None
+    text = value.replace("t", "T", 1).replace(" ", "T", 1).replace("z", "Z")
+    if m.group(7) and ":" not in value[m.start(7):]:  # +0900: the colon fromisoformat wants
+        text = text[:m.start(7)] + m.group(7) + ":" + m.group(8)
+    try:
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:  # a leap second (":60") names the moment before the next minute
+        return dt.datetime.fromisoformat(text.replace(":60", ":59").replace("Z", "+00:00"))
+
+
+def local_day(value: Any) -> dt.date | None:
+    """The calendar date ``value`` falls on here: an instant's day in the machine's time zone (as
+    "today" is the local date, ADR-0053), else the date as written."""
+    instant = parse_vault_instant(value)
+    return instant.astimezone().date() if instant is not None else parse_vault_date(value)
+
+
 def _valid_time(m: re.Match[str]) -> bool:
     """The time and offset of an RFC 3339 date-time exist: hour ≤ 23, minute ≤ 59, second ≤ 60 (a leap second)."""
     hour, minute, second, off_h, off_m = (int(g) if g else 0 for g in m.group(2, 3, 4, 7, 8))
