@@ -213,3 +213,18 @@ def test_dt004_an_expiry_moment_is_judged_by_the_day_it_falls_on_here(vault, mon
     finally:
         monkeypatch.delenv("TZ")
         time.tzset()
+
+
+@pytest.mark.parametrize("status, field, disagree", [
+    ("superseded by [[ADR-0002]]", '"[[ADR-0003]]"', True), ("Superseded by ADR-0002", '["[[ADR-0003]]"]', True),
+    ("superseded by [[ADR-0003]]", '"[[ADR-0003]]"', False), ("superseded by ADR-0003", '"ADR-0003"', False),
+    ("superseded by [[ADR-0003|the new one]]", '["[[ADR-0003]]", "[[ADR-0002]]"]', False),
+])
+def test_ss004_a_status_line_and_superseded_by_that_name_other_notes_disagree(vault, status, field, disagree):
+    """``status: superseded by [[X]]`` beside ``superseded_by: [[Y]]``: the field won and X was dropped
+    without a word."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", status=status, extra=f"superseded_by: {field}\n"))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra='supersedes: ["[[ADR-0001]]"]\n'))
+    vault.write("docs/adrs/ADR-0003.md", adr("ADR-0003", extra='supersedes: ["[[ADR-0001]]"]\n'))
+    found = [line for line in vault.check().lines if "SS004" in line and "says superseded by" in line]
+    assert len(found) == disagree, found

@@ -204,7 +204,26 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
                 line, col = note.position(("status",))
                 out.append(Diagnostic(path, line, col, "SS004",
                                       "status: superseded, but no note supersedes it — add superseded_by"))
+    out.extend(_status_disagreements(vault))
     out.extend(_cycles(vault, edges))
+    return out
+
+
+def _status_disagreements(vault: Vault) -> list[Diagnostic]:
+    """SS004 where ``status: superseded by [[X]]`` names another note than ``superseded_by`` (the field
+    wins when both are read, so the status line's note was silently dropped)."""
+    out: list[Diagnostic] = []
+    for path, note in vault.notes.items():
+        if note.fm_state != "mapping" or "superseded_by" not in note.frontmatter or not _is_madr_status(note):
+            continue
+        named = normalised_frontmatter({"status": note.frontmatter["status"]})["superseded_by"]
+        said = vault.resolve_ref(named, path)
+        fields = {vault.resolve_ref(ref, path).path for ref in _refs(note.frontmatter["superseded_by"])}
+        if said.status == "ok" and said.path not in fields:
+            line, col = note.position(("status",))
+            listed = ", ".join(_refs(note.frontmatter["superseded_by"]))
+            out.append(Diagnostic(path, line, col, "SS004", f"status: says superseded by {named}, but "
+                                  f"superseded_by names {listed} — make them agree (or drop the note from status)"))
     return out
 
 
