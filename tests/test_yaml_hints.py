@@ -113,12 +113,30 @@ def test_errors_are_located_after_a_long_frontmatter_and_a_bom(vault):
                                                        'it, up to the next " — close it: owner: "unclosed"'),
     ("title: 'it is\nstatus: 'x'\n", "2:8", "close it: title: 'it is'"),
     ('meta:\n  note: "Москва\n  city: "x"\n', "3:9", 'close it: note: "Москва"'),
+    # the open quote swallowed several lines (blank and comment lines too) before the next quote
+    ('title: "T\nstatus: accepted\ncreated: "2024-01-01"\n', "2:8", 'close it: title: "T"'),
+    ("title: 'T\nstatus: accepted\n\n# note\nowner: x\ncreated: '2024-01-01'\n", "2:8", "close it: title: 'T'"),
 ])
 def test_a_quote_left_open_is_named_where_it_opened(vault, text, where, fragment):
     vault.write(P, "---\n" + text + "---\n")
     res = vault.check()
     assert res.code == 1 and len(res.lines) == 1 and res.lines[0].startswith(f"{P}:{where}: FM005 ")
     assert fragment in res.lines[0]
+
+
+@pytest.mark.parametrize("text, where, fragment", [
+    ("a: &x 1\nb: &x 2\n", "3:4", "&x is defined again (first on line 2)"),
+    ("base: &cfg {a: 1}\nlist:\n  - &cfg [b]\n", "4:5", "&cfg is defined again (first on line 2)"),
+    ('a: "\\x4"\n', "2:5", "'\\x4' is an incomplete escape inside double quotes"),
+    ('x: ok\npath: "C:\\u12ab\\u12"\n', "3:16", "'\\u12' is an incomplete escape"),
+    ('emoji: "\\U0001F6"\n', "2:9", "'\\U0001F6' is an incomplete escape"),
+])
+def test_a_repeated_anchor_and_an_incomplete_escape_say_so(vault, text, where, fragment):
+    """A repeated anchor said only "YAML error: second occurrence"; ``"\\x4"`` was called an unclosed quote."""
+    vault.write(P, "---\n" + text + "---\n")
+    res = vault.check()
+    assert res.code == 1 and len(res.lines) == 1 and res.lines[0].startswith(f"{P}:{where}: FM005 "), res.lines
+    assert fragment in res.lines[0] and "never closed" not in res.lines[0]
 
 
 @pytest.mark.parametrize("text, where, fix", [

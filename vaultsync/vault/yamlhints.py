@@ -77,8 +77,20 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
             return line, len(here) - len(here.lstrip(" ")), (
                 f"'{kv[0]}' is indented further than the key above it, so YAML reads it as part of that value "
                 "— start every key in the same column")
+    if "duplicate anchor" in context and ctx is not None:
+        name = _ANCHOR.match(lines[line][col:]) if 0 <= line < len(lines) else None
+        shown = f"&{name.group(1)}" if name else "this anchor"
+        return line, col, (f"{shown} is defined again (first on line {{first}}): the YAML readers vaultsync and "
+                           "PyYAML use refuse a repeated anchor — give the second one another name")
     if "quoted scalar" in context and ctx is not None:
         quote_char = _char(lines, ctx.line, ctx.column) or '"'
+        if "hexdecimal number" in problem or "hexadecimal number" in problem:
+            start = lines[line].rfind("\\", 0, col + 1) if 0 <= line < len(lines) else -1
+            escape = _HEX_ESCAPE.match(lines[line], start) if start >= 0 else None
+            return line, max(start, 0), (
+                f"'{escape.group(0) if escape else chr(92) + 'x'}' is an incomplete escape inside double quotes "
+                "(\\x takes 2 hex digits, "
+                "\\u 4, \\U 8) — use single quotes for text with backslashes, or write '\\\\'")
         if "unknown escape" in problem:
             if _char(lines, line, col) != "\\" and col:
                 col -= 1
@@ -150,6 +162,8 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
 
 
 _CONFLICT = re.compile(r"^(?:<{7}|={7}|>{7})(?: |$)")
+_ANCHOR = re.compile(r"&([^\s,\[\]{}]+)")
+_HEX_ESCAPE = re.compile(r"\\[xuU][0-9A-Fa-f]*")
 
 
 def _comment_hides_closer(lines: list[str], line: int, ctx: yaml.Mark | None) -> tuple[int, int, str] | None:
@@ -179,15 +193,18 @@ def _outside_quotes(text: str, at: int) -> bool:
 def _unclosed_quote_above(lines: list[str], line: int) -> tuple[int, str, str] | None:
     """(line, quote, text up to the line's end) of the content line above ``line`` whose value opens a
     quote it does not close: YAML then reads the value on to the next quote."""
-    prev = _previous_content_line(lines, line)
-    if prev is None:
-        return None
-    kv = _value_of(lines[prev])
-    value = kv[1] if kv else lines[prev].strip().removeprefix("- ")
-    q = value[:1]
-    if q not in ("'", '"') or value.count(q) != 1:
-        return None
-    return prev, q, lines[prev].rstrip()
+    for prev in range(line - 1, -1, -1):  # up over the lines the open quote swallowed (they hold no quote)
+        text = lines[prev]
+        if not text.strip() or text.lstrip().startswith("#"):
+            continue
+        kv = _value_of(text)
+        value = kv[1] if kv else text.strip().removeprefix("- ")
+        q = value[:1]
+        if q in ("'", '"') and value.count(q) == 1:
+            return prev, q, text.rstrip()
+        if '"' in text or "'" in text:
+            return None
+    return None
 
 
 def _char(lines: list[str], line: int, col: int) -> str:

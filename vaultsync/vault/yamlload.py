@@ -329,7 +329,8 @@ def _problem_from(exc: yaml.MarkedYAMLError, text: str) -> YamlProblem:
     if "expected a single document" in problem or "but found another document" in problem:
         return YamlProblem(line, col, "frontmatter holds more than one YAML document", code="FM005")
     line, col, message = explain(exc, lines, line, col)
-    return YamlProblem(line, col, message)
+    first = exc.context_mark.line if "{first}" in message and exc.context_mark is not None else None
+    return YamlProblem(line, col, message, other_line=first)
 
 
 @lru_cache(maxsize=1)
