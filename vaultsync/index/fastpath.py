@@ -14,7 +14,7 @@ import sqlite3
 
 from vaultsync import __version__
 from vaultsync.gitcmd import run_git
-from vaultsync.index.format import DEFAULT_TARGET_TOKENS, SCHEMA_FINGERPRINT, SCHEMA_VERSION
+from vaultsync.index.format import DEFAULT_TARGET_TOKENS, READER_VERSION, SCHEMA_FINGERPRINT, SCHEMA_VERSION
 from vaultsync.sqlite_uri import readonly_uri
 
 __all__ = ["CONFIG_NAME", "chunk_table_name", "config_at", "config_hash", "config_key", "config_text_at",
@@ -72,18 +72,18 @@ def config_at(repo: pygit2.Repository, tree: pygit2.Tree | None) -> tuple[Config
 
 def config_hash(config_text: str) -> str:
     """Fingerprint of what shapes the index besides the notes: the config, the vaultsync version,
-    the SQLite schema version (a new schema rebuilds) and the default chunk size (a changed
-    default re-chunks every note)."""
+    the SQLite schema version (a new schema rebuilds), the reader version (a new one re-reads every
+    note) and the default chunk size (a changed default re-chunks every note)."""
     import hashlib
 
-    return hashlib.sha256(json.dumps([config_text, __version__, SCHEMA_VERSION, DEFAULT_TARGET_TOKENS])
-                          .encode()).hexdigest()[:16]
+    shape = [config_text, __version__, SCHEMA_VERSION, READER_VERSION, DEFAULT_TARGET_TOKENS]
+    return hashlib.sha256(json.dumps(shape).encode()).hexdigest()[:16]
 
 
 def config_key(config_blob: str) -> str:
     """What :func:`config_hash` covers, with the committed config named by its blob id (``""``: none), for
     the hook path to compare without reading or hashing the config. Stored as ``meta.config_key``."""
-    return f"{config_blob}|{__version__}|{SCHEMA_VERSION}|{DEFAULT_TARGET_TOKENS}"
+    return f"{config_blob}|{__version__}|{SCHEMA_VERSION}|{READER_VERSION}|{DEFAULT_TARGET_TOKENS}"
 
 
 def config_blob_id(tree: pygit2.Tree | None) -> str:
