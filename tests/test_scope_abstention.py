@@ -95,3 +95,18 @@ def test_the_cli_says_where_to_look(teams):
     out = run_cli(["search", "When does Priya rotate the Halcyon signing keys?", "--no-daemon",
                    "--scope", "docs/adrs/team-b/"], Path(vault.root))
     assert out.code == 0 and "ADR-0101" in out.out and "without --scope" in out.out, out.out
+
+
+@pytest.mark.parametrize("top_k", [1, 2, 3])
+@pytest.mark.parametrize("query", ["kafka disk", "signing keys rotation", "deploy freeze exceptions", "pager",
+                                   "failover replica", "Priya", "Datenbank Failover"])
+def test_the_hidden_report_names_the_notes_the_search_itself_ranks_first(teams, query, top_k):
+    """With ``--top-k 1`` the report's unfiltered pass took 2 candidates per leg, and named another note
+    than the unfiltered search ranks first: it names the search's own top notes that the filter removed."""
+    _, s = teams
+    unfiltered = []
+    for hit in _search(s, query, top_k=top_k, min_relevance=0.0).hits:
+        if hit.path not in unfiltered:
+            unfiltered.append(hit.path)
+    hidden = _search(s, query, top_k=top_k, min_relevance=0.0, types=("nosuch",)).hidden
+    assert [n["path"] for n in hidden["notes"]] == unfiltered[:top_k]

@@ -1,8 +1,8 @@
 """What the filters hid: the matching notes that lifecycle filters and ``--type/--tag/--scope`` removed.
 
 A filtered search is run a second time without any filter and shallower (retrieve, fuse,
-chunks and relevance only, ``2 × top_k`` candidates per leg, on the query vectors the first
-pass computed); the notes of its top
+chunks and relevance only, ``2 × top_k`` candidates per leg but at least :data:`HIDDEN_MIN_CANDIDATES`,
+on the query vectors the first pass computed); the notes of its top
 ``top_k`` chunks that pass the relevance floor and that the filters removed are reported
 with the reason and the flag that shows them. A superseded note names its successor.
 """
@@ -20,6 +20,9 @@ from vaultsync.search.stages.relevance import relevance
 from vaultsync.search.stages.retrieve import retrieve
 
 UNFILTERED_STAGES = (retrieve, fuse, chunks, relevance)
+# candidates per leg of the unfiltered pass at least: with 2 (``--top-k 1``) fusion ranked another note
+# first than the search itself does
+HIDDEN_MIN_CANDIDATES = 20
 
 
 def hidden_matches(ctx: Context, cands: Candidates, shown: set[str]) -> dict[str, Any]:
@@ -27,8 +30,9 @@ def hidden_matches(ctx: Context, cands: Candidates, shown: set[str]) -> dict[str
     no filter is active); ``shown``: the paths already among the hits."""
     if ctx.allowed is None:
         return {}
-    # a shallow pass: only its top ``top_k`` notes are reported
-    opts = replace(ctx.opts, types=(), tags=(), scope=None, candidates=min(ctx.opts.candidates, 2 * ctx.opts.top_k))
+    # shallower than the search, never so shallow that its order differs from the search's own top notes
+    depth = min(ctx.opts.candidates, max(2 * ctx.opts.top_k, HIDDEN_MIN_CANDIDATES))
+    opts = replace(ctx.opts, types=(), tags=(), scope=None, candidates=depth)
     free = replace(ctx, opts=opts, excluded=Exclusions({}, {}), allowed=None)
     pass2 = Candidates(query_vectors=dict(cands.query_vectors))
     for stage in UNFILTERED_STAGES:
