@@ -197,3 +197,30 @@ def test_the_title_has_one_source(make_vault) -> None:  # type: ignore[no-untype
     with pytest.raises(MemoryWriteError, match="title is its own argument"):
         create(_ws(v), "rule", "File name title", body="x", fields={"title": "Another title"})
     assert not list((v.root / "docs").rglob("RULE-*"))
+
+
+@pytest.mark.parametrize("ref, found", [("adr-0001", True), ("Adr-0001", True), (" ADR-0001 ", True),
+                                        ("adr-001", False), ("ADR-0010", False)])
+def test_show_finds_a_memory_id_in_any_case_and_suggests_close_ones(vault: Vault, ref, found) -> None:  # type: ignore[no-untyped-def]
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", title="Use SQLite"))
+    vault.commit("init")
+    res = run_cli(["show", ref], vault.root)
+    if found:
+        assert res.code == 0 and res.out.startswith("ADR-0001  Use SQLite"), res.err
+    else:
+        assert res.code == 2 and "did you mean ADR-0001?" in res.err, res.err
+
+
+@pytest.mark.parametrize("argv", [["show", "ADR-0001"], ["review", "--format", "json"], ["show", "ADR-0001", "--format", "json"]])
+def test_memory_commands_piped_into_head_end_quietly(vault: Vault, argv) -> None:  # type: ignore[no-untyped-def]
+    """``show | head`` said "[Errno 32] Broken pipe" and exited 2: the reader leaving is no error."""
+    import subprocess
+    import sys
+
+    body = "".join(f"Line {i} of a long decision.\n" for i in range(20_000))
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra='expires: "2020-01-01"\n', body=body))
+    vault.commit("init")
+    cmd = " ".join([sys.executable, "-m", "vaultsync", *argv])
+    res = subprocess.run(["bash", "-c", f"set -o pipefail; {cmd} | head -c 10"], cwd=vault.root, capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0 and res.stderr == "" and len(res.stdout) == 10, res.stderr

@@ -21,6 +21,8 @@ def run_memory(command: str, action: Callable[[Workspace], int]) -> int:
             print(d.render(), file=sys.stderr)
         print(f"vaultsync {command}: refused, nothing written ({len(exc.diagnostics)} error(s))", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        raise  # the reader went away (`| head`): not an error of the command (main exits 0)
     except (MemoryWriteError, OSError) as exc:
         print(f"vaultsync {command}: {exc}", file=sys.stderr)
         return 2

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 from vaultsync.memory.errors import MemoryWriteError
 from vaultsync.vault.vault import Vault
 
@@ -23,7 +25,13 @@ def find_note(vault: Vault, ref: str) -> str:
         return res.path
     if res.status == "ambiguous":
         raise MemoryWriteError(f"{ref!r} is ambiguous: {', '.join(res.candidates)}")
-    raise MemoryWriteError(f"no note {ref!r} in the vault (give a memory_id, a path or a [[WikiLink]])")
+    folded = [mid for mid in vault.by_memory_id if mid.casefold() == ref.casefold()]
+    if len(folded) == 1 and len(vault.by_memory_id[folded[0]]) == 1:  # `adr-0002`, as a link would match
+        return vault.by_memory_id[folded[0]][0]
+    ids = {mid.casefold(): mid for mid in vault.by_memory_id}
+    close = [ids[m] for m in difflib.get_close_matches(ref.casefold(), list(ids), n=3, cutoff=0.75)]
+    hint = f" — did you mean {', '.join(close)}?" if close else ""
+    raise MemoryWriteError(f"no note {ref!r} in the vault (give a memory_id, a path or a [[WikiLink]]){hint}")
 
 
 def ref_to(vault: Vault, path: str) -> str:
