@@ -439,3 +439,116 @@ def test_a_listener_that_trickles_forever_cannot_hold_the_client(daemon) -> None
     finally:
         stop.set()
         listener.close()
+
+
+@pytest.fixture
+def served_repo(tmp_path, model_env):  # type: ignore[no-untyped-def]
+    """A synced repository of its own (no daemon yet), and a way to run the CLI there without $VAULTSYNC_PORT."""
+    import subprocess
+    import sys
+
+    from conftest import git
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    v = Vault(root)
+    v.write(".vaultsync.yaml", "vault: docs\ntypes: {adr: {folder: docs/adrs}}\n")
+    v.write("docs/adrs/ADR-0001.md", adr("ADR-0001", "Durable queue", body="We use a durable queue for webhooks.\n"))
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    git(root, "commit", "-qm", "init")
+    env = {k: v for k, v in os.environ.items() if k != "VAULTSYNC_PORT"}
+    assert subprocess.run([sys.executable, "-m", "vaultsync", "sync", "--quiet"], cwd=root, env=env).returncode == 0
+
+    def cli(*argv: str, env: dict[str, str] = env) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", LIGHT_PROBE, *argv], cwd=root, env=env, capture_output=True,
+                              text=True, timeout=120)
+
+    return root, env, cli
+
+
+# runs the CLI in-process and says on stderr whether the search pipeline was loaded (in-process) or not (daemon)
+LIGHT_PROBE = ("import sys; from vaultsync.cli.main import main; rc = main(sys.argv[1:]); "
+               "print('ROUTE', 'in-process' if 'vaultsync.engine' in sys.modules else 'daemon', file=sys.stderr); "
+               "sys.exit(rc)")
+
+
+def _wait_for(path: Path, present: bool, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while path.exists() != present:
+        assert time.monotonic() < deadline, f"{path} {'never appeared' if present else 'stayed'}"
+        time.sleep(0.1)
+
+
+def test_serve_on_any_port_is_found_by_the_cli_without_config_or_environment(served_repo) -> None:  # type: ignore[no-untyped-def]
+    """``vaultsync serve --port N`` was never asked: the CLI looked for 30001 (or $VAULTSYNC_PORT). The daemon
+    records its port beside the index; the record goes with the daemon."""
+    import subprocess
+    import sys
+
+    root, env, cli = served_repo
+    record = root / ".git" / "vaultsync" / "daemon.port"
+    port = _free_port()
+    daemon = subprocess.Popen([sys.executable, "-m", "vaultsync", "serve", "--port", str(port)], cwd=root, env=env,
+                              stderr=subprocess.DEVNULL)
+    try:
+        _wait_for(record, True)
+        assert record.read_text().split() == [str(port), str(daemon.pid)]
+        res = cli("search", "durable queue", "--format", "json")
+        assert res.returncode == 0 and "ROUTE daemon" in res.stderr and "warning" not in res.stderr, res.stderr
+        assert json.loads(res.stdout)["hits"][0]["path"] == "docs/adrs/ADR-0001.md"
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=30)
+    _wait_for(record, False)
+    res = cli("search", "durable queue")
+    assert res.returncode == 0 and "ROUTE in-process" in res.stderr and "warning" not in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("record", ["{port} 999999999", "garbage", "", "{port}", "70000 {pid}"])
+def test_a_stale_or_garbled_port_record_is_not_asked(served_repo, record) -> None:  # type: ignore[no-untyped-def]
+    """A daemon killed without cleaning up, or a damaged record: the search runs in-process, quietly."""
+    root, _, cli = served_repo
+    with socket.socket() as other:  # something else listens on the recorded port
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        text = record.format(port=other.getsockname()[1], pid=os.getpid())
+        (root / ".git" / "vaultsync" / "daemon.port").write_text(text)
+        res = cli("search", "durable queue")
+    assert res.returncode == 0 and "ROUTE in-process" in res.stderr and "warning" not in res.stderr, res.stderr
+
+
+def test_a_daemon_that_could_not_listen_leaves_nothing_the_cli_would_ask(served_repo) -> None:  # type: ignore[no-untyped-def]
+    """``serve`` failing on the default port, held by another repository's daemon, left the repository's
+    secret behind, and every later search asked that daemon and warned that it was not this repository's.
+    With no port record, nothing is asked."""
+    from vaultsync.serve.client import DEFAULT_PORT
+
+    class OtherDaemon(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            return
+
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+    root, env, cli = served_repo
+    try:
+        other = HTTPServer(("127.0.0.1", DEFAULT_PORT), OtherDaemon)
+    except OSError:
+        pytest.skip(f"port {DEFAULT_PORT} is in use here")
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        res = cli("serve")
+        assert res.returncode == 1 and "cannot listen" in res.stderr, res.stderr
+        assert (root / ".git" / "vaultsync" / "daemon.token").exists()  # the secret stays; no record is written
+        assert not (root / ".git" / "vaultsync" / "daemon.port").exists()
+        for run_env in (env, {**env, "VAULTSYNC_PORT": ""}):
+            found = cli("search", "durable queue", env=run_env)
+            assert found.returncode == 0 and "ROUTE in-process" in found.stderr, found.stderr
+            assert "not this repository's daemon" not in found.stderr and "warning" not in found.stderr
+    finally:
+        other.shutdown()
+        other.server_close()

@@ -171,12 +171,11 @@ def _full_route(args: argparse.Namespace, raw: str, options: dict, asked: int | 
     except ValueError as exc:
         raise _Refused(str(exc)) from None
     result = None
-    from vaultsync.serve.client import UntrustedDaemon, daemon_port, search_via_daemon
+    from vaultsync.index.layout import layout_for
+    from vaultsync.serve.client import UntrustedDaemon, client_port, search_via_daemon
 
-    port = daemon_port(config.search.get("port"))
+    port = client_port(layout_for(repo).dir)
     if not args.no_daemon and port and port != asked:
-        from vaultsync.index.layout import layout_for
-
         try:
             result = search_via_daemon(port, layout_for(repo).dir, raw, options, args.rerank, args.format,
                                        args.explain)

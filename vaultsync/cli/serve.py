@@ -44,6 +44,9 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     print(f"vaultsync serve: listening on http://{args.host}:{port} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    import signal
+
+    signal.signal(signal.SIGTERM, _stop)  # `kill`, a service manager: close as Ctrl-C does (the port record goes)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -51,3 +54,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         server.server_close()
     return 0
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 from vaultsync.serve.auth import AUTH_HEADER, PROOF_HEADER, proof_ok, read_token, sign_request
+from vaultsync.serve.port_file import advertised_port
 
 TYPE_CHECKING = False  # not typing's: importing typing costs ~2.5 ms of every `git memsearch`
 if TYPE_CHECKING:
@@ -31,7 +32,8 @@ class UntrustedDaemon(RuntimeError):
 
 
 def daemon_port(config_port: Any = None) -> int | None:
-    """``$VAULTSYNC_PORT``, else ``search.port`` from the config, else 30001; None when not a valid port."""
+    """The port to listen on or ask: ``$VAULTSYNC_PORT``, else ``search.port`` from the config, else 30001;
+    None when not a valid port."""
     try:
         port = int(os.environ.get("VAULTSYNC_PORT") or config_port or DEFAULT_PORT)
     except (TypeError, ValueError):
@@ -154,24 +156,22 @@ def search_via_daemon(port: int, index_dir: Path, query: str, options: dict[str,
     return data if status == 200 and isinstance(data, dict) and isinstance(data.get("hits"), list) else None
 
 
+def client_port(index_dir: Path) -> int | None:
+    """Where a client asks the daemon of the index in ``index_dir``: ``$VAULTSYNC_PORT`` when set, else the
+    port its daemon recorded (:mod:`vaultsync.serve.port_file`); None: no daemon to ask."""
+    if os.environ.get("VAULTSYNC_PORT"):
+        return daemon_port(None)
+    return advertised_port(index_dir)
+
+
 def locate(cwd: str) -> tuple[Path, int] | None:
-    """(index folder, daemon port) of the repository at ``cwd`` from git plumbing alone — no pygit2, no
-    config parsing — or None when that cannot be told so cheaply (not a repository; a committed config
-    that may set ``search.port``): the caller then takes the full route, which reads the port from the
-    config as it always did."""
-    from vaultsync.gitcmd import run_git
+    """(index folder, daemon port) of the repository at ``cwd`` from one git plumbing call and the daemon's
+    port record — no pygit2, no config parsing — or None when no daemon serves it (or git cannot tell)."""
     from vaultsync.index.fastpath import head_lookup
 
     found = head_lookup(cwd)
     if found is None:
         return None
-    (git_dir,), blob = found
-    if blob and not os.environ.get("VAULTSYNC_PORT"):  # a committed config: only its search.port matters
-        try:
-            text = run_git(["cat-file", "blob", blob], cwd, text=False).stdout.decode("utf-8", errors="replace")
-        except OSError:
-            return None
-        if "port" in text:
-            return None
-    port = daemon_port(None)
-    return (Path(git_dir) / "vaultsync", port) if port else None
+    index_dir = Path(found[0][0]) / "vaultsync"
+    port = client_port(index_dir)
+    return (index_dir, port) if port else None

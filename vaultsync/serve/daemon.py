@@ -29,6 +29,7 @@ import json
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pygit2
@@ -42,6 +43,7 @@ from vaultsync.search.language import warm_up
 from vaultsync.search.query import QueryError, parse_query
 from vaultsync.serve.auth import AUTH_HEADER, PROOF_HEADER, AuthError, Verifier, ensure_token
 from vaultsync.serve.client import DEFAULT_PORT, FORMATS
+from vaultsync.serve.port_file import advertise, withdraw
 
 MAX_BODY = 1 << 20
 MAX_ACTIVE = 32
@@ -257,6 +259,13 @@ class _BoundedServer(ThreadingHTTPServer):
         finally:
             self._slots.release()
 
+    index_dir: Path | None = None  # whose port record this server wrote
+
+    def server_close(self) -> None:
+        super().server_close()
+        if self.index_dir is not None:
+            withdraw(self.index_dir)
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hangs up or stalls is routine, not an error worth a traceback."""
         import sys
@@ -273,11 +282,15 @@ def serve(repo: pygit2.Repository, host: str = "127.0.0.1", port: int = DEFAULT_
     The repository's secret is created on first use (``<git dir>/vaultsync/daemon.token``, 0600).
     Raises ``OSError`` when the port cannot be bound.
     """
-    verifier = Verifier(ensure_token(layout_for(repo).dir))
+    index_dir = layout_for(repo).dir
+    verifier = Verifier(ensure_token(index_dir))
     service = SearchService(repo)
     server = _BoundedServer((host, port), make_handler(service, verifier, port, allow_remote))
     if port == 0:  # an ephemeral port: the handler must know the real one for its Host check
         server.RequestHandlerClass = make_handler(service, verifier, server.server_address[1], allow_remote)
+    with contextlib.suppress(OSError):  # unrecorded, the daemon still answers whoever names its port
+        advertise(index_dir, server.server_address[1])  # clients ask this port (removed by server_close)
+        server.index_dir = index_dir
     if ready is not None:
         ready.set()
     return server
