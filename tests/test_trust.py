@@ -120,6 +120,14 @@ def test_a_filter_value_no_note_has_is_a_warning_naming_the_known_values(team):
     assert any("--scope 'nowhere/'" in w for w in _search(s, "webhook", scope="nowhere/").warnings)
 
 
+@pytest.mark.parametrize("value, hint", [("addr", "; did you mean 'adr'?"), ("ADR", "; did you mean 'adr'?"),
+                                         ("incidents", ""), ("zzz", "")])
+def test_a_misspelt_type_names_the_closest_known_one(team, value, hint):
+    _, s = team
+    (warning,) = [w for w in _search(s, "webhook", types=(value,)).warnings if "no note has type" in w]
+    assert warning == f"no note has type {value!r} (known: adr){hint}"
+
+
 def test_a_hit_out_of_type_or_scope_is_reported_with_the_flag(team):
     vault, s = team
     result = _search(s, "durable outbox queue for webhooks", scope="docs/other/")

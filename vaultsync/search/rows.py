@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -45,7 +46,9 @@ def unknown_filter_values(db: sqlite3.Connection, opts: SearchOptions) -> list[s
         for value in values:
             if value not in known:
                 shown = ", ".join(known[:20]) + (" …" if len(known) > 20 else "")
-                out.append(f"no note has {flag} {value!r} (known: {shown or 'none'})")
+                close = difflib.get_close_matches(value.casefold(), [k.casefold() for k in known], n=1, cutoff=0.6)
+                hint = f"; did you mean {known[[k.casefold() for k in known].index(close[0])]!r}?" if close else ""
+                out.append(f"no note has {flag} {value!r} (known: {shown or 'none'}){hint}")
     if opts.scope and db.execute("SELECT 1 FROM notes WHERE substr(path, 1, ?) = ? LIMIT 1",
                                  (len(opts.scope), opts.scope)).fetchone() is None:
         out.append(f"no note is under --scope {opts.scope!r}")
