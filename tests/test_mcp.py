@@ -166,6 +166,33 @@ def test_search_english_and_japanese_and_get_with_backlinks_and_chain(repo: Vaul
     assert "query" in empty.lower()
 
 
+def test_hidden_notes_say_which_tool_arguments_show_them(repo: Vault) -> None:
+    """The report named CLI flags (``--include-superseded``) where an MCP client needs the tool's arguments;
+    calling the search again with the named arguments returns the hidden note."""
+    async def body(s: ClientSession) -> Any:
+        first = await call(s, "search", query="retry webhooks in the API worker", top_k=5, min_relevance=0)
+        hidden = first["hidden"]["notes"]
+        again = [await call(s, "search", query="retry webhooks in the API worker", top_k=5, min_relevance=0,
+                            **{k: v for k, v in n["show_with"].items() if v is not None}) for n in hidden]
+        return hidden, again
+
+    hidden, again = with_server(repo.root, body)[0]
+    assert any(n["memory_id"] == "ADR-0001" and n["show_with"] == {"include_superseded": True} for n in hidden)
+    for note, result in zip(hidden, again):
+        assert note["path"] in {h["path"] for h in result["hits"]}
+
+
+@pytest.mark.parametrize("flag, arguments", [
+    ("--include-expired", {"include_expired": True}), ("--include-superseded", {"include_superseded": True}),
+    ("--min-confidence 0.3", {"min_confidence": 0.3}), ("--min-confidence 0", {"min_confidence": 0.0}),
+    ("without --scope", {"scope": None}), ("without --type", {"types": None}), ("without --tag", {"tags": None}),
+])
+def test_every_flag_the_report_names_is_a_search_tool_argument(flag, arguments) -> None:
+    from vaultsync.mcp_server.warm_search import tool_arguments
+
+    assert tool_arguments(flag) == arguments
+
+
 def test_write_then_commit_then_search_finds_it(repo: Vault) -> None:
     async def body(s: ClientSession) -> Any:
         written = await call(s, "write", type="rule", title="Never log card numbers",

@@ -76,7 +76,7 @@ def build_server(root: Path) -> MCPServer:
                              "relevance (0-1), memory_id, type, status, confidence, dates, the chunk text and the "
                              "notes it links to; none when nothing is relevant (then best_rejected shows the best "
                              "candidate). Expired, superseded and low-confidence notes are hidden unless asked for "
-                             "(`hidden` lists the matching ones and the flag that shows them); a superseded note is "
+                             "(`hidden` lists the matching ones and the arguments that show them); a superseded note is "
                              "replaced by its successor.")
     def search(
         query: Annotated[str, Field(description="what to look for, in any language")],

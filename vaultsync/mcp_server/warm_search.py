@@ -92,8 +92,19 @@ class WarmSearch:
         for hit in result["hits"]:
             hit["links_to"] = [ids.get(p, p) for p in hit["links"]]
             hit.pop("trace", None)
+        for note in (result.get("hidden") or {}).get("notes", []):
+            note["show_with"] = tool_arguments(note["show_with"])
         return result
 
     def close(self) -> None:
         with self._lock:
             self._drop()
+
+
+def tool_arguments(flag: str) -> dict[str, Any]:
+    """The search tool's arguments that show a hidden note, for the CLI flag the report names
+    (``--include-expired`` → ``{"include_expired": true}``, ``without --type`` → ``{"types": null}``)."""
+    name, _, value = flag.removeprefix("without ").removeprefix("--").partition(" ")
+    if flag.startswith("without "):
+        return {{"type": "types", "tag": "tags"}.get(name, name): None}
+    return {name.replace("-", "_"): float(value) if value else True}
