@@ -362,3 +362,14 @@ def test_cli_new_show_supersede_promote_review(vault: Vault) -> None:
     rev = run_cli(["review", "--format", "github"], vault.root)
     assert rev.code == 0
     assert vault.check().code == 0
+
+
+def test_closing_the_warm_search_drops_its_searcher(repo: Vault) -> None:
+    """``WarmSearch.close`` called a method that does not exist (AttributeError)."""
+    from vaultsync.mcp_server.warm_search import WarmSearch
+
+    warm = WarmSearch(repo.root)
+    assert warm.search("how are merchant webhooks delivered?", {"top_k": 1})["hits"]
+    warm.close()
+    assert warm.search("how are merchant webhooks delivered?", {"top_k": 1})["hits"]  # opens again on use
+    warm.close()

@@ -98,7 +98,7 @@ class WarmSearch:
 
     def close(self) -> None:
         with self._lock:
-            self._drop()
+            self._warm.drop()
 
 
 def tool_arguments(flag: str) -> dict[str, Any]:
