@@ -145,6 +145,34 @@ def test_gh12_submodules_and_symlinks_are_skipped(repo, tmp_path):
     assert repo.check("--staged").code == 0
 
 
+@pytest.mark.parametrize("target", ["ADR-0001.md", "../../README.md", "/etc/hostname", "missing.md", "../rules"])
+def test_a_link_to_a_symlinked_note_resolves_and_nothing_reads_it(repo, target):
+    """GH-12 / WL kind: Obsidian shows a symlinked ``.md`` as a note, so ``[[link]]`` is no dangling link;
+    vaultsync still never reads a symlink (its target may be outside the repository). Every check mode
+    and the index agree, and the index equals a rebuild."""
+    repo.write("README.md", "# Project\n")
+    repo.write("docs/adrs/ADR-0001.md", "# Real\nA real note.\n")
+    repo.write("docs/adrs/ADR-0002.md", "# Uses\nSee [[link]], [[link#Anything]] and ![[link]].\n")
+    (repo.root / "docs/rules").mkdir(parents=True, exist_ok=True)
+    os.symlink(target, repo.root / "docs/adrs/link.md")
+    repo.git("add", "-A")
+    for mode in ([], ["--staged"]):
+        res = repo.check(*mode)
+        assert res.code == 0 and "WL001" not in res.out, (mode, res.out)
+    repo.git("commit", "-qm", "link")
+    assert repo.check("--rev", "HEAD").code == 0
+    sync(repo.root)
+    resolved = dict(db(repo.root).execute("SELECT target, resolved FROM links WHERE source = 'docs/adrs/ADR-0002.md'"))
+    assert resolved["link"] == "docs/adrs/link.md"
+    assert "docs/adrs/link.md" not in {p for (p,) in db(repo.root).execute("SELECT path FROM notes")}
+    incremental = index_state(repo.root)
+    sync(repo.root, rebuild=True)
+    assert_same_index(incremental, index_state(repo.root))
+    os.remove(repo.root / "docs/adrs/link.md")
+    repo.git("add", "-A")
+    assert "WL001 [[link]]" in repo.check("--staged").out  # gone: dangling again
+
+
 def test_ix01_short_and_cjk_terms(repo):
     repo.write("docs/adrs/ci.md", "# CI\nCI runs on GitHub Actions and caches sqlite databases.\n")
     repo.write("docs/rules/tokyo.md", "# Region\n東京 サーバー は 予備 です。\n")

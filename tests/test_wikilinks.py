@@ -320,6 +320,9 @@ def test_link_checker_agrees_with_the_obsidian_oracle():
         def read(self, path: str) -> bytes:
             return snapshot.read(path)
 
+        def symlinks(self) -> list[str]:
+            return snapshot.symlinks()
+
     vault = load_vault(WithAttachments(), Config(), root)
     ours: dict[tuple[str, int], list] = defaultdict(list)
     for outcome in resolve_links(vault):

@@ -132,11 +132,14 @@ def read_blob(repo: pygit2.Repository, oid: pygit2.Oid | str) -> bytes:
 
 
 class Snapshot(Protocol):
-    """A read-only set of files: ``paths()`` lists them, ``read(path)`` returns bytes."""
+    """A read-only set of files: ``paths()`` lists them, ``read(path)`` returns bytes; ``symlinks()`` lists
+    the symbolic links, which are never read (a link may name one: Obsidian shows it as a note)."""
 
     def paths(self) -> list[str]: ...
 
     def read(self, path: str) -> bytes: ...
+
+    def symlinks(self) -> list[str]: ...
 
 
 class _EntriesSnapshot:
@@ -145,13 +148,19 @@ class _EntriesSnapshot:
     def __init__(self, repo: pygit2.Repository, entries: Iterable[pygit2.IndexEntry | IndexEntry]) -> None:
         self._repo = repo
         self._oids: dict[str, pygit2.Oid] = {}
+        self._links: list[str] = []
         regular = _regular_modes()
         for entry in entries:
             if entry.mode in regular:
                 self._oids[entry.path] = entry.id
+            elif entry.mode == stat.S_IFLNK:  # 0o120000
+                self._links.append(entry.path)
 
     def paths(self) -> list[str]:
         return list(self._oids)
+
+    def symlinks(self) -> list[str]:
+        return list(self._links)
 
     def read(self, path: str) -> bytes:
         return read_blob(self._repo, self._oids[path])
@@ -233,11 +242,14 @@ class WorktreeSnapshot:
         self._root = root
         seen: set[str] = set()
         self._paths: list[str] = []
+        self._links: list[str] = []
         for folder in roots:
             base = root if folder == "." else root / folder
             for dirpath, dirnames, filenames in os.walk(base):
                 rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
                 rel_dir = "" if rel_dir == "." else rel_dir + "/"
+                self._links += [rel_dir + d for d in sorted(dirnames)  # a link to a folder: git records a symlink
+                                if os.path.islink(os.path.join(dirpath, d)) and not _ignored(repo, rel_dir + d)]
                 dirnames[:] = sorted(
                     d for d in dirnames
                     if not d.startswith(".") and not _ignored(repo, rel_dir + d + "/")
@@ -250,12 +262,15 @@ class WorktreeSnapshot:
                         mode = os.lstat(full).st_mode
                     except OSError:
                         continue
-                    if stat.S_ISREG(mode) and rel not in seen and not _ignored(repo, rel):
+                    if (stat.S_ISREG(mode) or stat.S_ISLNK(mode)) and rel not in seen and not _ignored(repo, rel):
                         seen.add(rel)
-                        self._paths.append(rel)
+                        (self._paths if stat.S_ISREG(mode) else self._links).append(rel)
 
     def paths(self) -> list[str]:
         return list(self._paths)
+
+    def symlinks(self) -> list[str]:
+        return list(self._links)
 
     def read(self, path: str) -> bytes:
         return (self._root / path).read_bytes()

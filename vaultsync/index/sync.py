@@ -383,4 +383,5 @@ def unreadable_warnings(store: SqliteStore) -> list[str]:
 
 
 def _vault_files(snapshot: TreeSnapshot, config: Config) -> list[str]:
-    return [p for p in snapshot.paths() if config.in_vault(p) and not config.is_ephemeral(p)]
+    """What a link may name: the vault's files and its symlinks (never read)."""
+    return [p for p in snapshot.paths() + snapshot.symlinks() if config.in_vault(p) and not config.is_ephemeral(p)]

@@ -39,6 +39,9 @@ class OverlaySnapshot:
     def paths(self) -> list[str]:
         return list(self._paths)
 
+    def symlinks(self) -> list[str]:
+        return [p for p in self._base.symlinks() if p not in self._changes]
+
     def read(self, path: str) -> bytes:
         if path in self._changes:
             text = self._changes[path]

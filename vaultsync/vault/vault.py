@@ -35,6 +35,7 @@ class Vault:
         files: every regular file under the vault folders (notes and attachments),
             except ephemeral (scratch) files, which are never notes.
         all_files: every regular file of the snapshot (for the ephemeral-path check).
+        symlinks: the symbolic links under the vault folders: a link may name one, nothing reads one.
         notes: parsed notes by path.
         findings: per-note diagnostics of the ``analyse`` step of :func:`load_vault`.
     """
@@ -44,6 +45,7 @@ class Vault:
     files: list[str]
     all_files: list[str]
     notes: dict[str, Note] = field(default_factory=dict)
+    symlinks: list[str] = field(default_factory=list)
     findings: dict[str, list[Diagnostic]] = field(default_factory=dict)
 
     @cached_property
@@ -56,7 +58,7 @@ class Vault:
                 for alias in values:
                     if isinstance(alias, str) and alias.strip():
                         aliases[alias].append(path)
-        return LinkIndex(self.files, aliases, root=self.config.link_root)
+        return LinkIndex(self.files + self.symlinks, aliases, root=self.config.link_root)
 
     @cached_property
     def by_memory_id(self) -> dict[str, list[str]]:
@@ -126,7 +128,8 @@ def load_vault(
     """
     all_files = snapshot.paths()
     files = [p for p in all_files if config.in_vault(p) and not config.is_ephemeral(p)]
-    vault = Vault(root=root, config=config, files=files, all_files=all_files)
+    links = [p for p in snapshot.symlinks() if config.in_vault(p) and not config.is_ephemeral(p)]
+    vault = Vault(root=root, config=config, files=files, all_files=all_files, symlinks=links)
     snapshot_oid = getattr(snapshot, "oid", None)
     misses: list[tuple[str, str | None, bytes | None]] = []  # (path, blob id when known, bytes when read)
     for path in files:
