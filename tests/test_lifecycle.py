@@ -228,3 +228,18 @@ def test_ss004_a_status_line_and_superseded_by_that_name_other_notes_disagree(va
     vault.write("docs/adrs/ADR-0003.md", adr("ADR-0003", extra='supersedes: ["[[ADR-0001]]"]\n'))
     found = [line for line in vault.check().lines if "SS004" in line and "says superseded by" in line]
     assert len(found) == disagree, found
+
+
+@pytest.mark.parametrize("zone_name, hours, expired", [("Pacific/Kiritimati", 23, False), ("Pacific/Kiritimati", -30, True),
+                                                        ("Asia/Tokyo", 20, False), ("America/Los_Angeles", -40, True)])
+def test_dt004_with_checks_timezone_a_moment_counts_on_that_zones_day(vault, zone_name, hours, expired):
+    """``checks.timezone`` sets where "today" is (ADR-0053): a moment's day is counted there too."""
+    from zoneinfo import ZoneInfo
+
+    vault.write(".vaultsync.yaml", vault.root.joinpath(".vaultsync.yaml").read_text() +
+                f"checks: {{timezone: {zone_name}}}\n")
+    moment = dt.datetime.now(dt.timezone(dt.timedelta(hours=-11))) + dt.timedelta(hours=hours)
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=f'expires: "{moment.isoformat(timespec="seconds")}"\n'))
+    found = any("DT004" in line for line in vault.check().lines)
+    here = ZoneInfo(zone_name)
+    assert found == (moment.astimezone(here).date() < dt.datetime.now(here).date()) == expired

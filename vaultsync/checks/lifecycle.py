@@ -56,7 +56,8 @@ def _raw(note: Note, value: Any, line: int, col: int) -> str:
     return text if len(text) <= _RAW_MAX else text[:_RAW_MAX - 1] + "…"
 
 
-def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING) -> list[Diagnostic]:
+def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING,
+                tz: dt.tzinfo | None = None) -> list[Diagnostic]:
     """``expires`` after ``created``; ``last_validated`` not in the future nor before ``created``; expiry."""
     fm = note.frontmatter
     out: list[Diagnostic] = []
@@ -67,7 +68,7 @@ def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING) -> 
         line, col = note.position(("expires",))
         shown = (fm["expires"], fm["created"]) if len(fm["expires"]) > 10 or len(fm["created"]) > 10 else (expires, created)
         out.append(Diagnostic(note.path, line, col, "DT002", f"expires: {shown[0]} is not after created ({shown[1]})"))
-    if validated and local_day(fm.get("last_validated")) > today:  # type: ignore[operator]
+    if validated and local_day(fm.get("last_validated"), tz) > today:  # type: ignore[operator]
         line, col = note.position(("last_validated",))
         out.append(Diagnostic(note.path, line, col, "DT003",
                               f"last_validated: {validated} is in the future (today is {today})"))
@@ -75,7 +76,7 @@ def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING) -> 
         line, col = note.position(("last_validated",))
         out.append(Diagnostic(note.path, line, col, "DT003",
                               f"last_validated: {validated} is before created ({created})"))
-    expires = local_day(fm.get("expires")) if expires else None  # a moment's day here, as today is
+    expires = local_day(fm.get("expires"), tz) if expires else None  # a moment's day where today is counted
     if expires and expires < today and expired_severity != "off":
         line, col = note.position(("expires",))
         out.append(Diagnostic(

@@ -23,7 +23,7 @@ from vaultsync.checks.links import check_links
 from vaultsync.checks.paths import check_paths
 from vaultsync.diagnostics import WARNING, Diagnostic
 from vaultsync.git import Snapshot
-from vaultsync.vault.clock import local_today
+from vaultsync.vault.clock import local_today, zone
 from vaultsync.vault.config import Config
 from vaultsync.vault.note import Note
 from vaultsync.vault.resolve import LinkIndex
@@ -71,6 +71,7 @@ def run_checks(vault: Vault, previous: LinkIndex | None = None, today: dt.date |
     """
     today = today or local_today(vault.config)
     config = vault.config
+    tz = zone(config)
     out: list[Diagnostic] = list(check_paths(vault))
     if not vault.files and config.vault != ["."]:
         line, col = config.positions.get(("vault",), (-1, -1))
@@ -82,7 +83,7 @@ def run_checks(vault: Vault, previous: LinkIndex | None = None, today: dt.date |
         found = vault.findings.get(path)
         out.extend(found if found is not None else analyse_note(config, vault.root, note))
         if note.fm_state == "mapping":
-            out.extend(check_dates(note, today, config.severity("expired", WARNING)))
+            out.extend(check_dates(note, today, config.severity("expired", WARNING), tz))
             out.extend(check_lifecycle_fields(note))
     out.extend(check_duplicate_ids(vault))
     out.extend(check_supersession(vault))

@@ -44,11 +44,11 @@ def parse_vault_instant(value: Any) -> dt.datetime | None:
         return dt.datetime.fromisoformat(text.replace(":60", ":59").replace("Z", "+00:00"))
 
 
-def local_day(value: Any) -> dt.date | None:
-    """The calendar date ``value`` falls on here: an instant's day in the machine's time zone (as
-    "today" is the local date, ADR-0053), else the date as written."""
+def local_day(value: Any, tz: dt.tzinfo | None = None) -> dt.date | None:
+    """The calendar date ``value`` falls on where "today" is counted (``tz``: the checks' time zone, None
+    for the process's; ADR-0053): a moment's day there, else the date as written."""
     instant = parse_vault_instant(value)
-    return instant.astimezone().date() if instant is not None else parse_vault_date(value)
+    return instant.astimezone(tz).date() if instant is not None else parse_vault_date(value)
 
 
 def _valid_time(m: re.Match[str]) -> bool:
