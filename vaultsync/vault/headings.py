@@ -98,6 +98,10 @@ def _setext_headings(lines: list[str], original: list[str]) -> list[Heading]:
             continue  # the paragraph goes on (lazily in fewer quotes: "===" as text, "-" an empty item)
         start = -1
         if not rest.strip():
+            shown = _in_quotes(original[i])  # masked code (a fence line) or an empty quote line (">")
+            if quotes or shown.strip():  # a block left of an open item's content ends the item
+                left = len(line) - len(line.lstrip(" ")) if quotes else len(shown) - len(shown.lstrip(" "))
+                items = [col for col in items if col <= left]
             continue
         indent = len(rest) - len(rest.lstrip(" "))
         while items and indent < items[-1]:
@@ -105,7 +109,9 @@ def _setext_headings(lines: list[str], original: list[str]) -> list[Heading]:
         item = LIST_ITEM.match(rest) if not is_thematic_break(rest.strip()) else None
         if item is not None:
             content = rest[item.end():]
-            items.append(item.end() + (len(content) - len(content.lstrip(" ")) if content.strip() else 0))
+            marker_end = item.end() - (rest[item.end() - 1:item.end()] in (" ", "\t"))
+            # content starts after the spaces past the marker; an empty item's one column past it (§5.2)
+            items.append(item.end() + len(content) - len(content.lstrip(" ")) if content.strip() else marker_end + 1)
             start, depth, in_item = (i, quotes, True) if content.strip() else (-1, 0, False)
         elif not block and indent < (items[-1] if items else 0) + 4:  # 4 more columns: indented code
             start, depth, in_item = i, quotes, bool(items)
