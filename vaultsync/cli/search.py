@@ -174,11 +174,11 @@ def _full_route(args: argparse.Namespace, raw: str, options: dict, asked: int | 
     from vaultsync.index.layout import layout_for
     from vaultsync.serve.client import UntrustedDaemon, client_port, search_via_daemon
 
-    port = client_port(layout_for(repo).dir)
+    index_dir = layout_for(repo).dir
+    port = client_port(index_dir)
     if not args.no_daemon and port and port != asked:
         try:
-            result = search_via_daemon(port, layout_for(repo).dir, raw, options, args.rerank, args.format,
-                                       args.explain)
+            result = search_via_daemon(port, index_dir, raw, options, args.rerank, args.format, args.explain)
         except UntrustedDaemon as exc:
             print(f"vaultsync search: warning: {exc}", file=sys.stderr)
         except ValueError as exc:

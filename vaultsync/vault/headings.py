@@ -126,13 +126,14 @@ def _opens_item(rest: str) -> bool:
 
 
 def _in_quotes(line: str) -> str:
+    """``line`` after its block quote markers."""
     return line[len(CONTAINER.match(line).group(0)):]  # type: ignore[union-attr]
 
 
 def _in_containers(line: str) -> str:
     """``line`` after its block quote markers and list markers: ``> ## Plan`` in a callout and
     ``- # Step`` in a list item are headings too (§5.1, §5.2)."""
-    rest = line[len(CONTAINER.match(line).group(0)):]  # type: ignore[union-attr]
+    rest = _in_quotes(line)
     for _ in range(MAX_NESTED):
         item = LIST_ITEM.match(rest)
         if item is None:
