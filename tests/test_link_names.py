@@ -187,8 +187,9 @@ def _markdown_it_headings(text: str, kinds: str = "#") -> list[str]:
 _INLINE = st.sampled_from([
     "[[a]]", "![[b]]", "\\[[c]]", "\\![[d]]", "\\\\[[e]]", "`[[f]]`", "``[[g]]``", "`` `[[h]]` ``",
     "\\`[[i]]`", "word", " ", "`", "\\", "[[j|alias]]", "[[k#Head]]", "日本語", "ä",
+    "<!--", "-->", "<!-- [[m]] -->",
 ])
-_BLOCK = st.sampled_from(["```", "~~~", "    [[indented]]", "", "```js", "    `x`"])
+_BLOCK = st.sampled_from(["```", "~~~", "    [[indented]]", "", "```js", "    `x`", "<!--", "-->", "  <!-- x"])
 
 
 @st.composite
@@ -232,9 +233,9 @@ def _list_documents(draw: st.DrawFn) -> str:
                          else draw(st.sampled_from(["    ", "\t"])) + "~~~")  # 4 columns: no fence, no code span
         elif kind == "text":
             lines.append(draw(st.sampled_from(["", " ", "  ", "   ", "    ", "     ", "\t"]))
-                         + draw(st.sampled_from(["[[a]]", "text [[b]]", "`[[c]]`", "para"])))
+                         + draw(st.sampled_from(["[[a]]", "text [[b]]", "`[[c]]`", "para", "<!-- [[h]]", "-->"])))
         elif kind == "quote":
-            lines.append("> " + draw(st.sampled_from(["```", "[[q]]", "- ```"])))
+            lines.append("> " + draw(st.sampled_from(["```", "[[q]]", "- ```", "<!-- [[r]]", "-->"])))
         else:
             lines.append("")
     return "\n".join(lines) + "\n"

@@ -15,7 +15,10 @@ parse this module implements the few block rules that decide what is code:
   thematic break, setext underline or HTML block, nor a GFM table cell).
 
 Math (``$…$``, ``$$…$$``) is masked too: Obsidian renders it with MathJax, so a ``[[`` there is
-no link (:mod:`vaultsync.vault.math_spans`).
+no link (:mod:`vaultsync.vault.math_spans`); and so are comments, ``%%…%%`` and ``<!--…-->``, whose
+text is hidden (:mod:`vaultsync.vault.inline_spans`), and the lines of an HTML block that opens with
+``<!--`` (CommonMark §4.6 kind 2), to the line holding ``-->``, and of a block comment that a line
+opens with ``%%``, to the closing ``%%``.
 
 Tabs among a line's leading spaces and ``>`` count to their tab stop (``>\tx`` leaves x
 2 columns in). Not modelled: a setext underline on a lazy line, and what is raw HTML
@@ -29,13 +32,11 @@ sections 4.4 (indented code), 4.5 (fenced code) and 6.1 (code spans).
 
 from __future__ import annotations
 
-import bisect
 import re
-from collections import defaultdict
-from collections.abc import Sequence
 from typing import NamedTuple
 
 from vaultsync.vault.block_starts import cell_ends, closed_html, html_start, is_thematic_break, table_cells
+from vaultsync.vault.inline_spans import hidden_spans, percent_close
 from vaultsync.vault.math_spans import math_spans
 
 CONTAINER = re.compile(r"(?:[ ]{0,3}>[ ]?)*")
@@ -47,8 +48,10 @@ _WHITESPACE = re.compile(r"[ \t]*")
 MAX_NESTED = 32  # list markers read on one line ("- - - x"): a bound keeps a pathological line linear
 LIST_ITEM = re.compile(r"^[ ]{0,3}(?:[-+*]|[0-9]{1,9}[.)])(?:[ \t]|$)")
 ATX = re.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]+(.*))?$")  # the closing "#"s are cut in atx_heading
-_BACKTICKS = re.compile(r"`+")
 _LEAD = re.compile(r"[ \t>]*")
+_COMMENT = "<!--"  # an open HTML comment block is held as a fence whose closer is a line holding "-->"
+_PERCENT = "%%"  # and an Obsidian block comment as one that a "%%" closes, in any container
+_MASK_MARKS = ("`", "~~~", "\t", "    ", "$", "%%", "<!--")  # without one of these, nothing is masked
 
 
 def _blank(segment: str) -> str:
@@ -57,15 +60,15 @@ def _blank(segment: str) -> str:
 
 
 def mask_code(text: str) -> str:
-    """Return ``text`` with fenced, indented and inline code replaced by spaces.
+    """Return ``text`` with fenced, indented and inline code, comments and math replaced by spaces.
 
     Args:
         text: Markdown (LF line endings).
     Returns:
         A string of the same length; newlines are kept, code characters are spaces.
     """
-    if "`" not in text and "~~~" not in text and "\t" not in text and "    " not in text and "$" not in text:
-        return text  # no backtick, tilde fence, tab, 4-space run or dollar: no code or math at all
+    if not any(mark in text for mark in _MASK_MARKS):
+        return text  # no backtick, tilde fence, tab, 4-space run, dollar or comment: nothing to mask
     out: list[str] = []
     breaks: list[int] = []  # offsets where a block starts: no code span crosses one
     offset = 0
@@ -92,6 +95,13 @@ def mask_code(text: str) -> str:
         if fence is not None and (col := fence.item_ended(line)) is not None:
             fence = None  # the list item holding the fence ended, and the fence with it (§5.2)
             _close_items(items, col)
+        if fence is not None and fence.char == _PERCENT:
+            end = percent_close(raw, 0)  # a "%%" closes the block comment; the rest of its line is text
+            out.append(_blank(raw) if end is None else _blank(raw[:end]) + raw[end:])
+            if end is not None:
+                fence = None
+                prev_para = False
+            continue
         if fence is not None:
             out.append(_blank(raw))
             if fence.closes(line):
@@ -164,6 +174,19 @@ def mask_code(text: str) -> str:
             out.append(_blank(raw))  # indented code, at the top level or inside a list item (§4.4, §5.2)
             prev_para = False
             continue
+        inset = lead - items[-1] if items and not opened and depth == item_depth else _indent_cols(body)
+        if inset < 4 and body.lstrip(" \t").startswith("<!--"):  # an HTML block of kind 2 (§4.6): raw HTML
+            out.append(_blank(raw))
+            if "-->" not in body[body.index("<!--") + 4:]:  # it runs on, like a fence: the same containers end it
+                inside = items[-1] if items and body_prefix.count(">") == item_depth else 0
+                fence = _Fence(_COMMENT, 0, body_prefix.count(">"), inside, (items[-1], item_depth) if items else None)
+            prev_para = False
+            continue
+        if inset < 4 and body.lstrip(" \t").startswith(_PERCENT) and percent_close(body.lstrip(" \t"), 2) is None:
+            out.append(_blank(raw))  # an Obsidian block comment: its lines are hidden up to the closing "%%"
+            fence = _Fence(_PERCENT, 0, 0, 0, None)
+            prev_para = False
+            continue
         if not table and prev_para and not opened and table_cells(stripped, delimiter=True) == table_cells(header) > 0:
             table = 1  # a GFM table: the header row above, this delimiter row, then rows up to a block start
             breaks.extend(header_start + i for i in cell_ends(header_raw))
@@ -179,12 +202,13 @@ def mask_code(text: str) -> str:
                              or (prev_para and _SETEXT.match(rest)) or closed_html(stripped))
         if not lazy:
             para_depth = depth
-    masked = _mask_code_spans("\n".join(out), breaks)
+    joined = "\n".join(out)
+    masked = _blank_spans(joined, hidden_spans(joined, breaks))
     return _blank_spans(masked, math_spans(masked, breaks))  # math is MathJax's, not Markdown (Obsidian)
 
 
 class _Fence(NamedTuple):
-    """An open fenced code block: its ``char`` and ``length``, its block quote ``depth``, the column its
+    """An open fenced code block (or HTML comment block: ``char`` ``<!--``): its ``char`` and ``length``, its block quote ``depth``, the column its
     content starts at in that quote (``inside``: a list item's content column, else 0), and the list
     item holding it (``item``: content column and block quote depth), which ends it when it ends."""
 
@@ -208,6 +232,8 @@ class _Fence(NamedTuple):
         """Whether ``line`` is the closing fence: the same character, at least as long, at most 3 columns
         into its container (§4.5). ``> ```` is content of a top-level fence, not its closer."""
         inner = _inside_quotes(line, self.depth) if self.depth else line
+        if self.char == _COMMENT:
+            return "-->" in inner
         bare = inner.strip()
         return bool(bare) and bare[0] == self.char and set(bare) == {self.char} and len(bare) >= self.length \
             and _indent_cols(inner) - self.inside <= 3
@@ -279,14 +305,6 @@ def _advance(col: int, text: str) -> int:
     return col
 
 
-def _mask_code_spans(text: str, breaks: list[int]) -> str:
-    """Mask inline code spans; a span never crosses one of ``breaks`` (sorted offsets where a block or
-    a table cell starts)."""
-    if "`" not in text:
-        return text
-    return _blank_spans(text, [(a, b) for a, b, _ in code_spans(text, breaks)])
-
-
 def _blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
     """``text`` with the sorted, disjoint ``spans`` blanked (:func:`_blank`)."""
     if not spans:
@@ -299,47 +317,3 @@ def _blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
         pos = b
     out.append(text[pos:])
     return "".join(out)
-
-
-def code_spans(text: str, paragraph_ends: Sequence[int] = ()) -> list[tuple[int, int, int]]:
-    """The inline code spans of ``text`` as ``(start, end, run length)``: a backtick run opens, the next
-    run of the same length closes (CommonMark 0.31 §6.1), before the first of the sorted
-    ``paragraph_ends`` after the opener; a backslash before a run escapes its first backtick.
-
-    O(n log n) in the number of backtick runs: every run is visited once and its closer is found by
-    bisection, so a text full of unmatched backticks cannot make a check quadratic.
-    """
-    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text)]
-    by_length: dict[int, list[int]] = defaultdict(list)
-    for i, (a, b) in enumerate(runs):
-        by_length[b - a].append(i)
-    spans: list[tuple[int, int, int]] = []
-    i = 0
-    while i < len(runs):
-        start, end = runs[i]
-        length = end - start
-        if start > 0 and _odd_backslashes(text, start):  # `\`` is a literal backtick
-            start, length = start + 1, length - 1
-            if length == 0:
-                i += 1
-                continue
-        k = bisect.bisect_left(paragraph_ends, end)
-        limit = paragraph_ends[k] if k < len(paragraph_ends) else len(text)
-        candidates = by_length.get(length, [])
-        j = bisect.bisect_right(candidates, i)
-        if j < len(candidates) and runs[candidates[j]][0] < limit:
-            close = candidates[j]
-            spans.append((start, runs[close][1], length))
-            i = close + 1
-        else:
-            i += 1
-    return spans
-
-
-def _odd_backslashes(text: str, at: int) -> bool:
-    count = 0
-    i = at - 1
-    while i >= 0 and text[i] == "\\":
-        count += 1
-        i -= 1
-    return count % 2 == 1

@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from vaultsync.vault.markdown import code_spans
+from vaultsync.vault.inline_spans import code_spans
 
 _EXTENSION = re.compile(r"\.(?=[0-9]*[A-Za-z])[A-Za-z0-9]{1,8}$")  # ".png", ".mp3", ".7z"; not ".2" of "v1.2"
 _TRAILING_PUNCT = frozenset(".?!:;,")
