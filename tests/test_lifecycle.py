@@ -243,3 +243,47 @@ def test_dt004_with_checks_timezone_a_moment_counts_on_that_zones_day(vault, zon
     found = any("DT004" in line for line in vault.check().lines)
     here = ZoneInfo(zone_name)
     assert found == (moment.astimezone(here).date() < dt.datetime.now(here).date()) == expired
+
+
+@pytest.mark.parametrize("back", ["", "superseded_by: ADR-0002\n", 'superseded_by: "[[ADR-0003]]"\n'])
+@pytest.mark.parametrize("successors", [2, 3])
+def test_two_successors_are_named_and_never_fixed(vault, back, successors):
+    """A note has one successor: when several notes supersede it, SS005 names them all, and --fix
+    (which could only write one) writes nothing."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", status="superseded", extra=back))
+    for n in range(2, 2 + successors):
+        ref = "ADR-0001" if n % 2 else '"[[ADR-0001]]"'
+        vault.write(f"docs/adrs/ADR-000{n}.md", adr(f"ADR-000{n}", extra=f"supersedes: [{ref}]\n"))
+    before = {p.name: p.read_bytes() for p in (vault.root / "docs/adrs").iterdir()}
+    for args in ((), ("--fix",)):
+        res = vault.check(*args)
+        assert res.code == 1
+        assert [line.split(" ", 2)[1] for line in res.lines] == ["SS005"], res.out
+        assert f"{successors} notes supersede this note: ADR-0002" in res.out and "--fix" not in res.lines[0]
+    assert {p.name: p.read_bytes() for p in (vault.root / "docs/adrs").iterdir()} == before
+
+
+def test_fix_leaves_a_supersession_cycle_alone(vault):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", status="superseded", extra="supersedes: [ADR-0002]\n"))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", status="superseded", extra="supersedes: [ADR-0001]\n"))
+    vault.write("docs/adrs/ADR-0003.md", adr("ADR-0003", extra="supersedes: [ADR-0004]\n"))  # a chain: fixed
+    vault.write("docs/adrs/ADR-0004.md", adr("ADR-0004", status="superseded", extra="supersedes: [ADR-0005]\n"))
+    vault.write("docs/adrs/ADR-0005.md", adr("ADR-0005", status="superseded"))
+    before = {p.name: p.read_bytes() for p in (vault.root / "docs/adrs").iterdir()}
+    res = vault.check("--fix")
+    assert "SS003" in res.out
+    changed = {p.name for p in (vault.root / "docs/adrs").iterdir() if p.read_bytes() != before[p.name]}
+    assert changed == {"ADR-0004.md", "ADR-0005.md"}
+
+
+@pytest.mark.parametrize("value", ['""', "' '", "[]", '[""]'])
+def test_a_blank_successor_names_no_note(vault, value):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=f"superseded_by: {value}\n"))
+    assert "SS003" not in vault.check().out
+
+
+def test_a_superseded_note_with_broken_frontmatter_gets_no_status_message(vault):
+    vault.write("docs/adrs/ADR-0001.md", "---\nmemory_id: ADR-0001\ntitle: 'unclosed\n---\nBody.\n")
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra="supersedes: [ADR-0001]\n"))
+    out = vault.check().out
+    assert "None" not in out and "SS004" not in out

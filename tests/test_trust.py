@@ -252,3 +252,56 @@ def test_a_short_ascii_term_counts_as_a_whole_word_only(term, left, right):
     assert not contains(f"{left}{term}{right}", term)
     for cjk in ("東京", "서울", "の"):
         assert contains(f"本社は{cjk}にある", cjk)
+
+
+@pytest.mark.parametrize("body", ["", "# Webhook retries use exponential backoff\n\n## Rule\n\n\n## Why\n\n"])
+def test_a_note_holding_only_its_name_ranks_after_one_with_content(tmp_path, embedder, body):
+    """An empty note, or the skeleton ``vaultsync new`` writes, matches its title's words perfectly but
+    answers nothing: a note with content ranks first, in either order, and the empty one's relevance
+    is scaled down."""
+    vault = init_vault(tmp_path)
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", title="Webhook delivery", body=(
+        "Webhook retries back off exponentially, capped at ten minutes, from a durable outbox queue.\n")))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", title="Webhook retries use exponential backoff", body=body))
+    vault.commit("init")
+    s = synced_searcher(vault.root)
+    try:
+        for rank_by in ("fused", "relevance"):
+            hits = _search(s, "webhook retries exponential backoff", rank_by=rank_by, min_relevance=0.0).hits
+            paths = [h.path for h in hits]
+            assert paths.index("docs/adrs/ADR-0001.md") < paths.index("docs/adrs/ADR-0002.md"), rank_by
+            empty = hits[paths.index("docs/adrs/ADR-0002.md")]
+            assert empty.relevance == pytest.approx(empty.trace["relevance"]["p"] * 0.25, abs=1e-3)
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("text, title, heading, expected", [
+    ("", "Anything", "", True), ("Webhook retries!", "webhook  retries", "", True),
+    ("Decision", "Title", "Decision", True), ("再試行の方針", "再試行の方針", "", True),
+    ("Retries back off.", "Retries", "", False), ("Webhook retries", "Webhook retries use backoff", "", False),
+])
+def test_name_only_compares_words_case_blind(text, title, heading, expected):
+    from vaultsync.search.stages.relevance import name_only
+
+    assert name_only({"text": text, "title": title, "heading": heading}) is expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.floats(0, 1)), min_size=1, max_size=12), st.booleans())
+def test_name_only_chunks_only_ever_move_down_below_more_relevant_content(chunks, with_relevance):
+    from vaultsync.search.stages.finish import _name_only_after_content
+
+    rows = {r: {"text": "" if empty else f"content {r}", "title": "t", "heading": ""}
+            for r, (empty, _) in enumerate(chunks)}
+    relevance = {r: p for r, (_, p) in enumerate(chunks)} if with_relevance else {}
+    order = list(range(len(chunks)))
+    out = _name_only_after_content(order, order, rows, relevance)
+    assert sorted(out) == order
+    content = [i for i in out if rows[i]["text"]]
+    assert content == sorted(content)  # chunks with content keep their order
+    at = {i: k for k, i in enumerate(out)}
+    for i in set(order) - set(content):
+        for j in content:
+            if j < i or not with_relevance or relevance[j] > relevance[i]:
+                assert at[j] < at[i]  # never up past content; below all more relevant content

@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from vaultsync.checks.lifecycle import supersession_edges
+from vaultsync.checks.lifecycle import extra_successors, supersession_edges
 from vaultsync.vault.note import parse_text
 from vaultsync.vault.vault import Vault
 
@@ -39,13 +39,32 @@ class Fix:
 def plan_fixes(vault: Vault, only: set[str] | None = None) -> list[Fix]:
     """The back-references missing on one side of a declared supersession (in ``only`` paths, if given)."""
     edges, _ = supersession_edges(vault)
+    graph: dict[str, list[str]] = {}
+    for e in edges:
+        graph.setdefault(e.newer, []).append(e.older)
+    extra = extra_successors(vault, edges)
     fixes: list[Fix] = []
     for e in edges:
+        if _reaches(graph, e.older, e.newer) or e.older in extra:
+            continue  # a cycle (SS003) or a second successor (SS005): for a person to resolve
         if e.declared_by_newer and not e.declared_by_older:
             fixes.append(Fix(e.older, "superseded_by", _ref_to(vault, e.newer, e.older)))
         elif e.declared_by_older and not e.declared_by_newer:
             fixes.append(Fix(e.newer, "supersedes", _ref_to(vault, e.older, e.newer)))
     return [f for f in fixes if only is None or f.path in only]
+
+
+def _reaches(graph: dict[str, list[str]], start: str, goal: str) -> bool:
+    """Whether ``goal`` is reachable from ``start`` along ``graph``'s edges."""
+    seen, todo = {start}, [start]
+    while todo:
+        for nxt in graph.get(todo.pop(), []):
+            if nxt == goal:
+                return True
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return False
 
 
 def _ref_to(vault: Vault, target: str, source: str) -> str:

@@ -132,11 +132,19 @@ class Supersession:
 
 
 def _refs(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        return [v for v in value if isinstance(v, str)]
-    return []
+    """The references a ``supersedes``/``superseded_by`` value names; blank ones name nothing."""
+    items = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+    return [v for v in items if isinstance(v, str) and v.strip()]
+
+
+def extra_successors(vault: Vault, edges: list[Supersession]) -> dict[str, list[str]]:
+    """Older note → its successors (sorted), for each note that more than one note supersedes while its
+    ``superseded_by`` holds at most one reference (a note has one successor)."""
+    by_older: dict[str, list[str]] = {}
+    for e in edges:
+        by_older.setdefault(e.older, []).append(e.newer)
+    return {old: sorted(new) for old, new in by_older.items() if len(new) > 1
+            and not isinstance(normalised_frontmatter(vault.notes[old].frontmatter).get("superseded_by"), list)}
 
 
 def supersession_edges(vault: Vault) -> tuple[list[Supersession], list[Diagnostic]]:
@@ -173,8 +181,16 @@ def supersession_edges(vault: Vault) -> tuple[list[Supersession], list[Diagnosti
 def check_supersession(vault: Vault) -> list[Diagnostic]:
     """Targets exist, both directions agree, no cycles, superseded notes say so in ``status``."""
     edges, out = supersession_edges(vault)
+    extra = extra_successors(vault, edges)
+    for old, successors in sorted(extra.items()):
+        line, col = vault.notes[old].position(("superseded_by",), key=True)
+        names = ", ".join(f"{vault.display_name(p)} ({p})" for p in successors)
+        out.append(Diagnostic(old, line, col, "SS005", f"superseded_by: {len(successors)} notes supersede this "
+                              f"note: {names} — a note has one successor: let one of them supersede the other"))
     for edge in edges:
         newer, older = vault.notes[edge.newer], vault.notes[edge.older]
+        if edge.older in extra:
+            continue
         if edge.declared_by_newer and not edge.declared_by_older:
             line, col = older.position(("superseded_by",), key=True)
             out.append(Diagnostic(
@@ -193,10 +209,11 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
     for path in sorted(superseded):
         note = vault.notes[path]
         status = normalised_frontmatter(note.frontmatter).get("status")
-        if not (isinstance(status, str) and status.strip().casefold() == "superseded"):
+        if note.fm_state == "mapping" and not (isinstance(status, str) and status.strip().casefold() == "superseded"):
             line, col = note.position(("status",))
+            said = "missing" if status is None else f"'{status}'" if isinstance(status, str) else f"{status!r}"
             out.append(Diagnostic(path, line, col, "SS004",
-                                  f"status: is '{status}' but the note is superseded — set status: superseded"))
+                                  f"status: is {said} but the note is superseded — set status: superseded"))
     for path, note in vault.notes.items():
         if note.fm_state == "mapping" and path not in superseded:
             status = normalised_frontmatter(note.frontmatter).get("status")

@@ -2,7 +2,8 @@
 adaptive cut, then the top k within the budget.
 
 The blend is :func:`vaultsync.search.scoring.blend` over the ranked chunks' relevance
-(``rank_by: relevance``, when no reranker ran) or their stage scores; the
+(``rank_by: relevance``, when no reranker ran) or their stage scores; a chunk holding only its
+note's name goes below the chunks with content that are more relevant; the
 floor is :func:`vaultsync.search.floor.relevance_cut`; the budget cut is
 :func:`vaultsync.search.budget.cut` over the chunks' token counts (counted at index time).
 A hit's links leave out notes the lifecycle filters hide.
@@ -19,6 +20,7 @@ from vaultsync.search.candidates import Candidates, Context
 from vaultsync.search.floor import relevance_cut
 from vaultsync.search.results import Hit
 from vaultsync.search.rows import note_links
+from vaultsync.search.stages.relevance import name_only
 
 
 def finish(ctx: Context, cands: Candidates) -> Candidates:
@@ -33,7 +35,10 @@ def finish(ctx: Context, cands: Candidates) -> Candidates:
                           opts.w_importance, opts.w_recency, opts.half_life_days)
     per_note: dict[str, int] = {}
     chosen: list[Hit] = []
-    for i in sorted(range(len(ids)), key=lambda i: (-final[i], i)):
+    order = sorted(range(len(ids)), key=lambda i: (-final[i], i))
+    if not by_relevance:  # (by relevance, it is scaled already)
+        order = _name_only_after_content(order, ids, rows, cands.relevance)
+    for i in order:
         row = rows[ids[i]]
         if per_note.get(row["path"], 0) >= opts.per_note:
             continue
@@ -45,6 +50,24 @@ def finish(ctx: Context, cands: Candidates) -> Candidates:
     kept, rejected = relevance_cut(chosen, opts.min_relevance, opts.relative_cut)
     return replace(cands, hits=budget.cut(kept, [h.tokens for h in kept], opts.budget, opts.top_k),
                    best_rejected=rejected)
+
+
+def _name_only_after_content(order: list[int], ids: list[int], rows: dict[int, dict[str, Any]],
+                             relevance: dict[int, float]) -> list[int]:
+    """``order`` (positions into ``ids``) with each chunk that holds only its note's name moved below
+    every chunk with content that is more relevant (without relevance: below every one), never up."""
+    flagged = {i for i in order if name_only(rows[ids[i]])}
+    if not flagged:
+        return order
+    key: dict[int, float] = {}
+    for pos, i in enumerate(order):
+        if i not in flagged:
+            key[i] = pos
+            continue
+        rel = relevance.get(ids[i])
+        better = [p for p, j in enumerate(order) if j not in flagged and (rel is None or relevance.get(ids[j], 0.0) > rel)]
+        key[i] = max([pos, *better]) + 0.5
+    return sorted(order, key=lambda i: key[i])  # stable: name-only chunks keep their order among themselves
 
 
 def _hit(ctx: Context, row: dict[str, Any], score: float, trace: dict[str, dict[str, Any]],

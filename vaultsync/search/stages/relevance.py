@@ -9,11 +9,13 @@ BM25 coverage of the vault and of the chunk (IDF-weighted units, as
 features and the probability go into the trace (``relevance``), which is also what the
 model is trained from (``training/relevance``). A successor standing in for a superseded note
 (:mod:`vaultsync.search.stages.supersede`) is as relevant as the old note's best chunk, at
-least: the old note matched the query and the new one is what replaces it.
+least: the old note matched the query and the new one is what replaces it. A chunk holding only
+its note's name (:func:`name_only`) is scaled by :data:`NAME_ONLY_FACTOR`.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -21,6 +23,12 @@ from vaultsync.search.candidates import Candidates, Context
 from vaultsync.search.relevance import RelevanceModel, unit_coverage
 from vaultsync.search.rows import chunk_rows
 from vaultsync.search.weights import contains, filtered_out_share, informative_units, unit_frequencies
+
+# A chunk that holds only a name answers nothing but "is there a note called so": its relevance is
+# scaled down, so a note with content outranks an empty one that shares its words (a prior, not fitted:
+# the training and evaluation vaults hold no such chunk).
+NAME_ONLY_FACTOR = 0.25
+_WORDS = re.compile(r"\w+")
 
 
 def relevance(ctx: Context, cands: Candidates) -> Candidates:
@@ -43,7 +51,18 @@ def relevance(ctx: Context, cands: Candidates) -> Candidates:
         if p > out[rowid]:
             out[rowid] = p
             cands.traced(rowid)["relevance"]["inherited"] = round(p, 4)
+    for rowid in rowids:
+        if name_only(cands.rows[rowid]):
+            out[rowid] *= NAME_ONLY_FACTOR
+            cands.traced(rowid)["relevance"]["name_only"] = round(out[rowid], 4)
     return replace(cands, relevance=out)
+
+
+def name_only(row: dict[str, Any]) -> bool:
+    """Whether a chunk's text says nothing but its note's title or its heading (the one chunk of a note
+    with an empty body, or of a skeleton ``vaultsync new`` wrote): words compared case-blind."""
+    words = _WORDS.findall(row["text"].casefold())
+    return not words or words in (_WORDS.findall(row["title"].casefold()), _WORDS.findall(row["heading"].casefold()))
 
 
 def _inherited(ctx: Context, cands: Candidates, rowids: list[int], model: RelevanceModel,
