@@ -73,6 +73,8 @@ def test_intended_comments_and_quoted_hashes_pass(text):
     ("build: +5\n", "2:8", 'build: YAML reads +5 as the number 5 — quote it to keep the text: "+5", or write 5'),
     ("mask: 0x1F\n", "2:7", 'mask: YAML reads 0x1F as the number 31 — quote it to keep the text: "0x1F", or write 31'),
     ("ratio: .5\n", "2:8", 'ratio: YAML reads .5 as the number 0.5 — quote it to keep the text: ".5", or write 0.5'),
+    ("week: 07\n", "2:7", 'week: YAML reads 07 as the number 7 — quote it to keep the text: "07", or write 7'),
+    ("shift: -00\n", "2:8", 'shift: YAML reads -00 as the number 0 — quote it to keep the text: "-00", or write 0'),
     ("list:\n  - 2.50\n", "3:5", 'list[0]: YAML reads 2.50 as the number 2.5 — quote it to keep the text: "2.50", '
                                  "or write 2.5"),
 ])
@@ -418,3 +420,11 @@ def test_a_comment_after_a_key_written_as_one_is_fine():
 @pytest.mark.parametrize("text", ["a: {b: c}\n", "a: {http://x: 1}\n", 'a: {"b:c": }\n', "a: [b:c]\n"])
 def test_flow_keys_written_as_meant(text):
     assert check_fidelity(parse_text(FREE, "---\n" + text + "---\n"), None) == []
+
+
+@pytest.mark.parametrize("written", ["01", "07", "00", "+03", "0005"])
+def test_a_leading_zero_both_yaml_versions_read_alike_is_fine_in_a_number_field(vault, written):
+    """``importance: 07`` is 7 to YAML 1.1 (octal) and 1.2 (decimal) alike: no reader disagrees."""
+    note = "docs/adrs/ADR-0001.md"
+    code, lines = _lines(vault, note, adr("ADR-0001", extra=f"importance: {written}\n"))
+    assert not any("FM017" in line for line in lines), lines

@@ -79,6 +79,7 @@ _PORTABLE = re.compile(
     )$""",
     re.X,
 )
+_SAME_OCTAL = re.compile(r"^[-+]?0+[0-7]?$")  # "07", "-00": octal and decimal agree, only the spelling is odd
 _PORTABLE_FIRST = frozenset("-+0123456789.")
 # YAML 1.2 §5.7 escapes; \\n, \\", \\\\ and \\/ store what they say and are left alone
 _ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*(\\(?:[tbfave0rNLP_\t]|x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}))")
@@ -268,7 +269,7 @@ def _check_plain(node: yaml.ScalarNode, path: tuple[Any, ...], lines: list[str],
     raw = lines[start.line][start.column:end.column] if start.line == end.line else value
     if node.tag == _STR and raw.startswith("!"):
         return  # `!!str 010`: a string in every YAML version
-    if _PORTABLE.match(value):
+    if _PORTABLE.match(value) and not _SAME_OCTAL.match(value):
         out.append(Finding("portable", path, start.line, start.column, raw, _lookup(data, path)))
     elif node.tag in (_INT, _FLOAT):
         stored = _lookup(data, path)
