@@ -182,3 +182,16 @@ def test_visible_keeps_one_line_and_every_visible_character(text):
     if "\\" not in text:  # nothing is lost: the escapes read back as the text
         assert shown.encode("raw_unicode_escape").decode("unicode_escape") == text
     assert visible(shown) == shown  # escapes are themselves visible
+
+
+@pytest.mark.parametrize("name", ["evil\nfake.md:1:1: WL001 x.md", "a\rb.md", "zero\u200bwidth.md", "tab\there.md"])
+def test_a_file_name_cannot_forge_a_diagnostic_line(vault, name):
+    """Text output is one line per finding: a line break or an invisible character in a file name is
+    written as an escape, as in messages."""
+    from vaultsync.diagnostics import Diagnostic
+
+    rendered = Diagnostic(f"docs/{name}", 3, 2, "WL001", "x").render()
+    assert "\n" not in rendered and "\r" not in rendered and rendered.endswith(":3:2: WL001 x")
+    vault.write(f"docs/{name}", "[[missing]]\n")
+    res = vault.check()
+    assert res.code == 1 and len(res.lines) == 1 and res.lines[0].startswith("docs/") and "WL001" in res.lines[0]

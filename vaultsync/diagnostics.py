@@ -29,9 +29,10 @@ class Diagnostic:
 
     def location(self) -> str:
         """``path:line:col`` (``path`` alone for whole-file problems)."""
+        path = visible(self.path)  # a file name may hold a line break, which would forge a diagnostic line
         if self.line <= 0:
-            return self.path
-        return f"{self.path}:{self.line}:{self.col or 1}"
+            return path
+        return f"{path}:{self.line}:{self.col or 1}"
 
     def render(self) -> str:
         """``path:line:col: CODE message`` (warnings say so after the code), on one line: a line break or an
