@@ -355,3 +355,22 @@ def test_link_checker_agrees_with_the_obsidian_oracle():
     leftovers = [o.link.raw for outs in ours.values() for o in outs
                  if (o.source, o.link.line, o.link.raw) not in ORACLE_KNOWN_DIFFERENCES]
     assert leftovers == []  # nothing extracted that the oracle does not know
+
+
+NESTED = "# Target\n## H1\n### H2\n#### Deep\n## Other\n### Ünïcode `x`\n## H1\n### Only under the second\n"
+
+
+@pytest.mark.parametrize("subpath, ok", [
+    ("H1#H2", True), ("Target#H1#H2", True), ("H1#Deep", True), ("H2#Deep", True),  # levels between may be skipped
+    ("H1#Only under the second", True),  # the second H1's section
+    ("Other#ünïcode x", True), ("Target#Other", True), ("H2", True),
+    ("Typo#H2", False), ("Other#H2", False), ("H2#H1", False), ("H1#H1", False), ("Deep#H2", False),
+    ("H1#H2#Other", False), ("Other#Only under the second", False),
+])
+def test_nested_heading_paths_follow_the_sections(vault, subpath, ok):
+    """``[[note#A#B]]`` names heading B inside A's section, as Obsidian's outline nests them."""
+    vault.write("docs/Target.md", NESTED)
+    vault.write("docs/src.md", f"[[Target#{subpath}]]\n")
+    res = vault.check()
+    assert (res.code == 0) is ok, res.out
+    assert ok or "WL003" in res.out

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from vaultsync.checks.suggest import Suggester
 from vaultsync.diagnostics import WARNING, Diagnostic
-from vaultsync.vault.resolve import LinkIndex, is_attachment, match_heading
+from vaultsync.vault.resolve import LinkIndex, is_attachment, match_heading_path
 from vaultsync.vault.vault import Vault, is_note_path
 from vaultsync.vault.wikilinks import WikiLink
 
@@ -60,7 +60,7 @@ def resolve_one(vault: Vault, index: LinkIndex, source: str, link: WikiLink) -> 
             return LinkOutcome(source, link, "ok", res.path)
         return LinkOutcome(source, link, "block_missing", res.path)
     if link.heading is not None and link.heading.strip():
-        how = match_heading(link.heading, (h.text for h in target.headings))
+        how = match_heading_path(link.heading, [(h.level, h.text) for h in target.headings])
         if how is None:
             return LinkOutcome(source, link, "heading_missing", res.path)
         return LinkOutcome(source, link, "ok" if how == "exact" else "heading_ok_normalised", res.path)

@@ -27,7 +27,7 @@ import posixpath
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -209,10 +209,39 @@ def heading_keys(text: str) -> frozenset[str]:
     return frozenset(normalise_heading(f) for f in forms)
 
 
-def match_heading(wanted: str, headings: Iterable[str]) -> str | None:
-    """Match a link's heading subpath against a note's headings.
+def match_heading_path(wanted: str, headings: Sequence[tuple[int, str]]) -> str | None:
+    """Match a link's heading subpath against a note's ``(level, text)`` headings, in order.
 
-    Nested subpaths (``H1#H2``) match on their last part. Returns ``"exact"``,
+    A nested subpath (``H1#H2#H3``) names a heading inside the section of the one before it: later in
+    the note, deeper, before that section ends (a heading at its level or above); levels between may
+    be skipped. Each part matches as :func:`match_heading`; the result is ``"exact"`` when every part
+    matched exactly, ``"normalised"`` when one needed normalising, else None.
+    """
+    parts = [p for p in wanted.split("#") if p.strip()]
+    if len(parts) <= 1:
+        return match_heading(wanted, (text for _, text in headings))
+
+    def walk(i: int, start: int, above: int) -> str | None:
+        for j in range(start, len(headings)):
+            level, text = headings[j]
+            if i and level <= above:
+                return None  # the section of the part before ended
+            how = match_heading(parts[i], (text,))
+            if how is None:
+                continue
+            rest = "exact" if i + 1 == len(parts) else walk(i + 1, j + 1, level)
+            if rest is not None:
+                return "exact" if how == rest == "exact" else "normalised"
+        return None
+
+    return walk(0, 0, 0)
+
+
+def match_heading(wanted: str, headings: Iterable[str]) -> str | None:
+    """Match one heading name against a note's headings.
+
+    A nested subpath (``H1#H2``) matches on its last part (:func:`match_heading_path` checks the
+    path). Returns ``"exact"``,
     ``"normalised"`` (matched after :func:`normalise_heading`, the heading taken as
     written, as displayed, or in the form Obsidian writes into links; see
     :func:`heading_keys`) or None.
