@@ -315,6 +315,17 @@ def test_fm13_wikilinks_in_frontmatter(vault):
     ]
 
 
+@pytest.mark.parametrize("value, where", [
+    ("  - |\n    x [[Missing]]\n", "5:7"), ("  - >-\n    y\n    z [[Missing]]\n", "6:7"),
+    ("  - |2\n     [[Missing]]\n", "5:6"), ("- |\n  決定 [[Missing]]\n", "5:6"),  # an indentation indicator; a flush list
+    ("  - a\n  - |\n    [[Missing]]\n", "6:5"), ("  - who: |\n      [[Missing]]\n", "5:7"),
+    ("  - - |\n      [[Missing]]\n", "5:7"),  # a list in a list
+])
+def test_fm13_a_link_in_a_block_scalar_list_item_is_placed_on_its_line(vault, value, where):
+    vault.write("docs/a.md", f"---\ntitle: x\ndeciders:\n{value}owner: me\n---\nBody\n")
+    assert vault.check().lines == [f"docs/a.md:{where}: WL001 [[Missing]] (frontmatter 'deciders') → no such note"]
+
+
 @pytest.mark.parametrize("data, where", [
     ("---\ntitle: x\n---\n東京 caf".encode() + b"\xe9\n", "4:7"),  # characters, not bytes
     (b"\xef\xbb\xbfcaf\xe9\n", "1:4"),  # the BOM is no column

@@ -90,6 +90,10 @@ class Note:
         key_line, key_col = self.position(path, key=True)
         lines = self.yaml_text.split("\n")
         start = line - 2
+        if path and isinstance(path[-1], int) and 0 <= start < len(lines):  # "  - |": the item's dash sets its level
+            dash = lines[start].rfind("-", 0, col - 1)
+            if dash >= 0 and not lines[start][dash + 1:col - 1].strip():
+                key_col = dash + 1
         for i in range(start, len(lines)):
             text = lines[i]
             if i > start and text.strip() and len(text) - len(text.lstrip(" ")) <= key_col - 1 \
