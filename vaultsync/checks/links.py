@@ -98,7 +98,7 @@ def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_
     original = o.link
     link = o.link
     if len(link.raw) > 120:  # a pathological link is named, not repeated in full
-        link = link._replace(raw=link.raw[:100] + "…]]")
+        link = link._replace(raw=link.raw[:100] + ("…]]" if link.raw.endswith("]]") else "…)"))
     at = (o.source, link.line, link.col)
     if o.status in ("ok", "heading_ok_normalised"):
         return None

@@ -19,6 +19,7 @@ import yaml
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.vault import markdown
 from vaultsync.vault.headings import Heading, block_ids, find_headings
+from vaultsync.vault.mdlinks import iter_markdown_links
 from vaultsync.vault.scalars import Finding
 from vaultsync.vault.wikilinks import WikiLink, frontmatter_links, iter_links
 from vaultsync.vault.yamlload import YamlProblem, load_yaml, yaml_positions
@@ -118,12 +119,16 @@ class Note:
 
     @cached_property
     def links(self) -> list[WikiLink]:
-        """Every WikiLink of the note: frontmatter values first, then the body."""
+        """Every link of the note: frontmatter WikiLinks first, then the body's WikiLinks and Markdown
+        links (:mod:`vaultsync.vault.mdlinks`) in order."""
         text = self.yaml_text  # a value holds "[[" only where its text does, or an escape writes it
         found = sorted(frontmatter_links(self.frontmatter, self), key=lambda k: (k.line, k.col)) \
             if "[[" in text or "\\" in text or not text else []
-        found.extend(iter_links(self.masked_body, self.body_line))
-        return found
+        masked = self.masked_body
+        body = list(iter_links(masked, self.body_line))
+        if "](" in masked:  # Markdown links too, as Obsidian writes them with WikiLinks off
+            body = sorted(body + list(iter_markdown_links(masked, self.body_line)), key=lambda k: (k.line, k.col))
+        return found + body
 
     @cached_property
     def headings(self) -> list[Heading]:

@@ -23,7 +23,7 @@ _LINK = re.compile(r"\[\[([^\[\]\n]*)\]\]")
 
 
 class WikiLink(NamedTuple):
-    """One WikiLink occurrence.
+    """One WikiLink occurrence, or a Markdown link read as one (:mod:`vaultsync.vault.mdlinks`).
 
     Attributes:
         raw: the link as written, ``![[a#b|c]]``.
