@@ -287,3 +287,25 @@ def test_a_superseded_note_with_broken_frontmatter_gets_no_status_message(vault)
     vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra="supersedes: [ADR-0001]\n"))
     out = vault.check().out
     assert "None" not in out and "SS004" not in out
+
+
+@pytest.mark.parametrize("status, advice", [
+    ("Superseded", "write it in lower case"), ('" superseded"', "write it without the spaces around it"),
+    ('" SUPERSEDED "', "write it without the spaces around it and in lower case"),
+])
+def test_lc002_says_what_to_change(vault, status, advice):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", status="accepted").replace("status: accepted", f"status: {status}"))
+    assert any(line.endswith(f"is read as 'superseded' — {advice}") for line in vault.check().lines)
+
+
+@pytest.mark.parametrize("older, newer", [
+    ("superseded_by: [[ADR-0002]]\n", "supersedes: [ADR-0001]\n"),  # unquoted: a list in a list
+    ("superseded_by: ADR-0002\n", "supersedes: [[ADR-0001]]\n"), ("superseded_by: ADR-0002\n", "supersedes: [[[ADR-0001]]]\n"),
+])
+def test_an_unreadable_back_reference_is_not_called_missing(vault, older, newer):
+    """The schema and LC001 point at a field YAML read as something else; SS002 would send the user
+    to --fix, which cannot edit it."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", status="superseded", extra=older))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra=newer))
+    out = vault.check().out
+    assert "LC001" in out and "SS002" not in out

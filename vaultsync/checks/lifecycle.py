@@ -39,8 +39,10 @@ def check_lifecycle_fields(note: Note) -> list[Diagnostic]:
     status = normalised_frontmatter(note.frontmatter).get("status")
     if isinstance(status, str) and status.strip().casefold() == "superseded" and status != "superseded":
         line, col = note.position(("status",))
+        how = [fix for fix, wrong in (("without the spaces around it", status != status.strip()),
+                                      ("in lower case", status.strip() != "superseded")) if wrong]
         out.append(Diagnostic(note.path, line, col, "LC002",
-                              f"status: '{status}' is read as 'superseded' — write it in lower case",
+                              f"status: '{status}' is read as 'superseded' — write it {' and '.join(how)}",
                               severity=WARNING))
     return out
 
@@ -137,6 +139,14 @@ def _refs(value: Any) -> list[str]:
     return [v for v in items if isinstance(v, str) and v.strip()]
 
 
+def _unreadable(note: Note, field_name: str) -> bool:
+    """Whether ``field_name`` is written but holds no reference as text (``superseded_by: [[X]]``
+    unquoted is a list in a list): the schema and LC001 say so, and no back-reference is "missing"."""
+    value = normalised_frontmatter(note.frontmatter).get(field_name)
+    items = value if isinstance(value, list) else [value]
+    return value is not None and not all(isinstance(v, str) for v in items)
+
+
 def extra_successors(vault: Vault, edges: list[Supersession]) -> dict[str, list[str]]:
     """Older note → its successors (sorted), for each note that more than one note supersedes while its
     ``superseded_by`` holds at most one reference (a note has one successor)."""
@@ -191,14 +201,14 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
         newer, older = vault.notes[edge.newer], vault.notes[edge.older]
         if edge.older in extra:
             continue
-        if edge.declared_by_newer and not edge.declared_by_older:
+        if edge.declared_by_newer and not edge.declared_by_older and not _unreadable(older, "superseded_by"):
             line, col = older.position(("superseded_by",), key=True)
             out.append(Diagnostic(
                 edge.older, line, col, "SS002",
                 f"superseded_by: missing back-reference to {vault.display_name(edge.newer)} "
                 f"({edge.newer} supersedes this note) — run `vaultsync check --fix`",
             ))
-        if edge.declared_by_older and not edge.declared_by_newer:
+        if edge.declared_by_older and not edge.declared_by_newer and not _unreadable(newer, "supersedes"):
             line, col = newer.position(("supersedes",), key=True)
             out.append(Diagnostic(
                 edge.newer, line, col, "SS002",

@@ -189,7 +189,8 @@ def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ..
     shown = _describe(value, raw)
     if kw == "type":
         expected = _expected(err.validator_value)
-        if isinstance(value, list) and r"\[\[" in str(err.schema.get("pattern", "")):
+        if isinstance(value, list) and value and all(isinstance(v, list) for v in value) \
+                and r"\[\[" in str(err.schema.get("pattern", "")):  # `[[note]]` unquoted: YAML's list in a list
             return path, f'{name}: expected "[[note]]" string, got a nested list — quote wikilinks in YAML', False
         hint = " (use true/false)" if expected == "boolean" and isinstance(value, str) else ""
         if expected == "string" and raw is not None and raw[:1] not in "'\"":
