@@ -309,3 +309,13 @@ def test_an_unreadable_back_reference_is_not_called_missing(vault, older, newer)
     vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra=newer))
     out = vault.check().out
     assert "LC001" in out and "SS002" not in out
+
+
+@pytest.mark.parametrize("created, future", [
+    (d(1), True), (d(400), True), ('"2099-01-01T00:00:00Z"', True), (d(0), False), (d(-1), False),
+])
+def test_dt003_a_note_created_in_the_future(vault, created, future):
+    text = adr("ADR-0001").replace('created: "2024-03-01"', f"created: {created}")
+    vault.write("docs/adrs/ADR-0001.md", text)
+    lines = [line for line in vault.check().lines if "DT003 created:" in line]
+    assert bool(lines) is future and all(line.startswith("docs/adrs/ADR-0001.md:6:10: DT003 created: ") for line in lines)

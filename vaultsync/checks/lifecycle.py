@@ -60,7 +60,8 @@ def _raw(note: Note, value: Any, line: int, col: int) -> str:
 
 def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING,
                 tz: dt.tzinfo | None = None) -> list[Diagnostic]:
-    """``expires`` after ``created``; ``last_validated`` not in the future nor before ``created``; expiry."""
+    """``expires`` after ``created``; ``created`` and ``last_validated`` not in the future, nor
+    ``last_validated`` before ``created``; expiry."""
     fm = note.frontmatter
     out: list[Diagnostic] = []
     created = parse_vault_date(fm.get("created"))
@@ -70,6 +71,9 @@ def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING,
         line, col = note.position(("expires",))
         shown = (fm["expires"], fm["created"]) if len(fm["expires"]) > 10 or len(fm["created"]) > 10 else (expires, created)
         out.append(Diagnostic(note.path, line, col, "DT002", f"expires: {shown[0]} is not after created ({shown[1]})"))
+    if created and local_day(fm.get("created"), tz) > today:  # type: ignore[operator]
+        line, col = note.position(("created",))
+        out.append(Diagnostic(note.path, line, col, "DT003", f"created: {created} is in the future (today is {today})"))
     if validated and local_day(fm.get("last_validated"), tz) > today:  # type: ignore[operator]
         line, col = note.position(("last_validated",))
         out.append(Diagnostic(note.path, line, col, "DT003",
