@@ -208,9 +208,10 @@ def mask_code(text: str) -> str:
 
 
 class _Fence(NamedTuple):
-    """An open fenced code block (or HTML comment block: ``char`` ``<!--``): its ``char`` and ``length``, its block quote ``depth``, the column its
+    """An open fenced code block: its ``char`` and ``length``, its block quote ``depth``, the column its
     content starts at in that quote (``inside``: a list item's content column, else 0), and the list
-    item holding it (``item``: content column and block quote depth), which ends it when it ends."""
+    item holding it (``item``: content column and block quote depth), which ends it when it ends.
+    An open HTML comment block or Obsidian block comment is held as one too (``char`` ``<!--``, ``%%``)."""
 
     char: str
     length: int
