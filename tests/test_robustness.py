@@ -297,6 +297,15 @@ def test_status_of_a_repository_without_commits_says_so(tmp_path):
     assert res.code == 0 and "HEAD (no commits)   nothing to index yet" in res.out and "BEHIND" not in res.out
 
 
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown"])
+def test_search_in_a_repository_without_commits_says_why_nothing_is_found(tmp_path, fmt):
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "note.md").write_text("# Note\nwebhook retries\n")  # written, never committed
+    res = run_cli(["search", "webhook", "--no-daemon", "--format", fmt], tmp_path)
+    assert res.code == 1 and res.out == "" and "no commits" in res.err and "vector leg" not in res.err
+    assert not (tmp_path / ".git/vaultsync").exists()  # nothing built for nothing
+
+
 @pytest.mark.parametrize("option", ["--tag", "--type", "--scope"])
 def test_a_filter_that_is_not_utf8_is_a_usage_error(vault, option):
     res = subprocess.run([sys.executable, "-m", "vaultsync", "search", "ledger", "--no-daemon", option.encode(),

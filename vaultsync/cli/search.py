@@ -162,6 +162,10 @@ def _full_route(args: argparse.Namespace, raw: str, options: dict, asked: int | 
     repo = repository("search")
     if repo is None:
         return 2
+    if repo.head_is_unborn:
+        print("vaultsync search: nothing to search yet: the repository has no commits, and vaultsync indexes "
+              "committed notes — commit them first", file=sys.stderr)
+        return 1
     config = committed_config(repo)
     from vaultsync.engine import check_rerank_spec, options_for
 
