@@ -67,8 +67,9 @@ def test_sharp_s_is_not_ss_like_in_obsidian_but_the_hint_says_so(vault):
     vault.write("docs/Straße.md", "# x\n")
     vault.write("docs/a.md", "[[STRASSE]] [[STRAẞE]]\n")
     res = vault.check()
-    assert res.lines == ["docs/a.md:1:1: WL001 [[STRASSE]] → no such note — did you mean [[Straße]]? (names match "
-                         "ignoring case, but Obsidian tells 'ß' from 'ss')"]
+    assert res.lines == ["docs/a.md:1:1: WL001 [[STRASSE]] → no such note — did you mean [[Straße]]? (the names "
+                         "differ only where full case folding merges letters ('ß' and 'ss', 'ﬁ' and 'fi'), which "
+                         "Obsidian tells apart)"]
     assert name_key("Straße") != name_key("STRASSE")
 
 

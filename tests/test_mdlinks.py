@@ -96,3 +96,12 @@ def test_pathological_lines_take_linear_time(vault, line):
     start = time.perf_counter()
     vault.check()
     assert time.perf_counter() - start < 5  # quadratic forms took minutes
+
+
+def test_a_markdown_link_gets_its_suggestion_as_a_markdown_link(vault):
+    vault.write("docs/notes/Webhook retries.md", "# Webhook retries\n## Backoff\n")
+    vault.write("docs/a.md", "[see](Webhook%20retry.md#Backoff) ![pic](ﬁle.png)\n")
+    vault.write("docs/file.png", b"\x89PNG")
+    lines = vault.check().lines
+    assert lines[0].endswith("→ no such note — did you mean [see](Webhook%20retries.md#Backoff)?"), lines
+    assert "did you mean ![pic](file.png)?" in lines[1] and "'ﬁ' and 'fi'" in lines[1], lines

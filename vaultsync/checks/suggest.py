@@ -23,7 +23,7 @@ import difflib
 import posixpath
 import re
 from collections import defaultdict
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from vaultsync.vault.resolve import name_key, nfc
 from vaultsync.vault.vault import Vault, is_note_path
@@ -35,8 +35,12 @@ _ID_LIKE = re.compile(r"^[A-Za-z]{2,}-?[0-9]+$")
 
 
 def rebuild(link: WikiLink, target: str) -> str:
-    """``link`` written with another target, its heading/block and alias kept: ``[[new#H|alias]]``."""
+    """``link`` written with another target, its heading/block and alias kept: ``[[new#H|alias]]``, or
+    ``[text](new.md#H)`` for a Markdown link."""
     sub = f"#^{link.block}" if link.block is not None else (f"#{link.heading}" if link.heading is not None else "")
+    if not link.raw.endswith("]]"):  # a Markdown link: its text kept, the destination percent-encoded, ".md" named
+        named = target if "." in posixpath.basename(target) else target + ".md"
+        return f"{link.raw[:link.raw.find('](') + 1]}({quote(named)}{quote(sub, safe='#^')})"
     alias = f"|{link.alias}" if link.alias is not None else ""
     return f"{'!' if link.embed else ''}[[{target}{sub}{alias}]]"
 
@@ -78,13 +82,13 @@ class Suggester:
         if ids and len(ids) == 1:
             return (f" — did you mean {self.link_to(ids[0], source, link)}? ('{target}' is the memory_id of "
                     f"{ids[0]}; links name the file)")
-        if _URL_ESCAPE.search(target):
+        if _URL_ESCAPE.search(target) and link.raw.endswith("]]"):  # (a Markdown link's target is decoded already)
             decoded = unquote(target)
             if decoded != target and decoded.isprintable():  # `%0A` decodes to no name one could write
                 found = self.vault.link_index.resolve(decoded, source).status == "ok"
                 either = "" if found else f" (though no note is named '{decoded}' either)"
                 return f" — WikiLinks are not URL-encoded: write {rebuild(link, decoded)}{either}"
-        base = posixpath.basename(key)
+        base = posixpath.basename(key).removesuffix(".md")  # `[x](Note.md)`: names compare without it
         prefixed = self._prefixed(base) if _ID_LIKE.match(target) else []
         if len(prefixed) == 1:
             return f" — did you mean {self.link_to(prefixed[0], source, link)}?"
@@ -92,7 +96,8 @@ class Suggester:
         if len(folded) == 1:
             stem = posixpath.splitext(posixpath.basename(folded[0]))[0]
             why = "the name matches, the folder does not" if name_key(stem) == name_key(posixpath.basename(target)) \
-                else "names match ignoring case, but Obsidian tells 'ß' from 'ss'"
+                else "the names differ only where full case folding merges letters ('ß' and 'ss', 'ﬁ' and 'fi'), " \
+                "which Obsidian tells apart"
             return f" — did you mean {self.link_to(folded[0], source, link)}? ({why})"
         if self._fuzzy_left > 0 and base and not any(c.isdigit() for c in base):
             self._fuzzy_left -= 1
