@@ -1,6 +1,6 @@
 """Trust figures: abstention on no-answer queries, recall kept, tokens delivered, calibration — per floor.
 
-    python bench/bench_trust.py [--data ../shared/eval] [--every 4] [--floors 0,0.01,0.015,0.02,0.05]
+    python bench/bench_trust.py [--data ../shared/eval] [--every 4] [--offset 0] [--floors 0,0.01,0.015,0.02,0.05]
 
 LoCoMo: every ``--every``-th question in its own conversation (answerable) and in the next
 conversation (no answer, :func:`vaultsync.eval.harness.no_answer_queries`); Obsidian help: its
@@ -76,6 +76,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=Path("../shared/eval"))
     ap.add_argument("--every", type=int, default=4)
+    ap.add_argument("--offset", type=int, default=0, help="start at this question: --every 8 --offset 4 is disjoint "
+                                                           "from --every 8")
     ap.add_argument("--floors", default="0,0.005,0.01,0.015,0.02,0.03,0.05,0.1")
     ap.add_argument("--relative", default="0.3,0.5", help="adaptive cuts tried with the default floor")
     args = ap.parse_args()
@@ -88,7 +90,7 @@ def main() -> None:
         if not (args.data / name / "queries.jsonl").exists():
             sys.exit(f"missing dataset {args.data / name}")
         searcher = workspace(args.data, name, None, root, models)
-        queries = load_queries(args.data / name, every=args.every)
+        queries = load_queries(args.data / name, every=args.every, offset=args.offset)
         queries += no_answer_queries(queries)
         results = run(searcher, queries)
         searcher.close()

@@ -48,11 +48,11 @@ class Variant:
     rerank: str = "none"
 
 
-def load_queries(dataset_dir: Path, limit: int | None = None, every: int = 1) -> list[dict[str, Any]]:
-    """The dataset's queries (every ``every``-th, at most ``limit``), in file order."""
+def load_queries(dataset_dir: Path, limit: int | None = None, every: int = 1, offset: int = 0) -> list[dict[str, Any]]:
+    """The dataset's queries (every ``every``-th from the ``offset``-th, at most ``limit``), in file order."""
     rows = [json.loads(line) for line in (dataset_dir / "queries.jsonl").read_text(encoding="utf-8").splitlines()
             if line.strip()]
-    rows = rows[::every]
+    rows = rows[offset::every]
     return rows[:limit] if limit else rows
 
 
