@@ -27,15 +27,17 @@ def shimmed(vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tu
     """``vault`` with the shims installed and ``$VAULTSYNC_PYTHON`` recording "hook HEAD" lines."""
     record = tmp_path / "starts.txt"
     recorder = tmp_path / "python-recorder"
-    recorder.write_text(  # $5: the --hook value; the barrier (post-merge) is told apart by its marker
+    recorder.write_text(  # $5: the --hook value; the barrier (post-merge) is told apart by its marker; a
+        # replay's waiter ($6: --after-replay) is recorded as "hook+wait" and stays alive a while, as one does
         f'#!/bin/sh\nhead=$(git rev-parse HEAD); [ "$5" = post-merge ] && head={BARRIER}\n'
+        f'[ "$6" = --after-replay ] && {{ echo "$5+wait $head" >> "{record}"; sleep 4; exit 0; }}\n'
         f'echo "$5 $head" >> "{record}"\n')
     recorder.chmod(0o755)
     monkeypatch.setenv("VAULTSYNC_PYTHON", str(recorder))
     install_shims(vault.root / ".git" / "hooks")
     vault.write("docs/base.md", "# base\n")
     vault.commit("base")
-    starts(record)
+    syncs(starts(record))
     return vault, record
 
 
@@ -67,11 +69,16 @@ def starts(record: Path) -> list[tuple[str, str]]:
     return [line for line in lines if line != ("post-merge", BARRIER)]  # type: ignore[misc]
 
 
+def syncs(found: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The syncs among ``found``, without the replays' waiters (``hook+wait``)."""
+    return [start for start in found if not start[0].endswith("+wait")]
+
+
 def test_an_ordinary_commit_starts_one_sync(shimmed):
     vault, record = shimmed
     vault.write("docs/a.md", "# a\n")
     vault.commit("a")
-    assert starts(record) == [("post-commit", vault.git("rev-parse", "HEAD").stdout.strip())]
+    assert syncs(starts(record)) == [("post-commit", vault.git("rev-parse", "HEAD").stdout.strip())]
 
 
 def _feature(vault: Vault, n: int) -> None:
@@ -89,34 +96,36 @@ def test_a_rebase_starts_one_sync_from_post_rewrite_and_none_per_pick(shimmed, b
     vault, record = shimmed
     _feature(vault, 5)
     vault.git("checkout", "-q", "feature")
-    starts(record)
+    syncs(starts(record))
     vault.git("rebase", "-q", f"--{backend}", "main")
     head = vault.git("rev-parse", "HEAD").stdout.strip()
-    found = starts(record)
+    everything = starts(record)
+    found = syncs(everything)
     assert [h for h, _ in found if h == "post-commit"] == []
     assert ("post-rewrite", head) in found
+    assert len([h for h, _ in everything if h.endswith("+wait")]) == 1  # one waiter for the whole replay
 
 
 def test_a_cherry_pick_sequence_syncs_once_at_its_last_pick(shimmed):
     vault, record = shimmed
     _feature(vault, 4)
-    starts(record)
+    syncs(starts(record))
     vault.git("cherry-pick", "main..feature")
     head = vault.git("rev-parse", "HEAD").stdout.strip()
-    assert starts(record) == [("post-commit", head)]
+    assert syncs(starts(record)) == [("post-commit", head)]
 
 
 def test_a_single_cherry_pick_and_a_revert_sequence_still_sync(shimmed):
     vault, record = shimmed
     _feature(vault, 3)
-    starts(record)
+    syncs(starts(record))
     vault.git("cherry-pick", "feature")
-    assert starts(record) == [("post-commit", vault.git("rev-parse", "HEAD").stdout.strip())]
-    starts(record)
+    assert syncs(starts(record)) == [("post-commit", vault.git("rev-parse", "HEAD").stdout.strip())]
+    syncs(starts(record))
     vault.git("cherry-pick", "feature~2", "feature~1")
     vault.git("revert", "--no-edit", "HEAD", "HEAD~1")
     head = vault.git("rev-parse", "HEAD").stdout.strip()
-    found = starts(record)  # one per sequence; detached, so in either order
+    found = syncs(starts(record))  # one per sequence; detached, so in either order
     assert len(found) == 2 and ("post-commit", head) in found
 
 
@@ -130,15 +139,15 @@ def test_a_sequence_stopped_by_a_conflict_syncs_when_it_is_continued(shimmed):
     vault.git("checkout", "-q", "main")
     vault.write("docs/base.md", "# base\nmain\n")
     vault.commit("main edits base")
-    starts(record)
+    syncs(starts(record))
     assert vault.git("cherry-pick", "main..side", check=False).returncode != 0  # the first pick conflicts
     vault.write("docs/base.md", "# base\nresolved\n")
     vault.git("add", "docs/base.md")
     vault.git("commit", "-q", "--no-edit")  # the resolved pick: git has removed CHERRY_PICK_HEAD, so the
     head = vault.git("rev-parse", "HEAD").stdout.strip()  # shim cannot tell it from a sequence given up
-    assert starts(record) == [("post-commit", head)]  # with reset: one sync more, never one too few
+    assert syncs(starts(record)) == [("post-commit", head)]  # with reset: one sync more, never one too few
     vault.git("cherry-pick", "--continue")
-    assert starts(record) == [("post-commit", vault.git("rev-parse", "HEAD").stdout.strip())]
+    assert syncs(starts(record)) == [("post-commit", vault.git("rev-parse", "HEAD").stdout.strip())]
 
 
 def test_a_rebase_in_a_linked_worktree_starts_no_sync_per_pick(shimmed, tmp_path):
@@ -146,9 +155,9 @@ def test_a_rebase_in_a_linked_worktree_starts_no_sync_per_pick(shimmed, tmp_path
     _feature(vault, 3)
     wt = tmp_path / "linked wt"
     vault.git("worktree", "add", "-q", str(wt), "feature")
-    starts(record)
+    syncs(starts(record))
     git(wt, "rebase", "-q", "main")
-    found = starts(record)
+    found = syncs(starts(record))
     assert [h for h, _ in found if h == "post-commit"] == []
     assert ("post-rewrite", git(wt, "rev-parse", "HEAD").stdout.strip()) in found
 
@@ -194,12 +203,12 @@ def test_a_cherry_pick_sequence_given_up_with_reset_leaves_no_replay_behind(shim
     vault.git("checkout", "-q", "main")
     vault.write("docs/base.md", "# base\nmain\n")
     vault.commit("main edits base")
-    starts(record)
+    syncs(starts(record))
     assert vault.git("cherry-pick", "main..side", check=False).returncode != 0
     vault.git("reset", "-q", "--hard")
     vault.write("docs/after.md", "# after\n")
     vault.commit("after")
-    assert starts(record) == [("post-commit", vault.git("rev-parse", "HEAD").stdout.strip())]
+    assert syncs(starts(record)) == [("post-commit", vault.git("rev-parse", "HEAD").stdout.strip())]
 
 
 def test_a_rebase_given_up_with_abort_never_synced_its_upstream(shimmed):
@@ -213,10 +222,10 @@ def test_a_rebase_given_up_with_abort_never_synced_its_upstream(shimmed):
     vault.write("docs/base.md", "# base\nmain\n")
     vault.commit("main edits base")
     vault.git("checkout", "-q", "feature")
-    starts(record)
+    syncs(starts(record))
     assert vault.git("rebase", "-q", "main", check=False).returncode != 0
     vault.git("rebase", "--abort")
-    assert starts(record) == []
+    assert syncs(starts(record)) == []
 
 
 def test_git_am_syncs_once_at_its_last_patch(shimmed, tmp_path):
@@ -225,9 +234,9 @@ def test_git_am_syncs_once_at_its_last_patch(shimmed, tmp_path):
     patches = tmp_path / "patches"
     vault.git("format-patch", "-q", "-o", str(patches), "main~1..feature")  # the three feature commits
     vault.git("reset", "-q", "--hard", "main")
-    starts(record)
+    syncs(starts(record))
     vault.git("am", "-q", *sorted(str(p) for p in patches.iterdir()))
-    assert starts(record) == [("post-applypatch", vault.git("rev-parse", "HEAD").stdout.strip())]
+    assert syncs(starts(record)) == [("post-applypatch", vault.git("rev-parse", "HEAD").stdout.strip())]
 
 
 def test_the_shim_starts_a_sync_without_setsid(shimmed, tmp_path):
@@ -241,4 +250,4 @@ def test_the_shim_starts_a_sync_without_setsid(shimmed, tmp_path):
     vault.git("add", "-A")
     env = {**no_git_env(), "PATH": str(bare)}
     subprocess.run(["git", "commit", "-qm", "a"], cwd=vault.root, env=env, check=True)
-    assert starts(record) == [("post-commit", vault.git("rev-parse", "HEAD").stdout.strip())]
+    assert syncs(starts(record)) == [("post-commit", vault.git("rev-parse", "HEAD").stdout.strip())]

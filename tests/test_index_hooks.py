@@ -104,6 +104,49 @@ def test_gh02_cherry_pick_of_an_invalid_note_and_amend(hooked):
     assert memsearch(hooked.root, "quuxfrob")[0] == "docs/ok.md"
 
 
+def _drop_all(vault) -> None:  # type: ignore[no-untyped-def]
+    vault.git("rebase", "-q", "-i", "HEAD~1", env={"GIT_SEQUENCE_EDITOR": "sed -i 1s/^pick/drop/"})
+
+
+def _fast_forward(vault) -> None:  # type: ignore[no-untyped-def]
+    vault.git("checkout", "-q", "-b", "behind", "HEAD~1")
+    vault.git("rebase", "-q", "main")  # only a fast-forward: no pick, no post-rewrite
+
+
+def _skip_the_empty_last_pick(vault) -> None:  # type: ignore[no-untyped-def]
+    fennec = vault.git("rev-parse", "HEAD").stdout.strip()
+    vault.git("checkout", "-q", "-b", "side", "HEAD~1")
+    vault.write("docs/side.md", "# side\nSide work with the gazpachoword marker.\n")
+    vault.commit("side")
+    vault.git("cherry-pick", fennec)  # side: base, side, then main's last change again
+    vault.git("checkout", "-q", "main")
+    wait_indexed(vault.root)
+    res = vault.git("cherry-pick", "side~1", "side", check=False)  # its last pick is empty on main: git stops
+    assert res.returncode != 0
+    vault.git("cherry-pick", "--skip")
+
+
+@pytest.mark.parametrize("replay", [_drop_all, _fast_forward, _skip_the_empty_last_pick])
+def test_gh02_a_replay_that_ends_without_a_hook_still_reaches_head(hooked, replay):
+    """Git runs no post-rewrite (nor a last post-commit) when a rebase only fast-forwards or drops every
+    pick, or when a sequence's last pick is skipped; the shim's one waiter syncs once git is done."""
+    hooked.write("docs/base.md", "# base\nBase note.\n")
+    hooked.commit("base")
+    hooked.write("docs/fennec.md", "# fennec\nThe foxtrotfennec marker.\n")
+    hooked.commit("fennec")
+    wait_indexed(hooked.root)
+    replay(hooked)
+    waiter = hooked.root / ".git/vaultsync/replay-wait.pid"
+    deadline = time.monotonic() + 60
+    while waiter.exists() and time.monotonic() < deadline:  # the waiter leaves once git is done
+        time.sleep(0.3)
+    assert not waiter.exists()
+    info = wait_indexed(hooked.root)
+    assert info["indexed_commit"] == hooked.git("rev-parse", "HEAD").stdout.strip()
+    tree = hooked.git("ls-tree", "-r", "--name-only", "HEAD", "docs").stdout.split()
+    assert sorted(row[0] for row in index_state(hooked.root)["notes"]) == sorted(tree)  # type: ignore[attr-defined]
+
+
 def test_gh03_merge_and_fast_forward_fire_post_merge(hooked):
     hooked.write("docs/start.md", "# start\nStart.\n")
     hooked.commit("start")

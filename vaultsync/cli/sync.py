@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from vaultsync.index.layout import IndexLayout
 
 HOOK_TIMEOUT_S = 900
+REPLAY_WAIT_S = 1800  # an interactive rebase may stop for edits this long before the waiter gives up
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -34,6 +35,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("--wait", type=float, default=None,
                    help="seconds to wait for a running sync (default: as long as it takes; 0 from a hook, "
                         "which asks the running sync to go again)")
+    p.add_argument("--after-replay", action="store_true", help=argparse.SUPPRESS)  # the shim's waiter (GH-02)
     p.add_argument("hook_args", nargs="*", help=argparse.SUPPRESS)
     p.set_defaults(run=run)
 
@@ -87,6 +89,13 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from vaultsync.index.fastpath import quick_is_current
 
+    if args.after_replay:
+        from vaultsync.git import open_repo
+
+        repo = open_repo(Path.cwd())
+        if repo is None or not _waited_for_replay(repo):
+            return 0
+        args.hook = "post-rewrite"  # the replay is over: sync as its last hook would have
     if not args.background and not getattr(args, "asked_if_current", False) and quick_is_current(Path.cwd()):
         if not args.quiet:
             print("index up-to-date")
@@ -143,6 +152,33 @@ def _run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(report.summary())
     return 0
+
+
+def _waited_for_replay(repo) -> bool:  # type: ignore[no-untyped-def]
+    """As this worktree's one replay waiter (the shim starts it while git replays commits), wait until
+    the replay has been over for a second, at most ``REPLAY_WAIT_S``; False when another waiter is
+    already waiting (GH-02: a rebase that only fast-forwards, or drops every pick, runs no hook after)."""
+    from vaultsync.index.sync import replay_active
+
+    folder = Path(repo.path) / "vaultsync"
+    folder.mkdir(exist_ok=True)
+    with open(folder / "replay-wait.lock", "w") as post:
+        try:
+            import fcntl
+
+            fcntl.flock(post, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:  # pragma: no cover - Windows: no second waiter to keep away
+            pass
+        except OSError:
+            return False
+        pid_file = folder / "replay-wait.pid"
+        pid_file.write_text(f"{os.getpid()}\n")  # the shim starts no other waiter while this one lives
+        deadline, calm = time.monotonic() + REPLAY_WAIT_S, 0
+        while calm < 2 and time.monotonic() < deadline:
+            time.sleep(0.5)
+            calm = 0 if replay_active(repo) else calm + 1
+        pid_file.unlink(missing_ok=True)
+    return True
 
 
 def _bootstrap(repo) -> list[str]:  # type: ignore[no-untyped-def]

@@ -116,6 +116,13 @@ def replay_in_progress(repo: pygit2.Repository, hook: str = "post-commit") -> bo
         (gitdir / "CHERRY_PICK_HEAD").exists() or (gitdir / "REVERT_HEAD").exists() or steps[0].split(" ", 1)[0] == "revert")
 
 
+def replay_active(repo: pygit2.Repository) -> bool:
+    """Whether git is in the middle of a replay, at any step: a rebase or ``git am`` (their state
+    folders), or a cherry-pick or revert, running or stopped (``CHERRY_PICK_HEAD``, ``REVERT_HEAD``)."""
+    gitdir = Path(repo.path)
+    return any((gitdir / name).exists() for name in ("rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "REVERT_HEAD"))
+
+
 def vault_notes(snapshot: TreeSnapshot, config: Config) -> tuple[dict[str, str], list[str]]:
     """Indexable note path → blob oid, and warnings for paths that cannot be indexed."""
     notes: dict[str, str] = {}
