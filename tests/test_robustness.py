@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import adr, git, run_cli
+from conftest import adr, assert_same_index, git, index_state, run_cli
 from vaultsync.vault.markdown import mask_code
 from vaultsync.vault.note import parse_note
 
@@ -378,3 +378,59 @@ def test_the_heap_trim_finds_glibc_without_a_library_search():
         assert heap._malloc_trim() is not None
     heap.trim()
     assert heap._malloc_trim() is heap._malloc_trim()
+
+
+@pytest.mark.parametrize("args", [[], ["--staged"], ["--rev", "HEAD"]])
+def test_a_config_that_is_a_folder_fails_the_check_as_it_fails_the_index(vault, args):
+    (vault.root / ".vaultsync.yaml").unlink()
+    vault.write(".vaultsync.yaml/notes.txt", "not a config\n")
+    vault.write("docs/a.md", "# a\n")
+    vault.commit("a", "--no-verify")
+    res = vault.check(*args)
+    assert res.code == 1 and res.err.strip() == \
+        ".vaultsync.yaml:1:1: CF001 cannot read config: .vaultsync.yaml is a folder, not a file"
+
+
+def test_a_full_disk_is_an_error_not_a_crash(vault, monkeypatch):
+    """ENOSPC, a read-only disk or a denied write is the machine's problem: one line, exit 1, no crash report."""
+    import errno
+
+    from vaultsync.cli import status as status_cli
+
+    def full(*_a, **_k):  # type: ignore[no-untyped-def]
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(status_cli, "run", full)
+    res = run_cli(["status"], vault.root)
+    assert res.code == 1 and res.err.strip() == "vaultsync status: error: No space left on device"
+
+
+@pytest.mark.slow
+def test_a_folder_where_the_index_file_belongs_is_reported_and_rebuilt(vault, model_env):
+    vault.write("docs/a.md", "# a\nThe zebrafinch marker.\n")
+    vault.commit("a")
+    assert run_cli(["sync", "--quiet"], vault.root).code == 0
+    index = vault.root / ".git/vaultsync/index.sqlite"
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(index) + suffix).unlink(missing_ok=True)
+    index.mkdir()
+    for command in (["status"], ["search", "zebrafinch", "--no-daemon"]):
+        res = run_cli(command, vault.root)
+        assert res.code == 1 and "cannot read the index" in res.err and "index --rebuild" in res.err, res.err
+    assert run_cli(["index", "--rebuild", "--quiet"], vault.root).code == 0
+    assert "docs/a.md" in run_cli(["search", "zebrafinch", "--no-daemon"], vault.root).out
+
+
+@pytest.mark.slow
+def test_a_rebuild_that_cannot_finish_keeps_the_old_index(vault, model_env, tmp_path, monkeypatch):
+    vault.write("docs/a.md", "# a\nThe zebrafinch marker.\n")
+    vault.commit("a")
+    assert run_cli(["sync", "--quiet"], vault.root).code == 0
+    before = index_state(vault.root)
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("the model cache cannot live here")
+    monkeypatch.setenv("VAULTSYNC_CACHE_DIR", str(blocked / "sub"))
+    assert run_cli(["index", "--rebuild", "--quiet"], vault.root).code == 1
+    monkeypatch.undo()
+    assert_same_index(before, index_state(vault.root))
+    assert not list((vault.root / ".git/vaultsync").glob("*.rebuilding-old"))

@@ -27,7 +27,7 @@ from vaultsync.git import (
 )
 from vaultsync.index.layout import common_git_dir
 from vaultsync.vault.clock import local_today
-from vaultsync.vault.config import CONFIG_NAME, ConfigError, load_config
+from vaultsync.vault.config import CONFIG_NAME, ConfigError, config_is_a_folder, load_config
 from vaultsync.vault.resolve import LinkIndex
 from vaultsync.vault.vault import Vault
 
@@ -75,6 +75,8 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None
     else:
         snapshot = None
     config_text = None
+    if snapshot is not None and any(p.startswith(CONFIG_NAME + "/") for p in snapshot.paths()):
+        raise config_is_a_folder()
     if snapshot is not None and CONFIG_NAME in snapshot.paths():
         config_text = snapshot.read(CONFIG_NAME).decode("utf-8-sig", errors="replace").replace("\r\n", "\n")
         config = load_config(top, config_text)

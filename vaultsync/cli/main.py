@@ -140,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
             return _missing_extra(args.command, exc)
         if os.environ.get("VAULTSYNC_DEBUG"):
             raise
+        if (said := _environment_error(exc)) is not None:  # the machine's problem, not ours: no crash report
+            print(f"vaultsync {args.command}: error: {said}", file=sys.stderr)
+            return 1
         from vaultsync.logs import CRASH_EXIT, write_crash_report
 
         log = write_crash_report(exc, argv)
@@ -151,3 +154,17 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _environment_error(exc: Exception) -> str | None:
+    """What to tell the user about an error of the disk or the index files (a full or read-only disk,
+    a folder where the index file belongs), or None for anything else (an internal error)."""
+    import errno
+    import sqlite3
+
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM):
+        return f"cannot write {exc.filename}: {exc.strerror}" if exc.filename else f"{exc.strerror}"
+    if isinstance(exc, sqlite3.OperationalError) and str(exc) in ("disk I/O error", "unable to open database file"):
+        return f"cannot read the index ({exc}): `vaultsync index --rebuild` builds it again"
+    return None
+

@@ -162,10 +162,6 @@ def _full_route(args: argparse.Namespace, raw: str, options: dict, asked: int | 
     repo = repository("search")
     if repo is None:
         return 2
-    if repo.head_is_unborn:
-        print("vaultsync search: nothing to search yet: the repository has no commits, and vaultsync indexes "
-              "committed notes — commit them first", file=sys.stderr)
-        return 1
     config = committed_config(repo)
     from vaultsync.engine import check_rerank_spec, options_for
 
@@ -174,6 +170,10 @@ def _full_route(args: argparse.Namespace, raw: str, options: dict, asked: int | 
         check_rerank_spec(args.rerank)
     except ValueError as exc:
         raise _Refused(str(exc)) from None
+    if repo.head_is_unborn:
+        print("vaultsync search: nothing to search yet: the repository has no commits, and vaultsync indexes "
+              "committed notes — commit them first", file=sys.stderr)
+        return 1
     result = None
     from vaultsync.index.layout import layout_for
     from vaultsync.serve.client import UntrustedDaemon, client_port, search_via_daemon

@@ -21,6 +21,7 @@ import datetime as dt
 import gc
 import hashlib
 import json
+import shutil
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from vaultsync.git import (
     printable_path,
     workdir,
 )
+from vaultsync.index.aside import put_back, set_aside
 from vaultsync.index.changes import note_changes
 from vaultsync.index.embedding import (
     EmbedderFactory,
@@ -161,14 +163,15 @@ def sync(repo: pygit2.Repository, *, rebuild: bool = False, embedder_factory: Em
     with lock as held:
         if not held:
             return SyncReport("busy", head_commit_id(repo))
-        if rebuild:
-            _drop(layout)
+        moved = set_aside(layout) if rebuild else []
         report = SyncReport("up-to-date")
         tracker = SyncProgress(layout.progress, bar=progress)
         try:
             while True:
                 lock.take_dirty()
                 report = _sync_repaired(repo, layout, embedder_factory, tracker, report)
+                put_back(moved, failed=False)
+                moved = []
                 if lock.take_dirty():
                     continue  # someone committed meanwhile: go again
                 tracker.close()
@@ -176,6 +179,7 @@ def sync(repo: pygit2.Repository, *, rebuild: bool = False, embedder_factory: Em
                 if not lock.reacquire_if_dirty():  # a mark that came between the check and the release
                     return report
         finally:
+            put_back(moved, failed=True)  # the rebuild did not finish: the old index stays
             tracker.close()
 
 
@@ -203,8 +207,6 @@ def _sync_repaired(repo: pygit2.Repository, layout: IndexLayout, embedder_factor
 
 
 def _drop(layout: IndexLayout) -> None:
-    import shutil
-
     for p in (layout.sqlite, Path(str(layout.sqlite) + "-wal"), Path(str(layout.sqlite) + "-shm")):
         p.unlink(missing_ok=True)
     shutil.rmtree(layout.lance, ignore_errors=True)

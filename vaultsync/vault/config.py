@@ -208,6 +208,12 @@ def _check_values(data: dict[str, Any], positions: dict[tuple[Any, ...], tuple[i
                 raise fail(where, f"unknown model {name!r} (known: {', '.join(known)})")
 
 
+def config_is_a_folder() -> ConfigError:
+    """CF001 for a ``.vaultsync.yaml`` that is a folder (the index refuses it the same way)."""
+    return ConfigError(Diagnostic(CONFIG_NAME, 1, 1, "CF001", f"cannot read config: {CONFIG_NAME} is a folder, "
+                                  "not a file"))
+
+
 def load_config(root: Path, text: str | None = None) -> Config:
     """Load and validate ``<root>/.vaultsync.yaml``.
 
@@ -219,6 +225,8 @@ def load_config(root: Path, text: str | None = None) -> Config:
     """
     path = root / CONFIG_NAME
     if text is None:
+        if path.is_dir():
+            raise config_is_a_folder()
         if not path.is_file():
             return Config()
         try:
