@@ -8,8 +8,9 @@ that inherits them acts on the hook's repository, not on the one its cwd names.
 from __future__ import annotations
 
 from pathlib import Path
+import pytest
 
-from conftest import PY, REPO_ROOT, git
+from conftest import PY, REPO_ROOT, adr, git, init_vault, run_cli
 
 from vaultsync.git import no_git_env, run_git
 
@@ -124,3 +125,23 @@ def test_the_suite_run_from_a_linked_worktrees_pre_commit_hook_leaves_the_reposi
     assert git(wt, "show", "--name-only", "--format=", new_head).stdout.split() == ["staged.md"]
     assert _snapshot(outer, wt) == before
     assert git(wt, "status", "--porcelain").stdout == ""
+
+
+@pytest.mark.parametrize("cone", [True, False])
+def test_a_sparse_checkout_checks_links_to_notes_left_off_the_disk(tmp_path, cone):
+    """The notes outside a sparse checkout are in the index, only not on disk: a link to one is no
+    dangling link (a link to a note that exists nowhere still is)."""
+
+    origin = init_vault(tmp_path / "origin", "vault: docs\n")
+    origin.write("docs/adrs/ADR-0001.md", adr("ADR-0001", body="See [[RULE-0001]] and [[incidents/INC-0001]].\n"))
+    origin.write("docs/rules/RULE-0001.md", "# Rule\n## Why\n")
+    origin.write("docs/incidents/INC-0001.md", "# Incident\n")
+    origin.commit("init")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(origin.root), str(clone))
+    git(clone, "sparse-checkout", "set", *(["docs/adrs"] if cone else ["--no-cone", "/docs/adrs/", "/.vaultsync.yaml"]))
+    assert not (clone / "docs/rules/RULE-0001.md").exists()
+    assert run_cli(["check"], clone).code == 0
+    (clone / "docs/adrs/ADR-0002.md").write_text(adr("ADR-0002", body="[[RULE-0001#Why]] [[RULE-0404]]\n"))
+    res = run_cli(["check"], clone)
+    assert res.code == 1 and [line.split(" ", 2)[1] for line in res.lines] == ["WL001"] and "RULE-0404" in res.out

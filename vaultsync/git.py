@@ -234,9 +234,21 @@ class TreeSnapshot(_EntriesSnapshot):
         super().__init__(repo, index)
 
 
+def _sparse(repo: pygit2.Repository) -> bool:
+    """Whether the working tree is a sparse checkout (``git sparse-checkout``)."""
+    import pygit2
+
+    try:
+        return "core.sparseCheckout" in repo.config and repo.config.get_bool("core.sparseCheckout")
+    except (pygit2.GitError, ValueError):
+        return False
+
+
 class WorktreeSnapshot:
     """Files on disk under ``roots`` (repo-relative), minus git-ignored ones, dot-folders and nested
-    repositories (submodules); overlapping roots list a file once."""
+    repositories (submodules); overlapping roots list a file once. In a sparse checkout, the files
+    the index holds outside the checked-out folders count too, read from the index (the notes a
+    link may name are all there, only not on disk)."""
 
     def __init__(self, root: Path, roots: Iterable[str] = (".",), repo: pygit2.Repository | None = None) -> None:
         self._root = root
@@ -265,6 +277,23 @@ class WorktreeSnapshot:
                     if (stat.S_ISREG(mode) or stat.S_ISLNK(mode)) and rel not in seen and not _ignored(repo, rel):
                         seen.add(rel)
                         (self._paths if stat.S_ISREG(mode) else self._links).append(rel)
+        self._staged: dict[str, pygit2.Oid] = {}  # a sparse checkout's files left out of the tree on disk
+        if repo is not None and _sparse(repo):
+            import pygit2
+
+            folders = [f.strip("/") for f in roots]
+            for entry in repo.index:
+                path = entry.path
+                if (path in seen or os.path.lexists(root / path)
+                        or not any(f in ("", ".") or path.startswith(f + "/") for f in folders)):
+                    continue
+                seen.add(path)
+                if entry.mode == pygit2.GIT_FILEMODE_LINK:
+                    self._links.append(path)
+                else:
+                    self._paths.append(path)
+                    self._staged[path] = entry.id
+            self._repo = repo
 
     def paths(self) -> list[str]:
         return list(self._paths)
@@ -273,6 +302,8 @@ class WorktreeSnapshot:
         return list(self._links)
 
     def read(self, path: str) -> bytes:
+        if path in self._staged:  # outside the sparse checkout: as the index holds it
+            return bytes(self._repo[self._staged[path]].data)  # type: ignore[attr-defined]
         return (self._root / path).read_bytes()
 
 
