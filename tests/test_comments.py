@@ -84,3 +84,23 @@ def test_a_closed_comment_hides_exactly_its_text(before, inside):
     hidden = mask_code(text)[len(before) + 2:len(before) + 7 + len(inside)]
     assert "[[" not in hidden and hidden.strip(" \n") == ""
     assert _links(text)[-1] == "after"
+
+
+@pytest.mark.parametrize("text, links", [
+    ("Draft idea %% to do\n%%\n\n[v](Bad2.md) [[Bad3]]\n", ["Bad2.md", "Bad3"]),  # the line's "%%" closes the comment
+    ("- a %%\n  x\n  %%\n[[after]]\n", ["after"]), ("> a %%\n> %%\n> [[q]]\n", ["q"]),
+    ("Use `%%` to comment.\n%%\n[[hidden]]\n%%\n[[after]]\n", ["after"]),  # a "%%" in code is no mark
+    ("a %% b %% c %%\n%%\n[[after]]\n", ["after"]),  # three marks: the fourth closes
+    ("%%\nold\n%% a %%\nhidden [[x]]\n%%\n[[after]]\n", ["after"]),  # the closing line opens one more
+])
+def test_a_percent_line_that_closes_an_open_comment_opens_no_block(text, links):
+    from vaultsync.vault.mdlinks import iter_markdown_links
+
+    masked = mask_code(text)
+    found = [k.target for k in iter_links(masked)] + [k.target for k in iter_markdown_links(masked)]
+    assert sorted(found) == sorted(links)
+
+
+def test_a_comment_in_a_heading_is_not_part_of_its_name():
+    body = "## Other %% note to self %%\n## Title <!-- c -->\n## Code `%%` kept\n"
+    assert [h.text for h in find_headings(body, mask_code(body))] == ["Other", "Title", "Code `%%` kept"]

@@ -172,7 +172,7 @@ def _markdown_it_links(text: str) -> list[tuple[bool, str]]:
 
 def _markdown_it_headings(text: str, kinds: str = "#") -> list[str]:
     """The headings markdown-it finds whose markers start with one of ``kinds`` (``#``: ATX; ``=-``:
-    setext, outside list items, with their lines joined by spaces)."""
+    setext, outside list items, with their lines joined by spaces), their HTML comments cut out."""
     from markdown_it import MarkdownIt
 
     tokens = MarkdownIt("commonmark").parse(text)
@@ -181,7 +181,8 @@ def _markdown_it_headings(text: str, kinds: str = "#") -> list[str]:
         lists += tok.type in ("bullet_list_open", "ordered_list_open")
         lists -= tok.type in ("bullet_list_close", "ordered_list_close")
         if tok.type == "heading_open" and tok.markup[:1] in kinds and (tok.markup[:1] == "#" or not lists):
-            found.append(" ".join(part.strip() for part in tokens[i + 1].content.split("\n")))
+            shown = re.sub(r"<!--.*?-->", "", tokens[i + 1].content)  # no newline in the generated comments
+            found.append(" ".join(part.strip() for part in shown.split("\n")))
     return found
 
 

@@ -105,3 +105,19 @@ def test_a_markdown_link_gets_its_suggestion_as_a_markdown_link(vault):
     lines = vault.check().lines
     assert lines[0].endswith("→ no such note — did you mean [see](Webhook%20retries.md#Backoff)?"), lines
     assert "did you mean ![pic](file.png)?" in lines[1] and "'ﬁ' and 'fi'" in lines[1], lines
+
+
+def test_a_diagnostic_shows_the_link_as_written(vault):
+    """The scanner reads masked text; the message and its suggestion quote the note (code spans too)."""
+    vault.write("docs/Target.md", "# Target\n")
+    vault.write("docs/a.md", 'See [the `Targt` note](Targt.md "a `b` c").\n')
+    (line,) = vault.check().lines
+    assert line == ('docs/a.md:1:5: WL001 [the `Targt` note](Targt.md "a `b` c") → no such note — did you mean '
+                    "[the `Targt` note](Target.md)?")
+
+
+@pytest.mark.parametrize("dest", ["./../Target.md", "../sub/../Target.md", "./../sub/../Target.md#Heading%20One"])
+def test_dot_segments_are_the_path_they_name(vault, dest):
+    vault.write("docs/Target.md", "# Target\n## Heading One\n")
+    vault.write("docs/sub/X.md", f"[i]({dest})\n")
+    assert vault.check().code == 0

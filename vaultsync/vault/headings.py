@@ -12,6 +12,7 @@ import re
 from typing import NamedTuple
 
 from vaultsync.vault.block_starts import closed_html, html_start, is_thematic_break, table_cells
+from vaultsync.vault.inline_spans import without_comments
 from vaultsync.vault.markdown import ATX, CONTAINER, LIST_ITEM, MAX_NESTED
 
 _UNDERLINE = re.compile(r"[ ]{0,3}(=+|-+)[ \t]*$")
@@ -50,7 +51,8 @@ def find_headings(text: str, masked: str) -> list[Heading]:
     """ATX and setext headings in document order (see the module docstring).
 
     ``masked`` (from :func:`mask_code`) decides which lines are outside code;
-    the heading text is taken from ``text`` so inline code in a heading survives.
+    the heading text is taken from ``text`` so inline code in a heading survives, and its comments
+    are cut out (``## Plan %% draft %%`` is "Plan", as Obsidian shows it).
     """
     found: list[Heading] = []
     original = text.split("\n")
@@ -58,7 +60,7 @@ def find_headings(text: str, masked: str) -> list[Heading]:
     for i, line in enumerate(lines):
         if "#" not in line or not ATX.match(_in_containers(line)):
             continue
-        heading = atx_heading(_in_containers(original[i]))
+        heading = atx_heading(_in_containers(without_comments(original[i])))
         if heading is not None:
             found.append(Heading(heading[0], heading[1], i + 1))
     if "=" in masked or "-" in masked:
@@ -88,7 +90,7 @@ def _setext_headings(lines: list[str], original: list[str]) -> list[Heading]:
         under = _UNDERLINE.match(rest)
         if start >= 0 and under and quotes == depth and not in_item:
             if not any(table_cells(_in_quotes(lines[j]), delimiter=True) for j in range(start, i)):  # GFM table
-                text = " ".join(_in_quotes(original[j]).strip() for j in range(start, i))
+                text = " ".join(_in_quotes(without_comments(original[j])).strip() for j in range(start, i))
                 found.append(Heading(1 if under.group(1)[0] == "=" else 2, text, start + 1))
             start = -1
             continue

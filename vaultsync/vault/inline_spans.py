@@ -84,6 +84,25 @@ def _spans(text: str, breaks: Sequence[int], comments: bool) -> list[tuple[int, 
             pos = end
 
 
+def percent_marks(line: str) -> int:
+    """How many ``%%`` marks one line holds, read left to right with its code spans: 2 for a comment
+    that closes on the line, 1 for one left open."""
+    if "%%" not in line:
+        return 0
+    return sum(1 + (percent_close(line, a + 2) is not None)
+               for a, _, run in _spans(line, (), comments=True) if run == 0 and line.startswith("%%", a))
+
+
+def without_comments(line: str) -> str:
+    """One line with its comments cut out and its code spans kept (a heading's name as shown)."""
+    if "%%" not in line and "<!--" not in line:
+        return line
+    spans = [(a, b) for a, b, run in _spans(line, (), comments=True) if run == 0]
+    for a, b in reversed(spans):
+        line = line[:a] + line[b:]
+    return line
+
+
 def percent_close(text: str, pos: int) -> int | None:
     """The end of the first unescaped ``%%`` at or after ``pos``, which closes an Obsidian comment."""
     close = _PERCENTS.search(text, pos)

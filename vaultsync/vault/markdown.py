@@ -36,7 +36,7 @@ import re
 from typing import NamedTuple
 
 from vaultsync.vault.block_starts import cell_ends, closed_html, html_start, is_thematic_break, table_cells
-from vaultsync.vault.inline_spans import hidden_spans, percent_close
+from vaultsync.vault.inline_spans import hidden_spans, percent_close, percent_marks
 from vaultsync.vault.math_spans import math_spans
 
 CONTAINER = re.compile(r"(?:[ ]{0,3}>[ ]?)*")
@@ -73,6 +73,7 @@ def mask_code(text: str) -> str:
     breaks: list[int] = []  # offsets where a block starts: no code span crosses one
     offset = 0
     fence: _Fence | None = None
+    inline_open = False  # an Obsidian comment opened inline ("text %% …") is still open
     items: list[int] = []  # content columns of the open list items, outermost first
     item_depth = 0  # block quote depth of the open list items
     empty_item = False  # the last line opened a list item with nothing in it
@@ -101,6 +102,7 @@ def mask_code(text: str) -> str:
             if end is not None:
                 fence = None
                 prev_para = False
+                inline_open = percent_marks(raw[end:]) % 2 == 1
             continue
         if fence is not None:
             out.append(_blank(raw))
@@ -182,11 +184,13 @@ def mask_code(text: str) -> str:
                 fence = _Fence(_COMMENT, 0, body_prefix.count(">"), inside, (items[-1], item_depth) if items else None)
             prev_para = False
             continue
-        if inset < 4 and body.lstrip(" \t").startswith(_PERCENT) and percent_close(body.lstrip(" \t"), 2) is None:
+        marks = percent_marks(body) if _PERCENT in body else 0
+        if inset < 4 and body.lstrip(" \t").startswith(_PERCENT) and marks == 1 and not inline_open:
             out.append(_blank(raw))  # an Obsidian block comment: its lines are hidden up to the closing "%%"
             fence = _Fence(_PERCENT, 0, 0, 0, None)
             prev_para = False
             continue
+        inline_open ^= marks % 2 == 1  # a "%%" that starts a line may close a comment a line above opened
         if not table and prev_para and not opened and table_cells(stripped, delimiter=True) == table_cells(header) > 0:
             table = 1  # a GFM table: the header row above, this delimiter row, then rows up to a block start
             breaks.extend(header_start + i for i in cell_ends(header_raw))

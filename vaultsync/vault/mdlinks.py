@@ -17,6 +17,7 @@ a time: a link across a line break is not read. A destination with a URI scheme 
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterator
 from urllib.parse import unquote
@@ -29,16 +30,19 @@ _ESCAPABLE = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _TITLE_CLOSE = {'"': '"', "'": "'", "(": ")"}
 
 
-def iter_markdown_links(text: str, first_line: int = 1) -> Iterator[WikiLink]:
+def iter_markdown_links(text: str, first_line: int = 1, original: str | None = None) -> Iterator[WikiLink]:
     """Yield the Markdown links of code-masked ``text`` that may name a note or file, as
     :class:`~vaultsync.vault.wikilinks.WikiLink` values (``raw`` as written, ``alias`` None).
 
     Args:
         text: a note body with code masked (LF line endings).
         first_line: the file line number of ``text``'s first line.
+        original: the body before masking (same length), where ``raw`` is read: a code span in
+            the link text shows as written.
     """
     if "](" not in text:
         return
+    written = (original if original is not None else text).split("\n")
     for n, line in enumerate(text.split("\n")):
         if "](" not in line:
             continue
@@ -46,7 +50,7 @@ def iter_markdown_links(text: str, first_line: int = 1) -> Iterator[WikiLink]:
             link = _as_link(dest)
             if link is not None:
                 target, heading, block = link
-                yield WikiLink(line[start:end], target, heading, block, None, image, first_line + n, start + 1)
+                yield WikiLink(written[n][start:end], target, heading, block, None, image, first_line + n, start + 1)
 
 
 def _links(line: str) -> Iterator[tuple[int, int, str, bool]]:
@@ -158,6 +162,8 @@ def _as_link(dest: str) -> tuple[str, str | None, str | None] | None:
         return None
     path, hashed, sub = dest.partition("#")
     path = unquote(path).strip()
+    if "/." in path or path.startswith("./"):  # "./../x.md", "a/b/../c.md": the path they name
+        path = posixpath.normpath(path)
     if not hashed:
         return path, None, None
     sub = unquote(sub).strip()

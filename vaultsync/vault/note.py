@@ -127,7 +127,7 @@ class Note:
         masked = self.masked_body
         body = list(iter_links(masked, self.body_line))
         if "](" in masked:  # Markdown links too, as Obsidian writes them with WikiLinks off
-            body = sorted(body + list(iter_markdown_links(masked, self.body_line)), key=lambda k: (k.line, k.col))
+            body = sorted(body + list(iter_markdown_links(masked, self.body_line, self.body)), key=lambda k: (k.line, k.col))
         return found + body
 
     @cached_property
