@@ -104,3 +104,4 @@ def test_a_percent_line_that_closes_an_open_comment_opens_no_block(text, links):
 def test_a_comment_in_a_heading_is_not_part_of_its_name():
     body = "## Other %% note to self %%\n## Title <!-- c -->\n## Code `%%` kept\n"
     assert [h.text for h in find_headings(body, mask_code(body))] == ["Other", "Title", "Code `%%` kept"]
+

@@ -13,10 +13,11 @@ import re
 import unicodedata
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from vaultsync.vault.headings import find_headings
+from vaultsync.vault.inline_spans import without_comments
 from vaultsync.vault.markdown import mask_code
 from vaultsync.vault.note import parse_text
 from vaultsync.vault.resolve import LinkIndex, match_heading, name_key
@@ -170,9 +171,21 @@ def _markdown_it_links(text: str) -> list[tuple[bool, str]]:
     return found
 
 
+def _comments_alike(text: str) -> bool:
+    """No HTML comment of ``text`` holds ``--``: markdown-it reads comments by CommonMark 0.30, where
+    ``<!-- a -- b -->`` is no comment; ours by 0.31 (and HTML), where it is one."""
+    at = text.find("<!--")
+    while at >= 0:
+        close = text.find("-->", at + 4)
+        if close > at + 4 and "--" in text[at + 4:close]:
+            return False
+        at = text.find("<!--", at + 1)
+    return True
+
+
 def _markdown_it_headings(text: str, kinds: str = "#") -> list[str]:
     """The headings markdown-it finds whose markers start with one of ``kinds`` (``#``: ATX; ``=-``:
-    setext, outside list items, with their lines joined by spaces), their HTML comments cut out."""
+    setext, outside list items, with their lines joined by spaces), their comments cut out."""
     from markdown_it import MarkdownIt
 
     tokens = MarkdownIt("commonmark").parse(text)
@@ -181,8 +194,8 @@ def _markdown_it_headings(text: str, kinds: str = "#") -> list[str]:
         lists += tok.type in ("bullet_list_open", "ordered_list_open")
         lists -= tok.type in ("bullet_list_close", "ordered_list_close")
         if tok.type == "heading_open" and tok.markup[:1] in kinds and (tok.markup[:1] == "#" or not lists):
-            shown = re.sub(r"<!--.*?-->", "", tokens[i + 1].content)  # no newline in the generated comments
-            found.append(" ".join(part.strip() for part in shown.split("\n")))
+            lines = tokens[i + 1].content.split("\n")  # comments cut as ours are (which comments hide: the link test)
+            found.append(" ".join(without_comments(part).strip() for part in lines))
     return found
 
 
@@ -209,6 +222,7 @@ def _documents(draw: st.DrawFn) -> str:
 @settings(max_examples=400, deadline=None)
 @given(_documents())
 def test_link_scanner_agrees_with_markdown_it(text):
+    assume(_comments_alike(text))
     ours = [(k.embed, k.raw[3 if k.embed else 2:-2]) for k in iter_links(mask_code(text))]
     assert sorted(ours) == sorted(_markdown_it_links(text)), text
 
@@ -262,6 +276,7 @@ def test_wl02_a_fence_in_a_list_item_ends_with_the_item(text, links):
 @settings(max_examples=500, deadline=None)
 @given(_list_documents())
 def test_fences_in_list_items_agree_with_markdown_it(text):
+    assume(_comments_alike(text))
     ours = [(k.embed, k.raw[3 if k.embed else 2:-2]) for k in iter_links(mask_code(text))]
     assert sorted(ours) == sorted(_markdown_it_links(text)), text
 
@@ -364,6 +379,7 @@ def test_code_in_items_quotes_and_spans_agrees_with_markdown_it(lines):
 @settings(max_examples=300, deadline=None)
 @given(_documents())
 def test_headings_agree_with_markdown_it(text):
+    assume(_comments_alike(text))
     ours = [h.text for h in find_headings(text, mask_code(text))]
     assert ours == _markdown_it_headings(text), text
 
