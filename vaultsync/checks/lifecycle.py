@@ -144,11 +144,9 @@ def _refs(value: Any) -> list[str]:
 
 
 def _unreadable(note: Note, field_name: str) -> bool:
-    """Whether ``field_name`` is written but holds no reference as text (``superseded_by: [[X]]``
-    unquoted is a list in a list): the schema and LC001 say so, and no back-reference is "missing"."""
-    value = normalised_frontmatter(note.frontmatter).get(field_name)
-    items = value if isinstance(value, list) else [value]
-    return value is not None and not all(isinstance(v, str) for v in items)
+    """Whether ``field_name`` is written but cannot be read (``superseded_by: [[X]]`` unquoted is a
+    list in a list): LC001 says so, and no back-reference is "missing"."""
+    return any(bad.field == field_name for bad in read_lifecycle(note.frontmatter).unreadable)
 
 
 def extra_successors(vault: Vault, edges: list[Supersession]) -> dict[str, list[str]]:

@@ -40,12 +40,9 @@ def config_text_at(repo: pygit2.Repository, tree: pygit2.Tree | None) -> str:
         return ""
     entry = tree[CONFIG_NAME]
     if entry.type_str != "blob":
-        from vaultsync.diagnostics import Diagnostic
-        from vaultsync.vault.config import ConfigError
+        from vaultsync.vault.config import config_is_a_folder
 
-        kind = "a submodule" if entry.type_str == "commit" else "a folder"
-        raise ConfigError(Diagnostic(CONFIG_NAME, 1, 1, "CF001", f"cannot read config: {CONFIG_NAME} is {kind}, "
-                                     "not a file"))
+        raise config_is_a_folder("a submodule" if entry.type_str == "commit" else "a folder")
     blob = repo[entry.id]
     return blob.data.decode("utf-8", errors="replace").replace("\r\n", "\n")  # type: ignore[attr-defined]
 

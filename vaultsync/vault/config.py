@@ -208,9 +208,10 @@ def _check_values(data: dict[str, Any], positions: dict[tuple[Any, ...], tuple[i
                 raise fail(where, f"unknown model {name!r} (known: {', '.join(known)})")
 
 
-def config_is_a_folder() -> ConfigError:
-    """CF001 for a ``.vaultsync.yaml`` that is a folder (the index refuses it the same way)."""
-    return ConfigError(Diagnostic(CONFIG_NAME, 1, 1, "CF001", f"cannot read config: {CONFIG_NAME} is a folder, "
+def config_is_a_folder(kind: str = "a folder") -> ConfigError:
+    """CF001 for a ``.vaultsync.yaml`` that is ``kind`` (a folder, a submodule), not a file: the same
+    error for the check and for the index."""
+    return ConfigError(Diagnostic(CONFIG_NAME, 1, 1, "CF001", f"cannot read config: {CONFIG_NAME} is {kind}, "
                                   "not a file"))
 
 
