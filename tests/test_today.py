@@ -71,3 +71,39 @@ def test_expiry_uses_the_same_day(vault):
     berlin = local_today(Config(checks={"timezone": "Europe/Berlin"}), now=INSTANT)
     assert [d.code for d in check_dates(note, tokyo)] == ["DT004"]
     assert check_dates(note, berlin) == []
+
+
+@pytest.mark.parametrize("field, moment", [
+    ("expires", "9999-12-31T23:00:00-05:00"),   # past datetime.max in UTC
+    ("expires", "9999-12-31T23:59:60Z"),        # a leap second at the end of time, east of UTC
+    ("created", "0001-01-01T00:00:00+05:00"),   # before datetime.min in UTC
+    ("last_validated", "0001-01-01T03:00:00+14:00"),
+])
+@pytest.mark.parametrize("zone", ["UTC", "Asia/Tokyo", "Pacific/Pago_Pago"])
+def test_a_moment_at_the_ends_of_the_calendar_is_read_as_written(vault, field, moment, zone):
+    """Moving a moment into the checks' zone may leave years 1–9999: the date as written counts, the
+    other notes are still checked, and nothing crashes."""
+    note = adr("ADR-0001", extra=f'{field}: "{moment}"\n')
+    if field == "created":
+        note = adr("ADR-0001").replace('created: "2024-03-01"', f'created: "{moment}"')
+    vault.write("docs/adrs/ADR-0001.md", note)
+    vault.write("docs/b.md", "[[nowhere]]\n")
+    res = _check_in(vault.root, zone)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "internal error" not in res.stderr and "WL001" in res.stdout
+    adr_lines = [line for line in res.stdout.splitlines() if line.startswith("docs/adrs/")]
+    if field == "last_validated":
+        assert len(adr_lines) == 1 and "DT003 last_validated: 0001-01-01 is before created" in adr_lines[0]
+    else:
+        assert adr_lines == []
+
+
+@pytest.mark.parametrize("moment", ["9999-12-31T23:00:00-05:00", "0001-01-01T00:00:00+05:00", "2024-02-29T12:00:00Z"])
+@pytest.mark.parametrize("zone", ["UTC", "Asia/Tokyo", "America/New_York", None])
+def test_local_day_is_a_date_for_every_readable_moment(moment, zone):
+    from zoneinfo import ZoneInfo
+
+    from vaultsync.vault.fields import local_day
+
+    day = local_day(moment, ZoneInfo(zone) if zone else None)
+    assert isinstance(day, dt.date) and abs(day - dt.date.fromisoformat(moment[:10])) <= dt.timedelta(days=1)

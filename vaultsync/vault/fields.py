@@ -46,9 +46,13 @@ def parse_vault_instant(value: Any) -> dt.datetime | None:
 
 def local_day(value: Any, tz: dt.tzinfo | None = None) -> dt.date | None:
     """The calendar date ``value`` falls on where "today" is counted (``tz``: the checks' time zone, None
-    for the process's; ADR-0053): a moment's day there, else the date as written."""
+    for the process's; ADR-0053): a moment's day there, else the date as written (also for a moment whose
+    day there falls outside years 1–9999, such as ``9999-12-31T23:00:00-05:00`` in UTC)."""
     instant = parse_vault_instant(value)
-    return instant.astimezone(tz).date() if instant is not None else parse_vault_date(value)
+    try:
+        return instant.astimezone(tz).date() if instant is not None else parse_vault_date(value)
+    except OverflowError:
+        return parse_vault_date(value)
 
 
 def _valid_time(m: re.Match[str]) -> bool:
