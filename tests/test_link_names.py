@@ -349,6 +349,29 @@ def test_wl02_links_inside_math_are_not_links(text, links):
     assert [k.target for k in iter_links(mask_code(text))] == links
 
 
+@pytest.mark.parametrize("text, links", [
+    ("Compare [[Plan US$]] with [[Missing]] and [[Plan CA$]].\n", ["Plan US$", "Missing", "Plan CA$"]),
+    ("[[t#Math $x^2$ heading]] [[u]]\n", ["t#Math $x^2$ heading", "u"]),  # math in a link's heading
+    ("- [[€ and $]] then [[$ and ¥]]\n", ["€ and $", "$ and ¥"]),
+    ("> [[a$$b]] x [[c$$d]]\n", ["a$$b", "c$$d"]),  # display marks in links, in a quote
+    ("$x [[in-math$]] y\n", []),  # the math opened first: it holds the link, and the link's $ closes it
+    ("|[[US$]]|[[CA$]]|\n|---|---|\n", ["US$", "CA$"]),  # in table cells
+])
+def test_wl02_a_dollar_in_a_link_that_opened_first_is_the_links_text(text, links):
+    """Whichever opens first wins (as code spans and comments): ``[[Plan US$]]`` … ``[[Plan CA$]]`` is two
+    links, not one inline math span that hides everything between them."""
+    assert [k.raw[2:-2] for k in iter_links(mask_code(text))] == links
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["x", " ", "$", "$$", "5", "é", "猫"]), max_size=8).map("".join), st.integers(1, 4))
+def test_links_holding_dollars_and_nothing_else_all_stay_links(inner, n):
+    """A line of links separated by plain words: every ``$`` is in a link that opened first."""
+    names = [f"{inner}{i}" for i in range(n)]
+    text = " and ".join(f"[[{name}]]" for name in names) + "\n"
+    assert [k.raw[2:-2] for k in iter_links(mask_code(text))] == names
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(["$", "$$", "x", " ", "5", "\n", "\n\n", "[[l]]", "\\", "`", "- "]), max_size=30))
 def test_math_masking_keeps_every_offset_and_only_hides(parts):

@@ -4,7 +4,9 @@ them (``$x \\in [[1, n]]$``, an integer interval) is no WikiLink (https://help.o
 Inline math follows Pandoc's rule, which Obsidian shares: the opening ``$`` is not followed by a space,
 the closing one is not preceded by a space nor followed by a digit, so ``costs $5 and $10`` holds no
 math. A backslash escapes a ``$``. Math never crosses a block start (``breaks``: the code scanner's
-offsets, blank lines among them). Both passes visit each ``$`` once: linear in the text.
+offsets, blank lines among them). Whichever opens first wins: a ``$`` in a WikiLink that opened before
+any math (``[[Plan US$]] … [[Plan CA$]]``) is the link's text, while math that opened first holds the
+links in it. Both passes visit each ``$`` once: O(n log n) in the text.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import re
 from collections.abc import Sequence
 
 _DOLLARS = re.compile(r"(?<!\\)(?:\\\\)*(\$\$?)")
+_WIKILINK = re.compile(r"\[\[[^\[\]\n]*\]\]")
 
 
 def math_spans(text: str, breaks: Sequence[int]) -> list[tuple[int, int]]:
@@ -21,6 +24,12 @@ def math_spans(text: str, breaks: Sequence[int]) -> list[tuple[int, int]]:
     if "$" not in text:
         return []
     marks = [(m.start(1), m.end(1)) for m in _DOLLARS.finditer(text)]
+    links = [m.span() for m in _WIKILINK.finditer(text)] if "[[" in text else []
+    link_starts = [a for a, _ in links]
+
+    def in_link(pos: int) -> bool:
+        k = bisect.bisect_right(link_starts, pos) - 1
+        return k >= 0 and pos < links[k][1]
 
     def same_block(a: int, b: int) -> bool:
         k = bisect.bisect_right(breaks, a)
@@ -31,7 +40,7 @@ def math_spans(text: str, breaks: Sequence[int]) -> list[tuple[int, int]]:
     i = 0
     while i + 1 < len(pairs):  # $$ pairs in order
         (a, _), (c, d) = pairs[i], pairs[i + 1]
-        if same_block(a, c):
+        if same_block(a, c) and not in_link(a):
             display.append((a, d))
             i += 2
         else:
@@ -44,7 +53,7 @@ def math_spans(text: str, breaks: Sequence[int]) -> list[tuple[int, int]]:
             opener = None  # inline math never holds display math: the spans stay disjoint
             continue
         k = bisect.bisect_right(starts, a) - 1
-        if k >= 0 and a < display[k][1]:
+        if (k >= 0 and a < display[k][1]) or (opener is None and in_link(a)):
             continue
         before, after = text[a - 1:a], text[b:b + 1]
         if opener is not None and not before.isspace() and not after.isdigit() and same_block(opener, a):
