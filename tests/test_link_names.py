@@ -385,7 +385,8 @@ def test_math_masking_keeps_every_offset_and_only_hides(parts):
 _BLOCK_LINE = st.sampled_from([
     "- item", "- `a", "b` [[s]]", "1. step", "- - x", "- > q", "  > ```", "  > [[q]]", "> `a", "> - [[l]] `b`",
     "      [[ic]]", "        [[ic2]]", "\t\t[[tab]]", ">\t[[qt]]", ">\t\t[[qc]]", "***", "---", "text `x", "y` [[z]]",
-    "```", "  ```", "[[p]]", "", "<!-- c -->", "-     [[first]]", "  - nested", "    [[four]]", "`` a", "a ``"])
+    "```", "  ```", "[[p]]", "", "<!-- c -->", "-     [[first]]", "  - nested", "    [[four]]", "`` a", "a ``",
+    ">     ~~~", ">     ```", "> ~~~", ">> ```", ">>     ```", "> [[qf]]", ">   \t~~~"])
 
 
 @settings(max_examples=500, deadline=None)

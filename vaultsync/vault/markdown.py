@@ -153,7 +153,7 @@ def mask_code(text: str) -> str:
                 _close_items(items, lead)  # a fence interrupts: it continues no paragraph lazily
             inside = items[-1] if items and body_prefix.count(">") == item_depth else 0
             indent = len(m.group("indent").expandtabs(4)) if opened else lead - inside if inside else cols
-            if indent < 4 or prefix:
+            if indent < 4:
                 fence = _Fence(m.group("fence")[0], len(m.group("fence")), body_prefix.count(">"), inside,
                                (items[-1], item_depth) if items else None)
                 out.append(_blank(raw))
