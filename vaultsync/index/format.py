@@ -8,7 +8,7 @@ from __future__ import annotations
 
 DEFAULT_TARGET_TOKENS = 100  # chunk size in tokens, chosen on the evaluation sets (docs/eval.md, chunk-size rows)
 
-SCHEMA_VERSION = "11"
+SCHEMA_VERSION = "12"
 # how notes are read (YAML values, headings, link resolution, messages): a new one re-indexes every note
 # (embeddings come from the cache), so an index never keeps what older code read
 READER_VERSION = "4"

@@ -14,7 +14,7 @@ Schema (``SCHEMA_VERSION`` and ``SCHEMA_FINGERPRINT``, a hash of the DDL itself,
 * ``vectors`` — one embedding per (model, chunk) and per (model, note name: title
   or alias, ``kind = 'name'``), so several embedders can serve as dense legs and a
   known-item query can match a note by its name.
-* ``chunks_fts`` — FTS5 ``tokenize='trigram'`` over NFKC-normalised title,
+* ``chunks_fts`` — FTS5 ``tokenize='trigram'`` over NFKC-normalised, case-folded title,
   heading and text; ``rowid`` = ``chunks.rowid``.
 * ``notes_fts`` — the same over whole notes (title, body): BM25 at note level,
   where terms spread over a long note still meet.
@@ -292,9 +292,11 @@ class SqliteStore:
              json.dumps(rec.frontmatter, ensure_ascii=False, sort_keys=True, default=str, allow_nan=False),
              json.dumps(rec.warnings, ensure_ascii=False), lc.get("unreadable")),
         )
-        title_norm = unicodedata.normalize("NFKC", rec.title)
+        # FTS5 folds case one character to one; queries are fully case-folded ("Straße" → "strasse"),
+        # so the indexed text is folded the same way first (normalise), or such words never match
+        title_norm = normalise(rec.title)
         self.db.execute("INSERT INTO notes_fts (path, title, body) VALUES (?,?,?)",
-                        (rec.path, title_norm, unicodedata.normalize("NFKC", rec.body)))
+                        (rec.path, title_norm, normalise(rec.body)))
         for c in rec.chunks:
             cur = self.db.execute(
                 "INSERT INTO chunks (id, path, n, heading, text, norm, hash, start_line, end_line, tokens, blocks) "
@@ -304,8 +306,7 @@ class SqliteStore:
             )
             self.db.execute(
                 "INSERT INTO chunks_fts (rowid, title, heading, text) VALUES (?,?,?,?)",
-                (cur.lastrowid, title_norm, unicodedata.normalize("NFKC", c.heading),
-                 unicodedata.normalize("NFKC", c.text)),
+                (cur.lastrowid, title_norm, normalise(c.heading), normalise(c.text)),
             )
         self.db.executemany(
             "INSERT INTO vectors VALUES (?,?,?,?,?,?)",
