@@ -207,8 +207,8 @@ def test_ix03_bm25_folds_the_index_as_it_folds_the_query(repo, word, typed):
 
 
 @pytest.mark.parametrize("query", ["commit -a", "multi-agent", "Outage: DB", "don't", "lock OR", "SQLite AND",
-                                   "NOT lock", "C++", "(lock", "docs/adrs", "E42.", "''", '"trigram', "title: lock",
-                                   "NEAR(a b)", "*", "a" * 5000, "\x00 lock", "🔒 lock"])
+                                   "NOT lock", "C++", "(lock", "docs/adrs", "E42.", '"trigram', "title: lock",
+                                   "NEAR(a b)", "a" * 5000, "\x00 lock", "🔒 lock", "🔒"])
 def test_ix02_query_syntax_never_raises(repo, query):
     repo.write("docs/a.md", "# Lock\nLock contention in C++ code; commit -a is fine; multi-agent setups.\n")
     repo.commit("init")
@@ -222,10 +222,13 @@ def test_ix02_query_syntax_never_raises(repo, query):
 def test_ix02_empty_query_is_a_usage_error(repo):
     repo.write("docs/a.md", "# A\ntext\n")
     repo.commit("init")
-    for q in ("", "   ", "\x01\x02"):
-        res = subprocess.run([sys.executable, "-m", "vaultsync", "search", q], cwd=repo.root, capture_output=True,
-                             text=True)
-        assert res.returncode == 2 and "empty query" in res.stderr and "Traceback" not in res.stderr
+    for q, message in (("", "empty query"), ("   ", "empty query"), ("\x01\x02", "empty query"),
+                       (":", "holds no word"), ("''", "holds no word"), ("* ( ) --", "holds no word"),
+                       ("「」、。", "holds no word"), ("$ + ^", "holds no word")):
+        res = subprocess.run([sys.executable, "-m", "vaultsync", "search", "--no-daemon", "--", q], cwd=repo.root,
+                             capture_output=True, text=True)
+        assert res.returncode == 2 and message in res.stderr and "Traceback" not in res.stderr, (q, res.stderr)
+        assert res.stderr.count("\n") == 1
 
 
 def test_ix04_quotes_in_paths_never_break_predicates(repo):

@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 from conftest import Vault, adr, git
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vaultsync.search.fusion import convex, rrf
@@ -153,3 +153,17 @@ def test_bm25_on_an_empty_vault_index_is_safe(tmp_path) -> None:  # type: ignore
     db = sqlite3.connect(tmp_path / "i.sqlite")
     w = leg_weights(db, parse_query("anything at all"), "convex", ["dense"], SearchOptions())
     assert w["bm25"] == 0.0 and w["dense"] == 1.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(categories=["P", "Sm", "Sc", "Sk", "Zs"]), min_size=1, max_size=12),
+       st.sampled_from(["", "a", "7", "猫", "🔒", "É"]))
+def test_a_query_is_searchable_when_it_holds_a_letter_digit_or_emoji(noise, word):
+    """Punctuation and symbols alone match every note by chance: the query is refused, never answered."""
+    from vaultsync.search.query import QueryError
+
+    if word:
+        assert parse_query(noise + word + noise).text
+    else:
+        with pytest.raises(QueryError):
+            parse_query(noise)

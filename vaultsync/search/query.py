@@ -44,11 +44,14 @@ class Query:
 
 
 def parse_query(raw: str) -> Query:
-    """Normalise ``raw``; raises :class:`QueryError` when nothing searchable is left."""
+    """Normalise ``raw``; raises :class:`QueryError` when nothing searchable is left: an empty query, or
+    one of punctuation and symbols only (``:``, ``--``, ``()``), which every note would match by chance."""
     text = unicodedata.normalize("NFKC", raw or "").strip()[:MAX_QUERY_CHARS]
     text = "".join(ch for ch in text if ch.isprintable() or ch.isspace())
     if not text.strip():
         raise QueryError("empty query")
+    if not any(unicodedata.category(ch)[0] in "LN" or unicodedata.category(ch) == "So" for ch in text):
+        raise QueryError(f"query {text!r} holds no word: no letter, digit or emoji to search for")
     norm = text.casefold()
     seen: dict[str, None] = {}
     for token in norm.split():
