@@ -434,3 +434,27 @@ def test_a_rebuild_that_cannot_finish_keeps_the_old_index(vault, model_env, tmp_
     monkeypatch.undo()
     assert_same_index(before, index_state(vault.root))
     assert not list((vault.root / ".git/vaultsync").glob("*.rebuilding-old"))
+
+
+@pytest.mark.parametrize("sparse_index", [False, True])
+def test_an_intent_to_add_note_is_not_staged(vault, sparse_index):
+    """``git add -N`` puts an empty placeholder in the index that no commit takes: the staged check
+    reads as the commit will, so a link to it is dangling and its empty text is no missing frontmatter."""
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  adr: {folder: docs/adrs}\n")
+    vault.write("docs/base.md", "base\n")
+    vault.write("docs/other/keep.md", "# Keep\n")
+    vault.commit("init")
+    if sparse_index:  # the entries come from `git ls-files` then
+        git(vault.root, "sparse-checkout", "init", "--cone", "--sparse-index")
+        git(vault.root, "sparse-checkout", "set", "docs")
+    vault.write("docs/New note.md", "# New\n")
+    vault.write("docs/adrs/ADR-0009.md", adr("ADR-0009"))
+    git(vault.root, "add", "-N", "docs/New note.md", "docs/adrs/ADR-0009.md")
+    vault.write("docs/empty.md", "")  # a staged empty note stays staged
+    vault.write("docs/base.md", "see [[New note]] and [[empty]]\n")
+    git(vault.root, "add", "docs/base.md", "docs/empty.md")
+    res = run_cli(["check", "--staged"], vault.root)
+    assert res.code == 1 and res.lines == ["docs/base.md:1:5: WL001 [[New note]] → no such note"], res.out + res.err
+    git(vault.root, "add", "docs/New note.md", "docs/adrs/ADR-0009.md")  # now staged for real
+    res = run_cli(["check", "--staged"], vault.root)
+    assert res.code == 0, res.out + res.err

@@ -189,13 +189,13 @@ def index_entries(repo: pygit2.Repository, index_file: Path | None = None) -> li
     ``git ls-files -s``, which expands it, lists them. Raises ``pygit2.GitError`` when neither can."""
     import pygit2
 
+    env = {"GIT_INDEX_FILE": str(index_file)} if index_file else {}
     try:
         index = pygit2.Index(str(index_file)) if index_file else repo.index
         if index_file is None:
             index.read(False)
-        return [IndexEntry(e.path, e.mode, e.id) for e in index]
+        return _without_intent_to_add(repo, [IndexEntry(e.path, e.mode, e.id) for e in index], env)
     except pygit2.GitError:
-        env = {"GIT_INDEX_FILE": str(index_file)} if index_file else {}
         done = run_git(["ls-files", "-s", "-z"], workdir(repo), env=env, text=False)
         if done.returncode != 0:
             raise
@@ -205,7 +205,25 @@ def index_entries(repo: pygit2.Repository, index_file: Path | None = None) -> li
         if name:
             mode, oid, _stage = meta.split()
             entries.append(IndexEntry(os.fsdecode(name), int(mode, 8), pygit2.Oid(hex=oid.decode())))
-    return entries
+    return _without_intent_to_add(repo, entries, env)
+
+
+def _without_intent_to_add(repo: pygit2.Repository, entries: list[IndexEntry],
+                           env: dict[str, str]) -> list[IndexEntry]:
+    """``entries`` less those ``git add -N`` made: placeholders (the empty blob) that no commit takes.
+    Only such an entry differs from the working tree as an added file, so ``git diff --diff-filter=A``
+    names them; git runs only when some entry holds the empty blob."""
+    import pygit2
+
+    empty = pygit2.hash(b"")
+    if all(e.id != empty for e in entries):
+        return entries
+    done = run_git(["diff", "--name-only", "--no-renames", "--diff-filter=A", "-z"], workdir(repo), env=env,
+                   text=False)
+    if done.returncode != 0:
+        return entries
+    placeholders = {os.fsdecode(name) for name in done.stdout.split(b"\0") if name}
+    return [e for e in entries if e.id != empty or e.path not in placeholders]
 
 
 class IndexSnapshot(_EntriesSnapshot):
