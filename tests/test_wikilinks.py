@@ -373,11 +373,26 @@ NESTED = "# Target\n## H1\n### H2\n#### Deep\n## Other\n### Ünïcode `x`\n## H1
     ("Other#ünïcode x", True), ("Target#Other", True), ("H2", True),
     ("Typo#H2", False), ("Other#H2", False), ("H2#H1", False), ("H1#H1", False), ("Deep#H2", False),
     ("H1#H2#Other", False), ("Other#Only under the second", False),
+    ("H2#", True), ("H1#H2#", True), ("#H2", True), ("H1##H2", True), ("Typo#", False),  # empty parts name nothing
 ])
 def test_nested_heading_paths_follow_the_sections(vault, subpath, ok):
-    """``[[note#A#B]]`` names heading B inside A's section, as Obsidian's outline nests them."""
+    """``[[note#A#B]]`` names heading B inside A's section, as Obsidian's outline nests them; an empty
+    part (``H#``, ``A##B``) is skipped."""
     vault.write("docs/Target.md", NESTED)
     vault.write("docs/src.md", f"[[Target#{subpath}]]\n")
     res = vault.check()
     assert (res.code == 0) is ok, res.out
     assert ok or "WL003" in res.out
+
+
+@pytest.mark.parametrize("heading, link", [
+    ("C++ & C#", "C++ & C#"), ("C++ & C#", "C++ & C"), ("C++ & C#", "C++ & C##"), ("Issue #42", "Issue  42"),
+    ("F# notes", "F  notes"), ("Ends with ##", "Ends with"),
+])
+def test_a_heading_holding_a_hash_is_reached_as_obsidian_writes_it(vault, heading, link):
+    """Obsidian writes a heading's ``#`` into a link as a space (the part after it is a sub-heading
+    otherwise); the link as written with ``#`` at the end matches too, its empty last part skipped."""
+    vault.write("docs/t.md", f"## {heading}\n")
+    vault.write("docs/src.md", f"[[t#{link}]]\n")
+    res = vault.check()
+    assert res.code == 0, res.out

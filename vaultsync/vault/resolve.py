@@ -246,7 +246,8 @@ def match_heading(wanted: str, headings: Iterable[str]) -> str | None:
     written, as displayed, or in the form Obsidian writes into links; see
     :func:`heading_keys`) or None.
     """
-    last = wanted.split("#")[-1].strip()
+    parts = [p for p in wanted.split("#") if p.strip()]  # empty parts ("H#", "#H", "H##") name nothing
+    last = parts[-1].strip() if parts else ""
     texts = list(headings)
     if last in texts:
         return "exact"
