@@ -396,3 +396,27 @@ def test_a_heading_holding_a_hash_is_reached_as_obsidian_writes_it(vault, headin
     vault.write("docs/src.md", f"[[t#{link}]]\n")
     res = vault.check()
     assert res.code == 0, res.out
+
+
+@pytest.mark.parametrize("link, ok", [
+    ("[[./x]]", False), ("[t](./x.md)", False), ("[[./sub/y]]", True), ("[t](./sub/y.md)", True),
+    ("[[./../x]]", True), ("[t](./../x.md)", True), ("[[./]]", False), ("[t](./sub/../sub/y.md)", True),
+    ("[[sub/y]]", True), ("[[x]]", True),  # no dot: by name or vault path, as before
+])
+def test_a_dot_slash_link_is_relative_to_the_linking_note(vault, link, ok):
+    """``./`` names the linking note's own folder (CommonMark destinations, Obsidian's relative links),
+    as ``../`` names the one above: ``./x`` from ``a/src.md`` is ``a/x.md``, never a root ``x.md``."""
+    vault.write("docs/x.md", "# root x\n")
+    vault.write("docs/a/sub/y.md", "# y\n")
+    vault.write("docs/a/src.md", f"{link}\n")
+    res = vault.check()
+    assert (res.code == 0) is ok, res.out
+    assert ok or "WL001" in res.out
+
+
+def test_a_dot_slash_link_reaches_the_heading_of_the_note_beside_it(vault):
+    vault.write("docs/x.md", "# root x\n")
+    vault.write("docs/a/x.md", "# a x\n\n## Only In A\n")
+    vault.write("docs/a/src.md", "[t](./x.md#Only%20In%20A) [[./x#Only In A]]\n")
+    res = vault.check()
+    assert res.code == 0, res.out

@@ -87,7 +87,9 @@ def mask_code(text: str) -> str:
         prefix = CONTAINER.match(line).group(0)  # type: ignore[union-attr]
         rest = line[len(prefix):]
         depth = prefix.count(">") if prefix else 0
-        if items and depth < item_depth:
+        lazy_line = (prev_para and depth < para_depth and bool(rest.strip()) and _continues(rest)
+                     and not LIST_ITEM.match(rest))  # continues a quoted paragraph: the quote goes on
+        if items and depth < item_depth and not lazy_line:
             items.clear()  # the block quote holding the list ended, and the list with it
         if depth > para_depth:
             prev_para = False  # a block quote starts: no paragraph of it yet (lazy lines go the other way)
@@ -154,6 +156,8 @@ def mask_code(text: str) -> str:
             inside = items[-1] if items and body_prefix.count(">") == item_depth else 0
             indent = len(m.group("indent").expandtabs(4)) if opened else lead - inside if inside else cols
             if indent < 4:
+                if breaks[-1:] != [line_start]:
+                    breaks.append(line_start)  # a fence interrupts a paragraph: no code span crosses it
                 fence = _Fence(m.group("fence")[0], len(m.group("fence")), body_prefix.count(">"), inside,
                                (items[-1], item_depth) if items else None)
                 out.append(_blank(raw))

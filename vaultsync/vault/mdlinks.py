@@ -163,7 +163,10 @@ def _as_link(dest: str) -> tuple[str, str | None, str | None] | None:
     path, hashed, sub = dest.partition("#")
     path = unquote(path).strip()
     if "/." in path or path.startswith("./"):  # "./../x.md", "a/b/../c.md": the path they name
+        relative = path.startswith(("./", "../"))
         path = posixpath.normpath(path)
+        if relative and not path.startswith("../"):
+            path = "./" + path  # still relative to the linking note: "./x.md", "./a/../x.md"
     if not hashed:
         return path, None, None
     sub = unquote(sub).strip()

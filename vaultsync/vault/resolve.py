@@ -107,7 +107,7 @@ class LinkIndex:
 
     def _resolve(self, target: str, source: str) -> Resolution:
         target = target.strip().replace("\\", "/")
-        if target.startswith("../"):  # relative to the linking note (Obsidian's "relative path" links)
+        if target.startswith(("../", "./")):  # relative to the linking note (Obsidian's "relative path" links)
             joined = posixpath.normpath(posixpath.join(posixpath.dirname(source), target))
             variants = [joined, joined + ".md"]  # `[[../foo.md]]`: foo.md, then foo.md.md (WL-07)
             for variant in variants if not joined.startswith("../") else ():
@@ -115,8 +115,6 @@ class LinkIndex:
                 if hits:
                     return self._pick(hits, variant, source)
             return Resolution("missing")  # that very path, or nothing: no name or suffix matching
-        while target.startswith("./"):
-            target = target[2:]
         target = target.lstrip("/")
         variants = [target, target + ".md"]  # `[[foo.md]]`: foo.md, then foo.md.md (WL-07)
         for variant in variants:
