@@ -2,8 +2,12 @@
 
 A chunk is a run of whole blocks (paragraphs, list items, fenced code) under one
 heading path. Sections longer than ``target_tokens`` are split between blocks
-near the target; a fenced code block is never split (it may make a chunk longer
-than the target; the embedder truncates at its own limit). Each chunk carries:
+near the target. A block longer than ``MAX_BLOCK_FACTOR × target_tokens`` (a
+pasted log, a list without blank lines, a fence of generated code, one line of
+40,000 words) is cut into pieces near the target first, between lines, and a
+line too long on its own between words: the embedder reads 512 tokens at most,
+so the rest of such a block could never be found by meaning, and one chunk could
+fill any token budget. Each chunk carries:
 
 * ``id`` = ``path#n`` (``n`` from 0, stable for unchanged notes),
 * ``heading`` = the heading path (``"Decision > Consequences"``),
@@ -31,6 +35,8 @@ from vaultsync.vault.headings import atx_heading
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[^\W\d_]+|\d+|[^\w\s]", re.UNICODE)
 _FENCE = re.compile(r"^[ \t>]*(`{3,}|~{3,})")
 _BLOCK_ID = re.compile(r"(?:^|\s|\]\])\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$")
+_WORD_RUNS = re.compile(r"\S+\s*")
+MAX_BLOCK_FACTOR = 4  # a block over 4 × the target (400 estimated tokens by default) is cut: under 512 real ones
 
 
 def estimate_tokens(text: str) -> int:
@@ -59,6 +65,7 @@ class Chunk:
 class _Block:
     lines: list[str]
     start: int  # 0-based line index in the body
+    alone: bool = False  # a piece cut from a blob by characters: a chunk of its own
 
     @property
     def text(self) -> str:
@@ -126,11 +133,12 @@ def chunk_note(path: str, title: str, body: str, body_line: int = 1,
     """
     masked = markdown.mask_code(body)
     chunks: list[Chunk] = []
-    for heading_path, blocks in _blocks(body, masked):
+    for heading_path, whole in _blocks(body, masked):
+        blocks = [piece for block in whole for piece in _pieces(block, target_tokens)]
         group: list[_Block] = []
         size = 0
         for block in blocks + [None]:  # type: ignore[list-item]
-            block_tokens = estimate_tokens(block.text) if block is not None else 0
+            block_tokens = 0 if block is None else target_tokens if block.alone else estimate_tokens(block.text)
             if group and (block is None or size + block_tokens > target_tokens):
                 chunks.append(_make(path, title, heading_path, group, body_line, len(chunks)))
                 group, size = [], 0
@@ -140,6 +148,65 @@ def chunk_note(path: str, title: str, body: str, body_line: int = 1,
     if not chunks:
         chunks.append(_make(path, title, (), [], body_line, 0))
     return chunks
+
+
+def _pieces(block: _Block, target_tokens: int) -> list[_Block]:
+    """``block`` whole, or cut near ``target_tokens`` when it is too long (:func:`_too_long`): between
+    lines, and a line too long on its own between words (each piece keeps its line)."""
+    if not _too_long(block.text, target_tokens):
+        return [block]
+    out: list[_Block] = []
+    size = 0
+    for i, line in enumerate(block.lines):
+        if not line.strip():
+            if out:
+                out[-1].lines.append(line)  # a blank line in a fence starts no piece of its own
+            continue
+        if _too_long(line, target_tokens):
+            out.extend(_Block([part], block.start + i, alone) for part, alone in _split_line(line, target_tokens))
+            size = target_tokens  # a cut line's last piece takes nothing more
+            continue
+        tokens = estimate_tokens(line)
+        if out and size + tokens <= target_tokens:
+            out[-1].lines.append(line)
+            size += tokens
+        else:
+            out.append(_Block([line], block.start + i))
+            size = tokens
+    return out
+
+
+def _too_long(text: str, target_tokens: int) -> bool:
+    """Over ``MAX_BLOCK_FACTOR × target_tokens`` estimated tokens, or over that many characters × 4 (a
+    blob, whose estimate is far below its real token count)."""
+    cap = MAX_BLOCK_FACTOR * target_tokens
+    return len(text) > 4 * cap or estimate_tokens(text) > cap
+
+
+def _split_line(line: str, target_tokens: int) -> list[tuple[str, bool]]:
+    """``line`` cut between words into runs of about ``target_tokens``; a word over that (CJK text holds
+    no spaces) or over ``4 × target_tokens`` characters (a blob) is cut every ``target_tokens``
+    characters (a token per character at most). Returns ``(piece, cut by characters)`` pairs."""
+    parts: list[tuple[str, bool]] = []
+    current, size = "", 0
+    for m in _WORD_RUNS.finditer(line):
+        word = m.group(0)
+        tokens = estimate_tokens(word)
+        if tokens > target_tokens or len(word) > 4 * target_tokens:
+            if current.strip():
+                parts.append((current.rstrip(), False))
+            parts.extend((word[i:i + target_tokens], True) for i in range(0, len(word), target_tokens))
+            current, size = "", 0
+            continue
+        if current and size + tokens > target_tokens:
+            parts.append((current.rstrip(), False))
+            current, size = "", 0
+        current += word
+        size += tokens
+    if current.strip():
+        parts.append((current.rstrip(), False))
+    parts = [(p, alone) for p, alone in parts if p.strip()]
+    return parts or [(line, False)]
 
 
 def _make(path: str, title: str, heading_path: tuple[str, ...], group: list[_Block], body_line: int, n: int) -> Chunk:

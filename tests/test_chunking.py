@@ -1,0 +1,73 @@
+"""Chunking: long sections split between blocks; a block too long for the embedder is cut into pieces."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vaultsync.index.chunking import MAX_BLOCK_FACTOR, chunk_note, estimate_tokens
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in text.split() if not w.startswith("```")]
+
+
+@pytest.mark.parametrize("body", [
+    " ".join(f"w{i}" for i in range(4000)) + " needleword\n",                       # one long line
+    "\n".join(f"- 10:{i:02d} step {i} restarted the worker pool" for i in range(240)) + "\n",  # a list, no blank
+    "```\n" + "\n".join(f"x = {i} + y * z  # retry loop" for i in range(300)) + "\n```\n",   # generated code
+    "> " + "\n> ".join(f"quoted log line {i} with some words" for i in range(200)) + "\n",   # a long quote
+    "東京" * 3000 + "\n",                                                                # CJK: a token per character
+])
+def test_a_block_too_long_for_the_embedder_is_cut_and_nothing_is_lost(body):
+    chunks = chunk_note("a.md", "A", body, target_tokens=100)
+    assert len(chunks) > 1
+    assert all(estimate_tokens(c.text) <= MAX_BLOCK_FACTOR * 100 for c in chunks)
+    assert "".join(w for c in chunks for w in _words(c.text)) == "".join(_words(body))
+    lines = body.split("\n")
+    for c in chunks:  # each piece lies within its chunk's lines
+        span = "\n".join(lines[c.start_line - 1:c.end_line])
+        assert all(w in span for w in _words(c.text)[:3] + _words(c.text)[-3:])
+
+
+def test_a_blob_without_spaces_is_cut_by_characters():
+    blob = "QUJD" * 50_000  # 200 KB of base64: few estimated tokens, far more real ones
+    chunks = chunk_note("a.md", "A", f"{blob}\n", target_tokens=100)
+    assert len(chunks) == 2000 and "".join(c.text for c in chunks) == blob
+
+
+def test_a_block_under_the_cap_stays_whole():
+    body = " ".join(f"w{i}" for i in range(150)) + "\n\nnext paragraph\n"  # 300 estimated tokens
+    chunks = chunk_note("a.md", "A", body, target_tokens=100)
+    assert chunks[0].text == body.split("\n\n")[0]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(
+    st.text(st.sampled_from("ab é猫 .,-"), min_size=0, max_size=60),
+    st.integers(50, 900).map(lambda n: " ".join(["word"] * n)), st.integers(50, 900).map(lambda n: "猫" * n),
+    st.integers(50, 900).map(lambda n: "QUJD" * n + " tail"),
+    st.just(""), st.just("```"), st.just("- item"),
+), min_size=1, max_size=12), st.sampled_from([20, 50, 100]))
+def test_chunks_keep_every_word_in_order_and_stay_under_the_cap(lines, target):
+    body = "\n".join(lines) + "\n"
+    chunks = chunk_note("a.md", "A", body, target_tokens=target)
+    assert "".join("".join(c.text.split()) for c in chunks) == "".join(body.split()) or body.strip() == ""
+    assert all(estimate_tokens(c.text) <= MAX_BLOCK_FACTOR * target + 2 for c in chunks)
+
+
+def test_the_end_of_a_long_line_is_found_and_the_budget_holds(vault):
+    words = " ".join(f"filler{i % 97}" for i in range(3000))
+    vault.write("docs/log.md", f"# Log\n\n{words} the culprit was quuxlemming\n")
+    vault.write("docs/other.md", "# Other\n\nNothing here.\n")
+    vault.commit("init")
+    vault.synced()
+    res = run_cli(["search", "--no-daemon", "quuxlemming", "--budget", "150", "--format", "json"], vault.root)
+    assert res.code == 0, res.err
+    import json
+
+    hits = json.loads(res.out)["hits"]
+    assert hits and hits[0]["path"] == "docs/log.md" and "quuxlemming" in hits[0]["text"]
+    assert sum(estimate_tokens(h["text"]) for h in hits) <= 150
