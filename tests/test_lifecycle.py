@@ -100,6 +100,37 @@ def test_fix_writes_only_the_back_reference(vault):
     assert {k for k in after if after[k] != before[k]} == {"ADR-0001.md", "ADR-0004.md"}
 
 
+@pytest.mark.parametrize("name", ["ADR-0006 C# tips", "ADR-0006 a|b", "ADR-0006 ^x", "ADR-0006 [draft]"])
+@pytest.mark.parametrize("declared_by", ["newer", "older"])
+def test_fix_refers_by_memory_id_to_a_file_name_no_wikilink_can_hold(vault, name, declared_by):
+    """``[[ADR-0006 C# tips]]`` names note "ADR-0006 C", heading " tips": the fix writes the memory_id,
+    which resolves, and the check passes after it."""
+    newer = adr("ADR-0006", extra="supersedes: [ADR-0007]\n" if declared_by == "newer" else "")
+    older = adr("ADR-0007", status="superseded",
+                extra="superseded_by: ADR-0006\n" if declared_by == "older" else "")
+    vault.write(f"docs/adrs/{name}.md", newer)
+    vault.write("docs/adrs/ADR-0007-old.md", older)
+    if declared_by == "older":  # the newer note's side is written: rename the older one unlinkably instead
+        (vault.root / "docs/adrs/ADR-0007-old.md").rename(vault.root / f"docs/adrs/{name.replace('0006', '0007')}.md")
+        (vault.root / f"docs/adrs/{name}.md").rename(vault.root / "docs/adrs/ADR-0006-new.md")
+    res = vault.check("--fix")
+    assert res.code == 0, res.out
+    fixed = "ADR-0007-old.md" if declared_by == "newer" else "ADR-0006-new.md"
+    written = (vault.root / "docs/adrs" / fixed).read_text()
+    assert ('superseded_by: "ADR-0006"' if declared_by == "newer" else '"ADR-0007"') in written, written
+    assert vault.check().code == 0
+
+
+def test_fix_writes_nothing_it_cannot_make_resolve(vault):
+    """No memory_id and a file name no WikiLink can hold: the back-reference stays for a person (SS002)."""
+    vault.write(".vaultsync.yaml", "vault: docs\n")
+    vault.write("docs/C# tips.md", "---\nsupersedes: [\"[[old]]\"]\n---\n# C# tips\n")
+    vault.write("docs/old.md", "---\nstatus: superseded\n---\n# old\n")
+    before = (vault.root / "docs/old.md").read_bytes()
+    res = vault.check("--fix")
+    assert (vault.root / "docs/old.md").read_bytes() == before, res.out
+
+
 def test_fix_appends_to_a_block_list(vault):
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra="supersedes:\n  - ADR-0002\ntags: [ops]\n"))
     vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", status="superseded", extra="superseded_by: ADR-0001\n"))

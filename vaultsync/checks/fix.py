@@ -33,7 +33,7 @@ class Fix:
 
     path: str
     field: str
-    ref: str
+    ref: str | None  # None: no reference that resolves can be written (the fix is dropped)
 
 
 def plan_fixes(vault: Vault, only: set[str] | None = None) -> list[Fix]:
@@ -51,7 +51,10 @@ def plan_fixes(vault: Vault, only: set[str] | None = None) -> list[Fix]:
             fixes.append(Fix(e.older, "superseded_by", _ref_to(vault, e.newer, e.older)))
         elif e.declared_by_older and not e.declared_by_newer:
             fixes.append(Fix(e.newer, "supersedes", _ref_to(vault, e.older, e.newer)))
-    return [f for f in fixes if only is None or f.path in only]
+    return [f for f in fixes if f.ref is not None and (only is None or f.path in only)]
+
+
+_UNLINKABLE = re.compile(r"[#|^\[\]]")
 
 
 def _reaches(graph: dict[str, list[str]], start: str, goal: str) -> bool:
@@ -67,13 +70,18 @@ def _reaches(graph: dict[str, list[str]], start: str, goal: str) -> bool:
     return False
 
 
-def _ref_to(vault: Vault, target: str, source: str) -> str:
-    """A ``[[WikiLink]]`` to ``target`` that resolves uniquely from ``source``."""
+def _ref_to(vault: Vault, target: str, source: str) -> str | None:
+    """A ``[[WikiLink]]`` to ``target`` that resolves uniquely from ``source``; its ``memory_id`` when
+    the file name holds a character a WikiLink cannot (``#``, ``|``, ``^``, brackets: ``[[ADR-6 C# tips]]``
+    names note "ADR-6 C", heading " tips"); None when it has no ``memory_id`` either (no fix is written)."""
     stem = target.rsplit("/", 1)[-1].removesuffix(".md")
-    if vault.link_index.resolve(stem, source).path == target:
-        return f"[[{stem}]]"
     root = vault.link_index.root
     rel = target[len(root):] if root and target.startswith(root) else target
+    mid = vault.notes[target].frontmatter.get("memory_id") if target in vault.notes else None
+    if _UNLINKABLE.search(rel):
+        return mid.strip() if isinstance(mid, str) and mid.strip() else None
+    if vault.link_index.resolve(stem, source).path == target:
+        return f"[[{stem}]]"
     return f"[[{rel.removesuffix('.md')}]]"
 
 
