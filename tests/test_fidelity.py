@@ -54,6 +54,38 @@ def test_comment_cuts_in_lists_nested_maps_and_empty_values(vault, text, where, 
     assert code == 1 and lines == [f"{FREE}:{where}: FM017 {message}"]
 
 
+@pytest.mark.parametrize("text, where, field, stored, written", [
+    ("title: Decision on retries for\n  #webhooks and queues\n", "3:3", "title", "Decision on retries for",
+     "Decision on retries for #webhooks and queues"),
+    ("owner:\n  team: core\n    #infra group\n", "4:5", "owner.team", "core", "core #infra group"),
+    ("tags:\n  - ops\n    #later\n", "4:5", "tags[0]", "ops", "ops #later"),
+    ("title: Сбой базы\n\n   #17 блокировка\n", "4:4", "title", "Сбой базы", "Сбой базы #17 блокировка"),
+    ("title: 障害対応\n\t\n  #42\n", None, None, None, None),  # a tab line: YAML refuses the whole block
+])
+def test_a_comment_line_below_a_plain_value_cuts_it(vault, text, where, field, stored, written):
+    """``#word`` on the line below a plain value, indented as its next line would be: YAML reads a comment
+    that ends the value (§6.6), not more of it."""
+    code, lines = _lines(vault, FREE, "---\n" + text + "note: end\n---\n")
+    assert code == 1
+    if where is not None:
+        fm017 = [line for line in lines if " FM017 " in line]
+        assert len(fm017) == 1 and fm017[0].startswith(f"{FREE}:{where}: FM017 {field}: YAML reads ' #' as the start"
+                                                       f" of a comment and stores '{stored}'"), lines
+        assert fm017[0].endswith(f"not '{written}' — quote it: {quote(written)}"), fm017[0]
+
+
+@pytest.mark.parametrize("text", [
+    "title: x\n# a comment line at the key's column\n",
+    "owner:\n  team: core\n  #infra: a key commented out\n",
+    "title: x\n  # an intended comment, hash and space\n",
+    "title: x\n  ## a heading-like comment\n",
+    "tags:\n  - ops\n  #- later\n",
+])
+def test_comment_lines_not_placed_as_more_of_a_value_pass(text):
+    note = parse_text(FREE, "---\n" + text + "---\n")
+    assert note.fm_state == "mapping" and check_fidelity(note, None) == [], check_fidelity(note, None)
+
+
 @pytest.mark.parametrize("text", [
     "status: accepted  # decided in the review\n",
     "title: C# and F# interop\n",                 # '#' not after a space: part of the value

@@ -258,6 +258,11 @@ def _check_plain(node: yaml.ScalarNode, path: tuple[Any, ...], lines: list[str],
             hash_col = end.column + len(rest) - len(stripped)  # `- # later`: an item holding only a comment
             out.append(Finding("empty_item", path, end.line, hash_col, stripped.strip(), None))
             return
+        cut = _comment_below(lines, start.line, end.line) if value else None
+        if cut is not None:  # "title: Retries for" / "  #webhooks and queues": the line below is a comment
+            line, col = cut
+            out.append(Finding("comment", path, line, col, f"{value} {lines[line][col:].strip()}", value))
+            return
     for line in range(start.line + 1, min(end.line, len(lines) - 1) + 1):
         text = lines[line].lstrip(" ")
         if text == "-" or text.startswith(("- ", "-\t")):  # a list item indented too deep: more text
@@ -275,6 +280,22 @@ def _check_plain(node: yaml.ScalarNode, path: tuple[Any, ...], lines: list[str],
         stored = _lookup(data, path)
         if isinstance(stored, (int, float)) and not isinstance(stored, bool) and canonical_number(stored) != value:
             out.append(Finding("number", path, start.line, start.column, raw, stored))
+
+
+def _comment_below(lines: list[str], first: int, last: int) -> tuple[int, int] | None:
+    """``(line, column)`` of a ``#word`` line right below a plain scalar ending on line ``last``, indented
+    as more of it would be (deeper than the line it starts on): YAML reads it as a comment that ends
+    the value (§6.6), though the author wrote it as the value's next line."""
+    base = len(lines[first]) - len(lines[first].lstrip(" "))
+    for line in range(last + 1, len(lines)):
+        text = lines[line].lstrip(" ")
+        if not text.strip():
+            continue
+        indent = len(lines[line]) - len(text)
+        if indent > base and text.startswith("#") and text[1:2] not in ("", " ", "\t", "#"):
+            return line, indent
+        return None
+    return None
 
 
 def _source(lines: list[str], start: yaml.Mark, end: yaml.Mark) -> str:
