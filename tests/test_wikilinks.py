@@ -420,3 +420,26 @@ def test_a_dot_slash_link_reaches_the_heading_of_the_note_beside_it(vault):
     vault.write("docs/a/src.md", "[t](./x.md#Only%20In%20A) [[./x#Only In A]]\n")
     res = vault.check()
     assert res.code == 0, res.out
+
+
+@pytest.mark.parametrize("heading, link", [
+    ("1\\. Intro", "1. Intro"), ("Fish &amp; Chips", "Fish & Chips"), ("Use \\# wisely", "Use wisely"),
+    ("\\*Not\\* emphasis", "*Not* emphasis"), ("A &copy; B", "A © B"), ("&#35;42 fix", "42 fix"),
+    ("Café &eacute;t&eacute;", "Café été"), ("1\\. Intro", "1\\. Intro"),  # as written still matches
+])
+def test_a_heading_is_reached_by_the_text_its_escapes_and_entities_show(vault, heading, link):
+    """Backslash escapes (CommonMark §2.4) and entities (§2.5) in a heading show as their characters;
+    a link may name the heading as shown."""
+    vault.write("docs/t.md", f"## {heading}\n")
+    vault.write("docs/src.md", f"[[t#{link}]]\n")
+    res = vault.check()
+    assert res.code == 0, res.out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.sampled_from("ab *_\\&#;.é`"), max_size=20))
+def test_heading_display_never_raises_and_keeps_code_as_written(text):
+    from vaultsync.vault.resolve import heading_display
+
+    shown = heading_display(text)
+    assert isinstance(shown, str) and "\0" not in shown

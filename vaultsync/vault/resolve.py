@@ -23,6 +23,7 @@ Rules, in order (field cases WL-01, WL-06, WL-07):
 
 from __future__ import annotations
 
+import html
 import posixpath
 import re
 import unicodedata
@@ -178,13 +179,16 @@ def normalise_heading(text: str) -> str:
 _WIKILINK = re.compile(r"!?\[\[([^\[\]|]*)(?:\|([^\[\]]*))?\]\]")
 _MD_LINK = re.compile(r"!?\[([^\[\]]*)\]\([^()]*\)")
 _EMPHASIS = re.compile(r"\*\*|__|==|~~|\*|(?<!\w)_(?=\S)|(?<=\S)_(?!\w)|<[^<>\n]+>")
+_LITERAL = re.compile(r"\\([!-/:-@\[-`{-~])|&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 # Characters a link subpath cannot hold: Obsidian writes a space for them when it links a heading
 _LINK_BREAKING = re.compile(r"\[\[|\]\]|[|#^\[\]]")
 
 
 def heading_display(text: str) -> str:
-    """The heading as read: ``Uses [[Foo|the foo]] and **bold**`` → ``Uses the foo and bold``."""
-    if not any(c in text for c in "[`*_=~<"):
+    """The heading as read: ``Uses [[Foo|the foo]] and **bold**`` → ``Uses the foo and bold``; backslash
+    escapes (``1\\. Intro`` → ``1. Intro``, CommonMark §2.4) and entities (``&amp;`` → ``&``, §2.5) outside
+    code as the characters they stand for."""
+    if not any(c in text for c in "[`*_=~<\\&"):
         return text
     text = _WIKILINK.sub(lambda m: m.group(2) if m.group(2) is not None else m.group(1), text)
     text = _MD_LINK.sub(r"\1", text)
@@ -194,7 +198,12 @@ def heading_display(text: str) -> str:
         spans.append(text[start + run:end - run].strip())
         parts += [text[pos:start], f"\0{len(spans) - 1}\0"]
         pos = end
-    text = _EMPHASIS.sub("", "".join(parts) + text[pos:])
+
+    def literal(m: re.Match[str]) -> str:  # an escaped or encoded character is text, never emphasis
+        spans.append(m.group(1) if m.group(1) is not None else html.unescape(m.group(0)))
+        return f"\0{len(spans) - 1}\0"
+
+    text = _EMPHASIS.sub("", _LITERAL.sub(literal, "".join(parts) + text[pos:]))
     return re.sub("\0([0-9]+)\0", lambda m: spans[int(m.group(1))], text)
 
 
