@@ -321,3 +321,45 @@ def test_a_file_where_an_index_folder_belongs_is_an_environment_error(vault, mod
     assert f"vaultsync {command[0]}: " in res.err and "cannot" in res.err, res.err
     assert not (vault.root / ".git" / "vaultsync" / "crash.log").exists() or blocked == "vaultsync"
     assert vault.git("status", "--porcelain").stdout.strip() == ""
+
+
+@pytest.mark.parametrize("left", ["empty", "partial-with-wal", "no-new-file"])
+def test_a_rebuild_killed_before_it_finished_gets_its_old_index_back(vault, model_env, left):
+    """SIGKILL skips the rebuild's own put-back: the next sync puts the old index back (its "-wal" never
+    replayed into it), brings it to HEAD incrementally, and leaves no aside copy behind."""
+    from conftest import run_cli
+
+    from vaultsync.git import open_repo
+    from vaultsync.index.aside import set_aside
+    from vaultsync.index.layout import layout_for
+    from vaultsync.vault.config import load_config
+
+    _notes(vault, 4)
+    vault.commit("init")
+    assert run_cli(["sync", "--quiet"], vault.root).code == 0
+    index_dir = vault.root / ".git/vaultsync"
+    layout = layout_for(open_repo(vault.root), load_config(vault.root))
+    set_aside(layout)  # where a killed `index --rebuild` stops: old files aside, a new index begun
+    if left != "no-new-file":
+        sqlite3.connect(index_dir / "index.sqlite").execute("CREATE TABLE t (x)").connection.commit()
+    if left == "partial-with-wal":
+        (index_dir / "index.sqlite-wal").write_bytes(os.urandom(4096))
+    vault.write("docs/late.md", "# late\nA note committed after the kill.\n")
+    vault.commit("late")
+    res = run_cli(["sync", "--quiet"], vault.root)
+    assert res.code == 0, res.err
+    assert not list(index_dir.glob("*.rebuilding-old"))
+    assert_same_index(index_state(vault.root), rebuilt(vault.root))
+
+
+def test_a_rebuild_clears_stale_aside_copies_of_every_name(vault, model_env):
+    from conftest import run_cli
+
+    _notes(vault, 2)
+    vault.commit("init")
+    index_dir = vault.root / ".git/vaultsync"
+    assert run_cli(["sync", "--quiet"], vault.root).code == 0
+    for name in ("index.sqlite-wal.rebuilding-old", "index.sqlite-shm.rebuilding-old"):
+        (index_dir / name).write_bytes(b"stale")
+    assert run_cli(["index", "--rebuild", "--quiet"], vault.root).code == 0
+    assert not list(index_dir.glob("*.rebuilding-old"))

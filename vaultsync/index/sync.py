@@ -40,7 +40,7 @@ from vaultsync.git import (
     printable_path,
     workdir,
 )
-from vaultsync.index.aside import put_back, set_aside
+from vaultsync.index.aside import put_back, recover, set_aside
 from vaultsync.index.changes import note_changes
 from vaultsync.index.embedding import (
     EmbedderFactory,
@@ -163,6 +163,7 @@ def sync(repo: pygit2.Repository, *, rebuild: bool = False, embedder_factory: Em
     with lock as held:
         if not held:
             return SyncReport("busy", head_commit_id(repo))
+        recover(layout)  # a rebuild killed before it finished: its old index comes back first
         moved = set_aside(layout) if rebuild else []
         report = SyncReport("up-to-date")
         tracker = SyncProgress(layout.progress, bar=progress)
