@@ -37,7 +37,7 @@ def recover(layout: IndexLayout) -> bool:
         for aside, _ in pairs:  # no old SQLite file to go with them: nothing whole to put back
             _remove(aside)
         return False
-    for aside, original in pairs:
+    for _, original in pairs:
         _remove(original)
     for aside, original in pairs:
         if aside.exists():
