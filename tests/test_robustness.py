@@ -458,3 +458,24 @@ def test_an_intent_to_add_note_is_not_staged(vault, sparse_index):
     git(vault.root, "add", "docs/New note.md", "docs/adrs/ADR-0009.md")  # now staged for real
     res = run_cli(["check", "--staged"], vault.root)
     assert res.code == 0, res.out + res.err
+
+
+@pytest.mark.parametrize("folder, typed", [
+    ("fo\u0308lder/café", "földer/café"),         # committed decomposed (macOS), typed composed
+    ("földer/cafe\u0301", "fo\u0308lder/café"),   # committed composed, typed decomposed
+    ("文書/決定", "文書/決定/"),                     # nothing to normalise
+])
+def test_a_scope_matches_its_folder_in_either_unicode_form(vault, model_env, folder, typed):
+    """Paths keep the bytes git holds; ``--scope`` names the same folder however its accents were typed."""
+    import json
+
+    vault.write(".vaultsync.yaml", "vault: .\n")
+    vault.write(f"{folder}/x.md", "# Gerbil\nThe gerbil feeding policy.\n")
+    vault.write("other/y.md", "# Gerbil too\nAnother gerbil feeding note.\n")
+    vault.commit("init")
+    vault.synced()
+    res = run_cli(["search", "--no-daemon", "gerbil feeding", "--scope", typed, "--format", "json",
+                   "--min-relevance", "0"], vault.root)
+    assert res.code == 0, res.err
+    answer = json.loads(res.out)
+    assert [h["path"] for h in answer["hits"]] == [f"{folder}/x.md"] and not answer["warnings"], answer

@@ -36,7 +36,7 @@ from vaultsync.search.lifecycle import LifecyclePolicy
 from vaultsync.search.options import SearchOptions
 from vaultsync.search.query import parse_query
 from vaultsync.search.results import SearchResult
-from vaultsync.search.rows import allowed_paths, unknown_filter_values
+from vaultsync.search.rows import allowed_paths, stored_scope, unknown_filter_values
 from vaultsync.search.stages.chunks import chunks
 from vaultsync.search.stages.finish import finish
 from vaultsync.search.stages.fuse import fuse
@@ -61,8 +61,8 @@ class Searcher(IndexHandles):
         Raises:
             QueryError: empty query.
         """
-        opts = opts or SearchOptions()
         query = parse_query(raw_query)
+        opts = stored_scope(self.db, opts or SearchOptions())
         t0 = time.perf_counter()
         excluded = self.excluded(LifecyclePolicy(opts.include_expired, opts.include_superseded,
                                                  opts.min_confidence, opts.today))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import sqlite3
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,6 +32,23 @@ def allowed_paths(db: sqlite3.Connection, opts: SearchOptions, excluded: Exclusi
     sql = "SELECT path FROM notes" + (" WHERE " + " AND ".join(clauses) if clauses else "")
     # Superseded notes with a successor stay in the legs: they are swapped for it after fusion.
     return {p for (p,) in db.execute(sql, params) if p not in excluded or p in excluded.replacement}
+
+
+def stored_scope(db: sqlite3.Connection, opts: SearchOptions) -> SearchOptions:
+    """``opts`` with its ``--scope`` spelled as the index stores that folder. Paths keep the bytes git
+    holds, so a folder committed decomposed (NFD, as macOS writes names) matches a scope typed composed
+    (NFC), and back. Costs one lookup when the scope matches as typed, else one pass over the paths."""
+    scope = opts.scope
+    if not scope or db.execute("SELECT 1 FROM notes WHERE substr(path, 1, ?) = ? LIMIT 1",
+                               (len(scope), scope)).fetchone() is not None:
+        return opts
+    wanted, depth = unicodedata.normalize("NFC", scope), scope.count("/")
+    for (path,) in db.execute("SELECT path FROM notes"):
+        parts = path.split("/")
+        prefix = "/".join(parts[:depth]) + "/"
+        if len(parts) > depth and unicodedata.normalize("NFC", prefix) == wanted:
+            return dataclasses.replace(opts, scope=prefix)
+    return opts
 
 
 def unknown_filter_values(db: sqlite3.Connection, opts: SearchOptions) -> list[str]:
