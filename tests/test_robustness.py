@@ -479,3 +479,19 @@ def test_a_scope_matches_its_folder_in_either_unicode_form(vault, model_env, fol
     assert res.code == 0, res.err
     answer = json.loads(res.out)
     assert [h["path"] for h in answer["hits"]] == [f"{folder}/x.md"] and not answer["warnings"], answer
+
+
+@pytest.mark.parametrize("section, where", [
+    ("  top_k: 500\n", "2:10"), ("  min_relevance: 2\n", "2:18"), ("  bogus_key: 1\n", "2:14"),  # its value
+    ("  legs: []\n", "2:9"), ("  graph_hops: -1\n", "2:15"),
+])
+def test_a_bad_search_value_in_the_committed_config_is_named_where_it_is(vault, section, where):
+    """Every search refuses it (exit 2) with the located CF002 line ``vaultsync check`` gives, not an
+    option error the user never typed."""
+    vault.write(".vaultsync.yaml", "search:\n" + section)
+    vault.write("a.md", "# A\ngerbil\n")
+    vault.commit("init")
+    res = run_cli(["search", "--no-daemon", "gerbil"], vault.root)
+    assert res.code == 2 and res.err.startswith(f"vaultsync search: .vaultsync.yaml:{where}: CF002 search."), res.err
+    checked = run_cli(["check"], vault.root)
+    assert f".vaultsync.yaml:{where}: CF002" in checked.out + checked.err

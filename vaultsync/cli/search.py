@@ -169,7 +169,10 @@ def _full_route(args: argparse.Namespace, raw: str, options: dict, asked: int | 
         options_for(config, **options)
         check_rerank_spec(args.rerank)
     except ValueError as exc:
-        raise _Refused(str(exc)) from None
+        from vaultsync.search.options import config_problem
+
+        problem = config_problem(config)  # the committed config's value, not an option given here
+        raise _Refused(problem.render() if problem else str(exc)) from None
     if repo.head_is_unborn:
         print("vaultsync search: nothing to search yet: the repository has no commits, and vaultsync indexes "
               "committed notes — commit them first", file=sys.stderr)
