@@ -305,3 +305,29 @@ def test_name_only_chunks_only_ever_move_down_below_more_relevant_content(chunks
         for j in content:
             if j < i or not with_relevance or relevance[j] > relevance[i]:
                 assert at[j] < at[i]  # never up past content; below all more relevant content
+
+
+def test_a_hidden_superseded_note_names_its_hidden_successor_and_a_cycle(tmp_path, embedder):
+    """A → B → C where C expired: A is reported "superseded by C, itself hidden (expired …;
+    --include-expired)"; X ⇄ Y: "superseded in a cycle with Y"."""
+    vault = init_vault(tmp_path / "chain")
+    note = ("---\ntitle: {t}\nstatus: {s}\n{extra}---\n# {t}\n{body}\n")
+    vault.write("docs/A.md", note.format(t="A", s="superseded", extra="superseded_by: B\n",
+                                         body="The gerbil feeding policy: pellets twice a day."))
+    vault.write("docs/B.md", note.format(t="B", s="superseded", extra="superseded_by: C\n", body="Rodent diet, v2."))
+    vault.write("docs/C.md", note.format(t="C", s="accepted", extra='expires: "2020-01-01"\n', body="Rodent diet, v3."))
+    vault.write("docs/X.md", note.format(t="X", s="superseded", extra="superseded_by: Y\n",
+                                         body="The hamster wheel maintenance schedule."))
+    vault.write("docs/Y.md", note.format(t="Y", s="superseded", extra="superseded_by: X\n", body="Wheel care."))
+    vault.commit("init")
+    s = synced_searcher(vault.root)
+    try:
+        reasons = {n["path"]: n["reason"] for n in _search(s, "gerbil feeding pellets").hidden["notes"]}
+        assert reasons["docs/A.md"] == ("superseded by docs/C.md, itself hidden (expired 2020-01-01; "
+                                        "--include-expired)"), reasons
+        reasons = {n["path"]: n["reason"] for n in _search(s, "hamster wheel maintenance").hidden["notes"]}
+        assert reasons["docs/X.md"] == "superseded in a cycle with docs/Y.md", reasons
+        shown = _search(s, "gerbil feeding pellets", include_expired=True)
+        assert [h.path for h in shown.hits][:1] == ["docs/C.md"]
+    finally:
+        s.close()

@@ -67,10 +67,26 @@ def _why(ctx: Context, row: dict[str, Any]) -> tuple[str, str, str]:
             return "expired", reason, "--include-expired"
         if reason.startswith("confidence") or reason == "unreadable confidence":
             return "confidence", reason, f"--min-confidence {row['confidence'] or 0:g}"
-        successor = ctx.excluded.replacement.get(path)
-        return "superseded", f"superseded by {successor}" if successor else reason, "--include-superseded"
+        return "superseded", _superseded_reason(ctx, path), "--include-superseded"
     if opts.scope and not path.startswith(opts.scope):
         return "scope", f"outside --scope {opts.scope}", "without --scope"
     if opts.types and row["type"] not in opts.types:
         return "type", f"type {row['type'] or 'unset'} (not --type {', '.join(opts.types)})", "without --type"
     return "tag", f"no tag of --tag {', '.join(opts.tags)}", "without --tag"
+
+
+def _superseded_reason(ctx: Context, path: str) -> str:
+    """``superseded by X``; when X is hidden too, why and the flag that shows it; ``superseded in a cycle
+    with X`` when the chain goes round; plain ``superseded`` when no successor resolves."""
+    successor = ctx.excluded.replacement.get(path)
+    if successor:
+        return f"superseded by {successor}"
+    latest = ctx.excluded.latest.get(path)
+    if latest is None:
+        return "superseded"
+    why = ctx.excluded.reasons.get(latest)
+    if why is None or why == "superseded":
+        return f"superseded in a cycle with {latest}"
+    flag = "--include-expired" if "expire" in why else "--min-confidence 0" if "confidence" in why else \
+        "--include-superseded"
+    return f"superseded by {latest}, itself hidden ({why}; {flag})"

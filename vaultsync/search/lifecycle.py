@@ -12,6 +12,7 @@ of the chain), which is offered in its place.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import sqlite3
@@ -40,10 +41,13 @@ class LifecyclePolicy:
 
 @dataclass(frozen=True)
 class Exclusions:
-    """Paths hidden by the policy, with the reason, and superseded → superseding path."""
+    """Paths hidden by the policy, with the reason; superseded → the superseding path offered in its
+    place (``replacement``), and → the newest note of its chain, hidden or not (``latest``; a note in
+    a supersession cycle maps to the note it goes round to)."""
 
     reasons: dict[str, str]
     replacement: dict[str, str]
+    latest: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def __contains__(self, path: object) -> bool:
         return path in self.reasons
@@ -78,16 +82,19 @@ def exclusions(db: sqlite3.Connection, policy: LifecyclePolicy) -> Exclusions:
         elif "confidence" in hidden_by and policy.min_confidence > 0:
             reasons[path] = "unreadable confidence"
     replacement: dict[str, str] = {}
+    latest: dict[str, str] = {}
     for path in reasons:
         if reasons[path] != "superseded":
             continue
-        by, seen = successor.get(path), {path}
+        by, seen, last = successor.get(path), {path}, path
         while by and reasons.get(by) == "superseded" and by not in seen:
             seen.add(by)
-            by = successor.get(by)
+            last, by = by, successor.get(by)
+        if by:
+            latest[path] = last if by in seen else by  # a cycle: the last note before it goes round
         if by and by not in reasons and by not in seen:
             replacement[path] = by
-    return Exclusions(reasons, replacement)
+    return Exclusions(reasons, replacement, latest)
 
 
 def _supersession(db: sqlite3.Connection, notes: list[tuple]) -> tuple[set[str], dict[str, str]]:
