@@ -211,6 +211,33 @@ def test_links_resolve_through_aliases(vault):
     assert vault.check().code == 0
 
 
+@pytest.mark.parametrize("aliases, link, ok", [
+    ("aliases: Solo", "Solo", True),                         # one string: one alias (Obsidian reads it)
+    ("aliases: Solo, Duo", "Duo", True),                     # a string of comma-separated names
+    ("aliases: '  Padded  '", "Padded", True),
+    ("aliases: [Solo, 7, null]", "Solo", True),              # names only
+    ("aliases: 7", "7", False), ("aliases: ''", "x", False),
+])
+def test_aliases_written_as_one_string_are_names_too(vault, aliases, link, ok):
+    vault.write(".vaultsync.yaml", "vault: docs\n")
+    vault.write("docs/n.md", f"---\n{aliases}\n---\n# N\n")
+    vault.write("docs/a.md", f"[[{link}]]\n")
+    res = vault.check()
+    assert (res.code == 0) is ok, res.out
+
+
+def test_a_string_alias_is_a_name_vector_and_a_link_edge_in_the_index(vault, model_env):
+    from conftest import index_state
+
+    vault.write(".vaultsync.yaml", "vault: docs\n")
+    vault.write("docs/n.md", "---\naliases: Solo, Duo\n---\n# N\nBody.\n")
+    vault.write("docs/a.md", "[[Duo]]\n")
+    vault.commit("init")
+    vault.synced()
+    state = index_state(vault.root)
+    assert ("docs/a.md", "Duo", None, "link", "docs/n.md", 1) in state["links"], state["links"]
+
+
 # --- the code masker agrees with a real CommonMark parser -------------------------------------
 
 def _markdown_it_code_lines(text: str) -> set[int]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from vaultsync.index.chunking import chunk_note, title_chunks
 from vaultsync.index.sqlite_store import LinkRow, NoteRecord, RefRow
-from vaultsync.vault.fields import parse_vault_date
+from vaultsync.vault.fields import note_aliases, parse_vault_date
 from vaultsync.vault.lifecycle_fields import keys_in_unloadable, read_lifecycle
 from vaultsync.vault.note import Note
 from vaultsync.vault.resolve import LinkIndex
@@ -129,8 +129,7 @@ def link_rows(note: Note, index: LinkIndex) -> list[LinkRow]:
 def note_record(note: Note, blob: str, index: LinkIndex, warnings: list[str], target_tokens: int) -> NoteRecord:
     """Everything the SQLite store keeps about ``note`` (chunks included)."""
     title = note_title(note)
-    raw_aliases = note.frontmatter.get("aliases") if note.frontmatter else None
-    aliases = [a for a in raw_aliases if isinstance(a, str)] if isinstance(raw_aliases, list) else []
+    aliases = note_aliases(note.frontmatter)
     return NoteRecord(
         path=note.path, blob=blob, title=title, frontmatter=jsonable(note.frontmatter or {}),
         lifecycle=lifecycle(note, index), aliases=aliases, name_chunks=title_chunks(note.path, title, aliases),

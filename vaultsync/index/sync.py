@@ -60,6 +60,7 @@ from vaultsync.index.read_through import TeamCache
 from vaultsync.index.records import note_record
 from vaultsync.index.sqlite_store import SqliteStore, as_left, is_damage, record_as_left, sqlite_healthy
 from vaultsync.vault.config import Config
+from vaultsync.vault.fields import note_aliases
 from vaultsync.vault.lifecycle_fields import FILTER_OF
 from vaultsync.vault.note import parse_note
 from vaultsync.vault.resolve import LinkIndex
@@ -259,7 +260,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         dropped = {p for p in changed if p in indexed and p not in notes}  # a rebuild would have no rows for them
         before = store.aliases()
         after = {p: a for p, a in before.items() if p not in changed and p not in removed}
-        after.update({p: _note_aliases(n) for p, (n, _) in notes.items()})
+        after.update({p: note_aliases(n.frontmatter) for p, (n, _) in notes.items()})
         files = _vault_files(snapshot, config)
         index = LinkIndex(files, _alias_index(after), config.link_root)
         files_key = hashlib.sha256("\0".join(sorted(files)).encode("utf-8", "surrogateescape")).hexdigest()[:16]
@@ -345,11 +346,6 @@ def _alias_index(by_path: dict[str, list[str]]) -> dict[str, list[str]]:
         for alias in aliases:
             out.setdefault(alias, []).append(path)
     return out
-
-
-def _note_aliases(note: object) -> list[str]:
-    values = note.frontmatter.get("aliases") if note.frontmatter else None  # type: ignore[attr-defined]
-    return [a for a in values if isinstance(a, str)] if isinstance(values, list) else []
 
 
 def _resolve(index: LinkIndex, target: str, source: str) -> str | None:

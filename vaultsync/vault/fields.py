@@ -71,3 +71,14 @@ def normalised_frontmatter(data: dict[str, Any]) -> dict[str, Any]:
             data["status"] = "superseded"
             data.setdefault("superseded_by", m.group(1).strip())
     return data
+
+
+def note_aliases(frontmatter: dict[str, Any] | None) -> list[str]:
+    """A note's ``aliases``: a list of names, or one string of comma-separated names (Obsidian reads both);
+    other values and blank names are left out."""
+    values = frontmatter.get("aliases") if frontmatter else None
+    if isinstance(values, str):
+        return [name.strip() for name in values.split(",") if name.strip()]
+    if not isinstance(values, list):
+        return []
+    return [a for a in values if isinstance(a, str) and a.strip()]

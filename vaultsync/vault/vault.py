@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.git import Snapshot, is_valid_utf8_path, read_blob
 from vaultsync.vault.config import Config
+from vaultsync.vault.fields import note_aliases
 from vaultsync.vault.note import Note, parse_note
 from vaultsync.vault.resolve import LinkIndex, Resolution
 from vaultsync.vault.wikilinks import parse_inner
@@ -53,11 +54,8 @@ class Vault:
         """Resolution tables over ``files`` plus note ``aliases``."""
         aliases: dict[str, list[str]] = defaultdict(list)
         for path, note in self.notes.items():
-            values = note.frontmatter.get("aliases") if note.frontmatter else None
-            if isinstance(values, list):
-                for alias in values:
-                    if isinstance(alias, str) and alias.strip():
-                        aliases[alias].append(path)
+            for alias in note_aliases(note.frontmatter):
+                aliases[alias].append(path)
         return LinkIndex(self.files + self.symlinks, aliases, root=self.config.link_root)
 
     @cached_property
