@@ -363,3 +363,48 @@ def test_a_rebuild_clears_stale_aside_copies_of_every_name(vault, model_env):
         (index_dir / name).write_bytes(b"stale")
     assert run_cli(["index", "--rebuild", "--quiet"], vault.root).code == 0
     assert not list(index_dir.glob("*.rebuilding-old"))
+
+
+def test_a_search_during_a_rebuild_says_the_index_is_being_rebuilt(vault, model_env):
+    """Readers between a rebuild's set-aside and its end see the new, partial index: the answer says so,
+    not "behind HEAD" nor "no embeddings"."""
+    import json
+
+    from conftest import run_cli
+
+    from vaultsync.git import open_repo
+    from vaultsync.index.aside import put_back, set_aside
+    from vaultsync.index.layout import layout_for
+    from vaultsync.vault.config import load_config
+
+    _notes(vault, 3)
+    vault.commit("init")
+    assert run_cli(["sync", "--quiet"], vault.root).code == 0
+    layout = layout_for(open_repo(vault.root), load_config(vault.root))
+    moved = set_aside(layout)
+    try:
+        from vaultsync.index.sqlite_store import SqliteStore
+
+        SqliteStore(layout.sqlite).close()  # the new index, begun
+        res = run_cli(["search", "--no-daemon", "marker1x", "--format", "json"], vault.root)
+        assert res.code == 0, res.err
+        warnings = json.loads(res.out)["warnings"]
+        assert len(warnings) == 1 and warnings[0].startswith("the index is being rebuilt"), warnings
+    finally:
+        put_back(moved, failed=True)
+    res = run_cli(["search", "--no-daemon", "marker1x", "--format", "json"], vault.root)
+    assert json.loads(res.out)["warnings"] == [] and json.loads(res.out)["hits"]
+
+
+def test_a_search_of_an_index_with_no_notes_says_so(vault, model_env):
+    import json
+
+    from conftest import run_cli
+
+    vault.write(".vaultsync.yaml", "vault: nosuchdir\n")
+    vault.write("docs/a.md", "# A\nmarker\n")
+    vault.commit("init")
+    assert run_cli(["sync", "--quiet"], vault.root).code == 0
+    res = run_cli(["search", "--no-daemon", "marker", "--format", "json"], vault.root)
+    assert json.loads(res.out)["warnings"] == [
+        "the index holds no notes (is `vault:` in .vaultsync.yaml the folder of the notes?)"], res.out

@@ -50,6 +50,7 @@ class IndexHandles:
     def __init__(self, db_path: Path, embedders: dict[str, QueryEmbedder] | QueryEmbedder | None,
                  reranker: Reranker | None = None, relevance_model: RelevanceModels | None | str = "shipped",
                  open_table: OpenTable | None = None) -> None:
+        self.db_path = db_path
         self.db = sqlite3.connect(readonly_uri(db_path), uri=True, check_same_thread=False, timeout=10)
         # a second connection lets whole-note BM25 run beside chunk BM25 (one connection serialises)
         self.notes_db = sqlite3.connect(readonly_uri(db_path), uri=True, check_same_thread=False, timeout=10)

@@ -85,11 +85,17 @@ class Searcher(IndexHandles):
         """The hits with what the caller should know: a stale index, a missing vector leg."""
         warnings: list[str] = []
         indexed = self.meta.get("indexed_commit") or None
-        if head and indexed != head:
+        rebuilding = self.db_path.with_name(self.db_path.name + ".rebuilding-old").exists()  # index/aside.py
+        if rebuilding:
+            warnings.append("the index is being rebuilt (`vaultsync index --rebuild`): the results hold only the "
+                            "notes it has indexed so far")
+        elif head and indexed != head:
             warnings.append(f"index is behind HEAD (indexed {indexed[:10] if indexed else 'nothing'}, HEAD {head[:10]}); "
                             "run `vaultsync sync`")
-        if "dense" in ctx.opts.legs and not ctx.legs:
-            warnings.append("vector leg unavailable (no embeddings in the index): BM25 only")
+        if "dense" in ctx.opts.legs and not ctx.legs and not rebuilding:
+            empty = self.db.execute("SELECT 1 FROM notes LIMIT 1").fetchone() is None
+            warnings.append("the index holds no notes (is `vault:` in .vaultsync.yaml the folder of the notes?)"
+                            if empty else "vector leg unavailable (no embeddings in the index): BM25 only")
         warnings.extend(unknown_filter_values(self.db, ctx.opts))
         counter = self.meta.get("token_counter", "estimate")
         floor = ctx.opts.min_relevance if self.relevance_model is not None else None
