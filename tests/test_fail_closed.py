@@ -490,5 +490,5 @@ def test_control_characters_in_the_body_are_text(vault):
     res = vault.check()
     assert res.code == 0 and "Traceback" not in res.err, res.out
     sync(vault)
-    assert found(vault, "sassafras") == [f"{UNTYPED}/body.md"]
+    assert set(found(vault, "sassafras")) == {f"{UNTYPED}/body.md"}  # its long block is several chunks
     assert status(vault)["warnings"] == []

@@ -84,4 +84,4 @@ CREATE INDEX IF NOT EXISTS refs_source ON refs(source);
 
 # sha256(SCHEMA_VERSION + DDL)[:16], written out so that the hook path need not import hashlib;
 # tests/test_fastpath.py fails when the DDL changes and this does not
-SCHEMA_FINGERPRINT = "19a303584571679d"
+SCHEMA_FINGERPRINT = "efae06a7aec6d4bd"
