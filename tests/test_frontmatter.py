@@ -105,6 +105,17 @@ def test_fm03_a_key_repeated_in_another_normalisation_is_a_duplicate(vault, key,
         "spelled with other Unicode code points)"]
 
 
+@pytest.mark.parametrize("text, where", [
+    ("&k key: 1\n*k : 2\n", "2:1"), ("x:\n  &k a: 1\n  *k : 2\n", "3:3"), ("&k 標題: 1\n*k : 2\n", "2:1"),
+])
+def test_fm03_a_key_repeated_through_its_alias_is_named_as_such(vault, text, where):
+    """The alias is the anchored key node itself (PyYAML keeps no position of its own for it): the
+    message says an alias repeats it, not "first defined" on the same line."""
+    vault.write("docs/notes/n.md", f"---\n{text}---\n")
+    (line,) = vault.check().lines
+    assert line.startswith(f"docs/notes/n.md:{where}: FM007 duplicate key ") and "an alias of this key" in line
+
+
 def test_fm06_tab_indentation(vault):
     vault.write("docs/rules/RULE-0002.md", "---\nmemory_id: RULE-0002\ntitle: Tabs\nstatus: active\n"
                 'created: "2024-03-05"\ntags:\n\t- ops\n---\n')

@@ -142,6 +142,10 @@ def _build(node: yaml.Node) -> Any:
             raise YamlProblem(mark.line, mark.column, "mapping keys must be plain strings")
         key = str(key_node.value)
         same = unicodedata.normalize("NFC", key)  # "título" typed twice, once decomposed, is one key to a reader
+        if same in seen and seen[same] is key_node:  # "&k key: 1" then "*k : 2": the alias is this very node
+            mark = key_node.start_mark
+            raise YamlProblem(mark.line, mark.column, f"duplicate key '{key}': an alias of this key repeats it "
+                              "in the same mapping", code="FM007")
         if same in seen:
             mark = key_node.start_mark
             spelled = "" if str(seen[same].value) == key else ", spelled with other Unicode code points"
