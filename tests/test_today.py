@@ -107,3 +107,19 @@ def test_local_day_is_a_date_for_every_readable_moment(moment, zone):
 
     day = local_day(moment, ZoneInfo(zone) if zone else None)
     assert isinstance(day, dt.date) and abs(day - dt.date.fromisoformat(moment[:10])) <= dt.timedelta(days=1)
+
+
+@pytest.mark.parametrize("zone, expires, before_created", [
+    ("UTC", "2024-01-01T00:30:00+14:00", True),       # 2023-12-31 10:30 UTC: the day before it was created
+    ("Pacific/Kiritimati", "2024-01-01T00:30:00+14:00", False),  # still the 1st there
+    ("UTC", "2024-01-01T23:30:00-01:00", False),      # the 2nd in UTC: after
+    ("Asia/Tokyo", "2023-12-31T16:00:00Z", False),    # 01:00 on the 1st in Tokyo: the creation day, not before
+    ("America/New_York", "2024-01-01T03:00:00Z", True),  # 22:00 on Dec 31st in New York
+])
+def test_expiry_before_creation_is_judged_on_the_day_dt004_names(vault, zone, expires, before_created):
+    """DT002 and DT004 read a moment's day in the same zone: a note never "expired on" a day before its
+    creation day without DT002 saying so."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001").replace('created: "2024-03-01"', 'created: "2024-01-01"')
+                .replace("---\nBody", f'expires: "{expires}"\n---\nBody'))
+    res = _check_in(vault.root, zone)
+    assert ("DT002" in res.stdout) is before_created, res.stdout

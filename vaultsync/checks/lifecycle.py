@@ -67,7 +67,8 @@ def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING,
     created = parse_vault_date(fm.get("created"))
     expires = parse_vault_date(fm.get("expires"))
     validated = parse_vault_date(fm.get("last_validated"))
-    if created and expires and _not_after(fm.get("expires"), fm.get("created"), expires, created):
+    if created and expires and _not_after(fm.get("expires"), fm.get("created"), local_day(fm.get("expires"), tz),
+                                          local_day(fm.get("created"), tz)):  # days where today is counted, as DT004
         line, col = note.position(("expires",))
         shown = (fm["expires"], fm["created"]) if len(fm["expires"]) > 10 or len(fm["created"]) > 10 else (expires, created)
         out.append(Diagnostic(note.path, line, col, "DT002", f"expires: {shown[0]} is not after created ({shown[1]})"))
