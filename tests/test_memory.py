@@ -224,3 +224,25 @@ def test_memory_commands_piped_into_head_end_quietly(vault: Vault, argv) -> None
     res = subprocess.run(["bash", "-c", f"set -o pipefail; {cmd} | head -c 10"], cwd=vault.root, capture_output=True,
                          text=True, timeout=120)
     assert res.returncode == 0 and res.stderr == "" and len(res.stdout) == 10, res.stderr
+
+
+@pytest.mark.parametrize("title, expected", [
+    ("Use Postgres for the ledger", "use-postgres-for-the-ledger"),
+    ("Über große Datenbanken: 日本語", "uber-grosse-datenbanken-日本語"),   # ß is "ss", Japanese kept
+    ("データベースの選定", "データベースの選定"), ("Выбор базы данных", "выбор-базы-данных"),
+    ("Ångström — naïve café", "angstrom-naive-cafe"), ("C# & F# interop", "c-f-interop"), ("👍", ""),
+])
+def test_a_slug_keeps_the_words_of_any_script(title, expected) -> None:
+    from vaultsync.memory.scaffold import slug
+
+    assert slug(title) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=80))
+def test_a_slug_is_a_safe_file_name_part(title: str) -> None:
+    from vaultsync.memory.scaffold import slug
+
+    s = slug(title)
+    assert len(s) <= 60 and "/" not in s and "\\" not in s and not s.startswith(("-", ".")) and not s.endswith("-")
+    assert all(c.isalnum() or c == "-" for c in s) and s == s.lower()

@@ -94,9 +94,14 @@ def scaffold_body(type_name: str, title: str, body: str | None) -> str:
 
 
 def slug(title: str, limit: int = 60) -> str:
-    """``title`` as a lower-case ASCII file-name part (``""`` when nothing ASCII is left)."""
-    text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode("ascii").lower()
-    text = re.sub(r"[^a-z0-9]+", "-", text).strip("-")
+    """``title`` as a lower-case file-name part, at most ``limit`` characters: Latin letters folded to
+    ASCII (``é`` → ``e``, ``ß`` → ``ss``), letters and digits of other scripts kept (``データベース``),
+    anything else a ``-`` (``""`` when nothing is left)."""
+    out = []
+    for ch in unicodedata.normalize("NFKC", title).casefold():
+        base = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
+        out.append(base if base.isascii() else ch if ch.isalnum() else "-")
+    text = re.sub(r"[\W_]+", "-", unicodedata.normalize("NFC", "".join(out))).strip("-")
     return text[:limit].rstrip("-")
 
 
