@@ -492,3 +492,22 @@ def test_control_characters_in_the_body_are_text(vault):
     sync(vault)
     assert set(found(vault, "sassafras")) == {f"{UNTYPED}/body.md"}  # its long block is several chunks
     assert status(vault)["warnings"] == []
+
+
+@pytest.mark.parametrize("frontmatter", [
+    "title: Broken: yes\nstatus: accepted\n",      # YAML refuses the whole block (FM005)
+    "status: [[Accepted]]\n",                       # a status that is no name
+])
+def test_a_note_hidden_for_an_unreadable_field_is_not_called_superseded(vault, frontmatter):
+    """The report names what hid it (an unreadable field, see status), not a supersession it never had."""
+    import json
+
+    from conftest import run_cli
+
+    vault.write(f"{UNTYPED}/broken.md", f"---\n{frontmatter}---\n# Broken\nSome text about gRPC deadlines.\n")
+    vault.commit("broken")
+    sync(vault)
+    res = run_cli(["search", "--no-daemon", "gRPC deadlines", "--format", "json"], vault.root)
+    notes = {n["path"]: n for n in json.loads(res.out)["hidden"]["notes"]}
+    reason = notes[f"{UNTYPED}/broken.md"]["reason"]
+    assert reason.startswith("unreadable ") and "could not be read" in reason and "superseded" not in reason, reason

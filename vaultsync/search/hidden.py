@@ -67,6 +67,9 @@ def _why(ctx: Context, row: dict[str, Any]) -> tuple[str, str, str]:
             return "expired", reason, "--include-expired"
         if reason.startswith("confidence") or reason == "unreadable confidence":
             return "confidence", reason, f"--min-confidence {row['confidence'] or 0:g}"
+        if reason.startswith("unreadable"):  # a field the index could not read hides the note (ADR-0040)
+            return "superseded", f"{reason} (its frontmatter could not be read: see `vaultsync status`)", \
+                "--include-superseded"
         return "superseded", _superseded_reason(ctx, path), "--include-superseded"
     if opts.scope and not path.startswith(opts.scope):
         return "scope", f"outside --scope {opts.scope}", "without --scope"
