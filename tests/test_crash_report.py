@@ -63,5 +63,25 @@ def test_a_missing_search_extra_is_named_not_a_crash(vault: Vault, monkeypatch: 
 
     monkeypatch.setattr(status_cmd, "run", light_install)
     res = run_cli(["status"], vault.root)
-    assert res.code == 2 and "pip install 'vaultsync[search]'" in res.err and "internal error" not in res.err
+    assert res.code == 2 and "[search]'" in res.err and "pip install '" in res.err and "internal error" not in res.err
     assert not (vault.root / ".git" / "vaultsync" / "crash.log").exists()
+
+
+@pytest.mark.parametrize("url, expected", [
+    ("file:///home/a/vault%20sync", "pip install '/home/a/vault sync[search]'"),
+    ("git+https://example.org/team/vaultsync.git", "pip install 'vaultsync[search] @ git+https://example.org/team/vaultsync.git'"),
+    (None, "pip install '.[search]' in a clone of vaultsync"),
+])
+def test_the_install_hint_names_where_vaultsync_came_from(monkeypatch, url, expected):
+    """vaultsync is not on PyPI: the hint installs the extra from the folder or URL pip used (PEP 610)."""
+    import importlib.metadata
+    import json
+
+    from vaultsync.resources import install_hint
+
+    class Dist:
+        def read_text(self, name):  # noqa: ANN001, ANN201
+            return json.dumps({"url": url}) if url and name == "direct_url.json" else None
+
+    monkeypatch.setattr(importlib.metadata, "distribution", lambda name: Dist())
+    assert install_hint("search") == expected

@@ -27,3 +27,22 @@ def data_dir(name: str) -> Path:
 def model_names() -> list[str]:
     """Names of every model with a shipped manifest (``models/<name>.json``), sorted."""
     return sorted(p.stem for p in data_dir("models").glob("*.json"))
+
+
+def install_hint(extras: str) -> str:
+    """The pip command that adds ``extras`` (``"search"``, ``"search,mcp"``) to this vaultsync, which is not on
+    PyPI: from the folder or URL pip installed it from (its ``direct_url.json``, PEP 610), else from a clone."""
+    import importlib.metadata
+    import json
+    from urllib.parse import unquote, urlparse
+
+    url = ""
+    try:
+        url = json.loads(importlib.metadata.distribution("vaultsync").read_text("direct_url.json") or "{}").get("url", "")
+    except (importlib.metadata.PackageNotFoundError, ValueError, AttributeError):
+        pass
+    if url.startswith("file://"):
+        return f"pip install '{unquote(urlparse(url).path)}[{extras}]'"
+    if url:
+        return f"pip install 'vaultsync[{extras}] @ {url}'"
+    return f"pip install '.[{extras}]' in a clone of vaultsync"

@@ -48,9 +48,11 @@ REMOTE_EXTRA = {"boto3", "botocore", "s3transfer"}
 
 def _missing_extra(command: str | None, exc: ModuleNotFoundError) -> int:
     top = (exc.name or "").split(".")[0]
-    extra = "mcp" if top == "mcp" else "remote" if top in REMOTE_EXTRA else "search"
+    extra = "search,mcp" if top == "mcp" else "remote" if top in REMOTE_EXTRA else "search"
+    from vaultsync.resources import install_hint
+
     print(f"vaultsync {command or ''}: needs the '{extra}' extra ({exc.name} is not installed): "
-          f"pip install 'vaultsync[{extra}]' (validation alone needs none)", file=sys.stderr)
+          f"{install_hint(extra)} (validation alone needs none)", file=sys.stderr)
     return 2
 
 

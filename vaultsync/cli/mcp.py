@@ -30,7 +30,9 @@ def run(args: argparse.Namespace) -> int:
         from vaultsync.mcp_server.server import run_stdio
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.split(".")[0] == "mcp":
-            print("vaultsync mcp: the MCP SDK is not installed: pip install 'vaultsync[mcp]'", file=sys.stderr)
+            from vaultsync.resources import install_hint
+
+            print(f"vaultsync mcp: the MCP SDK is not installed: {install_hint('search,mcp')}", file=sys.stderr)
             return 2
         raise
     run_stdio(ws.root)

@@ -88,7 +88,9 @@ def _rows(cache_dir: str | None) -> list[dict[str, Any]]:
         else:
             spec = importlib.util.find_spec(next(iter(m.sources.values())).package)
             if spec is None or not spec.submodule_search_locations:
-                row["status"] = "not installed (pip install 'vaultsync[search]')"
+                from vaultsync.resources import install_hint
+
+                row["status"] = f"not installed ({install_hint('search')})"
             else:
                 from pathlib import Path
 

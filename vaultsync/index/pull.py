@@ -216,7 +216,9 @@ def bootstrap(repo: pygit2.Repository, store: ObjectStore | None = None, *,
             store = ObjectStore(location)
         report = pull(repo, store, embedder_factory=embedder_factory, sync_after=False, only_if_missing=True)
     except ModuleNotFoundError as exc:
-        return None, [f"team index not used: {exc.name} is not installed (pip install 'vaultsync[remote]'); "
+        from vaultsync.resources import install_hint
+
+        return None, [f"team index not used: {exc.name} is not installed ({install_hint('remote')}); "
                       "building the index locally"]
     except Exception as exc:  # noqa: BLE001 - a hook's sync never fails: build locally instead
         reason = str(exc) if isinstance(exc, (PullError, SnapshotRefused, RemoteError)) else \

