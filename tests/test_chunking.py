@@ -71,3 +71,15 @@ def test_the_end_of_a_long_line_is_found_and_the_budget_holds(vault):
     hits = json.loads(res.out)["hits"]
     assert hits and hits[0]["path"] == "docs/log.md" and "quuxlemming" in hits[0]["text"]
     assert sum(estimate_tokens(h["text"]) for h in hits) <= 150
+
+
+def test_a_first_hit_over_the_budget_is_kept_and_said(vault):
+    import json
+
+    vault.write("docs/a.md", "# A\n\n" + " ".join(f"quokka{i}" for i in range(60)) + "\n")
+    vault.commit("init")
+    vault.synced()
+    res = run_cli(["search", "--no-daemon", "quokka1", "--budget", "5", "--format", "json"], vault.root)
+    answer = json.loads(res.out)
+    assert len(answer["hits"]) == 1 and any(w.startswith("the best hit alone holds ") and "over --budget 5" in w
+                                            for w in answer["warnings"]), answer["warnings"]
