@@ -350,3 +350,27 @@ def test_dt003_a_note_created_in_the_future(vault, created, future):
     vault.write("docs/adrs/ADR-0001.md", text)
     lines = [line for line in vault.check().lines if "DT003 created:" in line]
     assert bool(lines) is future and all(line.startswith("docs/adrs/ADR-0001.md:6:10: DT003 created: ") for line in lines)
+
+
+@pytest.mark.parametrize("declared_in", ["newer", "older"])
+def test_a_renamed_note_leaves_one_broken_reference_and_fix_adds_no_second(vault, declared_in):
+    """After ``git mv`` the newer note's ``supersedes`` names the old file name (SS001, WL007 with the
+    new name): no SS002 asks for a back-reference beside it, and ``--fix`` writes no second entry."""
+    if declared_in == "newer":
+        vault.write("docs/adrs/ADR-0001-use-postgres.md", adr("ADR-0001", status="superseded",
+                                                              extra="superseded_by: ADR-0002\n"))
+        vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra='supersedes: ["[[ADR-0001-use-postgres]]"]\n'))
+        moved, field_file = "docs/adrs/ADR-0001-use-postgres.md", "docs/adrs/ADR-0002.md"
+    else:
+        vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", status="superseded",
+                                                 extra='superseded_by: "[[ADR-0002-redis]]"\n'))
+        vault.write("docs/adrs/ADR-0002-redis.md", adr("ADR-0002", extra="supersedes: [ADR-0001]\n"))
+        moved, field_file = "docs/adrs/ADR-0002-redis.md", "docs/adrs/ADR-0001.md"
+    vault.commit("init")
+    vault.git("mv", moved, moved.replace(".md", "-renamed.md"))
+    before = (vault.root / field_file).read_bytes()
+    res = vault.check("--fix")
+    assert (vault.root / field_file).read_bytes() == before, res.out
+    res = vault.check()
+    codes = [line.split(" ")[1] for line in res.lines if line.startswith(field_file)]
+    assert "SS001" in codes and "SS002" not in codes, res.out

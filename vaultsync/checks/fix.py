@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from vaultsync.checks.lifecycle import extra_successors, supersession_edges
+from vaultsync.checks.lifecycle import extra_successors, supersession_edges, unresolved_fields
 from vaultsync.vault.note import parse_text
 from vaultsync.vault.vault import Vault
 
@@ -38,7 +38,8 @@ class Fix:
 
 def plan_fixes(vault: Vault, only: set[str] | None = None) -> list[Fix]:
     """The back-references missing on one side of a declared supersession (in ``only`` paths, if given)."""
-    edges, _ = supersession_edges(vault)
+    edges, problems = supersession_edges(vault)
+    broken = unresolved_fields(problems)
     graph: dict[str, list[str]] = {}
     for e in edges:
         graph.setdefault(e.newer, []).append(e.older)
@@ -51,7 +52,7 @@ def plan_fixes(vault: Vault, only: set[str] | None = None) -> list[Fix]:
             fixes.append(Fix(e.older, "superseded_by", _ref_to(vault, e.newer, e.older)))
         elif e.declared_by_older and not e.declared_by_newer:
             fixes.append(Fix(e.newer, "supersedes", _ref_to(vault, e.older, e.newer)))
-    return [f for f in fixes if f.ref is not None and (only is None or f.path in only)]
+    return [f for f in fixes if f.ref is not None and (f.path, f.field) not in broken and (only is None or f.path in only)]
 
 
 _UNLINKABLE = re.compile(r"[#|^\[\]]")

@@ -191,10 +191,17 @@ def supersession_edges(vault: Vault) -> tuple[list[Supersession], list[Diagnosti
     return edges, out
 
 
+def unresolved_fields(diagnostics: list[Diagnostic]) -> set[tuple[str, str]]:
+    """``(path, field)`` of the supersession fields holding a reference that resolves nowhere (SS001):
+    no back-reference is asked of them, nor written by ``--fix``, beside the broken one."""
+    return {(d.path, d.message.split(":", 1)[0]) for d in diagnostics if d.code == "SS001"}
+
+
 def check_supersession(vault: Vault) -> list[Diagnostic]:
     """Targets exist, both directions agree, no cycles, superseded notes say so in ``status``."""
     edges, out = supersession_edges(vault)
     extra = extra_successors(vault, edges)
+    broken = unresolved_fields(out)
     for old, successors in sorted(extra.items()):
         line, col = vault.notes[old].position(("superseded_by",), key=True)
         names = ", ".join(f"{vault.display_name(p)} ({p})" for p in successors)
@@ -204,14 +211,17 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
         newer, older = vault.notes[edge.newer], vault.notes[edge.older]
         if edge.older in extra:
             continue
-        if edge.declared_by_newer and not edge.declared_by_older and not _unreadable(older, "superseded_by"):
+        # a field holding a reference that resolves nowhere (SS001: often a rename) is fixed by hand first
+        if edge.declared_by_newer and not edge.declared_by_older and not _unreadable(older, "superseded_by") \
+                and (edge.older, "superseded_by") not in broken:
             line, col = older.position(("superseded_by",), key=True)
             out.append(Diagnostic(
                 edge.older, line, col, "SS002",
                 f"superseded_by: missing back-reference to {vault.display_name(edge.newer)} "
                 f"({edge.newer} supersedes this note) — run `vaultsync check --fix`",
             ))
-        if edge.declared_by_older and not edge.declared_by_newer and not _unreadable(newer, "supersedes"):
+        if edge.declared_by_older and not edge.declared_by_newer and not _unreadable(newer, "supersedes") \
+                and (edge.newer, "supersedes") not in broken:
             line, col = newer.position(("supersedes",), key=True)
             out.append(Diagnostic(
                 edge.newer, line, col, "SS002",
