@@ -246,3 +246,18 @@ def test_a_slug_is_a_safe_file_name_part(title: str) -> None:
     s = slug(title)
     assert len(s) <= 60 and "/" not in s and "\\" not in s and not s.startswith(("-", ".")) and not s.endswith("-")
     assert all(c.isalnum() or c == "-" for c in s) and s == s.lower()
+
+
+@pytest.mark.parametrize("status, flagged", [
+    ("accepted", True), ("proposed", True), ("resolved", False), ("Rejected", False), ("deprecated", False),
+    ("superseded", False),
+])
+def test_review_asks_to_relink_a_superseded_note_only_from_notes_still_in_force(make_vault, status, flagged) -> None:  # type: ignore[no-untyped-def]
+    """A resolved post-mortem or a rejected decision records the past: its link to what held then stays."""
+    v = make_vault({
+        "docs/adrs/A.md": adr("ADR-0001", status="superseded", extra="superseded_by: ADR-0002\n"),
+        "docs/adrs/B.md": adr("ADR-0002", extra="supersedes: [ADR-0001]\n"),
+        "docs/adrs/C.md": adr("ADR-0003", status=status, body="Based on [[A]].\n"),
+    })
+    kinds = [i.kind for i in queue(_ws(v).vault(), on=dt.date(2024, 3, 20))]
+    assert ("superseded_linked" in kinds) is flagged, kinds

@@ -119,13 +119,22 @@ def queue(vault: Vault, days: int = DEFAULT_DAYS, on: dt.date | None = None) -> 
         successors = set(chain(vault, path)[1])  # the notes that replaced it may well cite it
         active = sorted({src for src, _, fld in links.get(path, []) if fld not in ("supersedes", "superseded_by")
                          and src not in successors
-                         and normalised_frontmatter(vault.notes[src].frontmatter).get("status") != "superseded"})
+                         and not _closed(vault.notes[src].frontmatter)})
         if active:
             names = ", ".join(vault.display_name(s) for s in active)
             add(path, "superseded_linked", f"superseded, yet still linked from {names}: point those links at "
                 f"its successor", "superseded_by")
     items.sort(key=lambda i: (-i.importance, KINDS.index(i.kind), i.due or "9999", i.path))
     return items
+
+
+# a note in one of these states records the past: its links name what held then, and stay
+CLOSED_STATUSES = frozenset({"superseded", "resolved", "rejected", "deprecated", "archived", "closed", "retired"})
+
+
+def _closed(frontmatter: dict | None) -> bool:  # type: ignore[type-arg]
+    status = normalised_frontmatter(frontmatter or {}).get("status")
+    return isinstance(status, str) and status.strip().casefold() in CLOSED_STATUSES
 
 
 def render(items: list[ReviewItem], fmt: str) -> str:
