@@ -85,3 +85,14 @@ def test_the_install_hint_names_where_vaultsync_came_from(monkeypatch, url, expe
 
     monkeypatch.setattr(importlib.metadata, "distribution", lambda name: Dist())
     assert install_hint("search") == expected
+
+
+@pytest.mark.parametrize("command", ["check", "new", "search", "sync", "index", "status", "install", "mcp"])
+def test_help_shows_code_as_single_backticks(command):
+    """Command descriptions are the modules' docstrings, written in reST: ``x`` shows as `x`."""
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "vaultsync", command, "--help"], capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 0 and "``" not in res.stdout and "usage: vaultsync" in res.stdout, res.stdout

@@ -103,6 +103,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                 raise
             continue
         mod.add_parser(sub, name, help_text)
+    for command in sub.choices.values():  # descriptions are module docstrings: show ``x`` as `x`
+        if command.description:
+            command.description = command.description.replace("``", "`")
     return parser
 
 
