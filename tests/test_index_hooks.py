@@ -187,7 +187,7 @@ def test_gh10_model_unavailable_never_fails_the_commit(hooked, tmp_path):
     assert info["last_error"] and not info["up_to_date"]
     search = subprocess.run([sys.executable, "-m", "vaultsync", "search", "Alpha", "--no-daemon"], cwd=hooked.root,
                             capture_output=True, text=True)
-    assert "warning: index is behind HEAD" in search.stdout
+    assert "warning: index is not at HEAD" in search.stdout
     subprocess.run([sys.executable, "-m", "vaultsync", "sync", "--quiet"], cwd=hooked.root, check=True)
     assert status(hooked.root)["up_to_date"]
 

@@ -201,7 +201,7 @@ def test_cli_formats_and_explain(vault, embedder):
     vault.write("docs/adrs/ADR-0005.md", adr("ADR-0005"))
     vault.commit("more")  # no hook installed: the index is now behind HEAD
     behind = run_cli(["search", "webhook", "--no-daemon"], vault.root)
-    assert "warning: index is behind HEAD" in behind.out
+    assert "warning: index is not at HEAD" in behind.out
 
 
 def _free_port() -> int:

@@ -90,7 +90,7 @@ class Searcher(IndexHandles):
             warnings.append("the index is being rebuilt (`vaultsync index --rebuild`): the results hold only the "
                             "notes it has indexed so far")
         elif head and indexed != head:
-            warnings.append(f"index is behind HEAD (indexed {indexed[:10] if indexed else 'nothing'}, HEAD {head[:10]}); "
+            warnings.append(f"index is not at HEAD (indexed {indexed[:10] if indexed else 'nothing'}, HEAD {head[:10]}); "
                             "run `vaultsync sync`")
         if "dense" in ctx.opts.legs and not ctx.legs and not rebuilding:
             empty = self.db.execute("SELECT 1 FROM notes LIMIT 1").fetchone() is None
