@@ -470,3 +470,12 @@ def test_heading_display_never_raises_and_keeps_code_as_written(text):
 
     shown = heading_display(text)
     assert isinstance(shown, str) and "\0" not in shown
+
+
+@pytest.mark.parametrize("aliases", ["aliases: Ledger DB, PG ledger", "aliases: [Ledger DB, PG ledger]"])
+def test_the_shipped_schema_takes_aliases_in_either_form(vault, aliases):
+    """The base schema accepts the string form that link resolution reads (a typed note)."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=f"{aliases}\n"))
+    vault.write("docs/a.md", "See [[PG ledger]] and [[Ledger DB]].\n")
+    res = vault.check()
+    assert res.code == 0, res.out

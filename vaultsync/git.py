@@ -218,8 +218,10 @@ def _without_intent_to_add(repo: pygit2.Repository, entries: list[IndexEntry],
     empty = pygit2.hash(b"")
     if all(e.id != empty for e in entries):
         return entries
-    done = run_git(["diff", "--name-only", "--no-renames", "--diff-filter=A", "-z"], workdir(repo), env=env,
-                   text=False)
+    candidates = [e.path for e in entries if e.id == empty]
+    pathspec = ["--", *candidates] if len(candidates) <= 256 else []  # only those paths: the hook stays fast
+    done = run_git(["--literal-pathspecs", "diff", "--name-only", "--no-renames", "--diff-filter=A", "-z",
+                    *pathspec], workdir(repo), env=env, text=False)
     if done.returncode != 0:
         return entries
     placeholders = {os.fsdecode(name) for name in done.stdout.split(b"\0") if name}
