@@ -80,6 +80,10 @@ def test_a_comment_line_below_a_plain_value_cuts_it(vault, text, where, field, s
     "title: x\n  # an intended comment, hash and space\n",
     "title: x\n  ## a heading-like comment\n",
     "tags:\n  - ops\n  #- later\n",
+    "tags: [ops, search]\n  #later\n",              # a closed flow collection cannot go on below
+    "owner: {team: core}\n    #infra\n",
+    "links:\n  - [a, b]\n    #c\n",
+    "title: \"quoted\"\n  #more\n",
 ])
 def test_comment_lines_not_placed_as_more_of_a_value_pass(text):
     note = parse_text(FREE, "---\n" + text + "---\n")

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from vaultsync.vault.headings import find_headings
 from vaultsync.vault.inline_spans import without_comments
 from vaultsync.vault.markdown import mask_code
+from vaultsync.vault.mdlinks import iter_markdown_links
 from vaultsync.vault.note import parse_text
 from vaultsync.vault.resolve import LinkIndex, match_heading, name_key
 from vaultsync.vault.wikilinks import iter_links
@@ -363,6 +364,24 @@ def test_wl02_a_dollar_in_a_link_that_opened_first_is_the_links_text(text, links
     assert [k.raw[2:-2] for k in iter_links(mask_code(text))] == links
 
 
+@pytest.mark.parametrize("text, links", [
+    ("Compare [Plan US$](us.md) with [[Missing]] and [Plan CA$](ca.md).\n", ["us.md", "Missing", "ca.md"]),
+    ("[a](x$.md) and [b](y$.md)\n", ["x$.md", "y$.md"]),  # dollars in the destinations
+    ("![$](a.png) then ![b$](b.png)\n", ["a.png", "b.png"]),  # images
+    ("[US$](u.md) [[CA$]] [€ $](<e $.md>)\n", ["u.md", "CA$", "e $.md"]),  # mixed with WikiLinks, <…> destination
+    ("| [US$](u.md) | [CA$](c.md) |\n|---|---|\n", ["u.md", "c.md"]),  # in table cells
+    ("> - [a [[w$]]](x.md) and [b$](y.md)\n", ["x.md", "w$", "y.md"]),  # a WikiLink inside a link's text
+    ("$x [a](b.md) y$ [c$](d.md)\n", ["d.md"]),  # math opened first: it holds the first link
+])
+def test_wl02_a_dollar_in_a_markdown_link_that_opened_first_is_the_links_text(text, links):
+    """As for WikiLinks, a Markdown link read at its ``[`` keeps its ``$``: ``[US$](u.md) … [CA$](c.md)`` is
+    two links, not one inline math span that hides both and what lies between."""
+    masked = mask_code(text)
+    found = [(k.line, k.col, k.target) for k in iter_links(masked)] + \
+        [(k.line, k.col, k.target) for k in iter_markdown_links(masked)]
+    assert [target for _, _, target in sorted(found)] == links
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(["x", " ", "$", "$$", "5", "é", "猫"]), max_size=8).map("".join), st.integers(1, 4))
 def test_links_holding_dollars_and_nothing_else_all_stay_links(inner, n):
@@ -370,6 +389,14 @@ def test_links_holding_dollars_and_nothing_else_all_stay_links(inner, n):
     names = [f"{inner}{i}" for i in range(n)]
     text = " and ".join(f"[[{name}]]" for name in names) + "\n"
     assert [k.raw[2:-2] for k in iter_links(mask_code(text))] == names
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["x", " ", "$", "$$", "5", "é", "猫"]), max_size=8).map("".join), st.integers(1, 4))
+def test_markdown_links_holding_dollars_all_stay_links(inner, n):
+    """The same for Markdown links, the dollars in both the text and the destination."""
+    text = " and ".join(f"[{inner}{i}](<{inner}{i}.md>)" for i in range(n)) + "\n"
+    assert [k.target for k in iter_markdown_links(mask_code(text))] == [f"{inner}{i}.md".strip() for i in range(n)]
 
 
 @settings(max_examples=400, deadline=None)

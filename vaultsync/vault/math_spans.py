@@ -4,9 +4,10 @@ them (``$x \\in [[1, n]]$``, an integer interval) is no WikiLink (https://help.o
 Inline math follows Pandoc's rule, which Obsidian shares: the opening ``$`` is not followed by a space,
 the closing one is not preceded by a space nor followed by a digit, so ``costs $5 and $10`` holds no
 math. A backslash escapes a ``$``. Math never crosses a block start (``breaks``: the code scanner's
-offsets, blank lines among them). Whichever opens first wins: a ``$`` in a WikiLink that opened before
-any math (``[[Plan US$]] … [[Plan CA$]]``) is the link's text, while math that opened first holds the
-links in it. Both passes visit each ``$`` once: O(n log n) in the text.
+offsets, blank lines among them). Whichever opens first wins: a ``$`` in a WikiLink or Markdown link
+that opened before any math (``[[Plan US$]] … [[Plan CA$]]``, ``[US$](a.md) … [CA$](b.md)``) is the
+link's text, as markdown-it's inline rules read it at the link's ``[``, while math that opened first
+holds the links in it. Both passes visit each ``$`` once: O(n log n) in the text.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ import bisect
 import re
 from collections.abc import Sequence
 
+from vaultsync.vault.mdlinks import link_spans
+from vaultsync.vault.wikilinks import WIKILINK
+
 _DOLLARS = re.compile(r"(?<!\\)(?:\\\\)*(\$\$?)")
-_WIKILINK = re.compile(r"\[\[[^\[\]\n]*\]\]")
 
 
 def math_spans(text: str, breaks: Sequence[int]) -> list[tuple[int, int]]:
@@ -24,7 +27,7 @@ def math_spans(text: str, breaks: Sequence[int]) -> list[tuple[int, int]]:
     if "$" not in text:
         return []
     marks = [(m.start(1), m.end(1)) for m in _DOLLARS.finditer(text)]
-    links = [m.span() for m in _WIKILINK.finditer(text)] if "[[" in text else []
+    links = _union(([m.span() for m in WIKILINK.finditer(text)] if "[[" in text else []) + link_spans(text))
     link_starts = [a for a, _ in links]
 
     def in_link(pos: int) -> bool:
@@ -62,3 +65,14 @@ def math_spans(text: str, breaks: Sequence[int]) -> list[tuple[int, int]]:
         elif after and not after.isspace():
             opener = a
     return sorted(spans)
+
+
+def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted, disjoint cover of ``spans`` (a Markdown link may hold a WikiLink)."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a < out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out

@@ -22,9 +22,8 @@ import re
 from collections.abc import Iterator
 from urllib.parse import unquote
 
-from vaultsync.vault.wikilinks import WikiLink
+from vaultsync.vault.wikilinks import WIKILINK, WikiLink
 
-_WIKILINK = re.compile(r"\[\[[^\[\]\n]*\]\]")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]{1,31}:|//")  # CommonMark §6.5's scheme, or a network path
 _ESCAPABLE = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _TITLE_CLOSE = {'"': '"', "'": "'", "(": ")"}
@@ -46,11 +45,29 @@ def iter_markdown_links(text: str, first_line: int = 1, original: str | None = N
     for n, line in enumerate(text.split("\n")):
         if "](" not in line:
             continue
-        for start, end, dest, image in _links(_WIKILINK.sub(lambda m: "x" * len(m.group()), line)):
+        for start, end, dest, image in _links(_mask_wikilinks(line)):
             link = _as_link(dest)
             if link is not None:
                 target, heading, block = link
                 yield WikiLink(written[n][start:end], target, heading, block, None, image, first_line + n, start + 1)
+
+
+def link_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` offsets in ``text`` of every inline link and image, whatever its destination:
+    the text a link holds (:mod:`vaultsync.vault.math_spans` lets a link that opened first keep its ``$``)."""
+    if "](" not in text:
+        return []
+    spans, offset = [], 0
+    for line in text.split("\n"):
+        if "](" in line:
+            spans += [(offset + start, offset + end) for start, end, _, _ in _links(_mask_wikilinks(line))]
+        offset += len(line) + 1
+    return spans
+
+
+def _mask_wikilinks(line: str) -> str:
+    """WikiLinks take precedence: their brackets are no Markdown link's."""
+    return WIKILINK.sub(lambda m: "x" * len(m.group()), line) if "[[" in line else line
 
 
 def _links(line: str) -> Iterator[tuple[int, int, str, bool]]:

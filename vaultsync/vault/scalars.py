@@ -258,7 +258,7 @@ def _check_plain(node: yaml.ScalarNode, path: tuple[Any, ...], lines: list[str],
             hash_col = end.column + len(rest) - len(stripped)  # `- # later`: an item holding only a comment
             out.append(Finding("empty_item", path, end.line, hash_col, stripped.strip(), None))
             return
-        cut = _comment_below(lines, start.line, end.line) if value else None
+        cut = _comment_below(lines, start.line, end) if value else None
         if cut is not None:  # "title: Retries for" / "  #webhooks and queues": the line below is a comment
             line, col = cut
             out.append(Finding("comment", path, line, col, f"{value} {lines[line][col:].strip()}", value))
@@ -282,12 +282,15 @@ def _check_plain(node: yaml.ScalarNode, path: tuple[Any, ...], lines: list[str],
             out.append(Finding("number", path, start.line, start.column, raw, stored))
 
 
-def _comment_below(lines: list[str], first: int, last: int) -> tuple[int, int] | None:
-    """``(line, column)`` of a ``#word`` line right below a plain scalar ending on line ``last``, indented
+def _comment_below(lines: list[str], first: int, end: yaml.Mark) -> tuple[int, int] | None:
+    """``(line, column)`` of a ``#word`` line right below a plain scalar ending at ``end``, indented
     as more of it would be (deeper than the line it starts on): YAML reads it as a comment that ends
-    the value (§6.6), though the author wrote it as the value's next line."""
+    the value (§6.6), though the author wrote it as the value's next line. A scalar followed by more
+    on its line (``[x, y]``: a closed flow collection) could not go on below."""
+    if end.line >= len(lines) or lines[end.line][end.column:].strip():
+        return None
     base = len(lines[first]) - len(lines[first].lstrip(" "))
-    for line in range(last + 1, len(lines)):
+    for line in range(end.line + 1, len(lines)):
         text = lines[line].lstrip(" ")
         if not text.strip():
             continue

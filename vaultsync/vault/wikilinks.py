@@ -19,7 +19,7 @@ from typing import Any, NamedTuple, Protocol
 
 # No nested brackets, no newline: linear time even on "[[[[[[..." (WL-04). The pattern starts
 # with a literal so that the regex engine skips ahead to each "[["; an embed's "!" is looked up before it.
-_LINK = re.compile(r"\[\[([^\[\]\n]*)\]\]")
+WIKILINK = re.compile(r"\[\[([^\[\]\n]*)\]\]")  # one line, no brackets inside
 
 
 class WikiLink(NamedTuple):
@@ -96,7 +96,7 @@ def iter_links(text: str, first_line: int = 1, field: str | None = None,
     line = first_line
     line_start = 0
     scanned = 0
-    for m in _LINK.finditer(text):
+    for m in WIKILINK.finditer(text):
         start = m.start()
         embed = start > 0 and text[start - 1] == "!"
         if embed:
