@@ -83,3 +83,36 @@ def test_a_first_hit_over_the_budget_is_kept_and_said(vault):
     answer = json.loads(res.out)
     assert len(answer["hits"]) == 1 and any(w.startswith("the best hit alone holds ") and "over --budget 5" in w
                                             for w in answer["warnings"]), answer["warnings"]
+
+
+@pytest.mark.parametrize("body, owned", [
+    # a paragraph cut in pieces: its ^id, on the last line, names every piece
+    ("\n".join(f"line {i} of one long paragraph about retries" for i in range(120)) + " ^para\n", {"para"}),
+    # one long line
+    (" ".join(f"w{i}" for i in range(3000)) + " ^long\n", {"long"}),
+    # in a quote
+    ("> " + "\n> ".join(f"quoted {i} words words" for i in range(200)) + " ^q1\n", {"q1"}),
+])
+def test_a_cut_blocks_id_names_every_piece(body, owned):
+    """Obsidian's ``^id`` after a paragraph names the whole paragraph: each piece of it is that block."""
+    chunks = chunk_note("a.md", "A", body, target_tokens=100)
+    assert len(chunks) > 2 and all(set(c.blocks) == owned for c in chunks), [c.blocks for c in chunks]
+
+
+def test_a_cut_lists_ids_stay_with_their_items():
+    """In a list, each item's ``^id`` names that item only: a piece holds the ids of the items in it."""
+    items = [f"- item {i} " + "word " * 12 + (f"^i{i}" if i % 10 == 0 else "") for i in range(200)]
+    chunks = chunk_note("a.md", "A", "\n".join(items) + "\n", target_tokens=100)
+    assert len(chunks) > 2
+    for c in chunks:
+        held = {f"i{i}" for i in range(0, 200, 10) if f"- item {i} " in c.text}
+        assert set(c.blocks) == held, (c.text[:60], c.blocks)
+    assert sorted({b for c in chunks for b in c.blocks}) == sorted(f"i{i}" for i in range(0, 200, 10))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(30, 400), st.sampled_from([20, 50, 100]), st.from_regex(r"[A-Za-z0-9][A-Za-z0-9-]{0,8}", fullmatch=True))
+def test_every_piece_of_a_paragraph_carries_its_id(n, target, block_id):
+    body = "\n".join(f"sentence {i} about the queue" for i in range(n)) + f" ^{block_id}\n"
+    chunks = chunk_note("a.md", "A", body, target_tokens=target)
+    assert all(c.blocks == (block_id,) for c in chunks)

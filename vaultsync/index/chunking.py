@@ -66,6 +66,7 @@ class _Block:
     lines: list[str]
     start: int  # 0-based line index in the body
     alone: bool = False  # a piece cut from a blob by characters: a chunk of its own
+    ids: tuple[str, ...] | None = None  # a piece's block ids (^id): those of the Obsidian blocks it is part of
 
     @property
     def text(self) -> str:
@@ -155,6 +156,7 @@ def _pieces(block: _Block, target_tokens: int) -> list[_Block]:
     lines, and a line too long on its own between words (each piece keeps its line)."""
     if not _too_long(block.text, target_tokens):
         return [block]
+    owners = _line_ids(block.lines)
     out: list[_Block] = []
     size = 0
     for i, line in enumerate(block.lines):
@@ -163,17 +165,33 @@ def _pieces(block: _Block, target_tokens: int) -> list[_Block]:
                 out[-1].lines.append(line)  # a blank line in a fence starts no piece of its own
             continue
         if _too_long(line, target_tokens):
-            out.extend(_Block([part], block.start + i, alone) for part, alone in _split_line(line, target_tokens))
+            out.extend(_Block([part], block.start + i, alone, owners[i]) for part, alone in _split_line(line, target_tokens))
             size = target_tokens  # a cut line's last piece takes nothing more
             continue
         tokens = estimate_tokens(line)
         if out and size + tokens <= target_tokens:
             out[-1].lines.append(line)
+            out[-1].ids = tuple(dict.fromkeys((out[-1].ids or ()) + owners[i]))
             size += tokens
         else:
-            out.append(_Block([line], block.start + i))
+            out.append(_Block([line], block.start + i, ids=owners[i]))
             size = tokens
     return out
+
+
+def _line_ids(lines: list[str]) -> list[tuple[str, ...]]:
+    """For each line, the block id (``^id``) of the Obsidian block it is part of: an id ends a
+    paragraph and names all of it, or a list item (from its marker line on); ``()`` where none."""
+    owners: list[tuple[str, ...]] = [()] * len(lines)
+    start = 0
+    for i, line in enumerate(lines):
+        if markdown.LIST_ITEM.match(line[markdown.CONTAINER.match(line).end():]):
+            start = i  # an item starts a block of its own
+        m = _BLOCK_ID.search(line)
+        if m:
+            owners[start:i + 1] = [(m.group(1),)] * (i + 1 - start)
+            start = i + 1
+    return owners
 
 
 def _too_long(text: str, target_tokens: int) -> bool:
@@ -217,10 +235,16 @@ def _make(path: str, title: str, heading_path: tuple[str, ...], group: list[_Blo
     embed_text = f"{context}\n{text}".strip() if text else context
     start = (group[0].start if group else 0) + body_line
     end = (group[-1].start + len(group[-1].lines) - 1 if group else 0) + body_line
-    blocks = tuple(m.group(1) for b in group for line in b.lines for m in [_BLOCK_ID.search(line)] if m)
+    blocks = tuple(dict.fromkeys(block_id for b in group for block_id in _ids(b)))
     digest = hashlib.sha256(embed_text.encode("utf-8")).hexdigest()
     return Chunk(id=f"{path}#{n}", path=path, n=n, heading=heading, text=text or title, embed_text=embed_text,
                  hash=digest, start_line=start, end_line=end, tokens=estimate_tokens(embed_text), blocks=blocks)
+
+
+def _ids(block: _Block) -> tuple[str, ...]:
+    if block.ids is not None:
+        return block.ids
+    return tuple(m.group(1) for line in block.lines for m in [_BLOCK_ID.search(line)] if m)
 
 
 def title_chunks(path: str, title: str, aliases: list[str]) -> list[Chunk]:
