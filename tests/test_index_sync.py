@@ -190,13 +190,15 @@ _FOLDED = [  # (word in the note, how a user types it): full case folding differ
     ("Straßenmeisterei", "Straßenmeisterei"), ("Straßenmeisterei", "STRASSENMEISTEREI"), ("Hauptstraße", "HAUPTSTRAẞE"),
     ("İstanbul", "İstanbul"), ("ΟΔΥΣΣΕΥΣ", "οδυσσευς"), ("Οδυσσεύς", "ΟΔΥΣΣΕΎΣ"), ("ﬁnance", "finance"),
     ("Maße", "masse"), ("ŉapi", "ʼnapi"),
+    ("İstanbul", "istanbul"), ("istanbul", "İSTANBUL"), ("İZMİR", "izmir"),  # Turkish dotted capital I
 ]
 
 
 @pytest.mark.parametrize("word, typed", _FOLDED)
 def test_ix03_bm25_folds_the_index_as_it_folds_the_query(repo, word, typed):
     """Queries are NFKC-normalised and fully case-folded; the FTS text is too, so ß, ẞ, İ, final sigma
-    and ligatures match in any case (FTS5's own folding maps one character to one)."""
+    and ligatures match in any case (FTS5's own folding maps one character to one). ``İ`` folds to a
+    plain ``i``: the dot folding leaves would part ``İstanbul`` from ``istanbul``."""
     repo.write("docs/a.md", f"# Notes\nThe ticket {word}-629 was closed.\n")
     repo.write("docs/b.md", "# Other\nThe ticket Radweg-630 was closed.\n")
     repo.commit("init")
@@ -229,6 +231,16 @@ def test_ix02_empty_query_is_a_usage_error(repo):
                              capture_output=True, text=True)
         assert res.returncode == 2 and message in res.stderr and "Traceback" not in res.stderr, (q, res.stderr)
         assert res.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("symbol", ["€", "∑", "≤", "₿"])
+def test_ix02_a_currency_or_math_symbol_alone_finds_the_note_holding_it(repo, symbol):
+    repo.write("docs/a.md", f"# Fees\nThe transfer limit is {symbol} per batch, set by finance.\n")
+    repo.write("docs/b.md", "# Transfers\nThe transfer limit per batch is set by finance.\n")
+    repo.commit("init")
+    sync(repo.root)
+    hits = search(repo.root, symbol, legs=("bm25",), graph_hops=0).hits
+    assert hits and hits[0].path == "docs/a.md" and all(h.path != "docs/b.md" for h in hits)
 
 
 def test_ix04_quotes_in_paths_never_break_predicates(repo):

@@ -4,6 +4,7 @@ and the --type/--tag/--scope filters, over a real index of a small vault."""
 from __future__ import annotations
 
 import sqlite3
+import unicodedata
 
 import pytest
 from conftest import Vault, adr, git
@@ -155,11 +156,14 @@ def test_bm25_on_an_empty_vault_index_is_safe(tmp_path) -> None:  # type: ignore
     assert w["bm25"] == 0.0 and w["dense"] == 1.0
 
 
+_NOISE = st.one_of(st.characters(categories=["P", "Sk", "Zs"]), st.sampled_from("$+<=>|~^`"))
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.text(st.characters(categories=["P", "Sm", "Sc", "Sk", "Zs"]), min_size=1, max_size=12),
-       st.sampled_from(["", "a", "7", "猫", "🔒", "É"]))
-def test_a_query_is_searchable_when_it_holds_a_letter_digit_or_emoji(noise, word):
-    """Punctuation and symbols alone match every note by chance: the query is refused, never answered."""
+@given(st.text(_NOISE, min_size=1, max_size=12), st.sampled_from(["", "a", "7", "猫", "🔒", "É", "€", "∑", "≤", "¥"]))
+def test_a_query_is_searchable_when_it_holds_a_letter_digit_symbol_or_emoji(noise, word):
+    """Punctuation and ASCII symbols alone match every note by chance: the query is refused, never answered.
+    A currency or math symbol beyond ASCII (``€``, ``∑``) is what a reader looks for."""
     from vaultsync.search.query import QueryError
 
     if word:
@@ -167,3 +171,10 @@ def test_a_query_is_searchable_when_it_holds_a_letter_digit_or_emoji(noise, word
     else:
         with pytest.raises(QueryError):
             parse_query(noise)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.characters(categories=["Sc", "Sm"]).filter(lambda ch: not unicodedata.normalize("NFKC", ch).isascii()))
+def test_any_currency_or_math_symbol_beyond_ascii_is_a_query(symbol):
+    """(NFKC first: ``⁺`` and ``＄`` are ASCII's ``+`` and ``$``.)"""
+    assert parse_query(symbol).terms

@@ -1,14 +1,17 @@
-"""What shapes a stored index besides the notes: the SQLite schema and the default chunk size.
+"""What shapes a stored index besides the notes: the SQLite schema, the text folding its FTS5
+columns hold, and the default chunk size.
 
-Kept apart, and free of imports, so that the hook's "is the index current?" test
+Kept apart, with no import but ``unicodedata``, so that the hook's "is the index current?" test
 (:mod:`vaultsync.index.fastpath`) can compare them without loading the index code.
 """
 
 from __future__ import annotations
 
+import unicodedata
+
 DEFAULT_TARGET_TOKENS = 100  # chunk size in tokens, chosen on the evaluation sets (docs/eval.md, chunk-size rows)
 
-SCHEMA_VERSION = "12"
+SCHEMA_VERSION = "13"
 # how notes are read (YAML values, headings, link resolution, messages): a new one re-indexes every note
 # (embeddings come from the cache), so an index never keeps what older code read
 READER_VERSION = "5"
@@ -84,4 +87,11 @@ CREATE INDEX IF NOT EXISTS refs_source ON refs(source);
 
 # sha256(SCHEMA_VERSION + DDL)[:16], written out so that the hook path need not import hashlib;
 # tests/test_fastpath.py fails when the DDL changes and this does not
-SCHEMA_FINGERPRINT = "efae06a7aec6d4bd"
+SCHEMA_FINGERPRINT = "9b35e78f48862aad"
+
+
+def fold(text: str) -> str:
+    """The text the FTS5 columns hold and queries are matched as: NFKC, full case folding (``Straße`` →
+    ``strasse``), and the dot that folding leaves on a Turkish ``İ`` dropped (``İstanbul`` → ``istanbul``,
+    not ``i̇stanbul``), as a reader sees the same word."""
+    return unicodedata.normalize("NFKC", text).casefold().replace("i\u0307", "i")

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import unicodedata
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -47,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultsync.index.chunking import Chunk
-from vaultsync.index.format import DDL, SCHEMA_FINGERPRINT, SCHEMA_VERSION
+from vaultsync.index.format import DDL, SCHEMA_FINGERPRINT, SCHEMA_VERSION, fold
 from vaultsync.sqlite_uri import readonly_uri
 
 
@@ -109,11 +108,6 @@ def is_damage(exc: sqlite3.DatabaseError) -> bool:
         return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
     text = str(exc).lower()
     return "malformed" in text or "not a database" in text
-
-
-def normalise(text: str) -> str:
-    """NFKC + case folding: what both the index and the queries go through."""
-    return unicodedata.normalize("NFKC", text).casefold()
 
 
 @dataclass(frozen=True)
@@ -294,19 +288,19 @@ class SqliteStore:
         )
         # FTS5 folds case one character to one; queries are fully case-folded ("Straße" → "strasse"),
         # so the indexed text is folded the same way first (normalise), or such words never match
-        title_norm = normalise(rec.title)
+        title_norm = fold(rec.title)
         self.db.execute("INSERT INTO notes_fts (path, title, body) VALUES (?,?,?)",
-                        (rec.path, title_norm, normalise(rec.body)))
+                        (rec.path, title_norm, fold(rec.body)))
         for c in rec.chunks:
             cur = self.db.execute(
                 "INSERT INTO chunks (id, path, n, heading, text, norm, hash, start_line, end_line, tokens, blocks) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (c.id, c.path, c.n, c.heading, c.text, normalise(f"{rec.title}\n{c.heading}\n{c.text}"), c.hash,
+                (c.id, c.path, c.n, c.heading, c.text, fold(f"{rec.title}\n{c.heading}\n{c.text}"), c.hash,
                  c.start_line, c.end_line, c.tokens, json.dumps(list(c.blocks))),
             )
             self.db.execute(
                 "INSERT INTO chunks_fts (rowid, title, heading, text) VALUES (?,?,?,?)",
-                (cur.lastrowid, title_norm, normalise(c.heading), normalise(c.text)),
+                (cur.lastrowid, title_norm, fold(c.heading), fold(c.text)),
             )
         self.db.executemany(
             "INSERT INTO vectors VALUES (?,?,?,?,?,?)",

@@ -11,6 +11,8 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
+from vaultsync.index.format import fold
+
 MAX_QUERY_CHARS = 4000
 
 
@@ -43,16 +45,24 @@ class Query:
         return tuple(t for t in self.terms if len(t) < 3)
 
 
+def _searchable(ch: str) -> bool:
+    """A letter, digit or emoji in any script, or a currency or math symbol beyond ASCII (``€``, ``∑``,
+    ``≤``); ASCII's ``$ + < = > | ~`` stand in prose and code everywhere, so alone they find nothing."""
+    category = unicodedata.category(ch)
+    return category[0] in "LN" or category == "So" or (category in ("Sc", "Sm") and not ch.isascii())
+
+
 def parse_query(raw: str) -> Query:
     """Normalise ``raw``; raises :class:`QueryError` when nothing searchable is left: an empty query, or
-    one of punctuation and symbols only (``:``, ``--``, ``()``), which every note would match by chance."""
+    one of punctuation and ASCII symbols only (``:``, ``--``, ``()``, ``$ +``), which every note would match
+    by chance."""
     text = unicodedata.normalize("NFKC", raw or "").strip()[:MAX_QUERY_CHARS]
     text = "".join(ch for ch in text if ch.isprintable() or ch.isspace())
     if not text.strip():
         raise QueryError("empty query")
-    if not any(unicodedata.category(ch)[0] in "LN" or unicodedata.category(ch) == "So" for ch in text):
-        raise QueryError(f"query {text!r} holds no word: no letter, digit or emoji to search for")
-    norm = text.casefold()
+    if not any(_searchable(ch) for ch in text):
+        raise QueryError(f"query {text!r} holds no word: no letter, digit, symbol or emoji to search for")
+    norm = fold(text)
     seen: dict[str, None] = {}
     for token in norm.split():
         token = token.strip(".,;:!?()[]{}<>\"'`“”‘’«»、。，．！？：；（）「」")
