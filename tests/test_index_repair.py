@@ -367,7 +367,8 @@ def test_a_rebuild_clears_stale_aside_copies_of_every_name(vault, model_env):
 
 def test_a_search_during_a_rebuild_says_the_index_is_being_rebuilt(vault, model_env):
     """Readers between a rebuild's set-aside and its end see the new, partial index: the answer says so,
-    not "behind HEAD" nor "no embeddings"."""
+    not "behind HEAD" nor "no embeddings". After a killed rebuild (no sync holds the lock), it says how
+    to get the old index back."""
     import json
 
     from conftest import run_cli
@@ -383,13 +384,21 @@ def test_a_search_during_a_rebuild_says_the_index_is_being_rebuilt(vault, model_
     layout = layout_for(open_repo(vault.root), load_config(vault.root))
     moved = set_aside(layout)
     try:
+        from vaultsync.index.lock import SyncLock
         from vaultsync.index.sqlite_store import SqliteStore
 
         SqliteStore(layout.sqlite).close()  # the new index, begun
-        res = run_cli(["search", "--no-daemon", "marker1x", "--format", "json"], vault.root)
+        with SyncLock(layout.lock, layout.dirty) as held:  # the rebuild's sync holds the lock
+            assert held
+            res = run_cli(["search", "--no-daemon", "marker1x", "--format", "json"], vault.root)
         assert res.code == 0, res.err
         warnings = json.loads(res.out)["warnings"]
         assert len(warnings) == 1 and warnings[0].startswith("the index is being rebuilt"), warnings
+        # killed: the aside copies stay, no sync runs
+        res = run_cli(["search", "--no-daemon", "marker1x", "--format", "json"], vault.root)
+        warnings = json.loads(res.out)["warnings"]
+        assert len(warnings) == 1 and warnings[0].startswith("a rebuild (`vaultsync index --rebuild`) was stopped") \
+            and "run `vaultsync sync`" in warnings[0], warnings
     finally:
         put_back(moved, failed=True)
     res = run_cli(["search", "--no-daemon", "marker1x", "--format", "json"], vault.root)

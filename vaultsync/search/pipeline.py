@@ -29,6 +29,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from vaultsync.index.lock import sync_running
 from vaultsync.search.candidates import Candidates, Context, Stage
 from vaultsync.search.handles import IndexHandles
 from vaultsync.search.hidden import hidden_matches
@@ -86,9 +87,12 @@ class Searcher(IndexHandles):
         warnings: list[str] = []
         indexed = self.meta.get("indexed_commit") or None
         rebuilding = self.db_path.with_name(self.db_path.name + ".rebuilding-old").exists()  # index/aside.py
-        if rebuilding:
+        if rebuilding and sync_running(self.db_path.with_name("sync.lock")):  # index/layout.py
             warnings.append("the index is being rebuilt (`vaultsync index --rebuild`): the results hold only the "
                             "notes it has indexed so far")
+        elif rebuilding:  # the rebuild was killed: the next sync puts the old index back (index/aside.recover)
+            warnings.append("a rebuild (`vaultsync index --rebuild`) was stopped before it finished: the results hold "
+                            "only the notes it had indexed; run `vaultsync sync` to put the previous index back")
         elif head and indexed != head:
             warnings.append(f"index is not at HEAD (indexed {indexed[:10] if indexed else 'nothing'}, HEAD {head[:10]}); "
                             "run `vaultsync sync`")
