@@ -460,6 +460,36 @@ def test_an_intent_to_add_note_is_not_staged(vault, sparse_index):
     assert res.code == 0, res.out + res.err
 
 
+@pytest.mark.parametrize("shape", ["deleted", "deleted-committed-empty", "unstaged-then-n", "renamed-dir"])
+def test_an_intent_to_add_placeholder_stays_unstaged_whatever_the_worktree(vault, shape):
+    """Variants: the file deleted after ``git add -N`` (git then shows ``D`` in the work tree, not ``A``), a
+    committed empty note deleted from the work tree (a real entry: it stays), a committed note taken out
+    of the index and added back with ``-N`` (the commit drops it), a placeholder in a non-ASCII folder."""
+    vault.write(".vaultsync.yaml", "vault: docs\n")
+    vault.write("docs/base.md", "base\n")
+    vault.write("docs/kept-empty.md", "")
+    vault.write("docs/gone.md", "# Gone\n")
+    vault.commit("init")
+    name = {"deleted": "docs/New note.md", "deleted-committed-empty": "docs/New note.md",
+            "unstaged-then-n": "docs/gone.md", "renamed-dir": "docs/änderung/Neu.md"}[shape]
+    if shape != "unstaged-then-n":
+        vault.write(name, "# New\n")
+    else:
+        git(vault.root, "rm", "-q", "--cached", name)
+    git(vault.root, "add", "-N", name)
+    if shape.startswith("deleted"):
+        (vault.root / name).unlink()
+    if shape == "deleted-committed-empty":
+        (vault.root / "docs/kept-empty.md").unlink()
+    link = name.removeprefix("docs/").removesuffix(".md")
+    vault.write("docs/base.md", f"see [[{link}]] and [[kept-empty]]\n")
+    git(vault.root, "add", "docs/base.md")
+    res = run_cli(["check", "--staged"], vault.root)
+    expected = "target removed in this commit (docs/gone.md)" if shape == "unstaged-then-n" else "no such note"
+    assert res.code == 1 and res.lines == [f"docs/base.md:1:5: {'WL007' if shape == 'unstaged-then-n' else 'WL001'} "
+                                           f"[[{link}]] → {expected}"], res.out + res.err
+
+
 @pytest.mark.parametrize("folder, typed", [
     ("fo\u0308lder/café", "földer/café"),         # committed decomposed (macOS), typed composed
     ("földer/cafe\u0301", "fo\u0308lder/café"),   # committed composed, typed decomposed

@@ -211,20 +211,33 @@ def index_entries(repo: pygit2.Repository, index_file: Path | None = None) -> li
 def _without_intent_to_add(repo: pygit2.Repository, entries: list[IndexEntry],
                            env: dict[str, str]) -> list[IndexEntry]:
     """``entries`` less those ``git add -N`` made: placeholders (the empty blob) that no commit takes.
-    Only such an entry differs from the working tree as an added file, so ``git diff --diff-filter=A``
-    names them; git runs only when some entry holds the empty blob."""
+
+    ``git status`` compares the index with HEAD as a commit would, where a placeholder is absent: an
+    entry it reports deleted from the index (``D?``: HEAD has the path), or unchanged from HEAD though
+    HEAD lacks the path (``.A`` while the file is there, ``.D`` once it is deleted too), is one. git runs
+    only when some entry holds the empty blob, on those paths alone (the hook stays fast)."""
     import pygit2
 
     empty = pygit2.hash(b"")
-    if all(e.id != empty for e in entries):
-        return entries
     candidates = [e.path for e in entries if e.id == empty]
-    pathspec = ["--", *candidates] if len(candidates) <= 256 else []  # only those paths: the hook stays fast
-    done = run_git(["--literal-pathspecs", "diff", "--name-only", "--no-renames", "--diff-filter=A", "-z",
-                    *pathspec], workdir(repo), env=env, text=False)
+    if not candidates:
+        return entries
+    pathspec = ["--", *candidates] if len(candidates) <= 256 else []
+    done = run_git(["--literal-pathspecs", "status", "--porcelain=v2", "-z", "--no-renames", "--untracked-files=no",
+                    "--ignore-submodules=all", *pathspec], workdir(repo), env=env, text=False)
     if done.returncode != 0:
         return entries
-    placeholders = {os.fsdecode(name) for name in done.stdout.split(b"\0") if name}
+    try:
+        head = None if repo.head_is_unborn else repo.head.peel(pygit2.Tree)
+    except pygit2.GitError:
+        head = None
+    placeholders = set()
+    for record in done.stdout.split(b"\0"):
+        fields = record.split(b" ", 8)
+        if len(fields) == 9 and fields[0] == b"1":
+            path, staged = os.fsdecode(fields[8]), fields[1][:1]
+            if staged == b"D" or (staged == b"." and (head is None or path not in head)):
+                placeholders.add(path)
     return [e for e in entries if e.id != empty or e.path not in placeholders]
 
 
