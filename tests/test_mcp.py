@@ -233,6 +233,22 @@ def test_bad_field_or_dangling_link_is_refused_and_leaves_no_file(repo: Vault) -
     assert repo.git("status", "--porcelain").stdout == ""
 
 
+def test_a_required_enum_field_is_never_guessed(repo: Vault) -> None:
+    """An incident's severity is a judgement: a write without it is refused, naming the values; a
+    successor of the same type keeps its predecessor's unless it gives its own."""
+    async def body(s: ClientSession) -> Any:
+        missing = await refused(s, "write", type="incident", title="Replica lag", body="Lag.")
+        kept = await call(s, "supersede", old="INC-0001", title="Duplicate charges, revisited", body="Again.")
+        return missing, kept
+
+    missing, kept = with_server(repo.root, body)[0]
+    assert "severity: the incident schema requires it, one of SEV1, SEV2, SEV3, SEV4" in missing
+    old_severity = next(line for line in (repo.root / "docs/incidents/INC-0001-duplicate-charges.md").read_text(
+        encoding="utf-8").splitlines() if line.startswith("severity:"))
+    assert old_severity in (repo.root / kept["path"]).read_text(encoding="utf-8").splitlines()
+    assert repo.check().code == 0
+
+
 def test_supersede_updates_both_notes_and_passes_check(repo: Vault) -> None:
     async def body(s: ClientSession) -> Any:
         new = await call(s, "supersede", old="INC-0001", title="Duplicate charges: the full analysis",
@@ -336,12 +352,17 @@ def test_promote_and_resources(repo: Vault) -> None:
 def test_cli_new_show_supersede_promote_review(vault: Vault) -> None:
     seed(vault)
     vault.commit("seed")
-    made = run_cli(["new", "incident", "--title", "Replica lag at month end"], vault.root)
+    guess = run_cli(["new", "incident", "--title", "Replica lag at month end"], vault.root)
+    assert guess.code == 2 and guess.err == ("vaultsync new: severity: the incident schema requires it, one of SEV1, "
+                                             "SEV2, SEV3, SEV4; vaultsync does not guess it — give it as a field "
+                                             "(severity=SEV1)\n") and not list((vault.root / "docs/incidents").glob(
+                                                 "INC-0002*"))
+    made = run_cli(["new", "incident", "--title", "Replica lag at month end", "--set", "severity=SEV3"], vault.root)
     assert made.code == 0, made.err
     path = made.out.strip()
     assert path == "docs/incidents/INC-0002-replica-lag-at-month-end.md"
     text = (vault.root / path).read_text(encoding="utf-8")
-    assert "severity: SEV1" in text and "status: open" in text and "## Root cause" in text
+    assert "severity: SEV3" in text and "status: open" in text and "## Root cause" in text
     assert vault.check().code == 0
     sup = run_cli(["new", "adr", "--title", "Queue with a dead-letter topic", "--supersedes", "ADR-0002",
                    "--set", "tags=[webhooks]", "--commit"], vault.root)

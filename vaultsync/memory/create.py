@@ -37,8 +37,9 @@ class Written:
 
 
 def draft(ws: Workspace, type_name: str, title: str, fields: dict[str, Any] | None = None,
-          body: str | None = None, vault: Any = None) -> tuple[str, str, str]:
-    """(memory_id, path, text) of a new note; nothing written. ``vault``: the current vault if loaded.
+          body: str | None = None, vault: Any = None, inherited: dict[str, Any] | None = None) -> tuple[str, str, str]:
+    """(memory_id, path, text) of a new note; nothing written. ``vault``: the current vault if loaded;
+    ``inherited``: the superseded note's frontmatter (:func:`~vaultsync.memory.scaffold.build_frontmatter`).
 
     Raises:
         MemoryWriteError: unknown type, a field vaultsync allocates, an unwritable value.
@@ -47,7 +48,7 @@ def draft(ws: Workspace, type_name: str, title: str, fields: dict[str, Any] | No
     schema = type_schema(ws.config, str(ws.root), spec)
     vault = vault if vault is not None else ws.vault()
     memory_id = next_memory_id(vault, type_prefix(ws.config, vault, type_name))
-    data = build_frontmatter(schema, type_name, memory_id, title, today().isoformat(), dict(fields or {}))
+    data = build_frontmatter(schema, type_name, memory_id, title, today().isoformat(), dict(fields or {}), inherited)
     path = note_path(spec, memory_id, title)
     ws.check_target(path)
     return memory_id, path, render_note(data, scaffold_body(type_name, title, body))
@@ -62,7 +63,8 @@ def create(ws: Workspace, type_name: str, title: str, fields: dict[str, Any] | N
         body: Markdown body; None gives the type's empty sections.
     Raises:
         WriteRefused: the note (or the vault with it) fails the checks; no file is left behind.
-        MemoryWriteError: unknown type, or a field vaultsync allocates (memory_id, type).
+        MemoryWriteError: unknown type, a field vaultsync allocates (memory_id, type), or a required
+            ``enum`` field not given (an incident's ``severity``).
     """
     with ws.lock():
         memory_id, path, text = draft(ws, type_name, title, fields, body)

@@ -52,16 +52,18 @@ def default_status(schema: dict[str, Any]) -> str:
 
 
 def build_frontmatter(schema: dict[str, Any], type_name: str, memory_id: str, title: str, today: str,
-                      fields: dict[str, Any]) -> dict[str, Any]:
+                      fields: dict[str, Any], inherited: dict[str, Any] | None = None) -> dict[str, Any]:
     """Frontmatter for a new note: the given ``fields`` plus what vaultsync fills.
 
     Fills memory_id, type, title, status (the schema's first), created and last_validated
-    (``today``, ``YYYY-MM-DD``), and any other required field with an ``enum`` (its first
-    value). Keys are ordered as in :data:`FIELD_ORDER`, then the type's own fields.
+    (``today``, ``YYYY-MM-DD``). A required field with an ``enum`` (an incident's ``severity``) is a
+    judgement vaultsync never makes: it comes from ``fields``, else from ``inherited`` (the
+    frontmatter of the note this one supersedes, of the same type). Keys are ordered as in
+    :data:`FIELD_ORDER`, then the type's own fields.
 
     Raises:
         MemoryWriteError: ``fields`` sets memory_id, type or title (the title is its own argument),
-            or the title is empty.
+            the title is empty, or a required ``enum`` field is given nowhere (the message names its values).
     """
     for key in ALLOCATED:
         if key in fields:
@@ -75,8 +77,13 @@ def build_frontmatter(schema: dict[str, Any], type_name: str, memory_id: str, ti
     props = schema.get("properties", {})
     for key in schema.get("required", []):
         enum = (props.get(key) or {}).get("enum")
-        if key not in data and enum:
-            data[key] = enum[0]
+        if key in data or not enum:
+            continue
+        if inherited and inherited.get(key) in enum:
+            data[key] = inherited[key]
+        else:
+            raise MemoryWriteError(f"{key}: the {type_name} schema requires it, one of {', '.join(map(str, enum))}; "
+                                   f"vaultsync does not guess it — give it as a field ({key}={enum[0]})")
     ordered = {k: data[k] for k in FIELD_ORDER if k in data}
     ordered.update({k: v for k, v in data.items() if k not in ordered})
     return ordered

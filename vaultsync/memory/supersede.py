@@ -52,7 +52,8 @@ def supersede(ws: Workspace, old_ref: str, new_ref: str) -> Written:
 
 def supersede_with_new(ws: Workspace, old_ref: str, type_name: str | None, title: str,
                        fields: dict[str, Any] | None = None, body: str | None = None) -> Written:
-    """Write a new note (of ``type_name``, default the old note's type) that supersedes ``old_ref``.
+    """Write a new note (of ``type_name``, default the old note's type) that supersedes ``old_ref``; of the
+    same type, it keeps the old note's required ``enum`` fields not given (an incident's ``severity``).
 
     Raises:
         WriteRefused: the vault would have errors; no file is written or changed.
@@ -61,10 +62,13 @@ def supersede_with_new(ws: Workspace, old_ref: str, type_name: str | None, title
     with ws.lock():
         vault = ws.vault()
         old = find_note(vault, old_ref)
-        type_name = type_name or str(vault.notes[old].frontmatter.get("type") or "")
+        old_fields = vault.notes[old].frontmatter
+        type_name = type_name or str(old_fields.get("type") or "")
         fields = dict(fields or {})
         fields["supersedes"] = _supersedes(fields, ref_to(vault, old))
-        memory_id, path, text = draft(ws, type_name, title, fields, body, vault=vault)
+        same_type = old_fields.get("type") == type_name
+        memory_id, path, text = draft(ws, type_name, title, fields, body, vault=vault,
+                                      inherited=old_fields if same_type else None)
         stem = path.rsplit("/", 1)[-1].removesuffix(".md")
         changes = {path: text, old: _old_side(ws, vault, old, f"[[{stem}]]")}
         warnings = transaction.apply(ws, changes, create={path})
