@@ -21,6 +21,17 @@ def test_non_finite_numbers_are_schema_errors(vault):
     assert any("importance" in line for line in lines)
 
 
+@pytest.mark.parametrize("field, value", [("title", ".inf"), ("title", "-.Inf"), ("title", ".NaN"),
+                                          ("tags", "[ops, .inf]"), ("owner", ".inf")])
+def test_a_non_finite_number_in_a_string_field_is_one_error(vault, field, value):
+    """The schema's "expected string" already names it (with the fix: quote it); "must be a finite number"
+    beside it would contradict that fix."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", title=value) if field == "title"
+                else adr("ADR-0001", extra=f"{field}: {value}\n"))
+    lines = [line for line in vault.check().lines if " SC001 " in line]
+    assert len(lines) == 1 and "finite" not in lines[0], lines
+
+
 def test_unicode_line_separators_and_lone_cr(vault):
     vault.write("docs/adrs/ADR-0001.md", "---\nmemory_id: ADR-0001\ntitle: a\u2028b\n---\n")
     assert vault.check().lines == [
