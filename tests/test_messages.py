@@ -43,6 +43,22 @@ def test_a_deletion_still_says_removed(vault):
         "docs/adrs/ADR-0002.md:8:11: WL007 [[ADR-0001]] → target removed in this commit (docs/adrs/ADR-0001.md)"]
 
 
+@pytest.mark.parametrize("aliases, link", [
+    ("[Zed]", "[[Zed]]"), ("Zed", "[[zed|the old one]]"), ("[決定, Other]", "[[決定#Decision]]"),
+    ("[\"Retry policy\"]", "[[Retry policy]]"),
+])
+def test_a_deletion_names_links_through_the_removed_notes_aliases(vault, aliases, link):
+    """A link that reached the deleted note through one of its aliases broke in this commit too (WL007),
+    whether the alias list is a list or one string, in any script."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=f"aliases: {aliases}\n",
+                                           body="# ADR-0001\n## Decision\nUse SQLite.\n"))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", body=f"Builds on {link}.\n"))
+    vault.commit("init")
+    vault.git("rm", "-q", "docs/adrs/ADR-0001.md")
+    assert vault.check("--staged").lines == [
+        f"docs/adrs/ADR-0002.md:8:11: WL007 {link} → target removed in this commit (docs/adrs/ADR-0001.md)"]
+
+
 @pytest.mark.parametrize("files, link, hint", [
     ({"docs/adrs/ADR-0004-clickhouse-analytics.md": adr("ADR-0004")}, "[[ADR-0004]]",
      "did you mean [[ADR-0004-clickhouse-analytics]]? ('ADR-0004' is the memory_id of "

@@ -1,4 +1,5 @@
-"""Which notes a commit renamed: the new path of every vault file that left HEAD.
+"""Which notes a commit renamed: the new path of every vault file that left HEAD; and how links
+resolved at HEAD (:func:`head_link_index`), to name a link that a deletion or rename broke.
 
 A file that is gone from the staged vault was renamed to a file that is new
 there when, in this order, exactly one new file
@@ -18,8 +19,9 @@ from collections import defaultdict
 from collections.abc import Callable
 
 from vaultsync.git import TreeSnapshot
+from vaultsync.vault.fields import note_aliases
 from vaultsync.vault.note import parse_note
-from vaultsync.vault.resolve import name_key
+from vaultsync.vault.resolve import LinkIndex, name_key
 from vaultsync.vault.vault import Vault, is_note_path
 
 
@@ -55,6 +57,27 @@ def find_renames(head: TreeSnapshot, vault: Vault, oid_now: Callable[[str], str]
             if new:
                 out[path] = new
     return out
+
+
+def head_link_index(head: TreeSnapshot, vault: Vault) -> LinkIndex | None:
+    """Resolution tables of the vault at HEAD, names and ``aliases`` both: the aliases of the notes still
+    here as ``vault`` reads them, and those of the notes gone from it as HEAD held them (parsed once
+    each), so ``[[Zed]]``, an alias of a deleted note, is named as broken by this commit. None when no
+    file left the vault (no link can point at a removed file)."""
+    before = [p for p in head.paths() if vault.config.in_vault(p)]
+    now = set(vault.files)
+    gone = [p for p in before if p not in now]
+    if not gone:
+        return None
+    aliases: dict[str, list[str]] = defaultdict(list)
+    for path, note in vault.notes.items():
+        for alias in note_aliases(note.frontmatter):
+            aliases[alias].append(path)
+    for path in gone:
+        if is_note_path(path):
+            for alias in note_aliases(parse_note(path, head.read(path)).frontmatter):
+                aliases[alias].append(path)
+    return LinkIndex(before, aliases, root=vault.config.link_root)
 
 
 def _same_memory_id(head: TreeSnapshot, path: str, vault: Vault, added: set[str]) -> str | None:

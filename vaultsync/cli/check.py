@@ -11,7 +11,7 @@ from pathlib import Path
 import pygit2
 
 from vaultsync.checks.cache import open_cache
-from vaultsync.checks.renames import find_renames
+from vaultsync.checks.renames import find_renames, head_link_index
 from vaultsync.checks.report import FORMATS, report
 from vaultsync.checks.runner import load_checked_vault, run_checks
 from vaultsync.diagnostics import ERROR, Diagnostic
@@ -103,9 +103,7 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None
         tree = head_tree(repo)
         if tree is not None:
             head = TreeSnapshot(repo, tree)
-            head_files = [p for p in head.paths() if config.in_vault(p)]
-            if not set(head_files) <= set(vault.files):  # else no link can point at a removed file
-                previous = LinkIndex(head_files, root=config.link_root)
+            previous = head_link_index(head, vault)
             renamed = find_renames(head, vault, snapshot.oid if isinstance(snapshot, IndexSnapshot) else None)
     return vault, previous, renamed
 
