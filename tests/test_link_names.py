@@ -364,6 +364,20 @@ def test_wl02_a_dollar_in_a_link_that_opened_first_is_the_links_text(text, links
     assert [k.raw[2:-2] for k in iter_links(mask_code(text))] == links
 
 
+@pytest.mark.parametrize("text, raw, target, heading", [
+    ("See [[h#`code` head]].", "[[h#`code` head]]", "h", "`code` head"),
+    ("[[Missing %%note%% here]]", "[[Missing %%note%% here]]", "Missing %%note%% here", None),
+    ("- [[a <!-- x --> b|shown]]", "[[a <!-- x --> b|shown]]", "a <!-- x --> b", None),
+    ("> ![[`img` $x$.png]]", "![[`img` $x$.png]]", "`img` $x$.png", None),
+    ("日本 [[`コード` 決定#`見出し`]]", "[[`コード` 決定#`見出し`]]", "`コード` 決定", "`見出し`"),
+])
+def test_a_link_holding_code_a_comment_or_math_is_read_as_written(text, raw, target, heading):
+    """The span is masked for finding links; the link found is read from the text as written, so messages
+    quote what the author wrote, and its target is not a blanked remnant (``[[h#       head]]``)."""
+    note = parse_text("n.md", text + "\n")
+    assert [(k.raw, k.target, k.heading) for k in note.links] == [(raw, target, heading)]
+
+
 @pytest.mark.parametrize("text, links", [
     ("Compare [Plan US$](us.md) with [[Missing]] and [Plan CA$](ca.md).\n", ["us.md", "Missing", "ca.md"]),
     ("[a](x$.md) and [b](y$.md)\n", ["x$.md", "y$.md"]),  # dollars in the destinations

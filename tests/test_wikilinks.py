@@ -365,7 +365,8 @@ def test_link_checker_agrees_with_the_obsidian_oracle():
         if (key[0], key[1], expected["raw"]) in ORACLE_KNOWN_DIFFERENCES:
             confusion[(expected["status"], "ignored (code in quote)")] += 1
             continue
-        same_raw = [o for o in ours[key] if o.link.raw == expected["raw"]]
+        # the oracle quotes a link holding a code span with the span blanked; we quote it as written
+        same_raw = [o for o in ours[key] if expected["raw"] in (o.link.raw, mask_code(o.link.raw))]
         if expected["status"] == "ignored":
             real = sum(1 for e in oracle if (e["file"], e["line"], e["raw"]) == (*key, expected["raw"])
                        and e["status"] != "ignored")

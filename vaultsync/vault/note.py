@@ -125,7 +125,7 @@ class Note:
         found = sorted(frontmatter_links(self.frontmatter, self), key=lambda k: (k.line, k.col)) \
             if "[[" in text or "\\" in text or not text else []
         masked = self.masked_body
-        body = list(iter_links(masked, self.body_line))
+        body = list(iter_links(masked, self.body_line, original=self.body))
         if "](" in masked:  # Markdown links too, as Obsidian writes them with WikiLinks off
             body = sorted(body + list(iter_markdown_links(masked, self.body_line, self.body)), key=lambda k: (k.line, k.col))
         return found + body

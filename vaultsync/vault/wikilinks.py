@@ -82,7 +82,7 @@ def parse_inner(inner: str) -> tuple[str, str | None, str | None, str | None]:
 
 
 def iter_links(text: str, first_line: int = 1, field: str | None = None,
-               markdown: bool = True) -> Iterator[WikiLink]:
+               markdown: bool = True, original: str | None = None) -> Iterator[WikiLink]:
     """Yield the WikiLinks of ``text`` (already code-masked for Markdown bodies).
 
     Args:
@@ -90,6 +90,8 @@ def iter_links(text: str, first_line: int = 1, field: str | None = None,
         first_line: the file line number of ``text``'s first line.
         field: frontmatter field name when scanning a frontmatter value.
         markdown: honour backslash escapes (body text); False for frontmatter values.
+        original: ``text`` before masking (same length): a link holding a code span or comment
+            (``[[h#`code` head]]``) is read, and quoted, as written, not as its blanked mask.
     """
     if "[[" not in text:
         return
@@ -111,7 +113,10 @@ def iter_links(text: str, first_line: int = 1, field: str | None = None,
             line += newlines
             line_start = text.rfind("\n", 0, start) + 1
         scanned = start
-        yield WikiLink(raw, *parse_inner(m.group(1)), embed, line, start - line_start + 1, field)
+        inner = m.group(1)
+        if original is not None and original[m.start():m.end()] != m.group(0):
+            raw, inner = original[start:start + len(raw)], original[m.start(1):m.end(1)]
+        yield WikiLink(raw, *parse_inner(inner), embed, line, start - line_start + 1, field)
 
 
 def _escaped(text: str, at: int) -> bool:
