@@ -364,6 +364,25 @@ def test_wl02_a_dollar_in_a_link_that_opened_first_is_the_links_text(text, links
     assert [k.raw[2:-2] for k in iter_links(mask_code(text))] == links
 
 
+@pytest.mark.parametrize("text, links", [
+    ("Para text\n    ***\n    [[missing-note]]\n", ["missing-note"]),   # 4 columns in: paragraph text (§4.1)
+    ("Para\n     - - -\n[[after]]\n", ["after"]),
+    ("Use `foo\n    ***\n[[nothere]]` here\n", []),                  # the code span goes on across it
+    ("Use `foo\n   ***\n[[there]]` here\n", ["there"]),              # 3 columns in: a break ends the span
+    ("- a\n    ***\n    [[x]]\n", ["x"]),                           # in an item: 2 columns past its content
+    ("- Run `make\n    - see [[nowhere]]` for details\n", ["nowhere"]),  # a nested item ends the span (§5.2)
+    ("1. Run `make\n     1. see [[n1]]` x\n", ["n1"]),
+    ("- a\n\n      - b `x\n      [[y]]`\n", []),                   # 4 past the item's content: indented code
+    ("- \t```sh\n    if [[ -f \"$F\" ]]; then echo ok; fi\n    ```\n", []),  # the tab stops at column 4 (§2.2)
+    ("* \t~~~\n    [[in-fence]]\n    ~~~\n[[out]]\n", ["out"]),
+])
+def test_block_starts_count_from_their_containers_content(text, links):
+    """A thematic break, a list item or a fence starts a block at most 3 columns past its container's
+    content (the document, or the list item it sits in), tabs stopping at multiples of 4 from the line's
+    start: further in, it is paragraph text or code (CommonMark 0.31 §2.2, §4.1, §5.2)."""
+    assert [k.target for k in iter_links(mask_code(text))] == links
+
+
 @pytest.mark.parametrize("text, raw, target, heading", [
     ("See [[h#`code` head]].", "[[h#`code` head]]", "h", "`code` head"),
     ("[[Missing %%note%% here]]", "[[Missing %%note%% here]]", "Missing %%note%% here", None),
@@ -427,7 +446,8 @@ _BLOCK_LINE = st.sampled_from([
     "- item", "- `a", "b` [[s]]", "1. step", "- - x", "- > q", "  > ```", "  > [[q]]", "> `a", "> - [[l]] `b`",
     "      [[ic]]", "        [[ic2]]", "\t\t[[tab]]", ">\t[[qt]]", ">\t\t[[qc]]", "***", "---", "text `x", "y` [[z]]",
     "```", "  ```", "[[p]]", "", "<!-- c -->", "-     [[first]]", "  - nested", "    [[four]]", "`` a", "a ``",
-    ">     ~~~", ">     ```", "> ~~~", ">> ```", ">>     ```", "> [[qf]]", ">   \t~~~"])
+    ">     ~~~", ">     ```", "> ~~~", ">> ```", ">>     ```", "> [[qf]]", ">   \t~~~",
+    "    ***", "    - - -", "- \t```", "    - see [[n4]]`", "  ***"])
 
 
 @settings(max_examples=500, deadline=None, derandomize=True)

@@ -47,6 +47,7 @@ _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)
 _WHITESPACE = re.compile(r"[ \t]*")
 MAX_NESTED = 32  # list markers read on one line ("- - - x"): a bound keeps a pathological line linear
 LIST_ITEM = re.compile(r"^[ ]{0,3}(?:[-+*]|[0-9]{1,9}[.)])(?:[ \t]|$)")
+_ANY_ITEM = re.compile(r"[ ]*(?:[-+*]|[0-9]{1,9}[.)])(?:[ \t]|$)")  # its indentation judged apart (an item's content)
 ATX = re.compile(r"[ ]{0,3}(#{1,6})(?:[ \t]+(.*))?$")  # the closing "#"s are cut in atx_heading
 _LEAD = re.compile(r"[ \t>]*")
 _COMMENT = "<!--"  # an open HTML comment block is held as a fence whose closer is a line holding "-->"
@@ -114,13 +115,14 @@ def mask_code(text: str) -> str:
             continue
         stripped = rest.strip()
         cols = _indent_cols(rest)
-        item = LIST_ITEM.match(rest) if not is_thematic_break(stripped) else None  # "* * *" is no item (§4.1)
+        # the column in the list's container, and in the innermost open item it reaches (block starts count there)
+        lead = cols if not items or depth == item_depth else _indent_cols(_inside_quotes(line, item_depth))
+        inset = lead - max((c for c in items if c <= lead), default=0) if items and depth == item_depth else cols
+        item = _ANY_ITEM.match(rest) if inset < 4 and not is_thematic_break(stripped) else None  # "* * *": §4.1
         if item and prev_para and para_depth == depth and not items and (
                 not rest[item.end():].strip() or _ORDERED_NOT_ONE.match(rest)):
             item = None  # a list interrupting a paragraph starts non-empty, and at 1 if ordered (§5.2)
         was_empty, empty_item = empty_item, bool(item) and not rest[item.end():].strip()  # type: ignore[union-attr]
-        # the column in the list's container
-        lead = cols if not items or depth == item_depth else _indent_cols(_inside_quotes(line, item_depth))
         if items and depth > item_depth and lead < items[-1]:
             _close_items(items, lead)  # a ">" left of the item's content: a new block quote, outside the item
             prev_para = False
@@ -141,9 +143,9 @@ def mask_code(text: str) -> str:
             item_depth = depth
             quoted = CONTAINER.match(body).group(0)  # type: ignore[union-attr]
             if ">" in quoted:  # "- > ```": a block quote inside the item
-                body, body_prefix = body[len(quoted):], prefix + quoted
+                body, body_prefix, col = body[len(quoted):], prefix + quoted, _advance(col, quoted)
         lazy = False  # a paragraph line outside the quotes its paragraph sits in (§5.1 laziness)
-        if opened or not (prev_para and depth <= para_depth and stripped and _continues(rest)):
+        if opened or not (prev_para and depth <= para_depth and stripped and _continues(rest, inset)):
             breaks.append(line_start)  # a new block: a blank line, an item, a heading, a deeper quote...
         else:
             lazy = depth < para_depth
@@ -154,7 +156,7 @@ def mask_code(text: str) -> str:
             if not opened:
                 _close_items(items, lead)  # a fence interrupts: it continues no paragraph lazily
             inside = items[-1] if items and body_prefix.count(">") == item_depth else 0
-            indent = len(m.group("indent").expandtabs(4)) if opened else lead - inside if inside else cols
+            indent = _advance(col, m.group("indent")) - col if opened else lead - inside if inside else cols
             if indent < 4:
                 if breaks[-1:] != [line_start]:
                     breaks.append(line_start)  # a fence interrupts a paragraph: no code span crosses it
@@ -206,8 +208,9 @@ def mask_code(text: str) -> str:
             prev_para = False  # an empty item holds no paragraph
         else:
             head = body if opened else rest  # "- # Title": the item holds a heading, which nothing continues
-            prev_para = not (ATX.match(head) or is_thematic_break(head.strip()) or table
-                             or (prev_para and _SETEXT.match(rest)) or closed_html(stripped))
+            more = prev_para and not opened and inset >= 4  # "    ***" under text: more of the paragraph
+            prev_para = more or not (ATX.match(head) or is_thematic_break(head.strip()) or table
+                                     or (prev_para and _SETEXT.match(rest)) or closed_html(stripped))
         if not lazy:
             para_depth = depth
     joined = "\n".join(out)
@@ -257,13 +260,19 @@ def _expand_lead(line: str) -> str:
     return line[:end].expandtabs(4) + line[end:]
 
 
-def _continues(rest: str) -> bool:
+def _continues(rest: str, inset: int | None = None) -> bool:
     """Whether the non-blank line ``rest``, under paragraph text, continues that paragraph: it starts no
-    heading, thematic break, setext underline, fence or HTML block (list items are judged apart)."""
-    fence = _FENCE_OPEN.match(rest)
-    if fence and _indent_cols(rest) < 4 and not (fence.group("fence")[0] == "`" and "`" in fence.group("info")):
+    heading, thematic break, setext underline, fence or HTML block (list items are judged apart).
+    ``inset``: its columns past its container's content (default: its indentation); a block starts
+    at most 3 columns in, so a line 4 or more in (``    ***``) is paragraph text."""
+    inset = _indent_cols(rest) if inset is None else inset
+    if inset >= 4:
+        return True
+    bare = rest.lstrip(" \t")
+    fence = _FENCE_OPEN.match(bare)
+    if fence and not (fence.group("fence")[0] == "`" and "`" in fence.group("info")):
         return False
-    return not (ATX.match(rest) or is_thematic_break(rest.strip()) or _SETEXT.match(rest) or html_start(rest))
+    return not (ATX.match(bare) or is_thematic_break(bare.strip()) or _SETEXT.match(bare) or html_start(bare))
 
 
 def _close_items(items: list[int], column: int) -> None:
