@@ -472,6 +472,35 @@ def test_headings_agree_with_markdown_it(text):
     assert ours == _markdown_it_headings(text), text
 
 
+_ITEM_HEADING_LINE = st.sampled_from([
+    "1. Step one", "    ## Details", "\t## Tabbed", "- Tab", "", "text", "  ## two", "      ## six", "- a", "  - b",
+    "    ### deep", "* * *", "# Top", "   ## three", "```", "        ## code", "2. two",
+])
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(_ITEM_HEADING_LINE, min_size=1, max_size=7))
+def test_atx_headings_in_list_items_agree_with_markdown_it(lines):
+    """WL003: a heading on a list item's later line counts from the item's content (``1. Step`` /
+    ``    ## Details`` is a heading; a tab stops at column 4), lazy lines keep the item open. Not
+    generated: empty items and block quotes around items, where the simpler model may differ."""
+    text = "\n".join(lines) + "\n"
+    assert [h.text for h in find_headings(text, mask_code(text))] == _markdown_it_headings(text), text
+
+
+@pytest.mark.parametrize("text, headings", [
+    ("1. Step one\n    ## Details\n", ["Details"]),
+    ("- Tab\n\t## Tabbed\n", ["Tabbed"]),
+    ("- a\n  - b\n      ### Nested\n", ["Nested"]),
+    ("- a\nlazy text\n    ## Still in the item\n", ["Still in the item"]),
+    ("text\n    ## not a heading\n", []),
+    ("- a\n\n        ## code\n", []),
+    ("1. 手順\n    ## 詳細\n", ["詳細"]),
+])
+def test_a_heading_inside_a_list_item_is_found(text, headings):
+    assert [h.text for h in find_headings(text, mask_code(text))] == headings
+
+
 _SETEXT_LINE = st.sampled_from([
     "Title", "text [[x]] `y`", "  indented", "===", "---", " ==", "= =", "=== x", "  ---  ",
     "> Quote", "> ===", "> ---", "> > Deep", "- item", "1. step", "# ATX", "```", "~~~", "", "***", ">",

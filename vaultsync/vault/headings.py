@@ -2,7 +2,8 @@
 
 Both read the code-masked body (:func:`vaultsync.vault.markdown.mask_code`), so a ``#`` line or a
 ``^id`` inside code is neither. ATX headings (CommonMark 0.31 §4.2), also inside block quotes
-(callouts) and list items, and setext headings (§4.3: a paragraph underlined with ``=`` or ``-``), also
+(callouts) and list items (also on a later line, up to 3 columns past the item's content: ``1. Step`` /
+``    ## Details``), and setext headings (§4.3: a paragraph underlined with ``=`` or ``-``), also
 inside block quotes. Not read: a setext heading inside a list item.
 """
 
@@ -18,6 +19,7 @@ from vaultsync.vault.markdown import ATX, CONTAINER, LIST_ITEM, MAX_NESTED
 _UNDERLINE = re.compile(r"[ ]{0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"[ ]{0,3}(?:`{3,}|~{3,})")
 _ORDERED_NOT_ONE = re.compile(r"[ ]{0,3}(?!0*1[.)])[0-9]{1,9}[.)]")
+_ITEM = re.compile(r"[ ]*(?:[-+*]|[0-9]{1,9}[.)])(?:[ ]|$)")  # after tab expansion; its indentation judged apart
 
 _BLOCK_ID = re.compile(r"(?:^|\s|\]\])\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$")
 
@@ -57,10 +59,41 @@ def find_headings(text: str, masked: str) -> list[Heading]:
     found: list[Heading] = []
     original = text.split("\n")
     lines = masked.split("\n")
+    items: list[int] = []  # content columns of the open list items (a blank line keeps them open) ...
+    item_depth = 0  # ... in this many block quotes
+    para = False  # the last line was paragraph text, which a lazy line continues (§5.2)
     for i, line in enumerate(lines):
-        if "#" not in line or not ATX.match(_in_containers(line)):
+        quotes = CONTAINER.match(line).group(0)  # type: ignore[union-attr]
+        inner = line[len(quotes):].expandtabs(4)
+        if not inner.strip():
+            para = False
             continue
-        heading = atx_heading(_in_containers(without_comments(original[i])))
+        if quotes.count(">") != item_depth:
+            items, item_depth = [], quotes.count(">")  # another block quote: the items ended
+        lead = len(inner) - len(inner.lstrip(" "))
+        starts = bool(_ITEM.match(inner) or ATX.match(inner) or is_thematic_break(inner.strip()) or _FENCE.match(inner))
+        if items and lead < items[-1] and para and not starts:
+            continue  # a lazy line: the item's paragraph goes on
+        in_item = bool(items)
+        while items and lead < items[-1]:
+            items.pop()  # left of the item's content: the item ended
+        inset = lead - items[-1] if items else lead
+        item = _ITEM.match(inner) if inset < 4 and not is_thematic_break(inner.strip()) else None
+        if item and para and not in_item and (not inner[item.end():].strip() or _ORDERED_NOT_ONE.match(inner.lstrip())):
+            item = None  # a list interrupting a paragraph starts non-empty, and at 1 if ordered (§5.2)
+        if item is not None:
+            content = inner[item.end():]
+            marker_end = item.end() - (inner[item.end() - 1:item.end()] == " ")
+            items.append(item.end() + len(content) - len(content.lstrip(" ")) if content.strip() else marker_end + 1)
+        # "1. Step" / "    ## Details": a heading 4 columns in, but 1 past the item's content (§5.2)
+        nested = items and item is None and 4 <= lead and inset < 4
+        bare = _in_containers(line) if not nested else inner.lstrip(" ")
+        para = not (ATX.match(bare) or is_thematic_break(inner.strip()) or (item and not inner[item.end():].strip()))
+        if "#" not in line or not ATX.match(bare):
+            continue
+        written = _in_quotes(without_comments(original[i])).expandtabs(4).lstrip(" ") if nested else \
+            _in_containers(without_comments(original[i]))
+        heading = atx_heading(written)
         if heading is not None:
             found.append(Heading(heading[0], heading[1], i + 1))
     if "=" in masked or "-" in masked:
