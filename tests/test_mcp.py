@@ -363,6 +363,8 @@ def test_cli_new_show_supersede_promote_review(vault: Vault) -> None:
     assert path == "docs/incidents/INC-0002-replica-lag-at-month-end.md"
     text = (vault.root / path).read_text(encoding="utf-8")
     assert "severity: SEV3" in text and "status: open" in text and "## Root cause" in text
+    fields = run_cli(["show", "INC-0002"], vault.root).out.splitlines()[2]  # what the note is weighed by, in text too
+    assert "severity: SEV3" in fields.split("   ") and fields.startswith("created: ") and "status" not in fields
     assert vault.check().code == 0
     sup = run_cli(["new", "adr", "--title", "Queue with a dead-letter topic", "--supersedes", "ADR-0002",
                    "--set", "tags=[webhooks]", "--commit"], vault.root)

@@ -261,3 +261,14 @@ def test_review_asks_to_relink_a_superseded_note_only_from_notes_still_in_force(
     })
     kinds = [i.kind for i in queue(_ws(v).vault(), on=dt.date(2024, 3, 20))]
     assert ("superseded_linked" in kinds) is flagged, kinds
+
+
+def test_a_check_outside_a_repository_says_it_checks_the_folder(tmp_path: Path) -> None:
+    """Outside git, `check` reads the folder's notes (a vault not in git yet), and says so: run by mistake in a
+    home folder, the walk is noticed. With --root naming the folder, that was the intent: nothing is said."""
+    (tmp_path / "a.md").write_text("# A\nSee [[b]].\n", encoding="utf-8")
+    res = run_cli(["check"], tmp_path)
+    assert res.code == 1 and "a.md:2:5: WL001 [[b]] → no such note" in res.out
+    assert res.err.splitlines() == [f"vaultsync check: {tmp_path} is not inside a git working tree: checking the notes "
+                                    "under it as a folder"]
+    assert run_cli(["check", "--root", str(tmp_path)], tmp_path).err == ""

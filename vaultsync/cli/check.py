@@ -59,6 +59,9 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None
             if reason:
                 raise ValueError(f"{reason} (needed for --staged/--rev)")
             raise ValueError(f"{root} is not a repository's top folder (needed for --staged/--rev)")
+        if args.root is None:  # said, so a check run in the wrong folder (a home folder) is noticed
+            print(f"vaultsync check: {root} is not inside a git working tree: checking the notes under it as a "
+                  "folder", file=sys.stderr)
         config = load_config(root)
         return load_checked_vault(WorktreeSnapshot(root, config.vault), config, root), None, {}
     if repo.is_bare and args.rev is None:

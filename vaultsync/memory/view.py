@@ -83,6 +83,18 @@ def note_view(vault: Vault, ref: str) -> dict[str, Any]:
             "current": summary(vault, succs[-1] if succs else path)}
 
 
+_SHOWN = frozenset({"memory_id", "title", "type", "status", "supersedes", "superseded_by"})  # said on their own lines
+
+
+def _flow(value: Any) -> str:
+    """A frontmatter value on one line: ``[a, b]`` for a list, ``{k: v}`` for a mapping."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
+    return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def render_view(view: dict[str, Any], fmt: str = "text") -> str:
     """``text`` / ``markdown`` for people; JSON is the dict itself."""
     import json
@@ -92,6 +104,9 @@ def render_view(view: dict[str, Any], fmt: str = "text") -> str:
     name = lambda s: f"{s['memory_id'] or s['path']} ({s['status']})"  # noqa: E731
     lines = [f"{view['memory_id'] or view['path']}  {view['title'] or ''}",
              f"path: {view['path']}   type: {view['type']}   status: {view['status']}"]
+    fields = [f"{key}: {_flow(value)}" for key, value in (view["frontmatter"] or {}).items() if key not in _SHOWN]
+    if fields:  # severity, created, expires, confidence, tags...: what a reader weighs the note by
+        lines.append("   ".join(fields))
     if view["supersedes"]:
         lines.append("supersedes: " + " ← ".join(name(s) for s in view["supersedes"]))
     if view["superseded_by"]:
