@@ -421,11 +421,18 @@ def test_parsing_never_touches_the_file(tmp_path):
     assert path.read_bytes() == data and os.stat(path).st_mtime_ns == before
 
 
-def test_config_errors_are_located(vault):
-    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  adr: {folder: docs/adrs, shema: adr}\n")
+@pytest.mark.parametrize("config, line", [
+    ("vault: docs\ntypes:\n  adr: {folder: docs/adrs, shema: adr}\n",
+     ".vaultsync.yaml:3:28: CF002 types.adr: unknown key 'shema' — did you mean 'schema'?"),
+    ("vault: docs\nserach:\n  top_k: 3\n", ".vaultsync.yaml:2:1: CF002 (top level): unknown key 'serach' — did you mean "
+                                          "'search'?"),
+    ("vault: docs\nreview:\n  max_age_day: 3\n", ".vaultsync.yaml:3:3: CF002 review: unknown key 'max_age_day' — did you mean 'max_age_days'?"),
+    ("vault: docs\nzzz: 1\n", ".vaultsync.yaml:2:1: CF002 (top level): unknown key 'zzz' (known: vault, types, "),
+])
+def test_config_errors_are_located_at_the_unknown_key_with_the_likely_one(vault, config, line):
+    vault.write(".vaultsync.yaml", config)
     res = vault.check()
-    assert res.code == 1
-    assert ".vaultsync.yaml:3:8: CF002 types.adr: Additional properties are not allowed ('shema' was unexpected)" in res.err
+    assert res.code == 1 and res.err.startswith(line), res.err
 
 
 def test_frontmatter_positions_are_lazy_but_exact():

@@ -132,7 +132,11 @@ class SearchOptions:
         merged.update({k: v for k, v in overrides.items() if v is not None})
         unknown = sorted(set(merged) - set(cls.__dataclass_fields__) - {"port"})
         if unknown:
-            raise ValueError(f"unknown search option(s): {', '.join(unknown)}")
+            import difflib
+
+            close = difflib.get_close_matches(unknown[0], sorted(cls.__dataclass_fields__), n=1, cutoff=0.6)
+            raise ValueError(f"unknown search option(s): {', '.join(unknown)}"
+                             + (f" — did you mean '{close[0]}'?" if close else ""))
         merged.pop("port", None)
         for key in ("legs", "types", "tags"):
             if key in merged:

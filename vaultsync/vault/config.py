@@ -8,6 +8,7 @@ without a file, the whole repository is the vault and no type schemas apply.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass, field
@@ -248,7 +249,16 @@ def load_config(root: Path, text: str | None = None) -> Config:
         where = tuple(err.absolute_path)
         line, col = doc.positions.get(where, (0, 0))
         field_name = ".".join(str(p) for p in where) or "(top level)"
-        raise ConfigError(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", f"{field_name}: {err.message}"))
+        message = err.message
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            known = list(err.schema.get("properties", {}))
+            extra = [k for k in err.instance if k not in known]
+            if extra:  # the unknown key's own place, and the key it likely means
+                line, col = doc.key_positions.get(where + (extra[0],), (line, col))
+                close = difflib.get_close_matches(str(extra[0]), known, n=1, cutoff=0.6)
+                message = f"unknown key '{extra[0]}'" + (f" — did you mean '{close[0]}'?" if close else
+                                                          f" (known: {', '.join(known)})")
+        raise ConfigError(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", f"{field_name}: {message}"))
     vault = data.get("vault", ".")
     raw_roots = [vault] if isinstance(vault, str) else list(vault)
     # every path a committed config names stays inside the repository: folders and schema files alike
