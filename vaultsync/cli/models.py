@@ -60,10 +60,9 @@ def _build(args: argparse.Namespace) -> int:
         return 1
     if not result.built:
         print(f"{args.model} is already built in {result.folder} (use --force to rebuild)")
-    else:
-        files = result.info["files"]
-        size = sum(f["bytes"] for f in files.values()) / 1e6
-        print(f"built {args.model} in {result.info['build_seconds']} s: {result.folder} ({size:.0f} MB)")
+    else:  # the build said "built … in N s" on stderr: stdout names where it is, for scripts
+        size = sum(f["bytes"] for f in result.info["files"].values()) / 1e6
+        print(f"{result.folder} ({size:.0f} MB)")
     return 0
 
 
