@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import CONFIG, Vault, adr, run_cli
+from conftest import CONFIG, Vault, adr, git, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -272,3 +272,20 @@ def test_a_check_outside_a_repository_says_it_checks_the_folder(tmp_path: Path) 
     assert res.err.splitlines() == [f"vaultsync check: {tmp_path} is not inside a git working tree: checking the notes "
                                     "under it as a folder"]
     assert run_cli(["check", "--root", str(tmp_path)], tmp_path).err == ""
+
+
+@pytest.mark.parametrize("rel", ["docs/scratch/idea.md", "docs/scratch/ideé [1].md", "docs/notes/draft.tmp.md"])
+def test_promote_takes_a_staged_scratch_note_out_of_the_index(make_vault, rel) -> None:  # type: ignore[no-untyped-def]
+    """`git add -A` staged the scratch note; promoting it must not leave that copy for the next commit. A
+    scratch note a commit already holds stays in the index: its removal is the user's change to commit."""
+    from vaultsync.memory.promote import promote
+
+    v = make_vault({"docs/adrs/ADR-0001.md": adr("ADR-0001"), "docs/scratch/old.md": "# Old idea\ntext\n"})
+    v.commit("init")
+    v.write(rel, "# Idea\nsome text\n")
+    git(v.root, "add", "-A")
+    promote(_ws(v), rel, "rule")
+    promote(_ws(v), "docs/scratch/old.md", "rule")
+    staged = git(v.root, "-c", "core.quotepath=off", "status", "--porcelain").stdout.splitlines()
+    assert not any(rel in line for line in staged), staged
+    assert " D docs/scratch/old.md" in staged, staged

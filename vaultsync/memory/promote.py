@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pygit2
+
 from vaultsync.memory import transaction
 from vaultsync.memory.create import Written, draft
 from vaultsync.memory.errors import MemoryWriteError
@@ -47,4 +49,19 @@ def promote(ws: Workspace, scratch: str, type_name: str, title: str | None = Non
     with ws.lock():
         memory_id, path, text = draft(ws, type_name, title, data, note.body)
         warnings = transaction.apply(ws, {path: text, rel: None}, create={path})
+        _unstage_if_new(ws, rel)
     return Written(memory_id, path, [path, rel], warnings)
+
+
+def _unstage_if_new(ws: Workspace, rel: str) -> None:
+    """The scratch note moved into the new one: a staged copy of it that no commit holds yet (``git add``
+    before the promotion) leaves the index too, so the next commit does not carry it back. One a commit
+    holds stays: removing it is a change the user commits."""
+    from vaultsync.gitcmd import run_git
+
+    try:
+        in_head = not ws.repo.head_is_unborn and rel in ws.repo.head.peel(pygit2.Tree)
+    except pygit2.GitError:
+        in_head = False
+    if not in_head:
+        run_git(["--literal-pathspecs", "rm", "--cached", "--quiet", "--ignore-unmatch", "--", rel], ws.root)
