@@ -129,6 +129,19 @@ def test_fix_writes_nothing_it_cannot_make_resolve(vault):
     before = (vault.root / "docs/old.md").read_bytes()
     res = vault.check("--fix")
     assert (vault.root / "docs/old.md").read_bytes() == before, res.out
+    ss002 = [line for line in vault.check().lines if " SS002 " in line]  # and the message does not send it to --fix
+    assert len(ss002) == 1 and "--fix` cannot" in ss002[0] and "add it by hand" in ss002[0], ss002
+
+
+def test_fix_never_writes_a_memory_id_two_notes_share(vault):
+    """Two notes with memory_id ADR-0006, one named unlinkably: that id would name either; nothing is written."""
+    vault.write("docs/adrs/ADR-0006 C# tips.md", adr("ADR-0006", extra="supersedes: [ADR-0007]\n"))
+    vault.write("docs/adrs/ADR-0006-copy.md", adr("ADR-0006"))
+    vault.write("docs/adrs/ADR-0007-old.md", adr("ADR-0007", status="superseded"))
+    before = (vault.root / "docs/adrs/ADR-0007-old.md").read_bytes()
+    vault.check("--fix")
+    assert (vault.root / "docs/adrs/ADR-0007-old.md").read_bytes() == before
+    assert any(" SS002 " in line and "add it by hand" in line for line in vault.check().lines)
 
 
 def test_fix_appends_to_a_block_list(vault):

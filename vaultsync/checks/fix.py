@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from vaultsync.checks.lifecycle import extra_successors, supersession_edges, unresolved_fields
+from vaultsync.checks.lifecycle import back_reference, extra_successors, supersession_edges, unresolved_fields
 from vaultsync.vault.note import parse_text
 from vaultsync.vault.vault import Vault
 
@@ -49,13 +49,10 @@ def plan_fixes(vault: Vault, only: set[str] | None = None) -> list[Fix]:
         if _reaches(graph, e.older, e.newer) or e.older in extra:
             continue  # a cycle (SS003) or a second successor (SS005): for a person to resolve
         if e.declared_by_newer and not e.declared_by_older:
-            fixes.append(Fix(e.older, "superseded_by", _ref_to(vault, e.newer, e.older)))
+            fixes.append(Fix(e.older, "superseded_by", back_reference(vault, e.newer, e.older)))
         elif e.declared_by_older and not e.declared_by_newer:
-            fixes.append(Fix(e.newer, "supersedes", _ref_to(vault, e.older, e.newer)))
+            fixes.append(Fix(e.newer, "supersedes", back_reference(vault, e.older, e.newer)))
     return [f for f in fixes if f.ref is not None and (f.path, f.field) not in broken and (only is None or f.path in only)]
-
-
-_UNLINKABLE = re.compile(r"[#|^\[\]]")
 
 
 def _reaches(graph: dict[str, list[str]], start: str, goal: str) -> bool:
@@ -69,21 +66,6 @@ def _reaches(graph: dict[str, list[str]], start: str, goal: str) -> bool:
                 seen.add(nxt)
                 todo.append(nxt)
     return False
-
-
-def _ref_to(vault: Vault, target: str, source: str) -> str | None:
-    """A ``[[WikiLink]]`` to ``target`` that resolves uniquely from ``source``; its ``memory_id`` when
-    the file name holds a character a WikiLink cannot (``#``, ``|``, ``^``, brackets: ``[[ADR-6 C# tips]]``
-    names note "ADR-6 C", heading " tips"); None when it has no ``memory_id`` either (no fix is written)."""
-    stem = target.rsplit("/", 1)[-1].removesuffix(".md")
-    root = vault.link_index.root
-    rel = target[len(root):] if root and target.startswith(root) else target
-    mid = vault.notes[target].frontmatter.get("memory_id") if target in vault.notes else None
-    if _UNLINKABLE.search(rel):
-        return mid.strip() if isinstance(mid, str) and mid.strip() else None
-    if vault.link_index.resolve(stem, source).path == target:
-        return f"[[{stem}]]"
-    return f"[[{rel.removesuffix('.md')}]]"
 
 
 def apply_fix(root: Path, vault: Vault, fix: Fix) -> bool:

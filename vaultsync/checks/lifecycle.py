@@ -9,6 +9,7 @@ or ``memory_id``s (see :meth:`Vault.resolve_ref`).
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -197,6 +198,34 @@ def unresolved_fields(diagnostics: list[Diagnostic]) -> set[tuple[str, str]]:
     return {(d.path, d.message.split(":", 1)[0]) for d in diagnostics if d.code == "SS001"}
 
 
+_UNLINKABLE = re.compile(r"[#|^\[\]]")
+
+
+def back_reference(vault: Vault, target: str, source: str) -> str | None:
+    """What ``--fix`` writes in ``source`` to name ``target``: a ``[[WikiLink]]`` that resolves uniquely
+    from ``source``; ``target``'s ``memory_id`` when the file name holds a character a WikiLink cannot
+    (``#``, ``|``, ``^``, brackets: ``[[ADR-6 C# tips]]`` names note "ADR-6 C", heading " tips") and
+    that id is the note's alone; None when neither names it (no fix is written: a person chooses)."""
+    stem = target.rsplit("/", 1)[-1].removesuffix(".md")
+    root = vault.link_index.root
+    rel = target[len(root):] if root and target.startswith(root) else target
+    if _UNLINKABLE.search(rel):
+        mid = vault.notes[target].frontmatter.get("memory_id") if target in vault.notes else None
+        unique = isinstance(mid, str) and mid.strip() and len(vault.by_memory_id.get(mid.strip(), [])) == 1
+        return mid.strip() if unique else None  # type: ignore[union-attr]
+    if vault.link_index.resolve(stem, source).path == target:
+        return f"[[{stem}]]"
+    return f"[[{rel.removesuffix('.md')}]]"
+
+
+def _fix_hint(vault: Vault, target: str, source: str) -> str:
+    """How to add the back-reference: ``--fix``, or by hand when it can write none."""
+    if back_reference(vault, target, source) is not None:
+        return "run `vaultsync check --fix`"
+    return (f"add it by hand (`--fix` cannot: no [[WikiLink]] names {target}, whose file name holds # | ^ or a "
+            "bracket, and no memory_id of its own does)")
+
+
 def check_supersession(vault: Vault) -> list[Diagnostic]:
     """Targets exist, both directions agree, no cycles, superseded notes say so in ``status``."""
     edges, out = supersession_edges(vault)
@@ -218,7 +247,7 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
             out.append(Diagnostic(
                 edge.older, line, col, "SS002",
                 f"superseded_by: missing back-reference to {vault.display_name(edge.newer)} "
-                f"({edge.newer} supersedes this note) — run `vaultsync check --fix`",
+                f"({edge.newer} supersedes this note) — {_fix_hint(vault, edge.newer, edge.older)}",
             ))
         if edge.declared_by_older and not edge.declared_by_newer and not _unreadable(newer, "supersedes") \
                 and (edge.newer, "supersedes") not in broken:
@@ -226,7 +255,7 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
             out.append(Diagnostic(
                 edge.newer, line, col, "SS002",
                 f"supersedes: missing back-reference to {vault.display_name(edge.older)} "
-                f"({edge.older} says it is superseded by this note) — run `vaultsync check --fix`",
+                f"({edge.older} says it is superseded by this note) — {_fix_hint(vault, edge.older, edge.newer)}",
             ))
     superseded = {e.older for e in edges}
     for path in sorted(superseded):
