@@ -2,7 +2,8 @@
 
 The shims (``githooks/``) start ``vaultsync sync`` detached after a commit, merge,
 checkout or rewrite, and always exit 0. An existing hook is kept and chained
-(renamed ``<hook>.vaultsync-chained`` and called by the shim). When
+(renamed ``<hook>.vaultsync-chained`` and called by the shim), except the pre-commit framework's
+when its config runs ``vaultsync-index``, which syncs already. When
 ``core.hooksPath`` is set, git ignores ``.git/hooks``: install says so and fails
 unless ``--hooks-path`` asks to install into that folder (field case GH-08).
 """
@@ -16,7 +17,7 @@ import sys
 import pygit2
 
 from vaultsync.cli.common import repository
-from vaultsync.index.hooks import HOOKS, foreign_hook, hooks_dir, hooks_path_setting, shim_text
+from vaultsync.index.hooks import HOOKS, foreign_hook, framework_syncs, hooks_dir, hooks_path_setting, shim_text
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -53,7 +54,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"vaultsync install: {', '.join(clashes)} in {folder} is not vaultsync's and a chained hook already "
               "exists; merge them by hand (nothing was changed)", file=sys.stderr)
         return 1
-    for hook in HOOKS:
+    kept = [hook for hook in HOOKS if framework_syncs(repo, hook)]
+    if kept:
+        print(f"{', '.join(kept)}: the pre-commit framework's hook runs vaultsync-index already: left as is")
+    for hook in (h for h in HOOKS if h not in kept):
         target = folder / hook
         if foreign_hook(target):
             chained = folder / f"{hook}.vaultsync-chained"
@@ -63,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
             target.unlink()  # our shim behind a link: written here, never through the link to where it points
         target.write_text(text, encoding="utf-8")
         target.chmod(0o755)
-    print(f"installed {', '.join(HOOKS)} in {folder}")
+    print(f"installed {', '.join(h for h in HOOKS if h not in kept)} in {folder}")
     if not args.no_alias:
         _set_alias(repo)
     return 0
