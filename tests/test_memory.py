@@ -289,3 +289,11 @@ def test_promote_takes_a_staged_scratch_note_out_of_the_index(make_vault, rel) -
     staged = git(v.root, "-c", "core.quotepath=off", "status", "--porcelain").stdout.splitlines()
     assert not any(rel in line for line in staged), staged
     assert " D docs/scratch/old.md" in staged, staged
+
+
+@pytest.mark.parametrize("link", ["[[RULE-0001]]", "[[RULE-0001-no-friday]]", "[[No deploys on Fridy]]"])
+def test_writing_the_note_a_dangling_link_waits_for_adds_no_error(make_vault, link) -> None:  # type: ignore[no-untyped-def]
+    """The link was an error before; the new note only changes its hint ("did you mean …?"): not a new error."""
+    v = make_vault({"docs/adrs/ADR-0001.md": adr("ADR-0001", body=f"See {link}.\n")})
+    written = create(_ws(v), "rule", "No deploys on Friday", body="Deploys wait for Monday.")
+    assert written.path == "docs/rules/RULE-0001-no-deploys-on-friday.md"

@@ -67,6 +67,12 @@ def test_a_deletion_names_links_through_the_removed_notes_aliases(vault, aliases
      "did you mean [[ADR-0004-clickhouse-analytics#Context|ctx]]?"),
     ({"docs/incidents/INC-7 db lock.md": "# x\n"}, "[[INC-7]]", "did you mean [[INC-7 db lock]]?"),
     ({"docs/rules/deploy-freeze.md": "# x\n"}, "[[deploy-freze]]", "did you mean [[deploy-freeze]]?"),
+    ({"docs/adrs/ADR-0004-sessions-in-redis.md": adr("ADR-0004")}, "[[ADR-0004-sessions-in-redix]]",
+     "did you mean [[ADR-0004-sessions-in-redis]]? (the id ADR-0004 matches, the rest of the name does not)"),
+    ({"docs/rules/RULE-0001-no-friday-deploys.md": "# x\n"}, "[[rule-0001-migrations#Why|why]]",
+     "did you mean [[RULE-0001-no-friday-deploys#Why|why]]? (the id rule-0001 matches"),
+    ({"docs/incidents/INC-12 db lock.md": "# x\n"}, "[[INC-12 database lock]]",
+     "did you mean [[INC-12 db lock]]? (the id INC-12 matches"),
 ])
 def test_dangling_links_suggest_the_likely_note(vault, files, link, hint):
     for path, text in files.items():

@@ -8,9 +8,11 @@
 3. for an id-like target (``ADR-0004``, ``INC-12``), the one file whose name starts
    with it and a separator (``ADR-0004-clickhouse-analytics.md``; other names get no
    prefix guess, field case WL-06);
-4. a name that differs only by full case folding (``STRASSE`` for ``Straße``), which
+4. for a name that starts with an id and a separator (``ADR-0004-sessions-in-redix``), the one
+   note that id names, whatever the rest (a misspelt or renamed slug);
+5. a name that differs only by full case folding (``STRASSE`` for ``Straße``), which
    Obsidian does not treat as equal;
-5. a close spelling (:func:`difflib.get_close_matches`) of a name without digits
+6. a close spelling (:func:`difflib.get_close_matches`) of a name without digits
    (``ADR-0009`` is not a typo of ``ADR-0002``), never the linking note itself, for
    the first ``MAX_FUZZY`` broken links of a run only, so a vault full of broken
    links stays fast.
@@ -32,6 +34,7 @@ from vaultsync.vault.wikilinks import WikiLink
 MAX_FUZZY = 20
 _URL_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _ID_LIKE = re.compile(r"^[A-Za-z]{2,}-?[0-9]+$")
+_ID_HEAD = re.compile(r"^([A-Za-z]{2,}-?[0-9]+)[-_ .]")  # an id-like start, then more of the name
 
 
 def rebuild(link: WikiLink, target: str) -> str:
@@ -92,6 +95,12 @@ class Suggester:
         prefixed = self._prefixed(base) if _ID_LIKE.match(target) else []
         if len(prefixed) == 1:
             return f" — did you mean {self.link_to(prefixed[0], source, link)}?"
+        head = _ID_HEAD.match(base)
+        if head:  # `[[ADR-0004-sessions-in-redix]]`: the id names one note, the rest is misspelt or renamed
+            same = self._prefixed(head.group(1)) or self._ids.get(head.group(1), [])
+            if len(set(same)) == 1 and same[0] != source:
+                return (f" — did you mean {self.link_to(same[0], source, link)}? (the id "
+                        f"{posixpath.basename(target)[:len(head.group(1))]} matches, the rest of the name does not)")
         folded = self._by_fold.get(nfc(posixpath.basename(target)).casefold(), [])
         if len(folded) == 1:
             stem = posixpath.splitext(posixpath.basename(folded[0]))[0]

@@ -30,11 +30,17 @@ def new_errors(ws: Workspace, changes: Mapping[str, str | None]) -> tuple[list[D
     with today's local date is never "in the future" east of Greenwich.
     """
     on = max(today(), dt.datetime.now(dt.timezone.utc).date())
-    before = {(d.path, d.code, d.message) for d in run_checks(ws.vault(), today=on) if d.severity == ERROR}
+    before = {_identity(d) for d in run_checks(ws.vault(), today=on) if d.severity == ERROR}
     after = run_checks(ws.vault(changes), today=on)
-    errors = [d for d in after if d.severity == ERROR and (d.path, d.code, d.message) not in before]
+    errors = [d for d in after if d.severity == ERROR and _identity(d) not in before]
     warnings = [d for d in after if d.severity != ERROR and d.path in changes]
     return errors, warnings
+
+
+def _identity(d: Diagnostic) -> tuple[str, str, str]:
+    """An error as itself, without its hint (after " — "): the note a dangling link waits for changes
+    the hint ("did you mean [[RULE-0002-…]]?"), not the error, so writing that note adds none."""
+    return d.path, d.code, d.message.split(" — ", 1)[0]
 
 
 def _umask() -> int:
