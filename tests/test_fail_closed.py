@@ -497,6 +497,7 @@ def test_control_characters_in_the_body_are_text(vault):
 @pytest.mark.parametrize("frontmatter", [
     "title: Broken: yes\nstatus: accepted\n",      # YAML refuses the whole block (FM005)
     "status: [[Accepted]]\n",                       # a status that is no name
+    "status: [[Accepted]]\nexpires: 2020-13-45\nconfidence: high\n",  # three filters hide it: three flags
 ])
 def test_a_note_hidden_for_an_unreadable_field_is_not_called_superseded(vault, frontmatter):
     """The report names what hid it (an unreadable field, see status), not a supersession it never had."""
@@ -511,3 +512,6 @@ def test_a_note_hidden_for_an_unreadable_field_is_not_called_superseded(vault, f
     notes = {n["path"]: n for n in json.loads(res.out)["hidden"]["notes"]}
     reason = notes[f"{UNTYPED}/broken.md"]["reason"]
     assert reason.startswith("unreadable ") and "could not be read" in reason and "superseded" not in reason, reason
+    flags = notes[f"{UNTYPED}/broken.md"]["show_with"].split()  # the flags it names show it, all of them together
+    res = run_cli(["search", "--no-daemon", "gRPC deadlines", "--format", "json", *flags], vault.root)
+    assert f"{UNTYPED}/broken.md" in {h["path"] for h in json.loads(res.out)["hits"]}, flags

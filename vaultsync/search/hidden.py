@@ -9,6 +9,7 @@ with the reason and the flag that shows them. A superseded note names its succes
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -62,20 +63,34 @@ def _why(ctx: Context, row: dict[str, Any]) -> tuple[str, str, str]:
     :func:`vaultsync.search.lifecycle.exclusions` (an unreadable field counts under its filter)."""
     path, opts = row["path"], ctx.opts
     reason = ctx.excluded.reasons.get(path)
+    if reason is not None and reason.startswith("unreadable"):  # a field the index could not read (ADR-0040)
+        kind = "expired" if reason == "unreadable expires" else "confidence" if reason == "unreadable confidence" \
+            else "superseded"
+        return kind, f"{reason} (its frontmatter could not be read: see `vaultsync status`)", _unreadable_flags(ctx, path)
     if reason is not None:
-        if reason.startswith("expired") or reason == "unreadable expires":
+        if reason.startswith("expired"):
             return "expired", reason, "--include-expired"
-        if reason.startswith("confidence") or reason == "unreadable confidence":
+        if reason.startswith("confidence"):
             return "confidence", reason, f"--min-confidence {row['confidence'] or 0:g}"
-        if reason.startswith("unreadable"):  # a field the index could not read hides the note (ADR-0040)
-            return "superseded", f"{reason} (its frontmatter could not be read: see `vaultsync status`)", \
-                "--include-superseded"
         return "superseded", _superseded_reason(ctx, path), "--include-superseded"
     if opts.scope and not path.startswith(opts.scope):
         return "scope", f"outside --scope {opts.scope}", "without --scope"
     if opts.types and row["type"] not in opts.types:
         return "type", f"type {row['type'] or 'unset'} (not --type {', '.join(opts.types)})", "without --type"
     return "tag", f"no tag of --tag {', '.join(opts.tags)}", "without --tag"
+
+
+def _unreadable_flags(ctx: Context, path: str) -> str:
+    """Every flag the note needs: each unreadable lifecycle field hides it under its own filter, so
+    ``--include-superseded`` alone shows no note whose ``expires`` is unreadable too."""
+    from vaultsync.vault.lifecycle_fields import FILTER_OF
+
+    found = ctx.index.db.execute("SELECT unreadable FROM notes WHERE path = ?", (path,)).fetchone()
+    fields = json.loads(found[0]) if found and found[0] else {}
+    filters = {FILTER_OF.get(f) for f in fields} | ({"superseded", "expired", "confidence"} if "frontmatter" in fields
+                                                       else set())
+    flags = {"superseded": "--include-superseded", "expired": "--include-expired", "confidence": "--min-confidence 0"}
+    return " ".join(flag for kind, flag in flags.items() if kind in filters) or "--include-superseded"
 
 
 def _superseded_reason(ctx: Context, path: str) -> str:
