@@ -35,8 +35,10 @@ def run(args: argparse.Namespace) -> int:
 
     def action(ws) -> int:  # type: ignore[no-untyped-def]
         if args.confirm:
-            path, diff = review.confirm(ws, args.confirm)
+            path, diff, caveat = review.confirm(ws, args.confirm)
             print(diff or f"{path}: last_validated is already today", end="" if diff else "\n")
+            if caveat:
+                print(f"vaultsync review: {caveat}", file=sys.stderr)
             return 0
         items = review.queue(ws.vault(), args.days)
         text = review.render(items, args.format)

@@ -175,8 +175,8 @@ def build_server(root: Path) -> MCPServer:
     ) -> dict[str, Any]:
         ws = workspace()
         if confirm:
-            path, diff = _call(lambda: review_queue.confirm(ws, confirm))
-            return {"confirmed": path, "diff": diff}
+            path, diff, caveat = _call(lambda: review_queue.confirm(ws, confirm))
+            return {"confirmed": path, "diff": diff, "still_hidden": caveat or None}
         return json.loads(review_queue.render(_call(lambda: review_queue.queue(ws.vault(), days)), "json"))
 
     @server.resource("vault://notes", name="notes", mime_type="application/json",

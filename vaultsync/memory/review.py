@@ -157,11 +157,12 @@ def render(items: list[ReviewItem], fmt: str) -> str:
     return "\n".join(f"{i.path}:{i.line}: {i.kind} [{i.importance}] {i.memory_id or ''} {i.reason}" for i in items)
 
 
-def confirm(ws: Workspace, ref: str) -> tuple[str, str]:
+def confirm(ws: Workspace, ref: str) -> tuple[str, str, str]:
     """Set the note's ``last_validated`` to today (a one-line edit, validated).
 
     Returns:
-        (path, unified diff of the edit; ``""`` when it already said today).
+        (path, unified diff of the edit — ``""`` when it already said today —, and what confirming does not
+        change: ``""``, or why search still hides the note: past ``expires``, superseded).
     Raises:
         MemoryWriteError: no such note, or a layout that cannot be edited safely.
         WriteRefused: the edit would add errors.
@@ -169,11 +170,28 @@ def confirm(ws: Workspace, ref: str) -> tuple[str, str]:
     with ws.lock():
         vault = ws.vault()
         path = find_note(vault, ref)
+        caveat = _still_hidden(vault, path)
         before = (ws.root / path).read_bytes().decode("utf-8")
         after = set_fields(before, {"last_validated": today().isoformat()})
         if after == before:
-            return path, ""
+            return path, "", caveat
         transaction.apply(ws, {path: after})
     diff = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
                                 f"a/{path}", f"b/{path}")
-    return path, "".join(diff)
+    return path, "".join(diff), caveat
+
+
+def _still_hidden(vault: Vault, path: str) -> str:
+    """Why search goes on hiding a confirmed note (``""``: it does not): confirming records a review,
+    it neither renews ``expires`` nor undoes a supersession."""
+    data = normalised_frontmatter(vault.notes[path].frontmatter)
+    status = data.get("status")
+    if (isinstance(status, str) and status.strip().casefold() == "superseded") or data.get("superseded_by"):
+        by = data.get("superseded_by")
+        return (f"{path} is superseded{f' by {by}' if isinstance(by, str) else ''}: search shows its successor "
+                "instead; confirming does not change that")
+    expires = parse_vault_date(data.get("expires"))
+    if expires is not None and expires < today():
+        return (f"{path} is still expired (expires {expires.isoformat()}): search keeps hiding it — move `expires` "
+                "forward to keep it in force")
+    return ""
