@@ -207,6 +207,8 @@ def test_fm09_any_invisible_or_space_prefix_is_reported_on_line_one(before, afte
     ("---\n- a\n- b\n---\n", "1:1: FM011 frontmatter must be a mapping, got a list"),
     (adr("ADR-0001", extra="tags:\n"), "7:6: SC001 tags: expected list, got null (empty value)"),
     (adr("ADR-0001", extra="tags: ~\n"), "7:7: SC001 tags: expected list, got null (empty value)"),
+    (adr("ADR-0001", extra="tags: ops\n"), "7:7: SC001 tags: expected list, got 'ops' — write a list: [ops]"),
+    (adr("ADR-0001", extra="tags: ops, db\n"), "7:7: SC001 tags: expected list, got 'ops, db' — write a list: [ops, db]"),
     (adr("ADR-0001", title="''"), "4:8: SC001 title: should be non-empty"),
 ])
 def test_fm10_empty_null_and_non_mapping_frontmatter(vault, content, expected):

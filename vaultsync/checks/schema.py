@@ -195,6 +195,9 @@ def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ..
         hint = " (use true/false)" if expected == "boolean" and isinstance(value, str) else ""
         if expected == "string" and raw is not None and raw[:1] not in "'\"":
             hint = f" — YAML reads it as a {'boolean' if isinstance(value, bool) else 'number'}: quote it: {quote(raw)}"
+        if expected == "list" and isinstance(value, str) and value.strip():  # `tags: orders`: one item, written bare
+            items = [v.strip() for v in value.split(",") if v.strip()]
+            hint = f" — write a list: [{', '.join(items)}]"
         return path, f"{name}: expected {expected}, got {shown}{hint}", False
     if kw == "required":
         missing = re.findall(r"'([^']+)' is a required property", err.message)
