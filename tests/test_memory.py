@@ -313,3 +313,19 @@ def test_writing_the_note_a_dangling_link_waits_for_adds_no_error(make_vault, li
     v = make_vault({"docs/adrs/ADR-0001.md": adr("ADR-0001", body=f"See {link}.\n")})
     written = create(_ws(v), "rule", "No deploys on Friday", body="Deploys wait for Monday.")
     assert written.path == "docs/rules/RULE-0001-no-deploys-on-friday.md"
+
+
+def test_supersede_warns_when_the_older_note_replaces_the_newer(vault: Vault) -> None:
+    """`supersede ADR-0002 ADR-0001` with ADR-0001 created first: written as asked (a revert to an older
+    decision is legitimate), with SS006 naming the other order and how to undo."""
+    vault.write("docs/adrs/A.md", adr("ADR-0001").replace('created: "2024-03-01"', 'created: "2023-01-10"'))
+    vault.write("docs/adrs/B.md", adr("ADR-0002"))
+    vault.commit("two")
+    res = run_cli(["supersede", "ADR-0002", "ADR-0001"], vault.root)
+    assert res.code == 0 and res.out.split() == ["docs/adrs/A.md", "docs/adrs/B.md"]
+    assert res.err.startswith("docs/adrs/A.md:6:10: SS006 warning: created 2023-01-10, before the note it now "
+                              "supersedes, ADR-0002 (created 2024-03-01) — if that one is the newer decision, the "
+                              "order is `vaultsync supersede ADR-0001 ADR-0002`"), res.err
+    vault.git("checkout", "--", "docs/adrs/A.md", "docs/adrs/B.md")
+    res = run_cli(["supersede", "ADR-0001", "ADR-0002"], vault.root)
+    assert res.code == 0 and "SS006" not in res.err

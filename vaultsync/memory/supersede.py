@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from vaultsync.diagnostics import WARNING, Diagnostic
 from vaultsync.memory import transaction
 from vaultsync.memory.create import Written, draft
 from vaultsync.memory.errors import MemoryWriteError
 from vaultsync.memory.frontmatter_text import set_fields
 from vaultsync.memory.lookup import find_note, ref_to
 from vaultsync.memory.workspace import Workspace
-from vaultsync.vault.fields import normalised_frontmatter
+from vaultsync.vault.fields import normalised_frontmatter, parse_vault_date
 from vaultsync.vault.vault import Vault
 
 
@@ -47,7 +48,20 @@ def supersede(ws: Workspace, old_ref: str, new_ref: str) -> Written:
                               {"supersedes": _supersedes(vault.notes[new].frontmatter, ref_to(vault, old))})
         changes = {old: _old_side(ws, vault, old, ref_to(vault, new)), new: new_text}
         warnings = transaction.apply(ws, changes)
-    return Written(vault.display_name(new), new, [new, old], warnings)
+    return Written(vault.display_name(new), new, [new, old], warnings + _older(vault, old, new))
+
+
+def _older(vault: Vault, old: str, new: str) -> list[Diagnostic]:
+    """SS006 (a warning of this command): the replacing note was created before the one it replaces, the
+    usual sign of OLD and NEW given the other way round."""
+    created = [parse_vault_date(normalised_frontmatter(vault.notes[p].frontmatter).get("created")) for p in (old, new)]
+    if created[0] is None or created[1] is None or created[1] >= created[0]:
+        return []
+    line, col = vault.notes[new].position(("created",))
+    return [Diagnostic(new, line, col, "SS006", f"created {created[1]}, before the note it now supersedes, "
+                       f"{vault.display_name(old)} (created {created[0]}) — if that one is the newer decision, the "
+                       f"order is `vaultsync supersede {vault.display_name(new)} {vault.display_name(old)}` "
+                       "(undo this with `git checkout -- " + " ".join(sorted({old, new})) + "`)", severity=WARNING)]
 
 
 def supersede_with_new(ws: Workspace, old_ref: str, type_name: str | None, title: str,
