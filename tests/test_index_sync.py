@@ -573,3 +573,35 @@ def test_a_repository_under_a_folder_with_control_characters_is_indexed(tmp_path
     v.commit("more")
     assert sync(root).status == "updated" and vectors(root, "path = 'docs/m.md'") >= 1
     assert [h.path for h in search(root, "zqxalias").hits][:1] == ["docs/n.md"]
+
+
+def test_gh_a_sparse_partial_clone_indexes_what_it_has_and_the_rest_once_it_arrives(repo, tmp_path):
+    """A ``--filter=blob:none --sparse`` clone holds only its cone's blobs, and libgit2 cannot fetch the rest
+    as git does. The sync never fails on them (a pull that renames and removes notes outside the cone
+    included), never calls the index current while one is missing, and reads them once they arrive:
+    the index then equals a rebuild."""
+    repo.write("docs/adrs/ADR-0001.md", adr("ADR-0001", body="The quokka decision.\n"))
+    repo.write("docs/rules/r.md", "# Rule\nThe wombat rule.\n")
+    repo.write("docs/incidents/i.md", "# Incident\nThe numbat incident, see [[r]].\n")
+    repo.commit("init")
+    git(repo.root, "config", "uploadpack.allowFilter", "true")
+    git(repo.root, "config", "uploadpack.allowAnySHA1InWant", "true")
+    clone = tmp_path / "partial"
+    git(tmp_path, "clone", "-q", "--filter=blob:none", "--sparse", f"file://{repo.root}", str(clone))
+    git(clone, "sparse-checkout", "set", "docs/adrs")
+    report = sync(clone)
+    assert report.status == "updated" and any("until its content is here" in w for w in report.warnings)
+    assert sync(clone).status == "updated"  # still missing: never "up-to-date"
+    git(repo.root, "mv", "docs/rules/r.md", "docs/rules/r2.md")
+    git(repo.root, "rm", "-q", "docs/incidents/i.md")
+    repo.write("docs/adrs/ADR-0001.md", adr("ADR-0001", body="The quokka decision, revised.\n"))
+    repo.commit("move, remove, edit")
+    git(clone, "pull", "-q")
+    sync(clone)  # the diff cannot read the moved blob: blob ids decide
+    git(clone, "sparse-checkout", "disable")  # the missing blobs arrive
+    assert not sync(clone).warnings
+    assert search(clone, "wombat rule", legs=("bm25",), graph_hops=0).hits[0].path == "docs/rules/r2.md"
+    assert search(clone, "revised", legs=("bm25",), graph_hops=0).hits[0].path == "docs/adrs/ADR-0001.md"
+    incremental = index_state(clone)
+    sync(clone, rebuild=True)
+    assert_same_index(incremental, index_state(clone))

@@ -13,6 +13,8 @@ def note_changes(repo: pygit2.Repository, base_tree_id: str | None, tree: pygit2
     config changed) re-indexes every note: chunking, links and lifecycle may all read differently, and
     the index must equal a rebuild. Without a base tree, blob ids decide; with one, the tree diff (with
     rename detection, field case GH-04), and then belt and braces: the index must hold exactly HEAD's notes.
+    Blob ids decide too when the diff cannot read a blob (a ``--filter=blob:none`` clone outside its
+    sparse cone): renames then count as a removal and an addition.
     """
     if full:
         return set(head_notes), set(indexed) - set(head_notes), 0
@@ -22,10 +24,14 @@ def note_changes(repo: pygit2.Repository, base_tree_id: str | None, tree: pygit2
             base = repo[base_tree_id]
         except (KeyError, ValueError):
             base = None
+    by_blob = {p for p, oid in head_notes.items() if indexed.get(p) != oid}, set(indexed) - set(head_notes), 0
     if base is None or tree is None:
-        return {p for p, oid in head_notes.items() if indexed.get(p) != oid}, set(indexed) - set(head_notes), 0
-    diff = base.diff_to_tree(tree)
-    diff.find_similar()
+        return by_blob
+    try:
+        diff = base.diff_to_tree(tree)
+        diff.find_similar()  # reads both blobs of a candidate rename
+    except (pygit2.GitError, KeyError):  # a blob a partial clone never fetched (libgit2 cannot fetch it)
+        return by_blob
     changed: set[str] = set()
     removed: set[str] = set()
     renamed = 0

@@ -150,7 +150,8 @@ def quick_is_current(cwd: str | os.PathLike[str]) -> bool:
     if meta.get("schema_fingerprint") != SCHEMA_FINGERPRINT:
         return False  # written by another version: the sync rebuilds it
     if not (meta.get("indexed_tree") == tree_id and meta.get("lance_tree") == tree_id
-            and meta.get("indexed_commit") == commit and meta.get("config_key") == config_key(blob)):
+            and meta.get("indexed_commit") == commit and meta.get("config_key") == config_key(blob)
+            and meta.get("retry_paths", "[]") == "[]"):  # a note whose blob was missing is read again
         return False
     return lance_tables_present(os.path.join(index_dir, "lance"), meta.get("embed_models", ""))
 

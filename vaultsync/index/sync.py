@@ -228,8 +228,9 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         tree_id = str(tree.id) if tree is not None else ""
         lance_behind = (meta.get("lance_tree") != meta.get("indexed_tree")
                         or not lance_tables_present(layout.lance, meta.get("embed_models", "")))
+        retry = set(json.loads(meta.get("retry_paths") or "[]"))  # notes whose blob could not be read last time
         if meta.get("indexed_tree") == tree_id and meta.get("config_hash") == chash and "indexed_tree" in meta \
-                and not lance_behind:
+                and not lance_behind and not retry:
             current = {"indexed_commit": commit or "", "config_key": config_key(config_blob_id(tree))}
             if any(meta.get(k) != v for k, v in current.items()):
                 store.set_meta(current)
@@ -240,16 +241,21 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         indexed = store.paths()
         full = meta.get("config_hash") != chash
         changed, removed, renamed = note_changes(repo, meta.get("indexed_tree"), tree, head_notes, indexed, full)
-        report.renamed = renamed
+        changed |= retry & head_notes.keys()
+        unread: set[str] = set()  # read again by the next sync, which a missing blob never lets be "up to date"
+        report.renamed, report.removed = renamed, len(removed) - renamed
         report.added = sum(1 for p in changed if p not in indexed) - renamed
         report.modified = sum(1 for p in changed if p in indexed)
-        report.removed = len(removed) - renamed
 
         notes = {}
         for path in sorted(changed):
             try:
                 note = parse_note(path, snapshot.read(path))
                 warnings = [d.render() for d in analyse_note(config, workdir(repo), note)]
+            except (KeyError, pygit2.GitError) as exc:  # a blob a partial clone has not fetched (yet)
+                report.warnings.append(f"skipping {path} until its content is here: {type(exc).__name__}: {exc}")
+                unread.add(path)
+                continue
             except Exception as exc:  # noqa: BLE001 - one odd note must never stop the index
                 report.warnings.append(f"skipping {path}: {type(exc).__name__}: {exc}")
                 continue
@@ -319,6 +325,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         primary = next(iter(models))
         store.apply(removed | dropped, records, {
             "indexed_commit": commit or "", "indexed_tree": tree_id, "config_hash": chash,
+            "retry_paths": json.dumps(sorted(unread)),
             "config_key": config_key(config_blob_id(tree)), "vault_files": files_key,
             "embed_models": json.dumps(known), "embed_model": known.get(primary, {}).get("id", ""),
             "embed_dim": str(known.get(primary, {}).get("dim", 384)), "chunk_tokens": str(target),
