@@ -115,10 +115,11 @@ def mask_code(text: str) -> str:
             continue
         stripped = rest.strip()
         cols = _indent_cols(rest)
-        # the column in the list's container, and in the innermost open item it reaches (block starts count there)
+        # the column in the list's container, and ``past`` the content of the innermost item it reaches (where
+        # block starts count: at most 3 columns in)
         lead = cols if not items or depth == item_depth else _indent_cols(_inside_quotes(line, item_depth))
-        inset = lead - max((c for c in items if c <= lead), default=0) if items and depth == item_depth else cols
-        item = _ANY_ITEM.match(rest) if inset < 4 and not is_thematic_break(stripped) else None  # "* * *": §4.1
+        past = lead - max((c for c in items if c <= lead), default=0) if items and depth == item_depth else cols
+        item = _ANY_ITEM.match(rest) if past < 4 and not is_thematic_break(stripped) else None  # "* * *": §4.1
         if item and prev_para and para_depth == depth and not items and (
                 not rest[item.end():].strip() or _ORDERED_NOT_ONE.match(rest)):
             item = None  # a list interrupting a paragraph starts non-empty, and at 1 if ordered (§5.2)
@@ -145,7 +146,7 @@ def mask_code(text: str) -> str:
             if ">" in quoted:  # "- > ```": a block quote inside the item
                 body, body_prefix, col = body[len(quoted):], prefix + quoted, _advance(col, quoted)
         lazy = False  # a paragraph line outside the quotes its paragraph sits in (§5.1 laziness)
-        if opened or not (prev_para and depth <= para_depth and stripped and _continues(rest, inset)):
+        if opened or not (prev_para and depth <= para_depth and stripped and _continues(rest, past)):
             breaks.append(line_start)  # a new block: a blank line, an item, a heading, a deeper quote...
         else:
             lazy = depth < para_depth
@@ -208,7 +209,7 @@ def mask_code(text: str) -> str:
             prev_para = False  # an empty item holds no paragraph
         else:
             head = body if opened else rest  # "- # Title": the item holds a heading, which nothing continues
-            more = prev_para and not opened and inset >= 4  # "    ***" under text: more of the paragraph
+            more = prev_para and not opened and past >= 4  # "    ***" under text: more of the paragraph
             prev_para = more or not (ATX.match(head) or is_thematic_break(head.strip()) or table
                                      or (prev_para and _SETEXT.match(rest)) or closed_html(stripped))
         if not lazy:
