@@ -243,6 +243,16 @@ def test_ix02_a_currency_or_math_symbol_alone_finds_the_note_holding_it(repo, sy
     assert hits and hits[0].path == "docs/a.md" and all(h.path != "docs/b.md" for h in hits)
 
 
+def test_ix02_a_term_longer_than_64_characters_still_finds_its_note(repo):
+    digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" * 2  # 128 characters
+    repo.write("docs/a.md", f"# Build\nThe artifact digest is {digest}.\n")
+    repo.write("docs/b.md", "# Other\nThe artifact digest is 0000.\n")
+    repo.commit("init")
+    sync(repo.root)
+    hits = search(repo.root, f"digest {digest}", legs=("bm25",), graph_hops=0).hits
+    assert hits and hits[0].path == "docs/a.md"
+
+
 def test_ix04_quotes_in_paths_never_break_predicates(repo):
     tricky = "docs/incidents/INC-0004-o'brien-db-outage.md"
     injection = "docs/rules/x' OR '1'='1.md"

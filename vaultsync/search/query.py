@@ -14,6 +14,10 @@ from dataclasses import dataclass
 from vaultsync.index.format import fold
 
 MAX_QUERY_CHARS = 4000
+# A term is matched as an FTS5 trigram phrase, whose cost grows with its length times the positions of its
+# trigrams: a 2,000-character run against a note of 300,000 such characters took 30 s. Its first 64
+# characters (a hash, a URL) already name what it holds.
+MAX_TERM_CHARS = 64
 
 
 class QueryError(ValueError):
@@ -65,7 +69,7 @@ def parse_query(raw: str) -> Query:
     norm = fold(text)
     seen: dict[str, None] = {}
     for token in norm.split():
-        token = token.strip(".,;:!?()[]{}<>\"'`“”‘’«»、。，．！？：；（）「」")
+        token = token.strip(".,;:!?()[]{}<>\"'`“”‘’«»、。，．！？：；（）「」")[:MAX_TERM_CHARS]
         if token and token not in seen:
             seen[token] = None
     if not seen:
