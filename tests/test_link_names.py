@@ -385,14 +385,17 @@ def test_block_starts_count_from_their_containers_content(text, links):
 
 @pytest.mark.parametrize("text, raw, target, heading", [
     ("See [[h#`code` head]].", "[[h#`code` head]]", "h", "`code` head"),
-    ("[[Missing %%note%% here]]", "[[Missing %%note%% here]]", "Missing %%note%% here", None),
-    ("- [[a <!-- x --> b|shown]]", "[[a <!-- x --> b|shown]]", "a <!-- x --> b", None),
+    ("[[Missing %%note%% here]]", "[[Missing %%note%% here]]", "Missing  here", None),  # quoted as written
+    ("- [[a <!-- x --> b|shown]]", "[[a <!-- x --> b|shown]]", "a  b", None),
+    ("[[target %%todo%%]]", "[[target %%todo%%]]", "target", None),  # the comment is no part of the target
+    ("[[target#Real <!-- c -->]]", "[[target#Real <!-- c -->]]", "target", "Real"),
     ("> ![[`img` $x$.png]]", "![[`img` $x$.png]]", "`img` $x$.png", None),
     ("日本 [[`コード` 決定#`見出し`]]", "[[`コード` 決定#`見出し`]]", "`コード` 決定", "`見出し`"),
 ])
 def test_a_link_holding_code_a_comment_or_math_is_read_as_written(text, raw, target, heading):
     """The span is masked for finding links; the link found is read from the text as written, so messages
-    quote what the author wrote, and its target is not a blanked remnant (``[[h#       head]]``)."""
+    quote what the author wrote, and its target is not a blanked remnant (``[[h#       head]]``). A comment
+    stays cut out of the target (a link that resolved with it hidden still does)."""
     note = parse_text("n.md", text + "\n")
     assert [(k.raw, k.target, k.heading) for k in note.links] == [(raw, target, heading)]
 
@@ -601,3 +604,20 @@ def test_the_same_link_twice_in_one_value_is_reported_at_each_place(vault):
 def test_a_relative_link_finds_that_very_path_or_nothing(source, link):
     index = LinkIndex(["docs/n/x/y.md", "docs/y.md", source], root="docs")
     assert index.resolve(link, source).status == "missing"
+
+
+@pytest.mark.parametrize("text", [
+    "- item\n\n`code` after the list\n    ## Details\n",   # a code span at the line's start indents nothing
+    "- a\n~~~\n~~~\n  text\n    # H\n",                    # a fence at column 0 ends the list
+    "2. -     t\nt\nt\n    # H\n",                          # content that is indented code: one column past the marker
+    "1. Step\n\n        code\ntext\n    # H\n",
+])
+def test_no_heading_where_commonmark_has_none(text):
+    assert [h.text for h in find_headings(text, mask_code(text))] == _markdown_it_headings(text) == []
+
+
+def test_a_numbered_line_inside_an_items_paragraph_continues_it():
+    """``    2. [[x]]`` inside an item's paragraph starts no nested list (an interrupting list starts at 1), so a
+    code span across it holds the link."""
+    text = "- Steps\n  run `make\n    2. [[nowhere]]` then deploy\n"
+    assert list(iter_links(mask_code(text))) == [] == _markdown_it_links(text)

@@ -354,8 +354,8 @@ def test_cli_new_show_supersede_promote_review(vault: Vault) -> None:
     vault.commit("seed")
     guess = run_cli(["new", "incident", "--title", "Replica lag at month end"], vault.root)
     assert guess.code == 2 and guess.err == ("vaultsync new: severity: the incident schema requires it, one of SEV1, "
-                                             "SEV2, SEV3, SEV4; vaultsync does not guess it — give it as a field "
-                                             "(severity=SEV1)\n") and not list((vault.root / "docs/incidents").glob(
+                                             "SEV2, SEV3, SEV4; vaultsync does not guess it — give it: --set "
+                                             "severity=SEV1 (MCP: fields)\n") and not list((vault.root / "docs/incidents").glob(
                                                  "INC-0002*"))
     made = run_cli(["new", "incident", "--title", "Replica lag at month end", "--set", "severity=SEV3"], vault.root)
     assert made.code == 0, made.err

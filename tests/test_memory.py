@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CONFIG, Vault, adr, git, run_cli
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from vaultsync.memory import transaction
@@ -26,6 +26,8 @@ TODAY = dt.date.today()
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=40))
+@example("A,0")  # written plain into the flow list, it was two items: "A" and the number 0
+@example("a, b]")
 def test_any_title_reads_back_exactly(title: str) -> None:
     text = render_note({"memory_id": "ADR-0001", "title": title, "tags": [title]}, "body\n")
     assert parse_text("n.md", text).frontmatter == {"memory_id": "ADR-0001", "title": title, "tags": [title]}

@@ -224,7 +224,8 @@ def _without_intent_to_add(repo: pygit2.Repository, entries: list[IndexEntry],
         return entries
     pathspec = ["--", *candidates] if len(candidates) <= 256 else []
     done = run_git(["--literal-pathspecs", "status", "--porcelain=v2", "-z", "--no-renames", "--untracked-files=no",
-                    "--ignore-submodules=all", *pathspec], workdir(repo), env=env, text=False)
+                    "--ignore-submodules=all", *pathspec], workdir(repo), env={**env, "GIT_OPTIONAL_LOCKS": "0"},
+                   text=False)  # never refresh (rewrite) the index a commit in progress holds
     if done.returncode != 0:
         return entries
     try:

@@ -23,8 +23,9 @@ _UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")  # YAML r
 _TOP_KEY = re.compile(r"^([^\s#\-][^:]*):(.*)$")
 
 
-def scalar(value: Any) -> str:
-    """One YAML scalar (or a flow list/mapping) for ``value``; strings quoted unless plain words."""
+def scalar(value: Any, flow: bool = False) -> str:
+    """One YAML scalar (or a flow list/mapping) for ``value``; strings quoted unless plain words. ``flow``:
+    an item of a flow list or mapping, where a comma or bracket would end the item (``[A,0]`` is two)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
@@ -37,14 +38,14 @@ def scalar(value: Any) -> str:
         return repr(value)
     if isinstance(value, str):
         if (_PLAIN.fullmatch(value) or _PLAIN_TEXT.fullmatch(value)) and value.lower() not in _RESERVED \
-                and ": " not in value and " #" not in value:
+                and ": " not in value and " #" not in value and not (flow and any(c in value for c in ",[]{}")):
             return value
         text = json.dumps(value, ensure_ascii=False)
         return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     if isinstance(value, list):
-        return "[" + ", ".join(scalar(v) for v in value) + "]"
+        return "[" + ", ".join(scalar(v, flow=True) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{json.dumps(str(k))}: {scalar(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{json.dumps(str(k))}: {scalar(v, flow=True)}" for k, v in value.items()) + "}"
     raise MemoryWriteError(f"cannot write a value of type {type(value).__name__} into frontmatter")
 
 

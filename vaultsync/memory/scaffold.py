@@ -83,7 +83,7 @@ def build_frontmatter(schema: dict[str, Any], type_name: str, memory_id: str, ti
             data[key] = inherited[key]
         else:
             raise MemoryWriteError(f"{key}: the {type_name} schema requires it, one of {', '.join(map(str, enum))}; "
-                                   f"vaultsync does not guess it — give it as a field ({key}={enum[0]})")
+                                   f"vaultsync does not guess it — give it: --set {key}={enum[0]} (MCP: fields)")
     ordered = {k: data[k] for k in FIELD_ORDER if k in data}
     ordered.update({k: v for k, v in data.items() if k not in ordered})
     return ordered

@@ -63,31 +63,33 @@ def find_headings(text: str, masked: str) -> list[Heading]:
     item_depth = 0  # ... in this many block quotes
     para = False  # the last line was paragraph text, which a lazy line continues (§5.2)
     for i, line in enumerate(lines):
-        quotes = CONTAINER.match(line).group(0)  # type: ignore[union-attr]
-        inner = line[len(quotes):].expandtabs(4)
+        quotes = CONTAINER.match(original[i]).group(0)  # type: ignore[union-attr]
+        inner = original[i][len(quotes):].expandtabs(4)  # columns as written: a code span indents nothing
         if not inner.strip():
             para = False
             continue
         if quotes.count(">") != item_depth:
             items, item_depth = [], quotes.count(">")  # another block quote: the items ended
         lead = len(inner) - len(inner.lstrip(" "))
+        if not line.strip():  # a fence or indented code line: a block at its own column
+            _close(items, lead)
+            para = False
+            continue
         starts = bool(_ITEM.match(inner) or ATX.match(inner) or is_thematic_break(inner.strip()) or _FENCE.match(inner))
         if items and lead < items[-1] and para and not starts:
             continue  # a lazy line: the item's paragraph goes on
-        in_item = bool(items)
-        while items and lead < items[-1]:
-            items.pop()  # left of the item's content: the item ended
+        # an item here starts a list: outside any list, or inside the open item (else it is a sibling)
+        new_list = not items or lead >= items[-1]
+        _close(items, lead)
         inset = lead - items[-1] if items else lead
         item = _ITEM.match(inner) if inset < 4 and not is_thematic_break(inner.strip()) else None
-        if item and para and not in_item and (not inner[item.end():].strip() or _ORDERED_NOT_ONE.match(inner.lstrip())):
+        if item and para and new_list and (not inner[item.end():].strip() or _ORDERED_NOT_ONE.match(inner.lstrip())):
             item = None  # a list interrupting a paragraph starts non-empty, and at 1 if ordered (§5.2)
         if item is not None:
-            content = inner[item.end():]
-            marker_end = item.end() - (inner[item.end() - 1:item.end()] == " ")
-            items.append(item.end() + len(content) - len(content.lstrip(" ")) if content.strip() else marker_end + 1)
+            items.extend(_content_columns(inner, item))
         # "1. Step" / "    ## Details": a heading 4 columns in, but 1 past the item's content (§5.2)
         nested = items and item is None and 4 <= lead and inset < 4
-        bare = _in_containers(line) if not nested else inner.lstrip(" ")
+        bare = _in_containers(line) if not nested else line[len(quotes):].expandtabs(4).lstrip(" ")
         para = not (ATX.match(bare) or is_thematic_break(inner.strip()) or (item and not inner[item.end():].strip()))
         if "#" not in line or not ATX.match(bare):
             continue
@@ -99,6 +101,32 @@ def find_headings(text: str, masked: str) -> list[Heading]:
     if "=" in masked or "-" in masked:
         found = sorted(found + _setext_headings(lines, original), key=lambda h: h.line)
     return found
+
+
+def _close(items: list[int], lead: int) -> None:
+    """End the open list items whose content starts right of column ``lead``."""
+    while items and lead < items[-1]:
+        items.pop()
+
+
+def _content_columns(inner: str, item: re.Match[str]) -> list[int]:
+    """Content columns of the list items opening ``inner`` (``- - x`` opens two): past the marker's
+    spaces, or one column past it when the content is empty or indented code (§5.2)."""
+    columns: list[int] = []
+    for _ in range(MAX_NESTED):
+        end = item.end()
+        content = inner[end:]
+        spaces = len(content) - len(content.lstrip(" "))
+        marker_end = end - (inner[end - 1:end] == " ")
+        if not content.strip() or spaces >= 4:
+            columns.append(marker_end + 1)
+            break
+        columns.append(end + spaces)
+        nxt = _ITEM.match(inner, end)
+        if nxt is None or is_thematic_break(content.strip()):
+            break
+        item = nxt
+    return columns
 
 
 def _setext_headings(lines: list[str], original: list[str]) -> list[Heading]:

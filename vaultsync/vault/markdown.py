@@ -120,9 +120,9 @@ def mask_code(text: str) -> str:
         lead = cols if not items or depth == item_depth else _indent_cols(_inside_quotes(line, item_depth))
         past = lead - max((c for c in items if c <= lead), default=0) if items and depth == item_depth else cols
         item = _ANY_ITEM.match(rest) if past < 4 and not is_thematic_break(stripped) else None  # "* * *": §4.1
-        if item and prev_para and para_depth == depth and not items and (
-                not rest[item.end():].strip() or _ORDERED_NOT_ONE.match(rest)):
-            item = None  # a list interrupting a paragraph starts non-empty, and at 1 if ordered (§5.2)
+        if item and prev_para and para_depth == depth and (not items or (depth == item_depth and lead >= items[-1])) \
+                and (not rest[item.end():].strip() or _ORDERED_NOT_ONE.match(rest.lstrip(" "))):
+            item = None  # a list interrupting a paragraph (the item's own, for a nested one) starts non-empty, at 1 (§5.2)
         was_empty, empty_item = empty_item, bool(item) and not rest[item.end():].strip()  # type: ignore[union-attr]
         if items and depth > item_depth and lead < items[-1]:
             _close_items(items, lead)  # a ">" left of the item's content: a new block quote, outside the item

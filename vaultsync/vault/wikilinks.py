@@ -17,6 +17,8 @@ import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple, Protocol
 
+from vaultsync.vault.inline_spans import without_comments
+
 # No nested brackets, no newline: linear time even on "[[[[[[..." (WL-04). The pattern starts
 # with a literal so that the regex engine skips ahead to each "[["; an embed's "!" is looked up before it.
 WIKILINK = re.compile(r"\[\[([^\[\]\n]*)\]\]")  # one line, no brackets inside
@@ -90,8 +92,9 @@ def iter_links(text: str, first_line: int = 1, field: str | None = None,
         first_line: the file line number of ``text``'s first line.
         field: frontmatter field name when scanning a frontmatter value.
         markdown: honour backslash escapes (body text); False for frontmatter values.
-        original: ``text`` before masking (same length): a link holding a code span or comment
-            (``[[h#`code` head]]``) is read, and quoted, as written, not as its blanked mask.
+        original: ``text`` before masking (same length): a link holding a code span or math
+            (``[[h#`code` head]]``) is read, and quoted, as written, not as its blanked mask; a comment
+            in it (``[[target %%todo%%]]``) is still cut out of its target, as Obsidian hides it.
     """
     if "[[" not in text:
         return
@@ -114,8 +117,8 @@ def iter_links(text: str, first_line: int = 1, field: str | None = None,
             line_start = text.rfind("\n", 0, start) + 1
         scanned = start
         inner = m.group(1)
-        if original is not None and original[m.start():m.end()] != m.group(0):
-            raw, inner = original[start:start + len(raw)], original[m.start(1):m.end(1)]
+        if original is not None and original[m.start():m.end()] != m.group(0):  # code or a comment inside
+            raw, inner = original[start:start + len(raw)], without_comments(original[m.start(1):m.end(1)])
         yield WikiLink(raw, *parse_inner(inner), embed, line, start - line_start + 1, field)
 
 
