@@ -499,6 +499,8 @@ def test_atx_headings_in_list_items_agree_with_markdown_it(lines):
     ("text\n    ## not a heading\n", []),
     ("- a\n\n        ## code\n", []),
     ("1. 手順\n    ## 詳細\n", ["詳細"]),
+    ("1. Step\n   \t## Spaces then a tab\n", ["Spaces then a tab"]),
+    ("> - quoted\n>     ## In a callout's item\n", ["In a callout's item"]),
 ])
 def test_a_heading_inside_a_list_item_is_found(text, headings):
     assert [h.text for h in find_headings(text, mask_code(text))] == headings

@@ -19,6 +19,7 @@ from vaultsync.vault.markdown import ATX, CONTAINER, LIST_ITEM, MAX_NESTED
 _UNDERLINE = re.compile(r"[ ]{0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"[ ]{0,3}(?:`{3,}|~{3,})")
 _ORDERED_NOT_ONE = re.compile(r"[ ]{0,3}(?!0*1[.)])[0-9]{1,9}[.)]")
+_INDENTED_HASH = re.compile(r"^(?:[ ]{0,3}>[ ]?)*[ ]{0,3}(?:\t|[ ]{4})[ \t]*#", re.MULTILINE)  # a "#" 4+ columns in
 _ITEM = re.compile(r"[ ]*(?:[-+*]|[0-9]{1,9}[.)])(?:[ ]|$)")  # after tab expansion; its indentation judged apart
 
 _BLOCK_ID = re.compile(r"(?:^|\s|\]\])\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$")
@@ -59,12 +60,36 @@ def find_headings(text: str, masked: str) -> list[Heading]:
     found: list[Heading] = []
     original = text.split("\n")
     lines = masked.split("\n")
+    # a "#" 4 or more columns in is a heading only inside a list item: the items are followed only then
+    nested = _nested_atx(lines, original) if _INDENTED_HASH.search(masked) else set()
+    for i, line in enumerate(lines):
+        if "#" not in line:
+            continue
+        if i in nested:
+            written = _in_quotes(without_comments(original[i])).expandtabs(4).lstrip(" ")
+        elif ATX.match(_in_containers(line)):
+            written = _in_containers(without_comments(original[i]))
+        else:
+            continue
+        heading = atx_heading(written)
+        if heading is not None:
+            found.append(Heading(heading[0], heading[1], i + 1))
+    if "=" in masked or "-" in masked:
+        found = sorted(found + _setext_headings(lines, original), key=lambda h: h.line)
+    return found
+
+
+def _nested_atx(lines: list[str], original: list[str]) -> set[int]:
+    """Indices of the ATX heading lines 4 or more columns in that sit 0-3 columns past an open list item's
+    content (``1. Step`` / ``    ## Details``, §5.2). The list structure is read from the text as written
+    (a code span indents nothing), code lines from ``lines`` (masked); lazy lines keep an item open."""
+    found: set[int] = set()
     items: list[int] = []  # content columns of the open list items (a blank line keeps them open) ...
     item_depth = 0  # ... in this many block quotes
-    para = False  # the last line was paragraph text, which a lazy line continues (§5.2)
+    para = False  # the last line was paragraph text, which a lazy line continues
     for i, line in enumerate(lines):
         quotes = CONTAINER.match(original[i]).group(0)  # type: ignore[union-attr]
-        inner = original[i][len(quotes):].expandtabs(4)  # columns as written: a code span indents nothing
+        inner = original[i][len(quotes):].expandtabs(4)
         if not inner.strip():
             para = False
             continue
@@ -87,19 +112,12 @@ def find_headings(text: str, masked: str) -> list[Heading]:
             item = None  # a list interrupting a paragraph starts non-empty, and at 1 if ordered (§5.2)
         if item is not None:
             items.extend(_content_columns(inner, item))
-        # "1. Step" / "    ## Details": a heading 4 columns in, but 1 past the item's content (§5.2)
         nested = items and item is None and 4 <= lead and inset < 4
         bare = _in_containers(line) if not nested else line[len(quotes):].expandtabs(4).lstrip(" ")
-        para = not (ATX.match(bare) or is_thematic_break(inner.strip()) or (item and not inner[item.end():].strip()))
-        if "#" not in line or not ATX.match(bare):
-            continue
-        written = _in_quotes(without_comments(original[i])).expandtabs(4).lstrip(" ") if nested else \
-            _in_containers(without_comments(original[i]))
-        heading = atx_heading(written)
-        if heading is not None:
-            found.append(Heading(heading[0], heading[1], i + 1))
-    if "=" in masked or "-" in masked:
-        found = sorted(found + _setext_headings(lines, original), key=lambda h: h.line)
+        heading = bool(ATX.match(bare))
+        para = not (heading or is_thematic_break(inner.strip()) or (item and not inner[item.end():].strip()))
+        if nested and heading:
+            found.add(i)
     return found
 
 
