@@ -71,6 +71,7 @@ def test_a_missing_search_extra_is_named_not_a_crash(vault: Vault, monkeypatch: 
     ("file:///home/a/vault%20sync", "pip install '/home/a/vault sync[search]'"),
     ("git+https://example.org/team/vaultsync.git", "pip install 'vaultsync[search] @ git+https://example.org/team/vaultsync.git'"),
     (None, "pip install '.[search]' in a clone of vaultsync"),
+    ("file:///home/o'brien/vs", "pip install '/home/o'\"'\"'brien/vs[search]'"),  # still one shell word
 ])
 def test_the_install_hint_names_where_vaultsync_came_from(monkeypatch, url, expected):
     """vaultsync is not on PyPI: the hint installs the extra from the folder or URL pip used (PEP 610)."""

@@ -130,16 +130,18 @@ def test_review_confirm_prints_a_one_line_diff(vault: Vault) -> None:
 
 
 
-@pytest.mark.parametrize("extra, said", [
-    ('expires: "2021-01-01"\n', "is still expired (expires 2021-01-01): search keeps hiding it — move `expires` forward"),
-    ('superseded_by: "[[B]]"\n', "is superseded by [[B]]: search shows its successor instead"),
-    ('expires: "2999-01-01"\n', None),
+@pytest.mark.parametrize("status, extra, said", [
+    ("accepted", 'expires: "2021-01-01"\n', "is still expired (expires 2021-01-01): search keeps hiding it — move "
+                                            "`expires` forward"),
+    ("superseded", 'superseded_by: "[[B]]"\n', "is superseded by [[B]]: search shows its successor instead"),
+    ("superseded by [[B]]", "", "is superseded by [[B]]: search shows its successor instead"),  # MADR's form
+    ("Superseded", "", "is superseded: search shows its successor instead"),
+    ("accepted", 'expires: "2999-01-01"\n', None),
 ])
-def test_confirming_a_note_search_still_hides_says_so(vault: Vault, extra, said) -> None:
+def test_confirming_a_note_search_still_hides_says_so(vault: Vault, status, extra, said) -> None:
     """`--confirm` records a review; it neither renews `expires` nor undoes a supersession: the user is told."""
-    status = "superseded" if "superseded_by" in extra else "accepted"
     vault.write("docs/adrs/A.md", adr("ADR-0001", status=status, extra=extra))
-    vault.write("docs/adrs/B.md", adr("ADR-0002", extra='supersedes: ["[[A]]"]\n' if status == "superseded" else ""))
+    vault.write("docs/adrs/B.md", adr("ADR-0002", extra='supersedes: ["[[A]]"]\n' if status != "accepted" else ""))
     res = run_cli(["review", "--confirm", "ADR-0001"], vault.root)
     assert res.code == 0 and "+last_validated" in res.out
     assert (f"vaultsync review: docs/adrs/A.md {said}" in res.err) if said else res.err == "", res.err

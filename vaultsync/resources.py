@@ -34,6 +34,7 @@ def install_hint(extras: str) -> str:
     PyPI: from the folder or URL pip installed it from (its ``direct_url.json``, PEP 610), else from a clone."""
     import importlib.metadata
     import json
+    import shlex
     from urllib.parse import unquote, urlparse
 
     url = ""
@@ -41,8 +42,8 @@ def install_hint(extras: str) -> str:
         url = json.loads(importlib.metadata.distribution("vaultsync").read_text("direct_url.json") or "{}").get("url", "")
     except (importlib.metadata.PackageNotFoundError, ValueError, AttributeError):
         pass
-    if url.startswith("file://"):
-        return f"pip install '{unquote(urlparse(url).path)}[{extras}]'"
+    if url.startswith("file://"):  # quoted for a shell: a folder's name may hold a quote or a space
+        return f"pip install {shlex.quote(f'{unquote(urlparse(url).path)}[{extras}]')}"
     if url:
-        return f"pip install 'vaultsync[{extras}] @ {url}'"
+        return f"pip install {shlex.quote(f'vaultsync[{extras}] @ {url}')}"
     return f"pip install '.[{extras}]' in a clone of vaultsync"

@@ -28,6 +28,7 @@ from vaultsync.memory.view import backlinks, chain
 from vaultsync.memory.workspace import Workspace, today
 from vaultsync.vault.config import Config
 from vaultsync.vault.fields import normalised_frontmatter, parse_vault_date
+from vaultsync.vault.lifecycle_fields import read_lifecycle
 from vaultsync.vault.vault import Vault
 
 DEFAULT_DAYS = 14
@@ -133,8 +134,7 @@ CLOSED_STATUSES = frozenset({"superseded", "resolved", "rejected", "deprecated",
 
 
 def _closed(frontmatter: dict | None) -> bool:  # type: ignore[type-arg]
-    status = normalised_frontmatter(frontmatter or {}).get("status")
-    return isinstance(status, str) and status.strip().casefold() in CLOSED_STATUSES
+    return read_lifecycle(frontmatter or {}).status in CLOSED_STATUSES
 
 
 def render(items: list[ReviewItem], fmt: str) -> str:
@@ -183,15 +183,12 @@ def confirm(ws: Workspace, ref: str) -> tuple[str, str, str]:
 
 def _still_hidden(vault: Vault, path: str) -> str:
     """Why search goes on hiding a confirmed note (``""``: it does not): confirming records a review,
-    it neither renews ``expires`` nor undoes a supersession."""
-    data = normalised_frontmatter(vault.notes[path].frontmatter)
-    status = data.get("status")
-    if (isinstance(status, str) and status.strip().casefold() == "superseded") or data.get("superseded_by"):
-        by = data.get("superseded_by")
-        return (f"{path} is superseded{f' by {by}' if isinstance(by, str) else ''}: search shows its successor "
-                "instead; confirming does not change that")
-    expires = parse_vault_date(data.get("expires"))
-    if expires is not None and expires < today():
-        return (f"{path} is still expired (expires {expires.isoformat()}): search keeps hiding it — move `expires` "
+    it neither renews ``expires`` nor undoes a supersession (MADR's ``status: superseded by X`` too)."""
+    life = read_lifecycle(vault.notes[path].frontmatter)
+    if life.status == "superseded" or life.superseded_by:
+        by = f" by {life.superseded_by[0]}" if life.superseded_by else ""
+        return f"{path} is superseded{by}: search shows its successor instead; confirming does not change that"
+    if life.expires is not None and life.expires < today():
+        return (f"{path} is still expired (expires {life.expires.isoformat()}): search keeps hiding it — move `expires` "
                 "forward to keep it in force")
     return ""
