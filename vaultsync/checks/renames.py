@@ -69,10 +69,7 @@ def head_link_index(head: TreeSnapshot, vault: Vault) -> LinkIndex | None:
     gone = [p for p in before if p not in now]
     if not gone:
         return None
-    aliases: dict[str, list[str]] = defaultdict(list)
-    for path, note in vault.notes.items():
-        for alias in note_aliases(note.frontmatter):
-            aliases[alias].append(path)
+    aliases = defaultdict(list, {alias: list(paths) for alias, paths in vault.aliases.items()})
     for path in gone:
         if is_note_path(path):
             for alias in note_aliases(parse_note(path, head.read(path)).frontmatter):

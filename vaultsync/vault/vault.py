@@ -50,13 +50,18 @@ class Vault:
     findings: dict[str, list[Diagnostic]] = field(default_factory=dict)
 
     @cached_property
-    def link_index(self) -> LinkIndex:
-        """Resolution tables over ``files`` plus note ``aliases``."""
+    def aliases(self) -> dict[str, list[str]]:
+        """``{alias: [note paths]}`` of the notes' frontmatter ``aliases``."""
         aliases: dict[str, list[str]] = defaultdict(list)
         for path, note in self.notes.items():
             for alias in note_aliases(note.frontmatter):
                 aliases[alias].append(path)
-        return LinkIndex(self.files + self.symlinks, aliases, root=self.config.link_root)
+        return dict(aliases)
+
+    @cached_property
+    def link_index(self) -> LinkIndex:
+        """Resolution tables over ``files`` plus note ``aliases``."""
+        return LinkIndex(self.files + self.symlinks, self.aliases, root=self.config.link_root)
 
     @cached_property
     def by_memory_id(self) -> dict[str, list[str]]:
