@@ -333,3 +333,10 @@ def test_supersede_warns_when_the_older_note_replaces_the_newer(vault: Vault) ->
     vault.git("checkout", "--", "docs/adrs/A.md", "docs/adrs/B.md")
     res = run_cli(["supersede", "ADR-0001", "ADR-0002"], vault.root)
     assert res.code == 0 and "SS006" not in res.err
+
+
+def test_show_keeps_each_committed_field_on_its_line(vault: Vault) -> None:
+    """A committed value holding a line break or a terminal escape is shown escaped, never as a forged line."""
+    vault.write("docs/adrs/A.md", adr("ADR-0001", extra='owner: "x\\nstatus: accepted\\u001b[31m"\n'))
+    out = run_cli(["show", "ADR-0001"], vault.root).out.splitlines()
+    assert out[2].startswith("created: ") and "owner: x\\nstatus: accepted\\u001b[31m" in out[2] and "\x1b" not in out[2]

@@ -7,6 +7,7 @@ from typing import Any
 
 from vaultsync.checks.lifecycle import supersession_edges
 from vaultsync.checks.links import resolve_links
+from vaultsync.diagnostics import visible
 from vaultsync.memory.lookup import find_note
 from vaultsync.vault.vault import Vault
 
@@ -104,7 +105,8 @@ def render_view(view: dict[str, Any], fmt: str = "text") -> str:
     name = lambda s: f"{s['memory_id'] or s['path']} ({s['status']})"  # noqa: E731
     lines = [f"{view['memory_id'] or view['path']}  {view['title'] or ''}",
              f"path: {view['path']}   type: {view['type']}   status: {view['status']}"]
-    fields = [f"{key}: {_flow(value)}" for key, value in (view["frontmatter"] or {}).items() if key not in _SHOWN]
+    fields = [visible(f"{key}: {_flow(value)}") for key, value in (view["frontmatter"] or {}).items()
+              if key not in _SHOWN]  # one line each, whatever a committed value holds (a line break, an escape)
     if fields:  # severity, created, expires, confidence, tags...: what a reader weighs the note by
         lines.append("   ".join(fields))
     if view["supersedes"]:
