@@ -31,6 +31,7 @@ def _days(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from vaultsync.cli.memory_common import run_memory
+    from vaultsync.diagnostics import visible
     from vaultsync.memory import review
 
     def action(ws) -> int:  # type: ignore[no-untyped-def]
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
             path, diff, caveat = review.confirm(ws, args.confirm)
             print(diff or f"{path}: last_validated is already today", end="" if diff else "\n")
             if caveat:
-                print(f"vaultsync review: {caveat}", file=sys.stderr)
+                print(f"vaultsync review: {visible(caveat)}", file=sys.stderr)  # it quotes a committed field
             return 0
         items = review.queue(ws.vault(), args.days)
         text = review.render(items, args.format)
