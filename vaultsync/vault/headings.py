@@ -3,8 +3,9 @@
 Both read the code-masked body (:func:`vaultsync.vault.markdown.mask_code`), so a ``#`` line or a
 ``^id`` inside code is neither. ATX headings (CommonMark 0.31 §4.2), also inside block quotes
 (callouts) and list items (also on a later line, up to 3 columns past the item's content: ``1. Step`` /
-``    ## Details``), and setext headings (§4.3: a paragraph underlined with ``=`` or ``-``), also
-inside block quotes. Not read: a setext heading inside a list item.
+``    ## Details``, also in a block quote there: ``    > ## Details``), and setext headings (§4.3: a
+paragraph underlined with ``=`` or ``-``), also inside block quotes. Not read: a setext heading inside
+a list item, and a list inside a block quote inside a list item.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from vaultsync.vault.markdown import ATX, CONTAINER, LIST_ITEM, MAX_NESTED
 _UNDERLINE = re.compile(r"[ ]{0,3}(=+|-+)[ \t]*$")
 _FENCE = re.compile(r"[ ]{0,3}(?:`{3,}|~{3,})")
 _ORDERED_NOT_ONE = re.compile(r"[ ]{0,3}(?!0*1[.)])[0-9]{1,9}[.)]")
-_INDENTED_HASH = re.compile(r"^(?:[ ]{0,3}>[ ]?)*[ ]{0,3}(?:\t|[ ]{4})[ \t]*#", re.MULTILINE)  # a "#" 4+ columns in
+# a "#" 4+ columns in, also in a block quote there ("- x" / "    > ## y")
+_INDENTED_HASH = re.compile(r"^(?:[ ]{0,3}>[ ]?)*[ ]{0,3}(?:\t|[ ]{4})[ \t]*(?:>[ \t]*)*#", re.MULTILINE)
 _ITEM = re.compile(r"[ ]*(?:[-+*]|[0-9]{1,9}[.)])(?:[ ]|$)")  # after tab expansion; its indentation judged apart
 
 _BLOCK_ID = re.compile(r"(?:^|\s|\]\])\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$")
@@ -66,7 +68,7 @@ def find_headings(text: str, masked: str) -> list[Heading]:
         if "#" not in line:
             continue
         if i in nested:
-            written = _in_quotes(without_comments(original[i])).expandtabs(4).lstrip(" ")
+            written = _in_quotes(_in_quotes(without_comments(original[i])).expandtabs(4).lstrip(" "))
         elif ATX.match(_in_containers(line)):
             written = _in_containers(without_comments(original[i]))
         else:
@@ -93,6 +95,13 @@ def _nested_atx(lines: list[str], original: list[str]) -> set[int]:
         if not inner.strip():
             para = False
             continue
+        quoted = _quote_in_item(original[i].expandtabs(4), items) if items and not item_depth else None
+        if quoted is not None:  # a block quote inside the item ("- x" / "    > ## y"): the items stay open
+            _close(items, quoted[0])
+            para = bool(line.strip()) and not ATX.match(quoted[1])  # a masked line: a fence or code
+            if line.strip() and ATX.match(quoted[1]) and quoted[0] >= 4:
+                found.add(i)
+            continue
         if quotes.count(">") != item_depth:
             items, item_depth = [], quotes.count(">")  # another block quote: the items ended
         lead = len(inner) - len(inner.lstrip(" "))
@@ -113,12 +122,23 @@ def _nested_atx(lines: list[str], original: list[str]) -> set[int]:
         if item is not None:
             items.extend(_content_columns(inner, item))
         nested = items and item is None and 4 <= lead and inset < 4
-        bare = _in_containers(line) if not nested else line[len(quotes):].expandtabs(4).lstrip(" ")
+        # nested: a block quote may start there too, inside the item (§5.1)
+        bare = _in_containers(line) if not nested else _in_quotes(line[len(quotes):].expandtabs(4).lstrip(" "))
         heading = bool(ATX.match(bare))
         para = not (heading or is_thematic_break(inner.strip()) or (item and not inner[item.end():].strip()))
         if nested and heading:
             found.add(i)
     return found
+
+
+def _quote_in_item(line: str, items: list[int]) -> tuple[int, str] | None:
+    """(the column of the ``>``, the text after the line's block quote markers) when ``line`` starts a block
+    quote 0-3 columns past an open top-level list item's content (``items``); else None."""
+    lead = len(line) - len(line.lstrip(" "))
+    inside = max((c for c in items if c <= lead), default=None)
+    if line[lead:lead + 1] != ">" or inside is None or lead - inside > 3 or not _in_quotes(line[lead:]).strip():
+        return None
+    return lead, _in_quotes(line[lead:])
 
 
 def _close(items: list[int], lead: int) -> None:

@@ -21,8 +21,9 @@ text is hidden (:mod:`vaultsync.vault.inline_spans`), and the lines of an HTML b
 opens with ``%%``, to the closing ``%%``.
 
 Tabs among a line's leading spaces and ``>`` count to their tab stop (``>\tx`` leaves x
-2 columns in). Not modelled: a setext underline on a lazy line, and what is raw HTML
-inside an HTML block (links there are still checked).
+2 columns in). A block quote inside a list item may sit 4 or more columns in (``- x`` /
+``    > ~~~``). Not modelled: a setext underline on a lazy line, a list inside a block quote
+inside a list item, and what is raw HTML inside an HTML block (links there are still checked).
 
 ``mask_code`` replaces every code character with a space and keeps newlines, so
 offsets and line numbers in the masked text equal those in the original; the
@@ -41,6 +42,7 @@ from vaultsync.vault.math_spans import math_spans
 
 CONTAINER = re.compile(r"(?:[ ]{0,3}>[ ]?)*")
 _QUOTE = re.compile(r"[ ]{0,3}>[ ]?")
+_ITEM_QUOTE = re.compile(r"[ ]*>[ ]?")  # a quote inside a list item sits up to 3 columns past the item's content
 _SETEXT = re.compile(r"[ ]{0,3}(?:=+|-+)[ \t]*$")  # under a paragraph line: a setext heading's underline
 _ORDERED_NOT_ONE = re.compile(r"[ ]{0,3}(?!0*1[.)])[0-9]{1,9}[.)]")
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
@@ -85,7 +87,7 @@ def mask_code(text: str) -> str:
     for raw in text.split("\n"):
         line_start, offset = offset, offset + len(raw) + 1
         line = _expand_lead(raw)
-        prefix = CONTAINER.match(line).group(0)  # type: ignore[union-attr]
+        prefix = _container_prefix(line, items, item_depth, fence is not None)
         rest = line[len(prefix):]
         depth = prefix.count(">") if prefix else 0
         lazy_line = (prev_para and depth < para_depth and bool(rest.strip()) and _continues(rest)
@@ -244,7 +246,8 @@ class _Fence(NamedTuple):
     def closes(self, line: str) -> bool:
         """Whether ``line`` is the closing fence: the same character, at least as long, at most 3 columns
         into its container (§4.5). ``> ```` is content of a top-level fence, not its closer."""
-        inner = _inside_quotes(line, self.depth) if self.depth else line
+        in_item = self.item is not None and self.depth > self.item[1]  # the quote holding it is inside the item
+        inner = _inside_quotes(line, self.depth, _ITEM_QUOTE if in_item else _QUOTE) if self.depth else line
         if self.char == _COMMENT:
             return "-->" in inner
         bare = inner.strip()
@@ -282,11 +285,28 @@ def _close_items(items: list[int], column: int) -> None:
         items.pop()
 
 
-def _inside_quotes(line: str, depth: int) -> str:
-    """``line`` after its first ``depth`` block quote markers."""
+def _container_prefix(line: str, items: list[int], item_depth: int, in_fence: bool) -> str:
+    """The block quote markers that start ``line``, with the spaces before them: at most 3 columns in,
+    or at most 3 past the content column of an open list item (``- x`` / ``    > ~~~``: a quote inside
+    the item, 2 columns past its content; §5.1, §5.2). ``in_fence``: a fence is open, whose content
+    the rest of the line may be."""
+    prefix = CONTAINER.match(line).group(0)  # type: ignore[union-attr]
+    if not items or prefix.count(">") != item_depth:
+        return prefix
+    rest = line[len(prefix):]
+    cols = _indent_cols(rest)  # spaces only: the lead's tabs are expanded
+    if cols < 4 or rest[cols:cols + 1] != ">" or cols - max((c for c in items if c <= cols), default=-4) > 3:
+        return prefix
+    quoted = prefix + rest[:cols] + CONTAINER.match(rest, cols).group(0)  # type: ignore[union-attr]
+    # not modelled: a list inside that quote (one block quote depth holds all open items): read as before
+    return prefix if not in_fence and _ANY_ITEM.match(line, len(quoted)) else quoted
+
+
+def _inside_quotes(line: str, depth: int, quote: re.Pattern[str] = _QUOTE) -> str:
+    """``line`` after its first ``depth`` block quote markers (``quote``: how far in one may sit)."""
     at = 0
     for _ in range(depth):
-        m = _QUOTE.match(line, at)
+        m = quote.match(line, at)
         if m is None:
             break
         at = m.end()
