@@ -21,7 +21,7 @@ from vaultsync.vault.inline_spans import without_comments
 from vaultsync.vault.markdown import mask_code
 from vaultsync.vault.mdlinks import iter_markdown_links
 from vaultsync.vault.note import parse_text
-from vaultsync.vault.resolve import LinkIndex, match_heading, name_key
+from vaultsync.vault.resolve import LinkIndex, match_heading, name_key, strip_heading
 from vaultsync.vault.wikilinks import iter_links
 
 
@@ -144,6 +144,38 @@ def test_heading_normalisation_keeps_what_distinguishes_headings():
     assert match_heading("Uses Foo", ["Uses [[Foo]] and **bold**"]) is None
     assert match_heading("snake_case name", ["snake_case name"]) == "exact"
     assert match_heading("Résumé", [nfd("Résumé")]) == "normalised"
+
+
+@pytest.mark.parametrize("heading, link", [
+    ("Minecraft: The Video Game", "Minecraft The Video Game"),  # the link Obsidian writes: a space for ':'
+    ("Q&A (draft)", "Q A draft"), ("a/b path", "a b path"), ("v1.2 release", "v1 2 release"),
+    ("wifi 2.4 vs 5.0", "wifi 2 4 vs 5.0"),
+    ("Step 1 plain", "Step 1: plain"),                          # punctuation in the link reads as a space too
+    ("設計: 決定 (案)", "設計 決定 案"), ("Über 50% @home!", "über 50 home"), ("don't use-case_x", "DON'T use-case_x"),
+])
+def test_wl003_ascii_punctuation_reads_as_a_space_on_either_side(vault, heading, link):
+    """Obsidian matches a heading link with ASCII punctuation (but ``_ - '``) read as spaces on both sides
+    (its ``stripHeading``), so the link it writes for ``## Q&A (draft)``, ``[[t#Q A draft]]``, resolves."""
+    vault.write("docs/t.md", f"## {heading}\n")
+    vault.write("docs/a.md", f"[[t#{link}]]\n")
+    res = vault.check()
+    assert res.code == 0 and res.lines == [], res.out
+
+
+@pytest.mark.parametrize("heading, link", [
+    ("Q&A (draft)", "Q B draft"), ("don't", "don t"), ("use-case", "use case"), ("snake_case", "snake case"),
+    ("`a.b` call", "a b call"),                                   # code is read as written
+    ("Minecraft: The Video Game", "Minecraft Video Game"),
+])
+def test_wl003_what_punctuation_does_not_excuse(heading, link):
+    assert match_heading(link, [heading]) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from("aZ9é語 _-'!\"#$%&()*+,.:;<=>?@^{|}~/[]\\"), min_size=1, max_size=20))
+def test_the_link_obsidian_writes_for_a_heading_always_resolves(heading):
+    assume(strip_heading(heading))
+    assert match_heading(strip_heading(heading), [heading]) is not None
 
 
 # --- differential: the scanner against markdown-it-py's token stream -----------------------------

@@ -182,6 +182,9 @@ _EMPHASIS = re.compile(r"\*\*|__|==|~~|\*|(?<!\w)_(?=\S)|(?<=\S)_(?!\w)|<[^<>\n]
 _LITERAL = re.compile(r"\\([!-/:-@\[-`{-~])|&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 # Characters a link subpath cannot hold: Obsidian writes a space for them when it links a heading
 _LINK_BREAKING = re.compile(r"\[\[|\]\]|[|#^\[\]]")
+# ASCII punctuation Obsidian's link matching reads as a space (its stripHeading), on both sides: a link
+# written [[n#Q A draft]] or [[n#Q&A: draft]] names "## Q&A (draft)". Letters, digits, "_", "-", "'" count.
+_STRIP_HEADING = re.compile(r"[!\"#$%&()*+,.:;<=>?@^`{|}~/\[\]\\]")
 
 
 def heading_display(text: str) -> str:
@@ -210,10 +213,23 @@ def heading_display(text: str) -> str:
 @lru_cache(maxsize=65536)
 def heading_keys(text: str) -> frozenset[str]:
     """Every normalised form a link may use for heading ``text``: as written, as displayed, and either
-    with the characters a link cannot hold (``[[ ]] | # ^``) written as spaces."""
+    with the characters a link cannot hold (``[[ ]] | # ^``) written as spaces, or as Obsidian's link
+    matching reads it (:func:`strip_heading`)."""
     display = heading_display(text)
-    forms = {text, display, _LINK_BREAKING.sub(" ", text), _LINK_BREAKING.sub(" ", display)}
+    forms = {text, display, _LINK_BREAKING.sub(" ", text), _LINK_BREAKING.sub(" ", display), strip_heading(text)}
     return frozenset(normalise_heading(f) for f in forms)
+
+
+def strip_heading(text: str) -> str:
+    """``text`` as Obsidian's link matching reads it: ASCII punctuation but ``_``, ``-`` and ``'`` as spaces,
+    runs of spaces as one (``Q&A (draft)`` → ``Q A draft``; ``v1.2`` → ``v1 2``). Code spans are kept as
+    written, without their backticks: ``hasTag()`` in code is not ``hasTag``."""
+    parts, pos = [], 0
+    for start, end, run in code_spans(text) if "`" in text else ():
+        parts += [_STRIP_HEADING.sub(" ", text[pos:start]), text[start + run:end - run]]
+        pos = end
+    parts.append(_STRIP_HEADING.sub(" ", text[pos:]))
+    return _SPACES.sub(" ", "".join(parts)).strip()
 
 
 def match_heading_path(wanted: str, headings: Sequence[tuple[int, str]]) -> str | None:
@@ -251,14 +267,14 @@ def match_heading(wanted: str, headings: Iterable[str]) -> str | None:
     path). Returns ``"exact"``,
     ``"normalised"`` (matched after :func:`normalise_heading`, the heading taken as
     written, as displayed, or in the form Obsidian writes into links; see
-    :func:`heading_keys`) or None.
+    :func:`heading_keys`; the link's heading also as :func:`strip_heading` reads it) or None.
     """
     parts = [p for p in wanted.split("#") if p.strip()]  # empty parts ("H#", "#H", "H##") name nothing
     last = parts[-1].strip() if parts else ""
     texts = list(headings)
     if last in texts:
         return "exact"
-    key = normalise_heading(last)
-    if any(key in heading_keys(h) for h in texts):
+    keys = {normalise_heading(last), normalise_heading(strip_heading(last))} - {""}
+    if any(keys & heading_keys(h) for h in texts):
         return "normalised"
     return None
