@@ -402,6 +402,41 @@ def test_the_id_pattern_accepts_exactly_the_ids(mid, tail):
     assert (ecma_pattern("^[A-Z][A-Z0-9]*-[0-9]{1,6}$").search(mid + tail) is not None) is (tail == "")
 
 
+@pytest.mark.parametrize("pattern, good, bad", [
+    ("^\\p{Lu}", "Bob", "bob"),                                # a Unicode property escape (ES2018, the u flag)
+    ("^\\p{Script=Han}+$", "設計", "設計x"), ("^[\\p{L}\\d ]+$", "Ünïcode 9", "a_b"),
+    ("^(?<o>[a-z]+)-\\k<o>$", "ab-ab", "ab-cd"),                # a named group and its back reference
+    ("^\\u{1F600}$", "😀", "x"), ("\\bops\\b", "éops", "xops"),  # \\b is ASCII: é is no word character
+    ("^[^]+$", "any\nthing", ""), ("^x[]?$", "x", "x]"),          # [^] is any character, [] none
+])
+def test_schema_patterns_use_ecma_262_syntax(vault, pattern, good, bad):
+    """A custom schema's patterns are ECMA-262 with the u flag (JSON Schema 2020-12 §6.4): ES2018 syntax is
+    accepted (never a false CF003) and means what it means there."""
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  rule: {folder: docs/rules, schema: s.json}\n")
+    vault.write("s.json", json.dumps({"type": "object", "properties": {"owner": {"type": "string", "pattern": pattern}}}))
+    for value, ok in ((good, True), (bad, False)):
+        vault.write("docs/rules/r.md", f"---\nowner: {json.dumps(value, ensure_ascii=False)}\n---\n")
+        res = vault.check()
+        codes = [line.split(" ")[1] for line in res.lines if " warning: " not in line and "FM017" not in line]
+        assert (res.code, codes) == ((0, []) if ok else (1, ["SC001"])), (value, res.out)
+
+
+def test_ecma_dot_matches_no_line_terminator():
+    from vaultsync.checks.ecma_regex import ecma_pattern
+
+    assert [bool(ecma_pattern("^a.b$").search(f"a{c}b")) for c in "x\n\r\u2028\u2029\u0085"] == [
+        True, False, False, False, False, True]
+
+
+@pytest.mark.parametrize("pattern", ["(a", "a{2,1}", "\\p{NoSuchProperty}", "(?<n>a)\\k<m>"])
+def test_an_invalid_pattern_is_a_config_error(vault, pattern):
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  rule: {folder: docs/rules, schema: s.json}\n")
+    vault.write("s.json", json.dumps({"type": "object", "properties": {"owner": {"type": "string", "pattern": pattern}}}))
+    vault.write("docs/rules/r.md", "---\nowner: x\n---\n")
+    res = vault.check()
+    assert res.code == 1 and " CF003 type 'rule': schema s.json: " in res.out and "internal error" not in res.err
+
+
 def test_type_folder_mismatch_and_missing_frontmatter(vault):
     vault.write(P, adr("ADR-0001").replace("type: adr", "type: rule"))
     vault.write("docs/adrs/ADR-0002.md", "# No frontmatter\n")

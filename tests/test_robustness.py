@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import os
 import subprocess
 import sys
@@ -119,6 +121,27 @@ def test_invalid_custom_schemas_are_config_errors(vault):
         res = vault.check()
         assert res.code == 1 and res.lines and res.lines[0].startswith(".vaultsync.yaml:3:36: CF003 type 'adr': schema s.json")
         assert "Traceback" not in res.out + res.err
+
+
+@pytest.mark.parametrize("ref", [
+    "common.json#/$defs/o", "#/$defs/nope", "https://example.com/x.json", "#missing-anchor",
+    "https://vaultsync.dev/schemas/memory.schema.json#/$defs/nope",
+])
+@pytest.mark.parametrize("where", ["properties", "allOf", "items", "$defs"])
+def test_a_dangling_ref_anywhere_in_a_custom_schema_is_a_config_error(vault, ref, where):
+    """A ``$ref`` that does not resolve, however deep (where no note reaches it yet), is CF003 with exit 1 in
+    both the working tree and the staged check, never an internal error."""
+    sub = {"$ref": ref}
+    schema = {"properties": {"title": sub}, "allOf": [sub], "items": sub,
+              "$defs": {"d": {"properties": {"x": sub}}}}[where]
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  adr: {folder: docs/adrs, schema: s.json}\n")
+    vault.write("s.json", json.dumps({"type": "object", where: schema}))
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.git("add", "-A")
+    for res in (vault.check(), vault.check("--staged")):
+        assert res.code == 1 and res.lines[0].startswith(".vaultsync.yaml:3:36: CF003 type 'adr': schema s.json: "
+                                                         f"cannot resolve $ref {ref!r}"), res.out + res.err
+        assert "internal error" not in res.err
 
 
 def test_install_never_loses_a_foreign_hook(vault):

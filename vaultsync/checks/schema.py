@@ -19,7 +19,7 @@ from typing import Any
 import jsonschema
 from referencing import Registry, Resource
 
-from vaultsync.checks.ecma_regex import ecma_pattern
+from vaultsync.checks.ecma_regex import ecma_pattern, is_ecma_regex
 from vaultsync.checks.quickschema import quick_check
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.resources import data_dir
@@ -34,10 +34,13 @@ _JSON_TYPES = {
 
 
 _FORMATS = jsonschema.FormatChecker()
+_SCHEMA_FORMATS = jsonschema.Draft202012Validator.FORMAT_CHECKER  # what a schema itself is checked with ...
+_SCHEMA_FORMATS = jsonschema.FormatChecker({**_SCHEMA_FORMATS.checkers})
+_SCHEMA_FORMATS.checks("regex")(is_ecma_regex)  # ... its patterns read as ECMA-262, as validation reads them
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Any:
-    """The ``pattern`` keyword with ECMA-262's ``$`` (:mod:`vaultsync.checks.ecma_regex`)."""
+    """The ``pattern`` keyword read as ECMA-262 (:mod:`vaultsync.checks.ecma_regex`)."""
     if validator.is_type(instance, "string") and ecma_pattern(pattern).search(instance) is None:
         yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
 
@@ -97,15 +100,51 @@ def load_validator(name_or_path: str, repo_root: str = ".", text: str | None = N
         if not isinstance(schema, dict):
             raise ValueError(f"schema {name_or_path}: a schema file must hold a JSON object")
     try:
-        jsonschema.Draft202012Validator.check_schema(schema)
+        jsonschema.Draft202012Validator.check_schema(schema, format_checker=_SCHEMA_FORMATS)
     except jsonschema.SchemaError as exc:
         raise ValueError(f"schema {name_or_path}: {exc.message}") from None
-    validator = _Validator(flatten(schema), registry=_builtin_registry(), format_checker=_FORMATS)
+    dangling = _dangling_ref(schema)
+    if dangling is not None:  # a schema error now, not a crash on the first note that reaches it
+        raise ValueError(f"schema {name_or_path}: {dangling}")
+    return _Validator(flatten(schema), registry=_builtin_registry(), format_checker=_FORMATS)
+
+
+def _dangling_ref(schema: dict[str, Any]) -> str | None:
+    """What is wrong with the first ``$ref``/``$dynamicRef`` of ``schema`` (anywhere in it) that does not
+    resolve, in words; None when all do. References resolve within the schema and to the built-in
+    schemas; nothing is fetched, and no other file is read."""
+    from urllib.parse import urljoin
+
+    from referencing.jsonschema import DRAFT202012
+
+    root = schema.get("$id") if isinstance(schema.get("$id"), str) else ""
     try:
-        validator.is_valid({})  # resolve every $ref once: a dangling one is a schema error, not a crash later
-    except Exception as exc:  # noqa: BLE001 - referencing raises several unrelated types
-        raise ValueError(f"schema {name_or_path}: {type(exc).__name__}: {exc}") from None
-    return validator
+        registry = _builtin_registry().with_resource(root, DRAFT202012.create_resource(schema)).crawl()
+    except Exception as exc:  # noqa: BLE001 - a shape check_schema lets through but referencing cannot crawl
+        return f"cannot read its $id and $ref: {type(exc).__name__}: {exc}"
+    stack: list[tuple[Any, str]] = [(schema, root)]
+    while stack:
+        node, base = stack.pop()
+        if isinstance(node, list):
+            stack.extend((item, base) for item in node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        if isinstance(node.get("$id"), str):
+            base = urljoin(base, node["$id"])
+        for key in ("$ref", "$dynamicRef"):
+            ref = node.get(key)
+            if not isinstance(ref, str):
+                continue
+            try:
+                registry.resolver(base_uri=base).lookup(ref)
+            except Exception as exc:  # noqa: BLE001 - referencing raises several unrelated types
+                where = ref.split("#", 1)[0]
+                hint = f" (no other file is read: put what {where!r} defines under $defs here)" if where else ""
+                return f"cannot resolve {key} {ref!r}: {type(exc).__name__}{hint}"
+        stack.extend((value, base) for name, value in node.items()
+                     if name not in ("enum", "const", "examples", "default"))
+    return None
 
 
 def flatten(schema: dict[str, Any]) -> dict[str, Any]:
