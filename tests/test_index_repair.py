@@ -417,3 +417,29 @@ def test_a_search_of_an_index_with_no_notes_says_so(vault, model_env):
     res = run_cli(["search", "--no-daemon", "marker", "--format", "json"], vault.root)
     assert json.loads(res.out)["warnings"] == [
         "the index holds no notes (is `vault:` in .vaultsync.yaml the folder of the notes?)"], res.out
+
+
+def test_a_full_disk_during_an_index_transaction_reports_the_full_disk(tmp_path):
+    """SQLite may roll a transaction back by itself when the disk fills (SQLITE_FULL, here from a page
+    limit): the error that reaches the user is "database or disk is full", not "cannot rollback", and the
+    command says so as an environment error (exit 1), not an internal one."""
+    import sqlite3
+
+    from vaultsync.cli.main import _environment_error
+    from vaultsync.index.sqlite_store import _Transaction
+
+    db = sqlite3.connect(tmp_path / "x.sqlite", isolation_level=None)
+    db.execute("CREATE TABLE t (x BLOB)")
+    db.execute("CREATE INDEX t_x ON t (x)")
+    db.execute("PRAGMA max_page_count = 12")
+    with pytest.raises(sqlite3.OperationalError, match="database or disk is full") as caught:
+        with _Transaction(db) as tx:
+            for _ in range(200):
+                tx.execute("INSERT INTO t VALUES (randomblob(3000))")
+    assert not db.in_transaction and db.execute("SELECT count(*) FROM t").fetchone() == (0,)  # nothing half-applied
+    assert _environment_error(RuntimeError("writing the index failed")) is None  # ours: an internal error
+    wrapped = RuntimeError("sync failed")
+    wrapped.__cause__ = caught.value
+    assert "the disk is full" in (_environment_error(wrapped) or "")
+    assert "the disk is full" in (_environment_error(RuntimeError("lance error: No space left on device (os error 28)"))
+                                  or "")

@@ -376,4 +376,7 @@ class _Transaction:
         return self.db
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+        if not exc_type:
+            self.db.execute("COMMIT")
+        elif self.db.in_transaction:  # SQLite rolls back by itself on some errors (a full disk): the error stays
+            self.db.execute("ROLLBACK")
