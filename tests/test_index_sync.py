@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import Vault, adr, assert_same_index, git, index_state
+from conftest import Vault, adr, assert_same_index, git, index_state, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -602,6 +602,8 @@ def test_gh_a_sparse_partial_clone_indexes_what_it_has_and_the_rest_once_it_arri
     report = sync(clone)
     assert report.status == "updated" and any("until its content is here" in w for w in report.warnings)
     assert sync(clone).status == "updated"  # still missing: never "up-to-date"
+    status = json.loads(run_cli(["status", "--format", "json"], clone).out)
+    assert not status["up_to_date"] and sorted(status["unread"]) == ["docs/incidents/i.md", "docs/rules/r.md"]
     git(repo.root, "mv", "docs/rules/r.md", "docs/rules/r2.md")
     git(repo.root, "rm", "-q", "docs/incidents/i.md")
     repo.write("docs/adrs/ADR-0001.md", adr("ADR-0001", body="The quokka decision, revised.\n"))

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import pygit2
 
 from vaultsync.gitcmd import GIT_ENV_KEPT, no_git_env, run_git  # noqa: F401 - the git layer's API
+from vaultsync.lfs import LFS_POINTER, lfs_content
 
 
 def _regular_modes() -> tuple[int, int]:
@@ -122,13 +123,16 @@ def head_commit_id(repo: pygit2.Repository) -> str | None:
 def read_blob(repo: pygit2.Repository, oid: pygit2.Oid | str) -> bytes:
     """The bytes of blob ``oid``, read straight from the object database (no object is built).
 
+    A Git LFS pointer is read as the content it points to (:mod:`vaultsync.lfs`).
+
     Raises:
-        KeyError: no such object; ValueError: the object is not a blob.
+        KeyError: no such object (:class:`vaultsync.lfs.LfsObjectMissing`: the LFS content is not here);
+        ValueError: the object is not a blob.
     """
     kind, data = repo.odb.read(oid)
     if kind != 3:  # GIT_OBJECT_BLOB
         raise ValueError(f"object {oid} is not a file's content")
-    return data  # type: ignore[no-any-return]
+    return lfs_content(repo.path, data) if data.startswith(LFS_POINTER) else data  # type: ignore[no-any-return]
 
 
 class Snapshot(Protocol):
@@ -285,7 +289,7 @@ class WorktreeSnapshot:
     link may name are all there, only not on disk)."""
 
     def __init__(self, root: Path, roots: Iterable[str] = (".",), repo: pygit2.Repository | None = None) -> None:
-        self._root = root
+        self._root, self._git_dir = root, repo.path if repo is not None else None
         seen: set[str] = set()
         self._paths: list[str] = []
         self._links: list[str] = []
@@ -337,8 +341,12 @@ class WorktreeSnapshot:
 
     def read(self, path: str) -> bytes:
         if path in self._staged:  # outside the sparse checkout: as the index holds it
-            return bytes(self._repo[self._staged[path]].data)  # type: ignore[attr-defined]
-        return (self._root / path).read_bytes()
+            data = bytes(self._repo[self._staged[path]].data)  # type: ignore[attr-defined]
+        else:
+            data = (self._root / path).read_bytes()
+        if data.startswith(LFS_POINTER) and self._git_dir:  # git-lfs is not installed here, or did not smudge it
+            return lfs_content(self._git_dir, data)
+        return data
 
 
 def _ignored(repo: pygit2.Repository | None, rel: str) -> bool:

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from vaultsync.cli.common import repository
-from vaultsync.index.status import collect
+from vaultsync.index.status import collect, unread_warning
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -25,7 +25,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     head = info["head"][:10] if info["head"] else "(no commits)"
     indexed = (info["indexed_commit"] or "(none)")[:10]
-    state = "up to date" if info["up_to_date"] else "BEHIND HEAD" if info["head"] else "nothing to index yet"
+    state = "up to date" if info["up_to_date"] else "BEHIND HEAD" if info["indexed_commit"] != info["head"] \
+        else f"INCOMPLETE ({len(info['unread'])} note(s) not read)" if info["unread"] else "nothing to index yet"
     if info["sync_running"]:
         state += f" (a sync is running, pid {info['sync_pid']})"
     print(f"repository  {info['repository']}")
@@ -40,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"last sync   {info['synced_at']} ({info.get('last_status') or 'ok'})")
     print(f"hooks       {', '.join(info['hooks']) or 'none'}; pre-commit check "
           + ("on (vaultsync-check)" if info.get("check_hook") else "off (add vaultsync-check to .pre-commit-config.yaml)"))
+    if info["unread"]:
+        print(f"warning     {unread_warning(info['unread'])}")
     if info.get("lancedb_behind"):
         print("warning     LanceDB (embedding cache, vector table) is behind; the next sync repairs it")
     for problem in ("index_problem", "hooks_problem"):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pygit2
 
+from vaultsync.lfs import common_dir
 from vaultsync.vault.config import Config
 
 
@@ -64,11 +65,7 @@ class IndexLayout:
 
 def common_git_dir(repo: pygit2.Repository) -> Path:
     """The git dir shared by all worktrees (``.git`` of the main worktree)."""
-    gitdir = Path(repo.path)
-    pointer = gitdir / "commondir"
-    if pointer.is_file():
-        return (gitdir / pointer.read_text(encoding="utf-8").strip()).resolve()
-    return gitdir.resolve()
+    return common_dir(repo.path)
 
 
 def layout_for(repo: pygit2.Repository, config: Config | None = None) -> IndexLayout:

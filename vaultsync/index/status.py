@@ -5,6 +5,7 @@ hooks are installed."""
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 from typing import Any
 
@@ -47,7 +48,8 @@ def collect(repo: Any) -> dict[str, Any]:
         info["synced_at"] = meta.get("synced_at")
     else:
         info["indexed_commit"] = None
-    info["up_to_date"] = info["indexed_commit"] == head and head is not None
+    info["unread"] = json.loads(meta.get("retry_paths") or "[]") if meta else []  # content not fetched (ADR-0098)
+    info["up_to_date"] = info["indexed_commit"] == head and head is not None and not info["unread"]
     owner = read_owner(layout.lock)  # read, never taken: a colliding hook's sync must find the lock free
     alive = owner is not None and is_alive(owner)
     info["sync_running"] = alive
@@ -81,3 +83,11 @@ def _iso(ts: float) -> str:
     import datetime as dt
 
     return dt.datetime.fromtimestamp(ts, dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def unread_warning(paths: list[str]) -> str:
+    """What to say about the notes of HEAD the index could not read because git has not fetched their
+    content (a partial clone's missing blobs, Git LFS content not pulled: ``meta.retry_paths``)."""
+    named = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    return (f"{len(paths)} note(s) of HEAD are not indexed: git has not fetched their content ({named}; a partial "
+            "clone, or Git LFS: `git lfs pull`); the next `vaultsync sync` after they arrive reads them")

@@ -26,10 +26,12 @@ note has.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
 from vaultsync.index.lock import sync_running
+from vaultsync.index.status import unread_warning
 from vaultsync.search.candidates import Candidates, Context, Stage
 from vaultsync.search.handles import IndexHandles
 from vaultsync.search.hidden import hidden_matches
@@ -96,6 +98,8 @@ class Searcher(IndexHandles):
         elif head and indexed != head:
             warnings.append(f"index is not at HEAD (indexed {indexed[:10] if indexed else 'nothing'}, HEAD {head[:10]}); "
                             "run `vaultsync sync`")
+        if not rebuilding and (unread := json.loads(self.meta.get("retry_paths") or "[]")):
+            warnings.append(unread_warning(unread))
         if "dense" in ctx.opts.legs and not ctx.legs and not rebuilding:
             empty = self.db.execute("SELECT 1 FROM notes LIMIT 1").fetchone() is None
             warnings.append("the index holds no notes (is `vault:` in .vaultsync.yaml the folder of the notes?)"

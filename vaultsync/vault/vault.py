@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.git import Snapshot, is_valid_utf8_path, read_blob
+from vaultsync.lfs import LfsObjectMissing
 from vaultsync.vault.config import Config
 from vaultsync.vault.fields import note_aliases
 from vaultsync.vault.note import Note, parse_note
@@ -143,7 +144,7 @@ def load_vault(
             if oid is None:  # the working tree: hash the bytes
                 try:
                     data = snapshot.read(path)
-                except OSError:
+                except (OSError, KeyError):  # KeyError: its Git LFS content is not here (read again, reported)
                     misses.append((path, None, None))
                     continue
                 oid = _blob_id(data)
@@ -189,6 +190,8 @@ def _item(snapshot: Snapshot, path: str, oid: str | None, data: bytes | None, wo
 
 
 def _read_error(exc: Exception) -> str:
+    if isinstance(exc, LfsObjectMissing):
+        return str(exc)
     if isinstance(exc, KeyError):  # pygit2: no such object
         return "its git object is missing from the repository (a partial or damaged clone?)"
     return str(getattr(exc, "strerror", None) or exc)
