@@ -260,9 +260,9 @@ def test_slow_clients_cannot_hold_the_daemon(daemon) -> None:  # type: ignore[no
 
 
 def test_the_cli_reaches_the_daemon_without_pygit2_yaml_or_the_pipeline(daemon) -> None:  # type: ignore[no-untyped-def]
-    """``git memsearch`` through the daemon is git plumbing and the signed request; the daemon renders the
-    output: the light route (vaultsync.serve.client.locate) loads none of the heavy modules, not even the
-    renderer, and refuses a bad stage as the full route does."""
+    """``git memsearch`` through the daemon is reading the git dir and the signed request; the daemon renders
+    the output: the light route (vaultsync.serve.client.locate) starts no git process and loads none of the
+    heavy modules, not even the renderer or sqlite3, and refuses a bad stage as the full route does."""
     import os
     import subprocess
     import sys
@@ -270,7 +270,7 @@ def test_the_cli_reaches_the_daemon_without_pygit2_yaml_or_the_pipeline(daemon) 
     code = ("import sys; from vaultsync.cli.main import main; rc = main(sys.argv[1:]); "
             "heavy = sorted(m for m in ('pygit2', 'yaml', 'numpy', 'jsonschema', 'vaultsync.engine', 'http.client', "
             "'ssl', 'email', 'vaultsync.search.render', 'vaultsync.search.results', 'dataclasses', 'typing', "
-            "'encodings.idna') "
+            "'encodings.idna', 'subprocess', 'sqlite3') "
             "if m in sys.modules); print('HEAVY', heavy, file=sys.stderr); sys.exit(rc)")
     env = {**os.environ, "VAULTSYNC_PORT": str(daemon["port"])}
     res = subprocess.run([sys.executable, "-c", code, "search", "durable queue", "--format", "json"],
@@ -552,3 +552,38 @@ def test_a_daemon_that_could_not_listen_leaves_nothing_the_cli_would_ask(served_
     finally:
         other.shutdown()
         other.server_close()
+
+
+def test_the_light_route_finds_the_git_dir_git_finds(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``git memsearch`` reads the git dir instead of asking git: a repository, a subfolder, a linked worktree
+    (``.git`` file), a submodule-style relative ``gitdir:``, ``$GIT_DIR``; a ``.git`` folder that is no
+    repository is walked past. Each answer equals ``git rev-parse --absolute-git-dir``."""
+    import os
+    import subprocess
+
+    from vaultsync.serve.client import git_dir_of
+
+    def git_says(cwd: Path, env: dict[str, str] | None = None) -> str:
+        out = subprocess.run(["git", "rev-parse", "--absolute-git-dir"], cwd=cwd, capture_output=True, text=True,
+                             env={**os.environ, **(env or {})}, check=True).stdout.strip()
+        return os.path.realpath(out)
+
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    repo = tmp_path / "repo"
+    (repo / "docs" / "deep" / ".git").mkdir(parents=True)  # a folder named .git that is no repository
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "x"], check=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@t"})
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(tmp_path / "wt")], check=True)
+    sub = tmp_path / "outer" / "sub"
+    sub.mkdir(parents=True)
+    (sub / ".git").write_text("gitdir: ../../repo/.git\n")
+    for cwd in (repo, repo / "docs", repo / "docs" / "deep", tmp_path / "wt", sub):
+        assert os.path.realpath(git_dir_of(str(cwd)) or "") == git_says(cwd), cwd
+    monkeypatch.setenv("GIT_DIR", "../repo/.git")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert os.path.realpath(git_dir_of(str(elsewhere)) or "") == git_says(elsewhere, {"GIT_DIR": "../repo/.git"})
+    monkeypatch.delenv("GIT_DIR")
+    assert git_dir_of(str(tmp_path)) is None or not str(git_dir_of(str(tmp_path))).startswith(str(tmp_path))

@@ -133,7 +133,7 @@ class _Refused(Exception):
 
 def _through_daemon(args: argparse.Namespace, raw: str, options: dict):  # type: ignore[no-untyped-def,type-arg]
     """(the daemon's result as JSON data, with ``rendered``, or None; the port asked or None) by the light
-    route (:func:`vaultsync.serve.client.locate`: git plumbing, no pygit2, no config parsing)."""
+    route (:func:`vaultsync.serve.client.locate`: the git dir read, no git process, no config parsing)."""
     from vaultsync.serve.client import UntrustedDaemon, locate, search_via_daemon
 
     found = locate(os.getcwd())

@@ -6,7 +6,7 @@ refused (:class:`UntrustedDaemon`). No answer at all means "no daemon": the call
 to the in-process pipeline.
 
 Light on purpose (no pygit2, no YAML, no search pipeline): ``git memsearch`` through the daemon
-is this module and two git plumbing calls (:func:`locate`); the daemon renders the output.
+is this module, reading the git dir (:func:`locate`, no git process); the daemon renders the output.
 """
 
 from __future__ import annotations
@@ -165,13 +165,36 @@ def client_port(index_dir: Path) -> int | None:
 
 
 def locate(cwd: str) -> tuple[Path, int] | None:
-    """(index folder, daemon port) of the repository at ``cwd`` from one git plumbing call and the daemon's
-    port record — no pygit2, no config parsing — or None when no daemon serves it (or git cannot tell)."""
-    from vaultsync.index.fastpath import head_lookup
-
-    found = head_lookup(cwd)
-    if found is None:
+    """(index folder, daemon port) of the repository at ``cwd`` from its git dir (:func:`git_dir_of`) and the
+    daemon's port record — no git process, no pygit2, no config parsing — or None when no daemon serves it."""
+    git_dir = git_dir_of(cwd)
+    if git_dir is None:
         return None
-    index_dir = Path(found[0][0]) / "vaultsync"
+    index_dir = Path(git_dir) / "vaultsync"
     port = client_port(index_dir)
     return (index_dir, port) if port else None
+
+
+def git_dir_of(cwd: str) -> str | None:
+    """The git dir of the working tree holding ``cwd`` as git finds it: ``$GIT_DIR``, else the nearest ``.git``
+    folder (holding ``HEAD``) or ``.git`` file (``gitdir: …``: a worktree or submodule) at or above ``cwd``;
+    None when there is none. Only where a client looks for the daemon: a wrong answer finds no daemon and
+    no secret, and the search runs through the full route (git's own discovery), never on another index."""
+    if os.environ.get("GIT_DIR"):
+        return os.path.abspath(os.path.join(cwd, os.environ["GIT_DIR"]))
+    here = os.path.abspath(cwd)
+    while True:
+        dot = os.path.join(here, ".git")
+        if os.path.isfile(os.path.join(dot, "HEAD")):
+            return dot
+        try:
+            with open(dot, encoding="utf-8") as f:
+                pointer = f.read(4096)
+        except (OSError, UnicodeDecodeError):
+            pointer = ""
+        if pointer.startswith("gitdir: "):
+            return os.path.normpath(os.path.join(here, pointer[8:].strip()))
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
