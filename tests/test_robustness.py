@@ -144,6 +144,42 @@ def test_a_dangling_ref_anywhere_in_a_custom_schema_is_a_config_error(vault, ref
         assert "internal error" not in res.err
 
 
+@pytest.mark.parametrize("schema, note_extra, expected", [
+    ({"$ref": "https://vaultsync.dev/schemas/memory.schema.json", "properties": {"tags": False, "team": True},
+      "unevaluatedProperties": False}, "tags: [x]\nteam: a\n", ["SC001 tags: the schema allows no value here"]),
+    ({"type": "object", "properties": {"score": {"type": "integer", "exclusiveMaximum": 7}}}, "score: 7\n",
+     ["SC001 score: 7 must be less than 7"]),
+    ({"type": "object", "properties": {"score": {"exclusiveMinimum": 7}}}, "score: 7\n", ["SC001 score: 7 must be more than 7"]),
+    ({"type": "object", "properties": {"title": {"format": "email"}}}, "", ["SC001 title: 'T' is not a valid email"]),
+    ({"type": "object", "properties": {"created": {"format": "date-time"}}}, "",
+     ["DT001 created: '2024-01-01' is not a valid date-time (RFC 3339: 2024-01-31T09:30:00Z)"]),
+    ({"type": "array"}, "", ["SC001 frontmatter: expected list, got a mapping"]),
+])
+def test_custom_schema_shapes_give_plain_diagnostics(vault, schema, note_extra, expected):
+    """Boolean subschemas (valid 2020-12) apply, exclusive bounds say so, a format names itself (a date
+    format only is DT001), and an error about the whole frontmatter names it."""
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  adr: {folder: docs/adrs, schema: s.json}\n")
+    vault.write("s.json", json.dumps(schema))
+    vault.write("docs/adrs/ADR-0001.md", "---\nmemory_id: ADR-0001\ntype: adr\ntitle: T\nstatus: accepted\n"
+                f"created: '2024-01-01'\n{note_extra}---\nBody.\n")
+    res = vault.check()
+    assert [line.split(" ", 1)[1] for line in res.lines] == expected and res.code == 1, res.out + res.err
+
+
+@pytest.mark.parametrize("text", [
+    json.dumps({"type": "object", "properties": {"title": json.loads('{"not":' * 150 + "{}" + "}" * 150)}}),
+    "[" * 100_000 + "]" * 100_000,
+    '{"a":' * 70 + "{}" + "}" * 70,
+])
+def test_a_schema_nested_too_deeply_is_a_config_error(vault, text):
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  adr: {folder: docs/adrs, schema: s.json}\n")
+    vault.write("s.json", text)
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.git("add", "-A")
+    for res in (vault.check(), vault.check("--staged")):
+        assert res.code == 1 and "CF003 type 'adr': schema s.json: nested more than 64 levels deep" in res.out, res.err
+
+
 def test_install_never_loses_a_foreign_hook(vault):
     hooks = vault.root / ".git/hooks"
     hooks.mkdir(exist_ok=True)

@@ -34,6 +34,7 @@ _JSON_TYPES = {
 
 
 _FORMATS = jsonschema.FormatChecker()
+MAX_SCHEMA_DEPTH = 64  # JSON nesting of a schema file: far past any real one, far below Python's recursion limit
 _SCHEMA_FORMATS = jsonschema.Draft202012Validator.FORMAT_CHECKER  # what a schema itself is checked with ...
 _SCHEMA_FORMATS = jsonschema.FormatChecker({**_SCHEMA_FORMATS.checkers})
 _SCHEMA_FORMATS.checks("regex")(is_ecma_regex)  # ... its patterns read as ECMA-262, as validation reads them
@@ -97,8 +98,12 @@ def load_validator(name_or_path: str, repo_root: str = ".", text: str | None = N
             schema = json.loads(text if text is not None else path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ValueError(f"schema {name_or_path}: {exc}") from None
+        except RecursionError:
+            raise ValueError(f"schema {name_or_path}: nested more than {MAX_SCHEMA_DEPTH} levels deep") from None
         if not isinstance(schema, dict):
             raise ValueError(f"schema {name_or_path}: a schema file must hold a JSON object")
+        if _depth(schema) > MAX_SCHEMA_DEPTH:  # what validation recurses through: bounded before it does
+            raise ValueError(f"schema {name_or_path}: nested more than {MAX_SCHEMA_DEPTH} levels deep")
     try:
         jsonschema.Draft202012Validator.check_schema(schema, format_checker=_SCHEMA_FORMATS)
     except jsonschema.SchemaError as exc:
@@ -107,6 +112,18 @@ def load_validator(name_or_path: str, repo_root: str = ".", text: str | None = N
     if dangling is not None:  # a schema error now, not a crash on the first note that reaches it
         raise ValueError(f"schema {name_or_path}: {dangling}")
     return _Validator(flatten(schema), registry=_builtin_registry(), format_checker=_FORMATS)
+
+
+def _depth(value: Any) -> int:
+    """How deep ``value``'s JSON nests (a scalar 0, ``{}`` 1), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is not None:
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in children)
+    return deepest
 
 
 def _dangling_ref(schema: dict[str, Any]) -> str | None:
@@ -170,7 +187,9 @@ def flatten(schema: dict[str, Any]) -> dict[str, Any]:
     merged = copy.deepcopy(base)
     properties = merged.setdefault("properties", {})
     for key, sub in (schema.get("properties") or {}).items():
-        if key in properties and set(properties[key]) & set(sub):
+        if not isinstance(sub, dict) or not isinstance(properties.get(key, {}), dict):  # a boolean schema
+            properties[key] = {"allOf": [properties[key], sub]} if key in properties else sub
+        elif key in properties and set(properties[key]) & set(sub):
             properties[key] = {"allOf": [properties[key], sub]}
         else:
             properties[key] = {**properties.get(key, {}), **sub}
@@ -221,11 +240,13 @@ def _suggest(word: str, choices: list[str]) -> str:
 def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ...], str, bool]:
     """(path, message, at_key) for one validation error."""
     path = tuple(err.absolute_path)
-    name = field_name(path)
+    name = field_name(path) or "frontmatter"
     value = err.instance
     kw = err.validator
     raw = note.raw(path) if isinstance(value, (bool, int, float)) else None
     shown = _describe(value, raw)
+    if kw is None:  # a false schema (``"tags": false``)
+        return path, f"{name}: the schema allows no value here", False
     if kw == "type":
         expected = _expected(err.validator_value)
         if isinstance(value, list) and value and all(isinstance(v, list) for v in value) \
@@ -256,14 +277,20 @@ def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ..
     if kw == "minLength" and err.validator_value == 1:
         return path, f"{name}: should be non-empty", False
     if kw == "format":
-        return path, f"{name}: {_describe(value)} is not a valid date (use YYYY-MM-DD)", False
+        fmt = err.validator_value
+        if fmt in ("vault-date", "date"):
+            return path, f"{name}: {_describe(value)} is not a valid date (use YYYY-MM-DD)", False
+        if fmt == "date-time":
+            return path, f"{name}: {_describe(value)} is not a valid date-time (RFC 3339: 2024-01-31T09:30:00Z)", False
+        return path, f"{name}: {_describe(value)} is not a valid {fmt}", False
     if kw == "pattern":
         example = err.schema.get("examples") or []
         desc = err.schema.get("description", "")
         hint = f" (e.g. {example[0]})" if example else (f" ({desc})" if desc else "")
         return path, f"{name}: {_describe(value)} has the wrong form{hint}", False
     if kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        side = "at least" if "inimum" in kw else "at most"
+        side = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "more than",
+                "exclusiveMaximum": "less than"}[str(kw)]
         return path, f"{name}: {shown} must be {side} {err.validator_value}", False
     if kw == "uniqueItems":
         return path, f"{name}: has duplicate items", False
@@ -306,7 +333,7 @@ def validate_frontmatter(note: Note, data: dict[str, Any], validator: jsonschema
         code = {"required": "SC002", "additionalProperties": "SC003", "unevaluatedProperties": "SC003"}.get(
             str(err.validator), "SC001"
         )
-        if err.validator == "format":
+        if err.validator == "format" and err.validator_value in ("vault-date", "date", "date-time"):
             code = "DT001"
         out.append(Diagnostic(note.path, line, col, code, message))
     return out
