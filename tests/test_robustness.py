@@ -180,6 +180,38 @@ def test_a_schema_nested_too_deeply_is_a_config_error(vault, text):
         assert res.code == 1 and "CF003 type 'adr': schema s.json: nested more than 64 levels deep" in res.out, res.err
 
 
+@pytest.mark.parametrize("where", ["file", "folder"])
+def test_a_schema_that_is_a_symlink_is_never_followed(vault, tmp_path, where):
+    """A committed schema that is a symbolic link (or sits under one) may lead out of the repository: it is
+    never read, in the working tree, the staged index or a commit, and the message says why."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "s.json").write_text('{"type": "object", "required": ["SECRET_FIELD"]}')
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  adr: {folder: docs/adrs, schema: s/s.json}\n")
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    if where == "file":
+        (vault.root / "s").mkdir()
+        (vault.root / "s" / "s.json").symlink_to(outside / "s.json")
+    else:
+        (vault.root / "s").symlink_to(outside)
+    vault.commit("linked schema")
+    for res in (vault.check(), vault.check("--staged"), vault.check("--rev", "HEAD")):
+        assert res.code == 1 and "SECRET_FIELD" not in res.out, res.out
+        assert "CF003 type 'adr': schema 's/s.json' is a symbolic link" in res.out, res.out
+
+
+def test_a_config_that_is_a_symlink_is_never_followed(vault, tmp_path):
+    outside = tmp_path / "cfg.yaml"
+    outside.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    vault.write("docs/a.md", "# a\n")
+    (vault.root / ".vaultsync.yaml").unlink()
+    (vault.root / ".vaultsync.yaml").symlink_to(outside)
+    vault.commit("linked config")
+    for res in (vault.check(), vault.check("--staged"), vault.check("--rev", "HEAD")):
+        assert res.code == 1 and "root:x" not in res.out + res.err, res.out + res.err
+        assert "CF001 cannot read config: .vaultsync.yaml is a symbolic link, not a file" in res.out + res.err
+
+
 def test_install_never_loses_a_foreign_hook(vault):
     hooks = vault.root / ".git/hooks"
     hooks.mkdir(exist_ok=True)

@@ -25,6 +25,8 @@ def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic
     if spec is None or not note.readable or note.fm_state in ("invalid", "misplaced"):
         return check_fidelity(note, None) if note.fm_state == "mapping" else []
     try:
+        if spec.schema in config.schema_problems:
+            raise FileNotFoundError(f"schema {spec.schema!r} is {config.schema_problems[spec.schema]}")
         validator = load_validator(spec.schema, str(root), config.schema_texts.get(spec.schema),
                                    on_disk=not config.from_snapshot)
     except (FileNotFoundError, ValueError) as exc:

@@ -23,6 +23,7 @@ from vaultsync.checks.ecma_regex import ecma_pattern, is_ecma_regex
 from vaultsync.checks.quickschema import quick_check
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.resources import data_dir
+from vaultsync.vault.config import SCHEMA_LINKED
 from vaultsync.vault.fields import parse_vault_date
 from vaultsync.vault.note import Note
 from vaultsync.vault.scalars import quote
@@ -87,6 +88,8 @@ def load_validator(name_or_path: str, repo_root: str = ".", text: str | None = N
         schema = json.loads(builtin.read_text(encoding="utf-8"))
     else:
         path = Path(repo_root) / name_or_path
+        if text is None and on_disk and (path.is_symlink() or not path.resolve().is_relative_to(Path(repo_root).resolve())):
+            raise FileNotFoundError(f"schema {name_or_path!r} is {SCHEMA_LINKED}")
         if text is None and not on_disk:
             raise FileNotFoundError(f"schema {name_or_path!r} is not committed (only the working tree has it: "
                                     "git add it)")

@@ -27,7 +27,7 @@ from vaultsync.git import (
 )
 from vaultsync.index.layout import common_git_dir
 from vaultsync.vault.clock import local_today
-from vaultsync.vault.config import CONFIG_NAME, ConfigError, config_is_a_folder, load_config
+from vaultsync.vault.config import CONFIG_NAME, SCHEMA_LINKED, ConfigError, config_is_a_folder, load_config
 from vaultsync.vault.resolve import LinkIndex
 from vaultsync.vault.vault import Vault
 
@@ -80,6 +80,8 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None
     config_text = None
     if snapshot is not None and any(p.startswith(CONFIG_NAME + "/") for p in snapshot.paths()):
         raise config_is_a_folder()
+    if snapshot is not None and CONFIG_NAME in snapshot.symlinks():
+        raise config_is_a_folder("a symbolic link")
     if snapshot is not None and CONFIG_NAME in snapshot.paths():
         config_text = snapshot.read(CONFIG_NAME).decode("utf-8-sig", errors="replace").replace("\r\n", "\n")
         config = load_config(top, config_text)
@@ -96,6 +98,10 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None
             stored = posixpath.normpath(spec.schema)  # `./schemas/x.json` is `schemas/x.json` in git
             if stored in present:
                 config.schema_texts[spec.schema] = snapshot.read(stored).decode("utf-8", errors="replace")
+            elif any(stored == link or stored.startswith(link + "/") for link in snapshot.symlinks()):
+                config.schema_problems[spec.schema] = SCHEMA_LINKED
+            elif any(p.startswith(stored + "/") for p in present):
+                config.schema_problems[spec.schema] = "a folder, not a file"
     cache = None if args.fix or args.no_cache else open_cache(common_git_dir(repo), config, top)
     vault = load_checked_vault(snapshot, config, top, cache=cache)
     if cache is not None:

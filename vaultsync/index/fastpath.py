@@ -39,10 +39,10 @@ def config_text_at(repo: pygit2.Repository, tree: pygit2.Tree | None) -> str:
     if tree is None or CONFIG_NAME not in tree:
         return ""
     entry = tree[CONFIG_NAME]
-    if entry.type_str != "blob":
+    if entry.type_str != "blob" or entry.filemode == 0o120000:
         from vaultsync.vault.config import config_is_a_folder
 
-        raise config_is_a_folder("a submodule" if entry.type_str == "commit" else "a folder")
+        raise config_is_a_folder({"commit": "a submodule", "tree": "a folder"}.get(entry.type_str, "a symbolic link"))
     blob = repo[entry.id]
     return blob.data.decode("utf-8", errors="replace").replace("\r\n", "\n")  # type: ignore[attr-defined]
 
@@ -55,15 +55,22 @@ def config_at(repo: pygit2.Repository, tree: pygit2.Tree | None) -> tuple[Config
     import posixpath
 
     from vaultsync.git import read_blob, workdir
-    from vaultsync.vault.config import load_config
+    from vaultsync.vault.config import SCHEMA_LINKED, load_config
 
     text = config_text_at(repo, tree)
     config = load_config(workdir(repo), text)
     config.from_snapshot = True  # a schema only the working tree holds is missing: as a rebuild sees it
     for spec in config.types:
         stored = posixpath.normpath(spec.schema)  # `./schemas/x.json` is `schemas/x.json` in git
-        if tree is not None and stored in tree and tree[stored].type_str == "blob":
-            config.schema_texts[spec.schema] = read_blob(repo, tree[stored].id).decode("utf-8", errors="replace")
+        parents = [stored.rsplit("/", n)[0] for n in range(stored.count("/"), 0, -1)]
+        if tree is not None and any(p in tree and tree[p].filemode == 0o120000 for p in parents):
+            config.schema_problems[spec.schema] = SCHEMA_LINKED  # under a symbolic link
+        elif tree is not None and stored in tree:
+            entry = tree[stored]
+            if entry.type_str == "blob" and entry.filemode != 0o120000:
+                config.schema_texts[spec.schema] = read_blob(repo, entry.id).decode("utf-8", errors="replace")
+            else:  # never followed, never listed
+                config.schema_problems[spec.schema] = SCHEMA_LINKED if entry.type_str == "blob" else "a folder, not a file"
     return config, text + "".join(f"\n# schema {k}\n{v}" for k, v in sorted(config.schema_texts.items()))
 
 

@@ -56,6 +56,7 @@ class Config:
     positions: dict[tuple[Any, ...], tuple[int, int]] = field(default_factory=dict)  # key path → (line, col), 0-based
     schema_texts: dict[str, str] = field(default_factory=dict)  # repo schema files read from a snapshot
     from_snapshot: bool = False  # the schemas come from a commit or the staged index: none from the disk
+    schema_problems: dict[str, str] = field(default_factory=dict)  # schema path → why the snapshot's is no file
 
     def in_vault(self, path: str) -> bool:
         """Whether repo-relative ``path`` lies in one of the vault folders."""
@@ -209,6 +210,9 @@ def _check_values(data: dict[str, Any], positions: dict[tuple[Any, ...], tuple[i
                 raise fail(where, f"unknown model {name!r} (known: {', '.join(known)})")
 
 
+SCHEMA_LINKED = "a symbolic link, or under one: vaultsync never follows one (commit the file itself)"
+
+
 def config_is_a_folder(kind: str = "a folder") -> ConfigError:
     """CF001 for a ``.vaultsync.yaml`` that is ``kind`` (a folder, a submodule), not a file: the same
     error for the check and for the index."""
@@ -227,6 +231,8 @@ def load_config(root: Path, text: str | None = None) -> Config:
     """
     path = root / CONFIG_NAME
     if text is None:
+        if path.is_symlink():  # never followed: it may lead out of the repository
+            raise config_is_a_folder("a symbolic link")
         if path.is_dir():
             raise config_is_a_folder()
         if not path.is_file():
