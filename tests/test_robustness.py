@@ -212,6 +212,42 @@ def test_a_config_that_is_a_symlink_is_never_followed(vault, tmp_path):
         assert "CF001 cannot read config: .vaultsync.yaml is a symbolic link, not a file" in res.out + res.err
 
 
+BAD_ADR = '---\nmemory_id: ADR-0002\ntype: adr\ntitle: T\nstatus: bogus\ncreated: "2024-01-01"\nfoo: 1\n---\nB.\n'
+
+
+@pytest.mark.parametrize("folder", ["docs/adrs", "./docs/adrs", "docs//adrs", "docs/./adrs/", "docs\\\\adrs", ".", "./",
+                                    "docs"])
+def test_a_type_folder_is_read_as_a_path_however_written(vault, folder):
+    """``./docs//adrs/`` is ``docs/adrs``, and ``.`` is the whole repository, as for ``vault:``: the type's
+    schema applies (it never silently does not)."""
+    vault.write(".vaultsync.yaml", f"vault: docs\ntypes:\n  adr: {{folder: {json.dumps(folder)}}}\n")
+    vault.write("docs/adrs/ADR-0002.md", BAD_ADR)
+    assert sorted(line.split(" ")[1] for line in vault.check().lines) == ["SC001", "SC003"]
+
+
+@pytest.mark.parametrize("vault_folder, folder", [("docs", "elsewhere"), ("docs/adrs", "docs/rules"), (["a", "b"], "c")])
+def test_a_type_folder_outside_the_vault_is_a_warning(vault, vault_folder, folder):
+    vault.write(".vaultsync.yaml", f"vault: {json.dumps(vault_folder)}\ntypes:\n  adr: {{folder: {folder}}}\n")
+    vault.write("docs/adrs/ADR-0002.md", BAD_ADR)
+    vault.write("a/n.md", "# n\n")
+    lines = vault.check().lines
+    assert any(f"CF004 warning: types.adr.folder: '{folder}' is outside the vault" in line for line in lines), lines
+
+
+@pytest.mark.parametrize("second", ["docs/adrs", "./docs/adrs/", "docs//adrs"])
+def test_two_types_on_one_folder_are_a_config_error(vault, second):
+    vault.write(".vaultsync.yaml", f"vault: docs\ntypes:\n  adr: {{folder: docs/adrs}}\n  rule: {{folder: '{second}'}}\n")
+    vault.write("docs/adrs/ADR-0002.md", BAD_ADR)
+    res = vault.check()
+    assert res.code == 1 and "CF002 types.rule.folder: 'docs/adrs' is already the folder of type 'adr'" in res.out + res.err
+
+
+def test_a_subfolder_may_hold_another_type(vault):
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  adr: {folder: docs}\n  rule: {folder: docs/rules}\n")
+    vault.write("docs/rules/r.md", BAD_ADR)
+    assert "SC001 type: must be 'rule'" in vault.check().out
+
+
 def test_install_never_loses_a_foreign_hook(vault):
     hooks = vault.root / ".git/hooks"
     hooks.mkdir(exist_ok=True)

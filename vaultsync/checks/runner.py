@@ -78,6 +78,13 @@ def run_checks(vault: Vault, previous: LinkIndex | None = None, today: dt.date |
         out.append(Diagnostic(".vaultsync.yaml", line + 1, col + 1, "CF004",
                               f"vault folder(s) {', '.join(config.vault)} hold no files — check `vault:`",
                               severity=WARNING))
+    for spec in config.types:  # outside every vault folder: no note is ever checked against its schema
+        if not any(config.in_vault(spec.folder + "/x") or root.startswith(spec.folder + "/") or spec.folder == "."
+                   for root in config.vault):
+            line, col = config.positions.get(("types", spec.name, "folder"), (-1, -1))
+            out.append(Diagnostic(".vaultsync.yaml", line + 1, col + 1, "CF004",
+                                  f"types.{spec.name}.folder: '{spec.folder}' is outside the vault "
+                                  f"({', '.join(config.vault)}): no note is checked as {spec.name}", severity=WARNING))
     for path in sorted(vault.notes):
         note = vault.notes[path]
         found = vault.findings.get(path)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import posixpath
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -70,9 +71,11 @@ class Config:
     def type_for(self, path: str) -> TypeSpec | None:
         """The memory type whose folder holds ``path`` (deepest folder wins), or None."""
         best: TypeSpec | None = None
+        best_depth = -1
         for spec in self.types:
-            if path.startswith(spec.folder + "/") and (best is None or len(spec.folder) > len(best.folder)):
-                best = spec
+            depth = 0 if spec.folder == "." else len(spec.folder) + 1
+            if (not depth or path.startswith(spec.folder + "/")) and depth > best_depth:
+                best, best_depth = spec, depth
         return best
 
     def is_ephemeral(self, path: str) -> str | None:
@@ -88,10 +91,8 @@ class Config:
 
 
 def _norm_folder(folder: str) -> str:
-    folder = folder.strip().replace("\\", "/").strip("/")
-    while folder.startswith("./"):
-        folder = folder[2:]
-    return folder or "."
+    """``folder`` as a repository-relative path: ``./docs//adr/`` is ``docs/adr``, ``./`` is ``.``."""
+    return posixpath.normpath(folder.strip().replace("\\", "/").strip("/") or ".")
 
 
 @lru_cache(maxsize=256)
@@ -282,6 +283,13 @@ def load_config(root: Path, text: str | None = None) -> Config:
         TypeSpec(name, _norm_folder(spec["folder"]), spec.get("schema", name))
         for name, spec in (data.get("types") or {}).items()
     ]
+    for i, spec in enumerate(types):  # one folder, two types: which one a note must be would hang on key order
+        other = next((t for t in types[:i] if t.folder == spec.folder), None)
+        if other is not None:
+            line, col = doc.positions.get(("types", spec.name, "folder"), (0, 0))
+            raise ConfigError(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002",
+                                         f"types.{spec.name}.folder: '{spec.folder}' is already the folder of type "
+                                         f"'{other.name}' (one folder holds one type; a subfolder may hold another)"))
     return Config(
         vault=roots, types=types, vocabulary=dict(data.get("vocabulary") or {}),
         ephemeral=list(data.get("ephemeral") or []), checks=dict(data.get("checks") or {}),
