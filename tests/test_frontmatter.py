@@ -437,6 +437,22 @@ def test_an_invalid_pattern_is_a_config_error(vault, pattern):
     assert res.code == 1 and " CF003 type 'rule': schema s.json: " in res.out and "internal error" not in res.err
 
 
+@pytest.mark.parametrize("value, ok", [
+    ("alice", True), ("bob", False), ("[alice]", True), ("[alice, bob]", False), ("'Caf\u00e9'", True),
+    ("'Cafe\u0301'", True), ("[\"Cafe\u0301\"]", True), ("Cafe", False), ("7", True),
+])
+def test_vocabulary_holds_single_terms_and_unicode_spellings(vault, value, ok):
+    """A vocabulary field written as one term (``owner: bob``) is checked like a list, and a term written
+    decomposed (``e`` + U+0301) is the composed one (NFC), as names are; a number is the schema's business."""
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  note: {folder: docs/notes, schema: s.json}\n"
+                                   "vocabulary:\n  owner: [alice, 'Caf\u00e9']\n")
+    vault.write("s.json", "{}")
+    vault.write("docs/notes/n.md", f"---\nowner: {value}\n---\n")
+    lines = vault.check().lines
+    assert (lines == []) is ok, lines
+    assert ok or any(" VC001 owner" in line and "unknown term" in line for line in lines), lines
+
+
 def test_type_folder_mismatch_and_missing_frontmatter(vault):
     vault.write(P, adr("ADR-0001").replace("type: adr", "type: rule"))
     vault.write("docs/adrs/ADR-0002.md", "# No frontmatter\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,7 @@ def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic
         line, col = note.position(("type",))
         found.append(Diagnostic(note.path, line, col, "SC004",
                                 f"type: '{declared}' does not match the folder's type '{spec.name}' ({spec.folder}/)"))
-    found.extend(check_vocabulary(config, note))
+    found += [d for d in check_vocabulary(config, note) if (d.line, d.col) not in rejected]  # the schema's said it
     return found
 
 
@@ -111,17 +112,22 @@ def _article(word: str) -> str:
 
 
 def check_vocabulary(config: Config, note: Note) -> list[Diagnostic]:
-    """Every term of a vocabulary-controlled field (``tags``, ``projects``...) must be known."""
+    """Every term of a vocabulary-controlled field (``tags``, ``projects``, a single-valued ``owner``...) must
+    be known, compared as canonically equivalent Unicode (NFC)."""
     out: list[Diagnostic] = []
     for key, allowed in config.vocabulary.items():
         values = note.frontmatter.get(key)
-        if not isinstance(values, list):
+        if isinstance(values, str):  # one term written bare (``owner: bob``) is checked as well
+            items: list[tuple[tuple[str, int] | tuple[str], str, object]] = [((key,), key, values)]
+        elif isinstance(values, list):
+            items = [((key, i), f"{key}[{i}]", term) for i, term in enumerate(values)]
+        else:
             continue
-        allowed_set = set(allowed)
-        for i, term in enumerate(values):
-            if isinstance(term, str) and term not in allowed_set:
+        allowed_set = {unicodedata.normalize("NFC", str(a)) for a in allowed}  # é written as e + U+0301 is é
+        for where, name, term in items:
+            if isinstance(term, str) and unicodedata.normalize("NFC", term) not in allowed_set:
                 close = difflib.get_close_matches(term, allowed, n=1, cutoff=0.6)
                 hint = f" (did you mean '{close[0]}'?)" if close else f" (add it to vocabulary.{key} in .vaultsync.yaml)"
-                line, col = note.position((key, i))
-                out.append(Diagnostic(note.path, line, col, "VC001", f"{key}[{i}]: unknown term '{term}'{hint}"))
+                line, col = note.position(where)
+                out.append(Diagnostic(note.path, line, col, "VC001", f"{name}: unknown term '{term}'{hint}"))
     return out
