@@ -428,6 +428,19 @@ def test_ecma_dot_matches_no_line_terminator():
         True, False, False, False, False, True]
 
 
+@pytest.mark.parametrize("pattern, yes, no", [
+    ("^[\\D]$", "\u0660", "5"), ("^[\\W]$", "é^`", "a_Z9"), ("^\\s$", "\ufeff\u3000\xa0", "\x1c\x85"),
+    ("^\\S$", "\x1c", "\ufeff"), ("^\\cJ$", "\n", "J"), ("^[\\s\\d]$", "\u20009", "x"),
+])
+def test_ecma_class_escapes(pattern, yes, no):
+    """``[\\D]``/``[\\W]`` inside a class are ASCII complements, ``\\s`` is ECMA-262's white space (U+FEFF yes,
+    U+001C no), ``\\cJ`` a control character."""
+    from vaultsync.checks.ecma_regex import ecma_pattern
+
+    rx = ecma_pattern(pattern)
+    assert all(rx.search(c) for c in yes) and not any(rx.search(c) for c in no)
+
+
 @pytest.mark.parametrize("pattern", ["(a", "a{2,1}", "\\p{NoSuchProperty}", "(?<n>a)\\k<m>"])
 def test_an_invalid_pattern_is_a_config_error(vault, pattern):
     vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  rule: {folder: docs/rules, schema: s.json}\n")

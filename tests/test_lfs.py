@@ -113,3 +113,24 @@ def test_worktrees_and_lfs_storage_read_the_shared_store(vault, tmp_path):
     assert "FM015" in run_cli(["check", "--rev", "HEAD"], moved).out
     store(moved / ".git", NOTE, under="elsewhere")
     assert run_cli(["check", "--rev", "HEAD"], moved).code == 0
+
+
+def test_a_commit_deleting_a_note_whose_lfs_content_is_missing_is_checked(vault):
+    """``check --staged`` reads what HEAD held of a removed note (its aliases, its id); content that never
+    arrived is no reason to stop the commit's check."""
+    lfs_vault(vault, stored=False)
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002"))
+    vault.commit("lfs")
+    vault.git("rm", "-q", "docs/adrs/ADR-0001.md")
+    vault.write("docs/free.md", "# Free note\n")
+    vault.git("add", "-A")
+    res = vault.check("--staged")
+    assert res.code == 0 and "git lfs pull" not in res.err, res.out + res.err
+
+
+def test_a_heading_link_into_a_note_not_fetched_is_not_judged(vault):
+    """Its headings are unknown: FM015 on the note says why, and no WL003 claims a heading is missing."""
+    lfs_vault(vault, stored=False)
+    vault.write("docs/free.md", "# Free note\nSee [[ADR-0001#Decision]].\n")
+    res = vault.check()
+    assert [line.split(" ")[1] for line in res.lines] == ["FM015"], res.out

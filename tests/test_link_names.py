@@ -411,6 +411,7 @@ def test_wl02_a_dollar_in_a_link_that_opened_first_is_the_links_text(text, links
     ("1.  Step\n     > ```\n     > [[in]]\n     > ```\n[[out]]\n", ["out"]),
     ("- a\n  - b\n      > `x [[y]]`\n    > [[z]]\n", ["z"]),
     ("Para\n    > ~~~\n    [[p]]\n", ["p"]),                         # no item: paragraph text, no quote
+    ("- Step\n    > 10. Check [[m1]]\n    >     see [[m2]] here\n", ["m1", "m2"]),  # a list in the quote: as before
 ])
 def test_block_starts_count_from_their_containers_content(text, links):
     """A thematic break, a list item or a fence starts a block at most 3 columns past its container's
@@ -560,6 +561,7 @@ def test_atx_headings_in_list_items_agree_with_markdown_it(lines):
     ("- Setup\n    > ## In a quote in the item\n", ["In a quote in the item"]),
     ("1.  手順\n     >## 引用の見出し\n", ["引用の見出し"]),
     ("text\n    > ## not a heading\n", []),
+    ("* t\n  > - # h5\n>\t##   six\n", ["h5", "six"]),                # a list in a quote in an item
 ])
 def test_a_heading_inside_a_list_item_is_found(text, headings):
     assert [h.text for h in find_headings(text, mask_code(text))] == headings

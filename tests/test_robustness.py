@@ -248,6 +248,53 @@ def test_a_subfolder_may_hold_another_type(vault):
     assert "SC001 type: must be 'rule'" in vault.check().out
 
 
+@pytest.mark.parametrize("config, message", [
+    ("vault: docs\ntypes: 5\n", ".vaultsync.yaml:2:8: CF002 types: expected a mapping, got 5"),
+    ("vault: 5\n", ".vaultsync.yaml:1:8: CF002 vault: expected a string or a list, got 5"),
+    ("vault: docs\ntypes:\n  adr:\n", ".vaultsync.yaml:3:7: CF002 types.adr: expected a mapping, got nothing (null)"),
+    ("vault: docs\nsearch: {min_relevance: true}\n",
+     ".vaultsync.yaml:2:25: CF002 search.min_relevance: min_relevance must be a number, got true"),
+])
+@pytest.mark.parametrize("fmt", ["text", "json", "github"])
+def test_config_errors_speak_yaml_and_follow_the_format(vault, config, message, fmt):
+    """A config error says what YAML value was found (never Python's ``True``/``None``) and comes in the
+    report ``--format`` asks for, on stdout for json and github (a CI job reads those), exit 1."""
+    vault.write(".vaultsync.yaml", config)
+    vault.write("docs/a.md", "# a\n")
+    res = vault.check("--format", fmt)
+    assert res.code == 1
+    path, line, col, rest = message.split(":", 3)
+    code, text = rest.strip().split(" ", 1)
+    if fmt == "text":
+        assert res.err.strip() == message
+    elif fmt == "json":
+        assert json.loads(res.out)["diagnostics"] == [{"path": path, "line": int(line), "col": int(col), "code": code,
+                                                       "severity": "error", "message": text}]
+    else:
+        assert res.out.startswith(f"::error file={path},line={line},col={col},title={code}::")
+
+
+@pytest.mark.parametrize("schema, expected", [
+    ({"type": "object", "x-meta": {"$ref": "#/nope"}}, []),                      # data of an unknown keyword
+    ({"$ref": "https://json-schema.org/draft/2020-12/schema"}, ["SC001"]),      # the meta-schema: enum must be a list
+    ({"type": "object", "properties": {"enum": {"$ref": "#/nope"}}}, ["CF003"]),  # a property named enum
+    ({"type": "object", "$defs": {"const": {"$ref": "#/nope"}}}, ["CF003"]),
+    ({"type": "object", "properties": {"x": {"$ref": "#/type"}}}, ["CF003"]),    # a value that is no schema
+    ({"type": "object", "patternProperties": {"^(?<a>O)wner$": {"type": "integer"}}}, ["SC001"]),
+    ({"type": "object", "patternProperties": {"^O\\d?wner$": {"type": "integer"}},
+      "additionalProperties": {"type": "string"}}, ["SC001"]),
+    ({"type": "object", "patternProperties": {"^\\p{Lu}": {"type": "string"}}}, ["CF003"]),
+])
+def test_references_and_pattern_properties_never_crash(vault, schema, expected):
+    """Only what JSON Schema reads as a subschema is walked for $ref; patternProperties keys are read as
+    ECMA-262 (a ``\\p{…}`` there is CF003, not an internal error)."""
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  adr: {folder: docs/adrs, schema: s.json}\n")
+    vault.write("s.json", json.dumps(schema))
+    vault.write("docs/adrs/ADR-0001.md", "---\nmemory_id: ADR-0001\ntitle: T\nenum: x\nOwner: y\n---\nB.\n")
+    res = vault.check()
+    assert sorted({line.split(" ")[1] for line in res.lines}) == expected and "internal error" not in res.err, res.out
+
+
 def test_install_never_loses_a_foreign_hook(vault):
     hooks = vault.root / ".git/hooks"
     hooks.mkdir(exist_ok=True)

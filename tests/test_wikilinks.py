@@ -131,6 +131,7 @@ def test_wl04_unclosed_multiline_and_pathological(vault):
     ("a" + " ." * 50_000 + "x", "[[#y]]"), ("[" * 100_000, "[[#x]]"), ("<" * 100_000, "[[#x]]"), ("<a " * 30_000, "[[#x]]"),
     ("`" * 50_000, "[[#x]]"), ("``a" * 30_000, "[[#x]]"), ("[a](" * 30_000, "[[#x]]"), ("見出し。" * 25_000, "[[#x]]"),
     ("x", "[[#" + ". " * 50_000 + "y]]"), ("x", "[[#" + "\u3000!" * 50_000 + "]]"),
+    ("h\n" + "## y\n" * 3000, "[[#h#" + "`!" * 50_000 + "]]"),  # a nested subpath, held against each heading
 ])
 def test_wl04_long_headings_and_subpaths_take_linear_time(vault, heading, link):
     """Heading matching on 100-200 KB headings or link subpaths (WL-04: no catastrophic backtracking)."""

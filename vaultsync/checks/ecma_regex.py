@@ -5,7 +5,8 @@ property escape ``\\p{…}``, which ``re`` lacks (imported only then: it costs ~
 What differs from Python, translated token by token outside and inside character classes:
 - ``$`` (no ``m`` flag) matches only at the end of the input, never before a final newline: ``\\Z``. So
   ``^ADR-[0-9]{4}$`` rejects ``"ADR-0001\\n"`` (a block scalar ``|``).
-- ``\\d``, ``\\w``, ``\\b`` are ASCII: ``ADR-٠٠٠١`` must not pass ``^ADR-\\d{4}$``.
+- ``\\d``, ``\\w``, ``\\b`` are ASCII: ``ADR-٠٠٠١`` must not pass ``^ADR-\\d{4}$``; ``\\s`` is ECMA-262's set
+  (U+FEFF in, U+001C out); ``\\cJ`` is a control character.
 - ``.`` matches no line terminator (``\\n``, ``\\r``, U+2028, U+2029).
 - ``[]`` matches nothing and ``[^]`` any character; a ``]`` right after ``[`` ends the class.
 - ES2018 syntax: named groups ``(?<name>…)`` and ``\\k<name>``, Unicode property escapes ``\\p{Lu}``,
@@ -18,8 +19,11 @@ import re
 from functools import lru_cache
 from typing import Any
 
-_OUTSIDE = {"d": "[0-9]", "w": "[A-Za-z0-9_]", "D": "[^0-9]", "W": "[^A-Za-z0-9_]", "b": r"(?a:\b)", "B": r"(?a:\B)"}
-_INSIDE = {"d": "0-9", "w": "A-Za-z0-9_"}
+_SPACE = "\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"  # ECMA-262 §22.2.2.9
+_OUTSIDE = {"d": "[0-9]", "w": "[A-Za-z0-9_]", "D": "[^0-9]", "W": "[^A-Za-z0-9_]", "b": r"(?a:\b)", "B": r"(?a:\B)",
+            "s": f"[{_SPACE}]", "S": f"[^{_SPACE}]"}
+_INSIDE = {"d": "0-9", "w": "A-Za-z0-9_", "s": _SPACE, "D": "\\x00-/:-\\U0010ffff",  # [\D]: all but the digits
+           "W": "\\x00-/:-@\\[-\\^`{-\\U0010ffff"}
 _DOT = r"[^\n\r\u2028\u2029]"
 _BACKREF = re.compile(r"k<([A-Za-z_$][A-Za-z0-9_$]*)>")
 _CODE_POINT = re.compile(r"u\{([0-9A-Fa-f]{1,6})\}")
@@ -36,6 +40,8 @@ def _escape(pattern: str, i: int, in_class: bool) -> tuple[str, int]:
         if m is not None and not (in_class and rx is _BACKREF):
             return make(m), i + 1 + m.end()
     esc = pattern[i + 1:i + 2]
+    if esc == "c" and pattern[i + 2:i + 3].isascii() and pattern[i + 2:i + 3].isalpha():  # \cJ: a control character
+        return f"\\x{ord(pattern[i + 2]) % 32:02x}", i + 3
     if in_class:
         return ("\\x08" if esc == "b" else _INSIDE.get(esc, "\\" + esc)), i + 2  # [\b] is a backspace
     return _OUTSIDE.get(esc, "\\" + esc), i + 2

@@ -53,7 +53,7 @@ def resolve_one(vault: Vault, index: LinkIndex, source: str, link: WikiLink) -> 
     if res.status != "ok" or res.path is None:
         return LinkOutcome(source, link, "dangling")
     target = vault.notes.get(res.path)
-    if target is None or not is_note_path(res.path):
+    if target is None or not is_note_path(res.path) or not target.readable:  # unread: its headings are unknown
         return LinkOutcome(source, link, "ok", res.path)  # attachment: `#page=3`, `|300` are display hints
     if link.block is not None and link.block.strip():  # `[[note#^]]`: the note itself, as `[[note#]]`
         if link.block.lower() in {b.lower() for b in target.block_ids}:

@@ -72,15 +72,24 @@ def head_link_index(head: TreeSnapshot, vault: Vault) -> LinkIndex | None:
     aliases = defaultdict(list, {alias: list(paths) for alias, paths in vault.aliases.items()})
     for path in gone:
         if is_note_path(path):
-            for alias in note_aliases(parse_note(path, head.read(path)).frontmatter):
+            for alias in note_aliases(_head_frontmatter(head, path)):
                 aliases[alias].append(path)
     return LinkIndex(before, aliases, root=vault.config.link_root)
+
+
+def _head_frontmatter(head: TreeSnapshot, path: str) -> dict[str, object]:
+    """The frontmatter ``path`` had at HEAD; empty when its content cannot be read (a missing blob, Git LFS
+    content not fetched): a commit is never blocked by what only HEAD held."""
+    try:
+        return parse_note(path, head.read(path)).frontmatter
+    except KeyError:
+        return {}
 
 
 def _same_memory_id(head: TreeSnapshot, path: str, vault: Vault, added: set[str]) -> str | None:
     if not is_note_path(path):
         return None
-    mid = parse_note(path, head.read(path)).frontmatter.get("memory_id")
+    mid = _head_frontmatter(head, path).get("memory_id")
     if not isinstance(mid, str):
         return None
     hits = [p for p in vault.by_memory_id.get(mid, []) if p in added]

@@ -21,6 +21,7 @@ from referencing import Registry, Resource
 
 from vaultsync.checks.ecma_regex import ecma_pattern, is_ecma_regex
 from vaultsync.checks.quickschema import quick_check
+from vaultsync.checks.schema_shape import dangling_ref, ecma_pattern_properties, json_depth
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.resources import data_dir
 from vaultsync.vault.config import SCHEMA_LINKED
@@ -105,66 +106,20 @@ def load_validator(name_or_path: str, repo_root: str = ".", text: str | None = N
             raise ValueError(f"schema {name_or_path}: nested more than {MAX_SCHEMA_DEPTH} levels deep") from None
         if not isinstance(schema, dict):
             raise ValueError(f"schema {name_or_path}: a schema file must hold a JSON object")
-        if _depth(schema) > MAX_SCHEMA_DEPTH:  # what validation recurses through: bounded before it does
+        if json_depth(schema) > MAX_SCHEMA_DEPTH:  # what validation recurses through: bounded before it does
             raise ValueError(f"schema {name_or_path}: nested more than {MAX_SCHEMA_DEPTH} levels deep")
     try:
         jsonschema.Draft202012Validator.check_schema(schema, format_checker=_SCHEMA_FORMATS)
     except jsonschema.SchemaError as exc:
         raise ValueError(f"schema {name_or_path}: {exc.message}") from None
-    dangling = _dangling_ref(schema)
-    if dangling is not None:  # a schema error now, not a crash on the first note that reaches it
-        raise ValueError(f"schema {name_or_path}: {dangling}")
-    return _Validator(flatten(schema), registry=_builtin_registry(), format_checker=_FORMATS)
-
-
-def _depth(value: Any) -> int:
-    """How deep ``value``'s JSON nests (a scalar 0, ``{}`` 1), without recursion."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        node, level = stack.pop()
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
-        if children is not None:
-            deepest = max(deepest, level)
-            stack.extend((child, level + 1) for child in children)
-    return deepest
-
-
-def _dangling_ref(schema: dict[str, Any]) -> str | None:
-    """What is wrong with the first ``$ref``/``$dynamicRef`` of ``schema`` (anywhere in it) that does not
-    resolve, in words; None when all do. References resolve within the schema and to the built-in
-    schemas; nothing is fetched, and no other file is read."""
-    from urllib.parse import urljoin
-
-    from referencing.jsonschema import DRAFT202012
-
-    root = schema.get("$id") if isinstance(schema.get("$id"), str) else ""
+    problem = dangling_ref(schema, _builtin_registry())
+    if problem is not None:  # a schema error now, not a crash on the first note that reaches it
+        raise ValueError(f"schema {name_or_path}: {problem}")
     try:
-        registry = _builtin_registry().with_resource(root, DRAFT202012.create_resource(schema)).crawl()
-    except Exception as exc:  # noqa: BLE001 - a shape check_schema lets through but referencing cannot crawl
-        return f"cannot read its $id and $ref: {type(exc).__name__}: {exc}"
-    stack: list[tuple[Any, str]] = [(schema, root)]
-    while stack:
-        node, base = stack.pop()
-        if isinstance(node, list):
-            stack.extend((item, base) for item in node)
-            continue
-        if not isinstance(node, dict):
-            continue
-        if isinstance(node.get("$id"), str):
-            base = urljoin(base, node["$id"])
-        for key in ("$ref", "$dynamicRef"):
-            ref = node.get(key)
-            if not isinstance(ref, str):
-                continue
-            try:
-                registry.resolver(base_uri=base).lookup(ref)
-            except Exception as exc:  # noqa: BLE001 - referencing raises several unrelated types
-                where = ref.split("#", 1)[0]
-                hint = f" (no other file is read: put what {where!r} defines under $defs here)" if where else ""
-                return f"cannot resolve {key} {ref!r}: {type(exc).__name__}{hint}"
-        stack.extend((value, base) for name, value in node.items()
-                     if name not in ("enum", "const", "examples", "default"))
-    return None
+        schema = ecma_pattern_properties(schema)
+    except ValueError as exc:
+        raise ValueError(f"schema {name_or_path}: {exc}") from None
+    return _Validator(flatten(schema), registry=_builtin_registry(), format_checker=_FORMATS)
 
 
 def flatten(schema: dict[str, Any]) -> dict[str, Any]:

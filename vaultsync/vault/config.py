@@ -214,6 +214,31 @@ def _check_values(data: dict[str, Any], positions: dict[tuple[Any, ...], tuple[i
 SCHEMA_LINKED = "a symbolic link, or under one: vaultsync never follows one (commit the file itself)"
 
 
+_SHAPES = {"object": "a mapping", "array": "a list", "string": "a string", "number": "a number",
+           "integer": "a whole number", "boolean": "true or false", "null": "nothing"}
+
+
+def _expected_shape(schema: dict[str, Any]) -> str:
+    """What a config schema node accepts, in words (``a string or a list``)."""
+    options = schema.get("anyOf") or schema.get("oneOf") or [schema]
+    kinds = [k for o in options if isinstance(o, dict) for k in ([o["type"]] if isinstance(o.get("type"), str)
+                                                                else o.get("type") or [])]
+    return " or ".join(dict.fromkeys(_SHAPES.get(k, k) for k in kinds)) or "another value"
+
+
+def _yaml_shape(value: Any) -> str:
+    """A config value as a user wrote it in YAML: ``5``, ``true``, ``null``, ``'x'``, a mapping, a list."""
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
 def config_is_a_folder(kind: str = "a folder") -> ConfigError:
     """CF001 for a ``.vaultsync.yaml`` that is ``kind`` (a folder, a submodule), not a file: the same
     error for the check and for the index."""
@@ -257,6 +282,8 @@ def load_config(root: Path, text: str | None = None) -> Config:
         line, col = doc.positions.get(where, (0, 0))
         field_name = ".".join(str(p) for p in where) or "(top level)"
         message = err.message
+        if err.validator in ("type", "anyOf", "oneOf"):  # say it in YAML's words, not Python's reprs
+            message = f"expected {_expected_shape(err.schema)}, got {_yaml_shape(err.instance)}"
         if err.validator == "additionalProperties" and isinstance(err.instance, dict):
             known = list(err.schema.get("properties", {}))
             extra = [k for k in err.instance if k not in known]

@@ -136,9 +136,10 @@ def _quote_in_item(line: str, items: list[int]) -> tuple[int, str] | None:
     quote 0-3 columns past an open top-level list item's content (``items``); else None."""
     lead = len(line) - len(line.lstrip(" "))
     inside = max((c for c in items if c <= lead), default=None)
-    if line[lead:lead + 1] != ">" or inside is None or lead - inside > 3 or not _in_quotes(line[lead:]).strip():
-        return None
-    return lead, _in_quotes(line[lead:])
+    text = _in_quotes(line[lead:])
+    if line[lead:lead + 1] != ">" or inside is None or lead - inside > 3 or not text.strip() or _ITEM.match(text):
+        return None  # not modelled: a list inside the quote (read as before)
+    return lead, text
 
 
 def _close(items: list[int], lead: int) -> None:

@@ -78,6 +78,7 @@ def mask_code(text: str) -> str:
     fence: _Fence | None = None
     inline_open = False  # an Obsidian comment opened inline ("text %% …") is still open
     items: list[int] = []  # content columns of the open list items, outermost first
+    declined = False  # the quote inside an item holds a list: its lines are read as before (not modelled)
     item_depth = 0  # block quote depth of the open list items
     empty_item = False  # the last line opened a list item with nothing in it
     prev_para = False  # previous line is paragraph text (indented code cannot interrupt it) ...
@@ -87,7 +88,7 @@ def mask_code(text: str) -> str:
     for raw in text.split("\n"):
         line_start, offset = offset, offset + len(raw) + 1
         line = _expand_lead(raw)
-        prefix = _container_prefix(line, items, item_depth, fence is not None)
+        prefix, declined = _container_prefix(line, items, item_depth, fence is not None, declined)
         rest = line[len(prefix):]
         depth = prefix.count(">") if prefix else 0
         lazy_line = (prev_para and depth < para_depth and bool(rest.strip()) and _continues(rest)
@@ -285,21 +286,25 @@ def _close_items(items: list[int], column: int) -> None:
         items.pop()
 
 
-def _container_prefix(line: str, items: list[int], item_depth: int, in_fence: bool) -> str:
-    """The block quote markers that start ``line``, with the spaces before them: at most 3 columns in,
-    or at most 3 past the content column of an open list item (``- x`` / ``    > ~~~``: a quote inside
-    the item, 2 columns past its content; §5.1, §5.2). ``in_fence``: a fence is open, whose content
-    the rest of the line may be."""
+def _container_prefix(line: str, items: list[int], item_depth: int, in_fence: bool,
+                      declined: bool) -> tuple[str, bool]:
+    """(the block quote markers that start ``line``, with the spaces before them: at most 3 columns in, or
+    at most 3 past the content column of an open list item (``- x`` / ``    > ~~~``: a quote inside the
+    item, 2 columns past its content; §5.1, §5.2); whether such a quote was read as before). Not modelled:
+    a list inside that quote (one block quote depth holds all open items): from its line on, while the
+    quote goes on (``declined``), its lines are read as before. ``in_fence``: a fence is open, whose
+    content the rest of the line may be."""
     prefix = CONTAINER.match(line).group(0)  # type: ignore[union-attr]
     if not items or prefix.count(">") != item_depth:
-        return prefix
+        return prefix, False
     rest = line[len(prefix):]
     cols = _indent_cols(rest)  # spaces only: the lead's tabs are expanded
     if cols < 4 or rest[cols:cols + 1] != ">" or cols - max((c for c in items if c <= cols), default=-4) > 3:
-        return prefix
+        return prefix, False
     quoted = prefix + rest[:cols] + CONTAINER.match(rest, cols).group(0)  # type: ignore[union-attr]
-    # not modelled: a list inside that quote (one block quote depth holds all open items): read as before
-    return prefix if not in_fence and _ANY_ITEM.match(line, len(quoted)) else quoted
+    if declined or (not in_fence and _ANY_ITEM.match(line, len(quoted))):
+        return prefix, True
+    return quoted, False
 
 
 def _inside_quotes(line: str, depth: int, quote: re.Pattern[str] = _QUOTE) -> str:

@@ -274,7 +274,14 @@ def match_heading(wanted: str, headings: Iterable[str]) -> str | None:
     texts = list(headings)
     if last in texts:
         return "exact"
-    keys = {normalise_heading(last), normalise_heading(strip_heading(last))} - {""}
+    keys = _subpath_keys(last)
     if any(keys & heading_keys(h) for h in texts):
         return "normalised"
     return None
+
+
+@lru_cache(maxsize=4096)
+def _subpath_keys(part: str) -> frozenset[str]:
+    """The normalised forms of one part of a link's heading subpath: once per part, not once per heading a
+    nested subpath (``H1#H2``) is held against (WL-04)."""
+    return frozenset({normalise_heading(part), normalise_heading(strip_heading(part))} - {""})
