@@ -318,6 +318,8 @@ def test_fix_leaves_a_supersession_cycle_alone(vault):
     assert "SS003" in res.out
     changed = {p.name for p in (vault.root / "docs/adrs").iterdir() if p.read_bytes() != before[p.name]}
     assert changed == {"ADR-0004.md", "ADR-0005.md"}
+    cycle = [line for line in res.lines if " SS002 " in line]  # what is left says what to do, never "--fix"
+    assert cycle and all("resolve the supersession cycle first (SS003)" in line for line in cycle), res.out
 
 
 @pytest.mark.parametrize("value", ['""', "' '", "[]", '[""]'])

@@ -251,6 +251,7 @@ def test_memory_commands_piped_into_head_end_quietly(vault: Vault, argv) -> None
     ("Über große Datenbanken: 日本語", "uber-grosse-datenbanken-日本語"),   # ß is "ss", Japanese kept
     ("データベースの選定", "データベースの選定"), ("Выбор базы данных", "выбор-базы-данных"),
     ("Ångström — naïve café", "angstrom-naive-cafe"), ("C# & F# interop", "c-f-interop"), ("👍", ""),
+    ("ᎠᏍᎦᏯ ꭰꮝ", "ꭰꮝꭶꮿ-ꭰꮝ"),                                        # Cherokee: lower case, though casefold is upper
 ])
 def test_a_slug_keeps_the_words_of_any_script(title, expected) -> None:
     from vaultsync.memory.scaffold import slug

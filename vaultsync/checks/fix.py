@@ -19,7 +19,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from vaultsync.checks.lifecycle import back_reference, extra_successors, supersession_edges, unresolved_fields
+from vaultsync.checks.lifecycle import (
+    back_reference,
+    cycle_edges,
+    extra_successors,
+    supersession_edges,
+    unresolved_fields,
+)
 from vaultsync.vault.note import parse_text
 from vaultsync.vault.vault import Vault
 
@@ -40,32 +46,17 @@ def plan_fixes(vault: Vault, only: set[str] | None = None) -> list[Fix]:
     """The back-references missing on one side of a declared supersession (in ``only`` paths, if given)."""
     edges, problems = supersession_edges(vault)
     broken = unresolved_fields(problems)
-    graph: dict[str, list[str]] = {}
-    for e in edges:
-        graph.setdefault(e.newer, []).append(e.older)
+    in_cycle = cycle_edges(edges)
     extra = extra_successors(vault, edges)
     fixes: list[Fix] = []
     for e in edges:
-        if _reaches(graph, e.older, e.newer) or e.older in extra:
+        if e in in_cycle or e.older in extra:
             continue  # a cycle (SS003) or a second successor (SS005): for a person to resolve
         if e.declared_by_newer and not e.declared_by_older:
             fixes.append(Fix(e.older, "superseded_by", back_reference(vault, e.newer, e.older)))
         elif e.declared_by_older and not e.declared_by_newer:
             fixes.append(Fix(e.newer, "supersedes", back_reference(vault, e.older, e.newer)))
     return [f for f in fixes if f.ref is not None and (f.path, f.field) not in broken and (only is None or f.path in only)]
-
-
-def _reaches(graph: dict[str, list[str]], start: str, goal: str) -> bool:
-    """Whether ``goal`` is reachable from ``start`` along ``graph``'s edges."""
-    seen, todo = {start}, [start]
-    while todo:
-        for nxt in graph.get(todo.pop(), []):
-            if nxt == goal:
-                return True
-            if nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
-    return False
 
 
 def apply_fix(root: Path, vault: Vault, fix: Fix) -> bool:

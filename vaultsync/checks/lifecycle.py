@@ -218,8 +218,33 @@ def back_reference(vault: Vault, target: str, source: str) -> str | None:
     return f"[[{rel.removesuffix('.md')}]]"
 
 
-def _fix_hint(vault: Vault, target: str, source: str) -> str:
-    """How to add the back-reference: ``--fix``, or by hand when it can write none."""
+def cycle_edges(edges: list[Supersession]) -> set[Supersession]:
+    """The supersessions that lie on a cycle (the older note leads back to the newer one): SS003, for a
+    person to resolve, never ``--fix``."""
+    graph: dict[str, list[str]] = {}
+    for e in edges:
+        graph.setdefault(e.newer, []).append(e.older)
+    return {e for e in edges if _reaches(graph, e.older, e.newer)}
+
+
+def _reaches(graph: dict[str, list[str]], start: str, goal: str) -> bool:
+    """Whether ``goal`` is reachable from ``start`` along ``graph``'s edges."""
+    seen, todo = {start}, [start]
+    while todo:
+        for nxt in graph.get(todo.pop(), []):
+            if nxt == goal:
+                return True
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return False
+
+
+def _fix_hint(vault: Vault, target: str, source: str, in_cycle: bool = False) -> str:
+    """How to add the back-reference: ``--fix``, or by hand when it can write none, or nothing before the
+    cycle it lies on is resolved."""
+    if in_cycle:
+        return "resolve the supersession cycle first (SS003): `--fix` never writes across one"
     if back_reference(vault, target, source) is not None:
         return "run `vaultsync check --fix`"
     return (f"add it by hand (`--fix` cannot: no [[WikiLink]] names {target}, whose file name holds # | ^ or a "
@@ -231,6 +256,7 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
     edges, out = supersession_edges(vault)
     extra = extra_successors(vault, edges)
     broken = unresolved_fields(out)
+    in_cycle = cycle_edges(edges)
     for old, successors in sorted(extra.items()):
         line, col = vault.notes[old].position(("superseded_by",), key=True)
         names = ", ".join(f"{vault.display_name(p)} ({p})" for p in successors)
@@ -247,7 +273,7 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
             out.append(Diagnostic(
                 edge.older, line, col, "SS002",
                 f"superseded_by: missing back-reference to {vault.display_name(edge.newer)} "
-                f"({edge.newer} supersedes this note) — {_fix_hint(vault, edge.newer, edge.older)}",
+                f"({edge.newer} supersedes this note) — {_fix_hint(vault, edge.newer, edge.older, edge in in_cycle)}",
             ))
         if edge.declared_by_older and not edge.declared_by_newer and not _unreadable(newer, "supersedes") \
                 and (edge.newer, "supersedes") not in broken:
@@ -255,7 +281,8 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
             out.append(Diagnostic(
                 edge.newer, line, col, "SS002",
                 f"supersedes: missing back-reference to {vault.display_name(edge.older)} "
-                f"({edge.older} says it is superseded by this note) — {_fix_hint(vault, edge.older, edge.newer)}",
+                f"({edge.older} says it is superseded by this note) — "
+                f"{_fix_hint(vault, edge.older, edge.newer, edge in in_cycle)}",
             ))
     superseded = {e.older for e in edges}
     for path in sorted(superseded):

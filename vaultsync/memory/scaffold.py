@@ -105,7 +105,7 @@ def slug(title: str, limit: int = 60) -> str:
     ASCII (``é`` → ``e``, ``ß`` → ``ss``), letters and digits of other scripts kept (``データベース``),
     anything else a ``-`` (``""`` when nothing is left)."""
     out = []
-    for ch in unicodedata.normalize("NFKC", title).casefold():
+    for ch in unicodedata.normalize("NFKC", title).casefold().lower():  # casefold makes Cherokee upper case
         base = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
         out.append(base if base.isascii() else ch if ch.isalnum() else "-")
     text = re.sub(r"[\W_]+", "-", unicodedata.normalize("NFC", "".join(out))).strip("-")
