@@ -176,12 +176,11 @@ def locate(cwd: str) -> tuple[Path, int] | None:
 
 
 def git_dir_of(cwd: str) -> str | None:
-    """The git dir of the working tree holding ``cwd`` as git finds it: ``$GIT_DIR``, else the nearest ``.git``
-    folder (holding ``HEAD``) or ``.git`` file (``gitdir: …``: a worktree or submodule) at or above ``cwd``;
-    None when there is none. Only where a client looks for the daemon: a wrong answer finds no daemon and
-    no secret, and the search runs through the full route (git's own discovery), never on another index."""
-    if os.environ.get("GIT_DIR"):
-        return os.path.abspath(os.path.join(cwd, os.environ["GIT_DIR"]))
+    """The git dir of the working tree holding ``cwd``, found as the full route finds it (from ``cwd``, not
+    ``$GIT_DIR``, which a hook exports): the nearest ``.git`` folder (holding ``HEAD``) or ``.git`` file
+    (``gitdir: …``: a worktree or submodule) at or above ``cwd``; None when there is none. Only where a
+    client looks for the daemon: a wrong answer finds no daemon and no secret, and the search runs through
+    the full route (pygit2's discovery), never on another repository's index."""
     here = os.path.abspath(cwd)
     while True:
         dot = os.path.join(here, ".git")
