@@ -51,6 +51,16 @@ def _ws(v: Vault) -> Workspace:
     return Workspace.open(v.root)
 
 
+@pytest.mark.parametrize("name", ["RULE-0007-half-edited.md", "RULE-0007.md", "RULE-7-x.md"])
+def test_an_id_held_only_by_a_file_name_is_taken(make_vault, name) -> None:  # type: ignore[no-untyped-def]
+    """A note whose frontmatter cannot be read (an edit left half done) still holds the id in its file name:
+    the next memory never gets it."""
+    v = make_vault({"docs/rules/RULE-0003.md": adr("RULE-0003").replace("type: adr", "type: rule"),
+                    f"docs/rules/{name}": "---\nmemory_id: RULE-0007\ntitle: 'unclosed\n---\n",
+                    "docs/rules/RULE-00071x.md": "# a file whose name only starts like an id\n"})
+    assert next_memory_id(_ws(v).vault(), "RULE") == "RULE-0008"
+
+
 def test_memory_id_prefix_and_width(make_vault) -> None:  # type: ignore[no-untyped-def]
     v = make_vault({"docs/adrs/D-00041.md": adr("D-00041"), "docs/rules/x.md": "no frontmatter\n"})
     ws = _ws(v)

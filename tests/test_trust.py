@@ -3,6 +3,8 @@ say what the filters hid (issue: the three hiding cases, abstention, formats, ca
 
 from __future__ import annotations
 
+import itertools
+
 import json
 from pathlib import Path
 
@@ -59,9 +61,10 @@ def _search(s, query: str, **kw):  # type: ignore[no-untyped-def]
 def test_hidden_by_confidence_and_expiry_is_reported_not_silent(team):
     """The only notes holding the words are hidden: the result says so, with ids and the flags."""
     _, s = team
-    for query, mid, flag in (("kerberos sidecar tickets", "ADR-0005", "--min-confidence 0.4"),
-                             ("zanzibar tuple store", "ADR-0006", "--include-expired")):
-        result = _search(s, query)
+    for (query, mid, flag), top_k in itertools.product((("kerberos sidecar tickets", "ADR-0005", "--min-confidence 0.4"),
+                                                         ("zanzibar tuple store", "ADR-0006", "--include-expired")),
+                                                        (5, 1)):  # an agent's usual --top-k 1 too
+        result = _search(s, query, top_k=top_k)
         hidden = {n["memory_id"]: n for n in result.hidden["notes"]}
         assert mid in hidden and hidden[mid]["show_with"] == flag, result.hidden
         assert all(h.memory_id != mid for h in result.hits)
@@ -331,3 +334,18 @@ def test_a_hidden_superseded_note_names_its_hidden_successor_and_a_cycle(tmp_pat
         assert [h.path for h in shown.hits][:1] == ["docs/C.md"]
     finally:
         s.close()
+
+
+def test_top_k_1_still_reports_the_superseded_note_that_matched(tmp_path, embedder):
+    """An agent asks for one hit: the superseded note that holds the words (ADR-0003 "webhook retries", in
+    the bundled example vault) is still reported as hidden, with its successor shown."""
+    import shutil
+
+    root = tmp_path / "example"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "examples" / "vault", root)
+    vault = init_vault(root, (root / ".vaultsync.yaml").read_text())
+    vault.commit("example")
+    s = synced_searcher(root)
+    result = _search(s, "webhook retries", top_k=1)
+    assert [h.memory_id for h in result.hits] == ["ADR-0007"]
+    assert [(n["memory_id"], n["show_with"]) for n in result.hidden["notes"]] == [("ADR-0003", "--include-superseded")]

@@ -11,8 +11,10 @@ unless ``--hooks-path`` asks to install into that folder (field case GH-08).
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
+from pathlib import Path
 
 import pygit2
 
@@ -74,5 +76,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _set_alias(repo: pygit2.Repository) -> None:
-    repo.config["alias.memsearch"] = f"!{shlex.quote(sys.executable)} -m vaultsync search"
+    """``git memsearch``: this interpreter's ``vaultsync`` script when it has one beside it (it starts ~4 ms
+    sooner than ``python -m``, which loads runpy), else ``python -m vaultsync``; either way this install."""
+    script = Path(sys.executable).parent / "vaultsync"
+    command = shlex.quote(str(script)) if os.access(script, os.X_OK) else f"{shlex.quote(sys.executable)} -m vaultsync"
+    repo.config["alias.memsearch"] = f"!{command} search"
     print("git memsearch → vaultsync search")

@@ -9,6 +9,7 @@ examples ``ADR-0007``, ``INC-0012``). Callers allocate under :meth:`Workspace.lo
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections import Counter
 
@@ -37,11 +38,13 @@ def type_prefix(config: Config, vault: Vault, type_name: str) -> str:
 
 
 def next_memory_id(vault: Vault, prefix: str) -> str:
-    """``prefix-N`` with N one above the highest number in use for ``prefix`` (zero-padded)."""
+    """``prefix-N`` with N one above the highest number in use for ``prefix`` (zero-padded): in a memory_id,
+    or in a file name (``ADR-0007-….md``: a note whose frontmatter cannot be read still holds its id)."""
     highest, width = 0, MIN_WIDTH
-    for mid in vault.by_memory_id:
-        m = MEMORY_ID.match(mid)
-        if m and m.group(1) == prefix:
-            highest = max(highest, int(m.group(2)))
-            width = max(width, len(m.group(2)))
+    named = re.compile(rf"{re.escape(prefix)}-([0-9]+)(?=-|\.md$)", re.IGNORECASE)
+    numbers = [m.group(2) for mid in vault.by_memory_id if (m := MEMORY_ID.match(mid)) and m.group(1) == prefix]
+    numbers += [m.group(1) for path in vault.files if (m := named.match(posixpath.basename(path)))]
+    for number in numbers:
+        highest = max(highest, int(number))
+        width = max(width, len(number))
     return f"{prefix}-{highest + 1:0{width}d}"
