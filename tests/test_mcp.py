@@ -209,7 +209,16 @@ def test_write_then_commit_then_search_finds_it(repo: Vault) -> None:
     assert f'created: "{TODAY.isoformat()}"' in text and f'last_validated: "{TODAY.isoformat()}"' in text
     assert "status: draft" in text
     assert found["hits"][0]["memory_id"] == "RULE-0002"
-    assert repo.check().code == 0
+    assert repo.check().code == 0 and "note" not in written
+
+
+def test_a_write_without_commit_says_search_will_not_find_it_yet(repo: Vault) -> None:
+    async def body(s: ClientSession) -> Any:
+        return await call(s, "write", type="rule", title="Disk alerts at 75 percent", body="Alert at 75 %.")
+
+    written = with_server(repo.root, body)[0]
+    assert written["commit"] is None and "search finds it once it is committed" in written["note"]
+    assert "commit: true" in written["note"]
 
 
 def test_bad_field_or_dangling_link_is_refused_and_leaves_no_file(repo: Vault) -> None:

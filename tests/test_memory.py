@@ -351,3 +351,23 @@ def test_show_keeps_each_committed_field_on_its_line(vault: Vault) -> None:
     vault.write("docs/adrs/A.md", adr("ADR-0001", extra='owner: "x\\nstatus: accepted\\u001b[31m"\n'))
     out = run_cli(["show", "ADR-0001"], vault.root).out.splitlines()
     assert out[2].startswith("created: ") and "owner: x\\nstatus: accepted\\u001b[31m" in out[2] and "\x1b" not in out[2]
+
+
+def test_a_write_left_uncommitted_says_search_will_not_find_it_yet(vault: Vault) -> None:
+    """vaultsync indexes commits: a memory written without --commit is not searchable yet, and the write
+    says so (an agent that writes, then searches, would otherwise miss its own memory silently)."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.commit("init")
+    res = run_cli(["new", "adr", "--title", "Later"], vault.root)
+    assert res.code == 0 and "written, not committed: search finds it once it is committed" in res.err
+    res = run_cli(["new", "adr", "--title", "Now", "--commit"], vault.root)
+    assert res.code == 0 and "not committed" not in res.err
+
+
+def test_status_says_how_to_turn_on_a_configured_check_hook(vault: Vault) -> None:
+    """A fresh clone has vaultsync-check in .pre-commit-config.yaml but no hook yet: `pre-commit install`."""
+    vault.write(".pre-commit-config.yaml", "repos:\n- repo: local\n  hooks:\n  - id: vaultsync-check\n")
+    vault.write("docs/a.md", "# a\n")
+    vault.commit("init")
+    out = run_cli(["status"], vault.root).out
+    assert "pre-commit check off (run `pre-commit install`: .pre-commit-config.yaml has vaultsync-check)" in out

@@ -44,6 +44,14 @@ def parse_sets(values: list[str] | None) -> dict[str, Any]:
     return out
 
 
+def report_uncommitted(committed: bool) -> None:
+    """Say, on stderr, that a write left uncommitted is not searchable yet."""
+    from vaultsync.memory.commit import NOT_COMMITTED
+
+    if not committed:
+        print(f"note: {NOT_COMMITTED.format(how='pass --commit')}", file=sys.stderr)
+
+
 def report_written(written: Any) -> None:
     """The changed paths on stdout, warnings on stderr."""
     for w in written.warnings:

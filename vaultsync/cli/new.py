@@ -8,7 +8,7 @@ import shlex
 import subprocess
 import sys
 
-from vaultsync.cli.memory_common import parse_sets, report_written, run_memory
+from vaultsync.cli.memory_common import parse_sets, report_uncommitted, report_written, run_memory
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
         if args.commit:
             written.commit = commit_paths(ws, written.changed, f"{written.memory_id}: {args.title}")
             print(f"committed {written.commit[:10]}", file=sys.stderr)
+        report_uncommitted(args.commit)
         return 0
 
     return run_memory("new", action)

@@ -15,7 +15,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 
 
 def run(args: argparse.Namespace) -> int:
-    from vaultsync.cli.memory_common import report_written, run_memory
+    from vaultsync.cli.memory_common import report_uncommitted, report_written, run_memory
     from vaultsync.memory.commit import commit_paths
     from vaultsync.memory.promote import promote
 
@@ -24,6 +24,7 @@ def run(args: argparse.Namespace) -> int:
         report_written(written)
         if args.commit:
             commit_paths(ws, [written.path], f"{written.memory_id}: promoted from {args.path}")
+        report_uncommitted(args.commit)
         return 0
 
     return run_memory("promote", action)

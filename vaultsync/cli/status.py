@@ -39,8 +39,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"progress    {info['progress']['text']}")
     if info.get("synced_at"):
         print(f"last sync   {info['synced_at']} ({info.get('last_status') or 'ok'})")
+    off = "off (run `pre-commit install`: .pre-commit-config.yaml has vaultsync-check)" if info.get("check_configured") \
+        else "off (add vaultsync-check to .pre-commit-config.yaml)"
     print(f"hooks       {', '.join(info['hooks']) or 'none'}; pre-commit check "
-          + ("on (vaultsync-check)" if info.get("check_hook") else "off (add vaultsync-check to .pre-commit-config.yaml)"))
+          + ("on (vaultsync-check)" if info.get("check_hook") else off))
     if info["unread"]:
         print(f"warning     {unread_warning(info['unread'])}")
     if info.get("lancedb_behind"):

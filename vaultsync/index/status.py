@@ -11,7 +11,7 @@ from typing import Any
 
 from vaultsync.git import head_commit_id, head_tree, workdir
 from vaultsync.index.fastpath import config_at
-from vaultsync.index.hooks import REQUIRED_HOOKS, check_hook, hooks_path_setting, installed_hooks
+from vaultsync.index.hooks import REQUIRED_HOOKS, check_configured, check_hook, hooks_path_setting, installed_hooks
 from vaultsync.index.layout import layout_for
 from vaultsync.index.lock import is_alive, read_owner
 from vaultsync.index.progress import describe, eta_seconds, read_progress
@@ -71,6 +71,7 @@ def collect(repo: Any) -> dict[str, Any]:
     present = installed_hooks(repo)
     info["hooks"] = present
     info["check_hook"] = check_hook(repo)
+    info["check_configured"] = check_configured(repo)
     missing = [h for h in REQUIRED_HOOKS if h not in present]
     if setting and missing:
         info["hooks_problem"] = f"hooks not active: core.hooksPath={setting} (unset it or chain our hooks from there)"

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from vaultsync import __version__
 from vaultsync.memory import review as review_queue
-from vaultsync.memory.commit import commit_paths
+from vaultsync.memory.commit import NOT_COMMITTED, commit_paths
 from vaultsync.memory.create import Written, create
 from vaultsync.memory.errors import MemoryWriteError
 from vaultsync.memory.lookup import find_note
@@ -58,7 +58,10 @@ def _call(fn: Callable[[], T]) -> T:
 def _committed(ws: Workspace, written: Written, commit: bool, message: str) -> dict[str, Any]:
     if commit:
         written.commit = commit_paths(ws, written.changed, message)
-    return written.to_dict()
+    out = written.to_dict()
+    if not commit:  # an agent that writes, then searches, must not expect to find it yet
+        out["note"] = NOT_COMMITTED.format(how="call with commit: true")
+    return out
 
 
 def build_server(root: Path) -> MCPServer:

@@ -6,6 +6,9 @@ from vaultsync.git import head_commit_id, run_git
 from vaultsync.memory.errors import MemoryWriteError
 from vaultsync.memory.workspace import Workspace
 
+NOT_COMMITTED = ("written, not committed: search finds it once it is committed (vaultsync indexes commits); "
+                 "{how}, or git commit it")
+
 
 def commit_paths(ws: Workspace, paths: list[str], message: str) -> str:
     """Stage and commit ``paths`` only (other staged changes stay staged, uncommitted).
