@@ -1,12 +1,14 @@
 """A whole ``git memsearch`` process through a warm daemon: checkouts compared in one run.
 
     python bench/bench_memsearch.py --repo .bench/index/generated-10000 --roots . ../base --queries 40
+    python bench/bench_memsearch.py --repo .bench/index/generated-10000 --roots . --installed   # + the repo's alias
 
 --repo is an indexed repository (bench/bench_index.py --keep leaves one). One daemon of the first root
 serves it on a free port (the client protocol is the same across the checkouts compared). Each query is
 a distinct three-word query drawn from the vault's own vocabulary; for each, every root runs
 ``git -c alias.memsearch='!env PYTHONPATH=ROOT python -m vaultsync search' memsearch QUERY``, in
-rotating order, so that the machine's noise falls on all alike. Reported per root: p25, p50, p75 of
+rotating order, so that the machine's noise falls on all alike (``--installed``: also the alias
+``vaultsync install`` set in the repository, run as is). Reported per variant: p25, p50, p75 of
 the wall time (ms) of the whole process, git's alias shell included, and the daemon's own p50
 (``timings_ms.total`` of the same queries) for scale.
 """
@@ -49,6 +51,7 @@ def main() -> None:
     ap.add_argument("--roots", type=Path, nargs="+", required=True, help="checkouts to compare (PYTHONPATH)")
     ap.add_argument("--queries", type=int, default=40)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--installed", action="store_true", help="also time the repository's own git memsearch alias")
     args = ap.parse_args()
     roots = [r.resolve() for r in args.roots]
     git_dir = subprocess.run(["git", "rev-parse", "--absolute-git-dir"], cwd=args.repo, capture_output=True,
@@ -59,7 +62,13 @@ def main() -> None:
     env = {**os.environ, "VAULTSYNC_PORT": str(port), "PYTHONPATH": str(roots[0])}
     daemon = subprocess.Popen([sys.executable, "-m", "vaultsync", "serve", "--port", str(port)], cwd=args.repo,
                               env=env, stderr=subprocess.DEVNULL)
-    wall: dict[Path, list[float]] = {r: [] for r in roots}
+    variants: list[tuple[str, list[str]]] = []
+    for root in roots:
+        alias = f"!env PYTHONPATH={shlex.quote(str(root))} {shlex.quote(sys.executable)} -m vaultsync search"
+        variants.append((str(root), ["git", "-c", f"alias.memsearch={alias}", "memsearch"]))
+    if args.installed:
+        variants.append(("installed alias", ["git", "memsearch"]))
+    wall: dict[str, list[float]] = {name: [] for name, _ in variants}
     inner: list[float] = []
     try:
         for _ in range(600):  # up and warm: its first answer loads the models
@@ -69,12 +78,11 @@ def main() -> None:
                 break
             time.sleep(0.5)
         for i, query in enumerate(queries):
-            for root in roots[i % len(roots):] + roots[:i % len(roots)]:
-                alias = f"!env PYTHONPATH={shlex.quote(str(root))} {shlex.quote(sys.executable)} -m vaultsync search"
+            for name, command in variants[i % len(variants):] + variants[:i % len(variants)]:
                 start = time.perf_counter()
-                subprocess.run(["git", "-c", f"alias.memsearch={alias}", "memsearch", query], cwd=args.repo,
-                               env={**env, "PYTHONPATH": ""}, check=True, stdout=subprocess.DEVNULL)
-                wall[root].append((time.perf_counter() - start) * 1000)
+                subprocess.run([*command, query], cwd=args.repo, env={**env, "PYTHONPATH": ""}, check=True,
+                               stdout=subprocess.DEVNULL)
+                wall[name].append((time.perf_counter() - start) * 1000)
             out = subprocess.run([sys.executable, "-m", "vaultsync", "search", query, "--format", "json"],
                                  cwd=args.repo, env=env, capture_output=True, text=True, check=True).stdout
             inner.append(json.loads(out)["timings_ms"]["total"])
@@ -83,9 +91,9 @@ def main() -> None:
         daemon.wait(timeout=30)
     report = {"repo": str(args.repo.resolve()), "queries": len(queries),
               "daemon_search_p50_ms": round(statistics.median(inner), 1)}
-    for root, times in wall.items():
+    for name, times in wall.items():
         q = statistics.quantiles(times, n=4)
-        report[str(root)] = {"p25_ms": round(q[0], 1), "p50_ms": round(q[1], 1), "p75_ms": round(q[2], 1)}
+        report[name] = {"p25_ms": round(q[0], 1), "p50_ms": round(q[1], 1), "p75_ms": round(q[2], 1)}
     print(json.dumps(report, indent=2))
 
 
