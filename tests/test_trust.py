@@ -335,17 +335,3 @@ def test_a_hidden_superseded_note_names_its_hidden_successor_and_a_cycle(tmp_pat
     finally:
         s.close()
 
-
-def test_top_k_1_still_reports_the_superseded_note_that_matched(tmp_path, embedder):
-    """An agent asks for one hit: the superseded note that holds the words (ADR-0003 "webhook retries", in
-    the bundled example vault) is still reported as hidden, with its successor shown."""
-    import shutil
-
-    root = tmp_path / "example"
-    shutil.copytree(Path(__file__).resolve().parent.parent / "examples" / "vault", root)
-    vault = init_vault(root, (root / ".vaultsync.yaml").read_text())
-    vault.commit("example")
-    s = synced_searcher(root)
-    result = _search(s, "webhook retries", top_k=1)
-    assert [h.memory_id for h in result.hits] == ["ADR-0007"]
-    assert [(n["memory_id"], n["show_with"]) for n in result.hidden["notes"]] == [("ADR-0003", "--include-superseded")]

@@ -2,8 +2,8 @@
 
 A filtered search is run a second time without any filter and shallower (retrieve, fuse,
 chunks and relevance only, ``2 × top_k`` candidates per leg but at least :data:`HIDDEN_MIN_CANDIDATES`,
-on the query vectors the first pass computed); the notes of its top ``top_k`` chunks (at least
-:data:`HIDDEN_MIN_NOTES`) that pass the relevance floor and that the filters removed are reported
+on the query vectors the first pass computed); the notes of its top
+``top_k`` chunks that pass the relevance floor and that the filters removed are reported
 with the reason and the flag that shows them. A superseded note names its successor.
 """
 
@@ -24,7 +24,6 @@ UNFILTERED_STAGES = (retrieve, fuse, chunks, relevance)
 # candidates per leg of the unfiltered pass at least: with 2 (``--top-k 1``) fusion ranked another note
 # first than the search itself does
 HIDDEN_MIN_CANDIDATES = 20
-HIDDEN_MIN_NOTES = 3  # notes of the unfiltered pass looked at, whatever ``--top-k`` (an agent often asks for 1)
 
 
 def hidden_matches(ctx: Context, cands: Candidates, shown: set[str]) -> dict[str, Any]:
@@ -45,7 +44,7 @@ def hidden_matches(ctx: Context, cands: Candidates, shown: set[str]) -> dict[str
     for rowid, _ in pass2.ranked:
         row = pass2.rows[rowid]
         path, p = row["path"], pass2.relevance.get(rowid)
-        if len(seen) >= max(ctx.opts.top_k, HIDDEN_MIN_NOTES):
+        if len(seen) >= ctx.opts.top_k:
             break
         if path in seen or (p is not None and p < ctx.opts.min_relevance):
             continue
