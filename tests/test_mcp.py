@@ -378,6 +378,7 @@ def test_cli_new_show_supersede_promote_review(vault: Vault) -> None:
     sup = run_cli(["new", "adr", "--title", "Queue with a dead-letter topic", "--supersedes", "ADR-0002",
                    "--set", "tags=[webhooks]", "--commit"], vault.root)
     assert sup.code == 0, sup.err
+    assert "ADR-0003 is the type's empty sections, and it now supersedes ADR-0002" in sup.err  # fill it in
     assert vault.git("show", "--stat", "--format=%s", "HEAD").stdout.startswith("ADR-0003: Queue with")
     shown = run_cli(["show", "ADR-0002"], vault.root)
     assert shown.code == 0 and "status: superseded" in shown.out and "superseded by: ADR-0003" in shown.out

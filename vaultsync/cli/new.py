@@ -40,6 +40,10 @@ def run(args: argparse.Namespace) -> int:
             code = _edit(ws, written.path)
             if code:
                 return code
+        elif args.supersedes and not args.body:  # search now hides the old note behind empty sections
+            print(f"warning: {written.memory_id} is the type's empty sections, and it now supersedes "
+                  f"{args.supersedes}, which search hides behind it: fill it in (--body, --edit) before it is "
+                  "committed", file=sys.stderr)
         if args.commit:
             written.commit = commit_paths(ws, written.changed, f"{written.memory_id}: {args.title}")
             print(f"committed {written.commit[:10]}", file=sys.stderr)
