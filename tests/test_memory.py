@@ -371,3 +371,21 @@ def test_status_says_how_to_turn_on_a_configured_check_hook(vault: Vault) -> Non
     vault.commit("init")
     out = run_cli(["status"], vault.root).out
     assert "pre-commit check off (run `pre-commit install`: .pre-commit-config.yaml has vaultsync-check)" in out
+
+
+def test_supersede_commit_never_carries_the_users_own_uncommitted_edits(vault: Vault) -> None:
+    """``git commit --only`` commits a file whole: when a note the write edits held uncommitted edits of the
+    user's, nothing is committed and the write says why; with a clean note the commit goes through."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002"))
+    vault.commit("init")
+    with (vault.root / "docs/adrs/ADR-0001.md").open("a") as f:
+        f.write("A private draft line.\n")
+    res = run_cli(["supersede", "ADR-0001", "ADR-0002", "--commit"], vault.root)
+    assert res.code == 2 and "docs/adrs/ADR-0001.md held uncommitted changes of yours" in res.err, res.err
+    assert vault.git("log", "--format=%s").stdout.splitlines() == ["init"]
+    assert "A private draft line." in (vault.root / "docs/adrs/ADR-0001.md").read_text()  # kept, with the edit
+    assert "status: superseded" in (vault.root / "docs/adrs/ADR-0001.md").read_text()
+    vault.git("checkout", "--", ".")
+    res = run_cli(["supersede", "ADR-0001", "ADR-0002", "--commit"], vault.root)
+    assert res.code == 0 and "A private draft line." not in vault.git("show", "HEAD").stdout, res.err

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from vaultsync.checks.runner import run_checks
 from vaultsync.diagnostics import ERROR, Diagnostic
+from vaultsync.git import head_tree
 from vaultsync.memory.errors import MemoryWriteError, WriteRefused
 from vaultsync.memory.workspace import Workspace, today
 
@@ -75,8 +76,22 @@ def apply(ws: Workspace, changes: Mapping[str, str | None], create: set[str] | N
     errors, warnings = new_errors(ws, changes)
     if errors:
         raise WriteRefused(errors)
+    ws.edited_dirty.update(p for p in changes if p not in create and _uncommitted(ws, p))
     _write_all(ws.root, changes, create)
     return warnings
+
+
+def _uncommitted(ws: Workspace, rel: str) -> bool:
+    """Whether the working-tree file ``rel``, which HEAD holds, differs from HEAD's (edits of the user's own,
+    not yet committed). A file HEAD does not hold is new: committing it carries nothing else along."""
+    try:
+        data = (ws.root / rel).read_bytes()
+    except OSError:
+        return False
+    tree = head_tree(ws.repo)
+    if tree is None or rel not in tree:
+        return False
+    return bytes(ws.repo[tree[rel].id].data) != data  # type: ignore[attr-defined]
 
 
 def _write_all(root: Path, changes: Mapping[str, str | None], create: set[str]) -> None:

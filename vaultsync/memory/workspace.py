@@ -7,7 +7,7 @@ import datetime as dt
 import posixpath
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pygit2
@@ -64,6 +64,7 @@ class Workspace:
     repo: pygit2.Repository
     root: Path
     config: Config
+    edited_dirty: set[str] = field(default_factory=set)  # files a write edited that held uncommitted changes
 
     @classmethod
     def open(cls, start: Path | str = ".") -> Workspace:
