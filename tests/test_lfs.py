@@ -134,3 +134,28 @@ def test_a_heading_link_into_a_note_not_fetched_is_not_judged(vault):
     vault.write("docs/free.md", "# Free note\nSee [[ADR-0001#Decision]].\n")
     res = vault.check()
     assert [line.split(" ")[1] for line in res.lines] == ["FM015"], res.out
+
+
+def test_content_past_any_notes_size_is_not_read_whole(tmp_path, monkeypatch):
+    """A pointer may name a huge object (a video named .md): no more than ``MAX_READ`` + 1 bytes are read, and
+    the note check then calls it too large; content within the bound is checked by size and hash."""
+    import vaultsync.lfs as lfs
+
+    git_dir = tmp_path / ".git"
+    git_dir.mkdir()
+    big = b"x" * 100
+    store(git_dir, big)
+    monkeypatch.setattr(lfs, "MAX_READ", 10)
+    assert lfs_content(git_dir, pointer(big)) == b"x" * 11
+    monkeypatch.setattr(lfs, "MAX_READ", 1000)
+    assert lfs_content(git_dir, pointer(big)) == big
+
+
+@pytest.mark.parametrize("staged", [True, False])
+def test_a_schema_whose_lfs_content_is_missing_is_a_config_error(vault, staged):
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  adr: {folder: docs/adrs, schema: s.json}\n")
+    vault.write("s.json", pointer(b'{"type": "object"}'))
+    vault.write("docs/adrs/ADR-0001.md", NOTE)
+    vault.git("add", "-A")
+    res = vault.check("--staged") if staged else vault.check()
+    assert res.code == 1 and "CF003 type 'adr': schema" in res.out and "git lfs pull" in res.out, res.out + res.err

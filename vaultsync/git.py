@@ -341,9 +341,8 @@ class WorktreeSnapshot:
 
     def read(self, path: str) -> bytes:
         if path in self._staged:  # outside the sparse checkout: as the index holds it
-            data = bytes(self._repo[self._staged[path]].data)  # type: ignore[attr-defined]
-        else:
-            data = (self._root / path).read_bytes()
+            return read_blob(self._repo, self._staged[path])
+        data = (self._root / path).read_bytes()
         if data.startswith(LFS_POINTER) and self._git_dir:  # git-lfs is not installed here, or did not smudge it
             return lfs_content(self._git_dir, data)
         return data

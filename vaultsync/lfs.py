@@ -18,6 +18,7 @@ from pathlib import Path
 
 LFS_POINTER = b"version https://git-lfs.github.com/spec/v1\n"
 _MAX_POINTER = 1024
+MAX_READ = 64 << 20  # bytes of LFS content read at most: above the 20 MB a note may hold (FM014)
 _OID = re.compile(rb"^oid sha256:([0-9a-f]{64})$", re.MULTILINE)
 _SIZE = re.compile(rb"^size ([0-9]{1,15})$", re.MULTILINE)
 
@@ -53,11 +54,15 @@ def lfs_content(git_dir: str | Path, data: bytes) -> bytes:
         return data  # not a pointer git-lfs wrote: the file's own text
     digest = oid.group(1).decode()
     obj = _store(str(git_dir)) / digest[:2] / digest[2:4] / digest
+    declared = int(size.group(1))
     try:
-        content = obj.read_bytes()
+        with obj.open("rb") as f:
+            content = f.read(min(declared, MAX_READ) + 1)
     except OSError:
         content = None
-    if content is None or len(content) != int(size.group(1)) or hashlib.sha256(content).hexdigest() != digest:
+    if content is not None and declared > MAX_READ and len(content) > MAX_READ:
+        return content  # past any note's size: read no further (the note check says it is too large)
+    if content is None or len(content) != declared or hashlib.sha256(content).hexdigest() != digest:
         raise LfsObjectMissing(f"stored with Git LFS, and its content (sha256 {digest[:12]}…) is not in this "
                                "clone: run `git lfs pull`")
     return content

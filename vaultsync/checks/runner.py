@@ -79,8 +79,8 @@ def run_checks(vault: Vault, previous: LinkIndex | None = None, today: dt.date |
                               f"vault folder(s) {', '.join(config.vault)} hold no files — check `vault:`",
                               severity=WARNING))
     for spec in config.types:  # outside every vault folder: no note is ever checked against its schema
-        if not any(config.in_vault(spec.folder + "/x") or root.startswith(spec.folder + "/") or spec.folder == "."
-                   for root in config.vault):
+        if spec.folder != "." and not config.in_vault(spec.folder + "/x") \
+                and not any(root.startswith(spec.folder + "/") for root in config.vault):
             line, col = config.positions.get(("types", spec.name, "folder"), (-1, -1))
             out.append(Diagnostic(".vaultsync.yaml", line + 1, col + 1, "CF004",
                                   f"types.{spec.name}.folder: '{spec.folder}' is outside the vault "

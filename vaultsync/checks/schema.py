@@ -23,6 +23,7 @@ from vaultsync.checks.ecma_regex import ecma_pattern, is_ecma_regex
 from vaultsync.checks.quickschema import quick_check
 from vaultsync.checks.schema_shape import dangling_ref, ecma_pattern_properties, json_depth
 from vaultsync.diagnostics import Diagnostic
+from vaultsync.lfs import LFS_POINTER
 from vaultsync.resources import data_dir
 from vaultsync.vault.config import SCHEMA_LINKED
 from vaultsync.vault.fields import parse_vault_date
@@ -99,8 +100,11 @@ def load_validator(name_or_path: str, repo_root: str = ".", text: str | None = N
                 f"schema {name_or_path!r} is neither built in ({', '.join(builtin_schema_names())}) nor a file"
             )
         try:
-            schema = json.loads(text if text is not None else path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raw = text if text is not None else path.read_bytes().decode("utf-8")
+            if raw.startswith(LFS_POINTER.decode()):  # git-lfs did not smudge it
+                raise ValueError("a Git LFS pointer, its content not checked out: run `git lfs pull`")
+            schema = json.loads(raw)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
             raise ValueError(f"schema {name_or_path}: {exc}") from None
         except RecursionError:
             raise ValueError(f"schema {name_or_path}: nested more than {MAX_SCHEMA_DEPTH} levels deep") from None

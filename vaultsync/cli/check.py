@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import posixpath
 import sys
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from vaultsync.git import (
 )
 from vaultsync.index.layout import common_git_dir
 from vaultsync.vault.clock import local_today
-from vaultsync.vault.config import CONFIG_NAME, SCHEMA_LINKED, ConfigError, config_is_a_folder, load_config
+from vaultsync.vault.config import CONFIG_NAME, ConfigError, config_is_a_folder, load_config, read_committed_schemas
 from vaultsync.vault.resolve import LinkIndex
 from vaultsync.vault.vault import Vault
 
@@ -92,16 +91,14 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None
     if snapshot is None:
         snapshot = WorktreeSnapshot(top, config.vault, repo)
     else:  # repo schema files come from the same snapshot as the notes, never from the disk
-        config.from_snapshot = True
-        present = set(snapshot.paths())
-        for spec in config.types:
-            stored = posixpath.normpath(spec.schema)  # `./schemas/x.json` is `schemas/x.json` in git
-            if stored in present:
-                config.schema_texts[spec.schema] = snapshot.read(stored).decode("utf-8", errors="replace")
-            elif any(stored == link or stored.startswith(link + "/") for link in snapshot.symlinks()):
-                config.schema_problems[spec.schema] = SCHEMA_LINKED
-            elif any(p.startswith(stored + "/") for p in present):
-                config.schema_problems[spec.schema] = "a folder, not a file"
+        present, links = set(snapshot.paths()), set(snapshot.symlinks())
+
+        def kind(path: str) -> str | None:
+            if path in present or path in links:
+                return "file" if path in present else "link"
+            return "folder" if any(p.startswith(path + "/") for p in present) else None
+
+        read_committed_schemas(config, kind, snapshot.read)
     cache = None if args.fix or args.no_cache else open_cache(common_git_dir(repo), config, top)
     vault = load_checked_vault(snapshot, config, top, cache=cache)
     if cache is not None:

@@ -52,25 +52,19 @@ def config_at(repo: pygit2.Repository, tree: pygit2.Tree | None) -> tuple[Config
     ``tree`` (``schema_texts``: never the working tree's copies), and the text that shapes the index:
     the config's, then each committed schema's (what :func:`config_hash` fingerprints, so a committed
     schema change re-checks every note)."""
-    import posixpath
-
     from vaultsync.git import read_blob, workdir
-    from vaultsync.vault.config import SCHEMA_LINKED, load_config
+    from vaultsync.vault.config import load_config, read_committed_schemas
 
     text = config_text_at(repo, tree)
     config = load_config(workdir(repo), text)
-    config.from_snapshot = True  # a schema only the working tree holds is missing: as a rebuild sees it
-    for spec in config.types:
-        stored = posixpath.normpath(spec.schema)  # `./schemas/x.json` is `schemas/x.json` in git
-        parents = [stored.rsplit("/", n)[0] for n in range(stored.count("/"), 0, -1)]
-        if tree is not None and any(p in tree and tree[p].filemode == 0o120000 for p in parents):
-            config.schema_problems[spec.schema] = SCHEMA_LINKED  # under a symbolic link
-        elif tree is not None and stored in tree:
-            entry = tree[stored]
-            if entry.type_str == "blob" and entry.filemode != 0o120000:
-                config.schema_texts[spec.schema] = read_blob(repo, entry.id).decode("utf-8", errors="replace")
-            else:  # never followed, never listed
-                config.schema_problems[spec.schema] = SCHEMA_LINKED if entry.type_str == "blob" else "a folder, not a file"
+
+    def kind(path: str) -> str | None:  # a schema only the working tree holds is missing: as a rebuild sees it
+        entry = tree[path] if tree is not None and path in tree else None
+        if entry is None:
+            return None
+        return ("link" if entry.filemode == 0o120000 else "file") if entry.type_str == "blob" else "folder"
+
+    read_committed_schemas(config, kind, lambda path: read_blob(repo, tree[path].id))  # type: ignore[index]
     return config, text + "".join(f"\n# schema {k}\n{v}" for k, v in sorted(config.schema_texts.items()))
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from vaultsync.checks.runner import run_checks
 from vaultsync.diagnostics import ERROR, Diagnostic
-from vaultsync.git import head_tree
+from vaultsync.git import head_tree, read_blob
 from vaultsync.memory.errors import MemoryWriteError, WriteRefused
 from vaultsync.memory.workspace import Workspace, today
 
@@ -91,7 +91,10 @@ def _uncommitted(ws: Workspace, rel: str) -> bool:
     tree = head_tree(ws.repo)
     if tree is None or rel not in tree:
         return False
-    return bytes(ws.repo[tree[rel].id].data) != data  # type: ignore[attr-defined]
+    try:
+        return read_blob(ws.repo, tree[rel].id) != data  # as the file reads: a Git LFS note's content
+    except (KeyError, ValueError):  # HEAD's content is not here (LFS not fetched): cannot tell, as before
+        return False
 
 
 def _write_all(root: Path, changes: Mapping[str, str | None], create: set[str]) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vaultsync.diagnostics import Diagnostic
+from vaultsync.vault.config import yaml_shape
 
 if TYPE_CHECKING:
     from vaultsync.vault.config import Config
@@ -49,11 +50,6 @@ LEGS = ("bm25", "dense", "dense2")
 MAX_TERMS, MAX_TERM_CHARS = 64, 200
 
 
-def _shown(value: object) -> str:
-    """``value`` as YAML writes it (``true``, ``null``), else its repr."""
-    return "true" if value is True else "false" if value is False else "null" if value is None else repr(value)
-
-
 def check_options(opts: SearchOptions) -> None:
     """Raise ``ValueError`` naming the first option outside its range (see :data:`RANGES`).
 
@@ -62,14 +58,14 @@ def check_options(opts: SearchOptions) -> None:
     for key, (kind, low, high) in RANGES.items():
         value = getattr(opts, key)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"{key} must be a {'whole number' if kind == 'int' else 'number'}, got {_shown(value)}")
+            raise ValueError(f"{key} must be a {'whole number' if kind == 'int' else 'number'}, got {yaml_shape(value)}")
         if kind == "int" and not isinstance(value, int):
             raise ValueError(f"{key} must be a whole number, got {value!r}")
         if not (math.isfinite(value) and low <= value <= high):
             raise ValueError(f"{key} must be between {low:g} and {high:g}, got {value!r}")
     for key in FLAGS:
         if not isinstance(getattr(opts, key), bool):
-            raise ValueError(f"{key} must be true or false, got {_shown(getattr(opts, key))}")
+            raise ValueError(f"{key} must be true or false, got {yaml_shape(getattr(opts, key))}")
     if opts.rank_by not in RANK_BY:
         raise ValueError(f"rank_by must be one of {', '.join(RANK_BY)}, got {opts.rank_by!r}")
     if opts.fusion not in FUSIONS:

@@ -31,7 +31,6 @@ import time
 from typing import Any
 
 from vaultsync.index.lock import sync_running
-from vaultsync.index.status import unread_warning
 from vaultsync.search.candidates import Candidates, Context, Stage
 from vaultsync.search.handles import IndexHandles
 from vaultsync.search.hidden import hidden_matches
@@ -99,6 +98,8 @@ class Searcher(IndexHandles):
             warnings.append(f"index is not at HEAD (indexed {indexed[:10] if indexed else 'nothing'}, HEAD {head[:10]}); "
                             "run `vaultsync sync`")
         if not rebuilding and (unread := json.loads(self.meta.get("retry_paths") or "[]")):
+            from vaultsync.index.status import unread_warning  # only then: status loads the hook modules
+
             warnings.append(unread_warning(unread))
         if "dense" in ctx.opts.legs and not ctx.legs and not rebuilding:
             empty = self.db.execute("SELECT 1 FROM notes LIMIT 1").fetchone() is None

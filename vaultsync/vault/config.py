@@ -12,6 +12,7 @@ import difflib
 import json
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -214,6 +215,29 @@ def _check_values(data: dict[str, Any], positions: dict[tuple[Any, ...], tuple[i
 SCHEMA_LINKED = "a symbolic link, or under one: vaultsync never follows one (commit the file itself)"
 
 
+def read_committed_schemas(config: Config, kind: Callable[[str], str | None], read: Callable[[str], bytes]) -> None:
+    """Fill ``config.schema_texts`` from a snapshot (the staged index or a commit), never from the disk, and
+    ``config.schema_problems`` where the snapshot holds no readable file there.
+
+    Args:
+        kind: what the snapshot holds at a repository path: ``"file"``, ``"link"`` (a symbolic link),
+            ``"folder"``, or None.
+        read: a file's bytes (KeyError: its content is not here, e.g. Git LFS content not fetched).
+    """
+    config.from_snapshot = True
+    for spec in config.types:
+        stored = posixpath.normpath(spec.schema)  # `./schemas/x.json` is `schemas/x.json` in git
+        parts = stored.split("/")
+        found = "link" if any(kind("/".join(parts[:n])) == "link" for n in range(1, len(parts))) else kind(stored)
+        if found == "file":
+            try:
+                config.schema_texts[spec.schema] = read(stored).decode("utf-8", errors="replace")
+            except KeyError as exc:
+                config.schema_problems[spec.schema] = f"not readable here: {exc}"
+        elif found in ("link", "folder"):
+            config.schema_problems[spec.schema] = SCHEMA_LINKED if found == "link" else "a folder, not a file"
+
+
 _SHAPES = {"object": "a mapping", "array": "a list", "string": "a string", "number": "a number",
            "integer": "a whole number", "boolean": "true or false", "null": "nothing"}
 
@@ -226,8 +250,9 @@ def _expected_shape(schema: dict[str, Any]) -> str:
     return " or ".join(dict.fromkeys(_SHAPES.get(k, k) for k in kinds)) or "another value"
 
 
-def _yaml_shape(value: Any) -> str:
-    """A config value as a user wrote it in YAML: ``5``, ``true``, ``null``, ``'x'``, a mapping, a list."""
+def yaml_shape(value: Any) -> str:
+    """A config value in YAML's words, for a message: ``5``, ``true``, ``nothing (null)``, ``'x'``, a mapping,
+    a list (never Python's ``True``/``None``)."""
     if value is None:
         return "nothing (null)"
     if isinstance(value, bool):
@@ -283,7 +308,7 @@ def load_config(root: Path, text: str | None = None) -> Config:
         field_name = ".".join(str(p) for p in where) or "(top level)"
         message = err.message
         if err.validator in ("type", "anyOf", "oneOf"):  # say it in YAML's words, not Python's reprs
-            message = f"expected {_expected_shape(err.schema)}, got {_yaml_shape(err.instance)}"
+            message = f"expected {_expected_shape(err.schema)}, got {yaml_shape(err.instance)}"
         if err.validator == "additionalProperties" and isinstance(err.instance, dict):
             known = list(err.schema.get("properties", {}))
             extra = [k for k in err.instance if k not in known]
