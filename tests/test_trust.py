@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from vaultsync.search.relevance import (
     FEATURES,
+    Background,
     RelevanceModel,
     RelevanceModels,
     expected_calibration_error,
@@ -99,6 +100,46 @@ def test_off_topic_query_abstains_in_every_format(team):
     assert "_no memory above relevance 0.015" in md.out
 
 
+# made-up words in five scripts and filler text: e5 puts them as close to the notes (cosine ~0.83) as a
+# relevant question in another language; only their closeness to unrelated text tells them apart
+MADE_UP = ["asdkjh qwpoeiu", "lorem ipsum dolor sit amet", "zorblat vexiquon", "qqqq wwww eeee",
+           "флумбрик ваксот", "ぬけらも たすぴ", "뷁쉟 퀭뙇", "xkcd 927 fnord", "blorptastic"]
+
+
+ANSWERABLE = [("Wie werden Webhook-Aufrufe wiederholt?", "ADR-0001"), ("スキーマ移行はいつ実行されますか", "ADR-0002"),
+              ("¿Dónde se hace el trabajo con imágenes?", "ADR-0004"), ("durable outbox queue for webhooks", "ADR-0001")]
+
+
+def _best(s, query: str) -> tuple[str | None, float]:  # type: ignore[no-untyped-def]
+    hits = _search(s, query, min_relevance=0.0).hits
+    return (hits[0].memory_id, max(h.relevance for h in hits)) if hits else (None, 0.0)
+
+
+def test_made_up_words_are_judged_unlikely_to_be_answered_and_real_questions_are_still_answered(team):
+    """The background feature (ADR-0100): made-up words stand no closer to the notes than to unrelated
+    text, so their best chunk is judged unlikely to answer (it was up to 0.26 without it); questions in
+    other languages, which share no word with the notes either, still reach their note above the floor."""
+    _, s = team
+    made_up = {q: _best(s, q)[1] for q in MADE_UP}
+    assert max(made_up.values()) < 0.05, made_up
+    for query, mid in ANSWERABLE:
+        hits = _search(s, query).hits
+        assert hits and hits[0].memory_id == mid, (query, [(h.memory_id, h.relevance) for h in hits])
+
+
+def test_background_compares_only_vectors_of_its_own_embedder():
+    bg = shipped_model().background
+    assert bg is not None and bg.vectors.dtype == np.float32 and bg.vectors.shape[1] == 384
+    assert np.allclose(np.linalg.norm(bg.vectors, axis=1), 1.0, atol=1e-2)
+    q = bg.vectors[0]
+    top, mean, sd = bg.stats("multilingual-e5-small", q)
+    assert top > mean and sd > 0 and top <= 1.0 + 1e-3
+    assert bg.stats("another-model", q) is None and bg.stats("multilingual-e5-small", None) is None
+    assert bg.stats("multilingual-e5-small", np.ones(512, np.float32)) is None
+    tiny = Background("m", np.eye(3, dtype=np.float32), top=2)
+    assert tiny.stats("m", np.array([1.0, 0.0, 0.0], np.float32)) == pytest.approx((0.5, 1 / 3, np.std([1, 0, 0])))
+
+
 def test_every_hit_carries_relevance_and_identity_in_every_format(team):
     vault, _ = team
     data = json.loads(run_cli(["search", "durable outbox queue for webhooks", "--no-daemon", "--format", "json"],
@@ -155,8 +196,10 @@ def test_relevance_rises_with_evidence_that_the_chunk_answers(values, bump):
     for model in (shipped_model().dense, shipped_model().bm25):
         for feature in ("chunk_coverage", "dense_cos"):
             up = dict(base, **{feature: base[feature] + bump})
-            if feature == "dense_cos":  # the gaps to the leg's best move with it
+            if feature == "dense_cos":  # the gaps to the leg's best and to the background move with it
                 up["dense_gap"] = base["dense_gap"] + bump
+                up["dense_bg"] = base["dense_bg"] + bump
+                up["dense_bgz"] = base["dense_bgz"] + bump * 50  # / the background's spread (~0.02)
                 up["cross_dense"] = base["cross_dense"] + bump * (1 - base["coverage"])
             assert model.predict([up])[0] >= model.predict([base])[0] - 1e-12, (model.name, feature)
 
@@ -208,6 +251,11 @@ def test_no_evaluation_data_reaches_training(tmp_path):
     train_lines = {line.strip() for p in (tmp_path / "vault").rglob("*.md")
                    for line in p.read_text(encoding="utf-8").split("---\n", 2)[2].splitlines() if len(line.strip()) > 40}
     assert len(train_lines) > 1000 and not train_lines & eval_lines
+    from training.relevance import background
+
+    background_lines = {line.strip() for t in background.texts(qa.parent) for line in t.splitlines()
+                        if len(line.strip()) > 40}
+    assert len(background_lines) > 300 and not background_lines & eval_lines
 
 
 # --- supersession: every position of the successor among the candidates ----------------------------

@@ -16,6 +16,9 @@ format (``{"id", "query", "relevant", "lang", "category", "scope"?}``), split by
   most (IDF-weighted): a scope that looks right but does not hold the answer, as a question about
   one conversation asked in another does.
 * ``off-vault``: JSQuAD, CMRC 2018, DRCD and ARCD questions, whose passages are not in the vault.
+* ``off-topic``: what a user types that no vault of this kind answers: tldr-pages task lines in 13
+  languages (``../shared/train/tldr-pages.jsonl``, commands outside the relevance background:
+  :func:`training.relevance.background.background_command`) and made-up words in five scripts.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from training.relevance.background import background_command
 from training.splits import held_out
 
 NOTE_SOURCES = ("squad2_en_dev_cs224n", "xquad", "molweni_test", "stackexchange_skeptics")
@@ -103,6 +107,8 @@ def build(qa: Path, out: Path, seed: int = 7) -> dict[str, int]:
         rows = read(qa, name)
         for r in rng.sample(rows, min(PER_OFF_VAULT, len(rows))):
             add(r, "off-vault", [])
+    for r in off_topic(qa.parent / "tldr-pages.jsonl", rng):
+        add(r, "off-topic", [])
     for side, rows in queries.items():
         rng.shuffle(rows)
         rows[:] = _sample(rows, SAMPLE[side])
@@ -114,8 +120,39 @@ def build(qa: Path, out: Path, seed: int = 7) -> dict[str, int]:
     return dict(counts)
 
 
-SAMPLE = {"train": {"gold": 2400, "off-scope": 700, "off-scope-near": 500, "impossible": 500, "off-vault": 400},
-          "heldout": {"gold": 1600, "off-scope": 450, "off-scope-near": 350, "impossible": 350, "off-vault": 400}}
+SAMPLE = {"train": {"gold": 2400, "off-scope": 700, "off-scope-near": 500, "impossible": 500, "off-vault": 400,
+                    "off-topic": 500},
+          "heldout": {"gold": 1600, "off-scope": 450, "off-scope-near": 350, "impossible": 350, "off-vault": 400,
+                      "off-topic": 400}}
+TASK_LINE = re.compile(r"^- (.{8,120}?)[:：]\s*$", re.M)
+# made-up words: (alphabet, shortest, longest word); Latin filler words as a sixth
+SCRIPTS = (("abcdefghijklmnopqrstuvwxyz", 3, 9), ("абвгдежзиклмнопрстуфхцчшыэюя", 3, 9),
+           ("".join(map(chr, range(0x3041, 0x3094))), 2, 6), ("".join(map(chr, range(0x4E00, 0x4E00 + 3000))), 2, 4),
+           ("".join(map(chr, range(0xAC00, 0xAC00 + 2000))), 2, 4))
+FILLER = ("lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore "
+          "et dolore magna aliqua enim ad minim veniam quis nostrud exercitation ullamco laboris nisi").split()
+
+
+def off_topic(tldr: Path, rng: random.Random, tasks: int = 1500, made_up: int = 500) -> list[dict[str, Any]]:
+    """Off-topic queries as rows (``id``, ``query``, ``lang``, ``title`` for the split): ``tasks`` tldr task
+    lines and ``made_up`` strings of made-up or filler words."""
+    with tldr.open(encoding="utf-8") as f:  # lines end at "\n" only: texts hold U+2028
+        pages = [json.loads(line) for line in f if line.strip()]
+    lines = [(p, m.group(1)) for p in pages if not background_command(p["command"])
+             for m in TASK_LINE.finditer(p["text"])]
+    out = [{"id": hashlib.sha1(f"{p['lang']}:{p['command']}:{t}".encode()).hexdigest()[:16], "query": t,
+            "lang": p["lang"], "title": f"tldr:{p['command']}"} for p, t in rng.sample(lines, tasks)]
+    for i in range(made_up):
+        if i % 6 == 5:
+            words = rng.sample(FILLER, rng.randint(2, 6))
+        else:
+            alphabet, lo, hi = SCRIPTS[i % 6]
+            words = ["".join(rng.choice(alphabet) for _ in range(rng.randint(lo, hi))) for _ in range(rng.randint(1, 4))]
+        text = " ".join(words)
+        out.append({"id": f"made-up-{i}", "query": text, "lang": "xx", "title": text})
+    return out
+
+
 NEAR_GROUPS = ("squad", "molweni")  # collections of many folders on one kind of text
 WORD = re.compile(r"\w{4,}")
 

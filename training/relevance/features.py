@@ -25,11 +25,11 @@ from vaultsync.index.embedding import DEFAULT_EMBEDDERS
 from vaultsync.index.layout import layout_for
 from vaultsync.search.options import SearchOptions
 from vaultsync.search.pipeline import Searcher
-from vaultsync.search.relevance import FEATURES, RelevanceModel, RelevanceModels
+from vaultsync.search.relevance import FEATURES, RelevanceModel, RelevanceModels, shipped_background
 
 # every feature is traced; the prediction itself is not used
 _ZERO = RelevanceModel(FEATURES, (0.0,) * len(FEATURES), (1.0,) * len(FEATURES), (0.0,) * len(FEATURES), 0.0)
-PROBE = RelevanceModels(_ZERO, _ZERO)
+PROBE = RelevanceModels(_ZERO, _ZERO, shipped_background())
 
 
 def open_workspace(data: Path, workdir: Path) -> Searcher:

@@ -34,7 +34,7 @@ def load(path: Path) -> list[dict[str, Any]]:
 # without them 0.001, with held-out calibration error 0.008 and the same recall (ADR-0034).
 HEADS = {
     "dense": ("dense_cos", "dense_note", "dense2_cos", "dense2_on", "coverage", "chunk_coverage", "cross_dense",
-              "n_units", "filtered_out"),
+              "n_units", "filtered_out", "dense_bgz"),
     "bm25": ("coverage", "chunk_coverage", "n_units", "filtered_out"),
 }
 assert all(f in FEATURES for head in HEADS.values() for f in head)
@@ -78,7 +78,8 @@ def abstention(rows: list[dict[str, Any]], p: np.ndarray, floors: list[float]) -
         kind[r["qid"]] = r["kind"]
     out = []
     for floor in floors:
-        empty = answerable = found = found_free = 0
+        answerable = found = found_free = 0
+        empty: dict[str, int] = defaultdict(int)
         for q, cands in by_q.items():
             top = sorted(cands)[:5]
             if kind[q] == "gold":
@@ -86,11 +87,13 @@ def abstention(rows: list[dict[str, Any]], p: np.ndarray, floors: list[float]) -
                 found_free += any(lab for _, lab, _ in top)
                 found += any(lab and pi >= floor for _, lab, pi in top)
             else:
-                empty += all(pi < floor for _, _, pi in top)
+                empty[kind[q]] += all(pi < floor for _, _, pi in top)
         no_answer = len(by_q) - answerable
-        out.append({"floor": floor, "abstain": round(empty / max(no_answer, 1), 3),
+        asked = {k: sum(1 for q in by_q if kind[q] == k) for k in empty}
+        out.append({"floor": floor, "abstain": round(sum(empty.values()) / max(no_answer, 1), 3),
                     "recall@5": round(found / max(answerable, 1), 3),
-                    "recall@5_no_floor": round(found_free / max(answerable, 1), 3)})
+                    "recall@5_no_floor": round(found_free / max(answerable, 1), 3),
+                    "abstain_by_kind": {k: round(empty[k] / asked[k], 3) for k in sorted(empty)}})
     return out
 
 

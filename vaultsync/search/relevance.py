@@ -3,7 +3,8 @@
 A fused score says "first", not "relevant": min-max normalisation gives the best of five
 unrelated chunks 1.0. :class:`RelevanceModel` is a logistic regression (Cox 1958) over
 per-chunk features of the first stage. The stage traces every candidate feature of
-:data:`FEATURES` (each dense leg's raw cosine, its gap to the leg's best, the chunk's
+:data:`FEATURES` (each dense leg's raw cosine, its gap to the leg's best, the primary cosine
+against the query's cosines to a :class:`Background` of unrelated text, the chunk's
 reciprocal rank in each leg and in the fused order, the share of the query's informative text
 found in the vault and in the chunk); the shipped models use the absolute ones only (cosines
 and coverage), because gaps and ranks say "first" again: with them the best chunk of a 6-note
@@ -20,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +29,7 @@ import numpy as np
 from vaultsync.resources import data_dir
 
 FEATURES = (
-    "dense_cos", "dense_gap", "dense_note", "dense_rr",
+    "dense_cos", "dense_gap", "dense_note", "dense_rr", "dense_bg", "dense_bgz",
     "dense2_cos", "dense2_gap", "dense2_on",
     "coverage", "chunk_coverage", "bm25_chunk_rr", "bm25_note_rr",
     "position_rr", "cross_dense", "n_units", "filtered_out",
@@ -104,11 +105,42 @@ class RelevanceModel:
 
 
 @dataclass(frozen=True)
+class Background:
+    """A fixed set of unrelated passages a query's cosines are measured against (cohort normalisation:
+    Auckenthaler et al. 2000), built by ``training/relevance/background.py``.
+
+    A raw e5 cosine says little alone: a made-up word scores 0.83 against a note it has nothing to
+    do with, a relevant German question 0.84. How far a chunk stands above the query's cosines to
+    text of the world at large does.
+
+    Attributes:
+        model: the embedder the vectors come from (a query of another embedder is not compared).
+        vectors: float32 ``[n, dim]``, rows L2-normalised.
+        top: how many of the best background cosines are averaged.
+    """
+
+    model: str
+    vectors: np.ndarray = field(compare=False, repr=False)
+    top: int = 10
+
+    def stats(self, model: str, query_vector: np.ndarray | None) -> tuple[float, float, float] | None:
+        """``(mean of the top cosines, mean cosine, standard deviation)`` of the query's cosines to the
+        background; None for another embedder's vector or none."""
+        if model != self.model or query_vector is None or query_vector.shape[-1] != self.vectors.shape[1]:
+            return None
+        sims = self.vectors @ np.asarray(query_vector, np.float32).reshape(-1)
+        top = np.sort(sims)[-self.top:]
+        return float(top.mean()), float(sims.mean()), max(float(sims.std()), 1e-6)
+
+
+@dataclass(frozen=True)
 class RelevanceModels:
-    """The model for each kind of evidence: ``dense`` when a dense leg ran, ``bm25`` for BM25 alone."""
+    """The model for each kind of evidence: ``dense`` when a dense leg ran, ``bm25`` for BM25 alone;
+    ``background`` the passages the dense head's ``dense_bg``/``dense_bgz`` features are measured on."""
 
     dense: RelevanceModel
     bm25: RelevanceModel
+    background: Background | None = None
 
     def pick(self, dense: bool) -> RelevanceModel:
         return self.dense if dense else self.bm25
@@ -117,9 +149,9 @@ class RelevanceModels:
         return {"dense": self.dense.to_json(), "bm25": self.bm25.to_json()}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Mapping[str, object]]) -> RelevanceModels:
+    def from_json(cls, data: Mapping[str, Mapping[str, object]], background: Background | None = None) -> RelevanceModels:
         """Raises ``ValueError`` (a damaged file) or ``KeyError`` (a missing model)."""
-        return cls(RelevanceModel.from_json(data["dense"]), RelevanceModel.from_json(data["bm25"]))
+        return cls(RelevanceModel.from_json(data["dense"]), RelevanceModel.from_json(data["bm25"]), background)
 
 
 def model_path() -> Path:
@@ -130,9 +162,15 @@ def model_path() -> Path:
 _LOADED: RelevanceModels | None = None
 
 
+def shipped_background() -> Background:
+    """The shipped background set (multilingual-e5-small passage vectors)."""
+    vectors = np.load(model_path().with_name("background-e5.npy")).astype(np.float32)
+    return Background("multilingual-e5-small", vectors)
+
+
 def shipped_model() -> RelevanceModels:
-    """The shipped models, read once per process."""
+    """The shipped models and background, read once per process."""
     global _LOADED
     if _LOADED is None:
-        _LOADED = RelevanceModels.from_json(json.loads(model_path().read_text(encoding="utf-8")))
+        _LOADED = RelevanceModels.from_json(json.loads(model_path().read_text(encoding="utf-8")), shipped_background())
     return _LOADED

@@ -2,7 +2,9 @@
 
 The features (:data:`vaultsync.search.relevance.FEATURES`) are read from what the earlier
 stages left: every dense leg's cosine with the chunk (exact, from its vectors) and its gap
-to the leg's best chunk, the chunk's and the note's reciprocal rank in each leg, the query's
+to the leg's best chunk, the primary cosine's z-score against the query's cosines to unrelated
+text (:class:`vaultsync.search.relevance.Background`, ADR-0100), the chunk's and the note's
+reciprocal rank in each leg, the query's
 BM25 coverage of the vault and of the chunk (IDF-weighted units, as
 :func:`vaultsync.search.weights.informative_units`), the chunk's place in the ranking.
 :class:`vaultsync.search.relevance.RelevanceModel` turns them into a probability. The
@@ -84,6 +86,15 @@ def _inherited(ctx: Context, cands: Candidates, rowids: list[int], model: Releva
     return {succ: float(probs[old]) for succ, old in old_best.items() if old in probs}
 
 
+def _background(ctx: Context, cands: Candidates) -> tuple[float, float, float] | None:
+    """The query's cosines to the relevance model's background passages (top mean, mean, sd), or None."""
+    models = ctx.index.relevance_model
+    leg = next((leg for name, leg in ctx.legs if name == "dense"), None)
+    if models is None or models.background is None or leg is None:
+        return None
+    return models.background.stats(getattr(leg.embedder, "name", ""), cands.query_vectors.get("dense"))
+
+
 def chunk_features(ctx: Context, cands: Candidates, rowids: list[int],
                    rows_of: dict[int, dict[str, Any]], filtered_out: float) -> dict[int, dict[str, float]]:
     """Feature rows (feature name → value) of ``rowids`` (in ranked order; ``rows_of`` their rows);
@@ -95,6 +106,7 @@ def chunk_features(ctx: Context, cands: Candidates, rowids: list[int],
     note_rank = {name: {p: i for i, p in enumerate(scores)} for name, scores in cands.note_legs.items()}
     cosines = {name: leg.chunks.similarity(cands.query_vectors[name], rowids)
                for name, leg in ctx.legs if name in cands.query_vectors}
+    background = _background(ctx, cands)
     for pos, rowid in enumerate(rowids):
         row = rows_of[rowid]
         norm, path = row["norm"], row["path"]
@@ -114,6 +126,9 @@ def chunk_features(ctx: Context, cands: Candidates, rowids: list[int],
             f[f"{name}_cos"], f[f"{name}_gap"] = cos, cos - best
             if name == "dense":
                 f["dense_note"] = max(cands.note_legs.get(name, {}).get(path, cos), cos)
+                if background is not None:
+                    top, mean, sd = background
+                    f["dense_bg"], f["dense_bgz"] = cos - top, (cos - mean) / sd
             else:
                 f["dense2_on"] = 1.0
         f["cross_dense"] = f.get("dense_cos", 0.0) * (1.0 - coverage)
