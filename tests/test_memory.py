@@ -40,6 +40,44 @@ def test_set_fields_edits_one_key_and_keeps_the_rest_byte_for_byte() -> None:
                    'last_validated: "2026-01-02"\r\n---\r\nBody\r\n')
 
 
+@pytest.mark.parametrize("line, key, kept", [
+    ("status: accepted  # reviewed by the guild", "status", "  # reviewed by the guild"),
+    ("status: accepted\t# tab before", "status", "\t# tab before"),
+    ('title: "Retries # with backoff"  # the name', "title", "  # the name"),  # a "#" inside quotes is text
+    ("title: 'it''s # here' # c", "title", " # c"),
+    ('supersedes: ["[[A#h]]", "[[B]]"] # chain', "supersedes", " # chain"),
+    ("confidence: 0.9 #最終確認", "confidence", " #最終確認"),
+    ("title: C#-style retries # lang", "title", " # lang"),  # "#" not after a blank is text
+    ("status: accepted", "status", ""),
+])
+def test_an_edit_keeps_the_comment_that_ends_the_edited_line(line: str, key: str, kept: str) -> None:
+    text = f"---\nmemory_id: ADR-0001\n{line}\n---\nBody\n"
+    out = set_fields(text, {key: "superseded"})
+    assert out == f"---\nmemory_id: ADR-0001\n{key}: superseded{kept}\n---\nBody\n"
+
+
+def test_a_block_value_keeps_the_comment_on_its_key_line() -> None:
+    out = set_fields("---\ntags: # by team\n  - a\n  - b\nstatus: x\n---\n", {"tags": ["c"]})
+    assert out == "---\ntags: [c] # by team\nstatus: x\n---\n"
+
+
+@settings(max_examples=100, deadline=None)
+@given(old=st.text(st.characters(exclude_categories=["Cs", "Cc", "Zl", "Zp"]), min_size=1, max_size=20),
+       comment=st.text(st.characters(exclude_categories=["Cs", "Cc", "Zl", "Zp"]), max_size=20),
+       new=st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=20))
+def test_any_value_and_comment_survive_an_edit(old: str, comment: str, new: str) -> None:
+    """Property: whatever the old value and the comment after it, the new value reads back and the
+    comment ends the line unchanged."""
+    from vaultsync.memory.frontmatter_text import scalar
+
+    text = f"---\ntitle: {scalar(old)}  #{comment}\n---\nBody\n"
+    if parse_text("n.md", text).frontmatter != {"title": old}:
+        return  # a comment YAML reads differently (never happens for a quoted value)
+    out = set_fields(text, {"title": new})
+    assert parse_text("n.md", out).frontmatter == {"title": new}
+    assert out.split("\n")[1] == f"title: {scalar(new)}  #{comment}"
+
+
 def test_set_fields_refuses_a_layout_it_cannot_edit() -> None:
     with pytest.raises(MemoryWriteError, match="edit it by hand"):
         set_fields("---\n{memory_id: ADR-0001, status: accepted}\n---\n", {"status": "superseded"})

@@ -3,7 +3,8 @@
 Rendering quotes every string that YAML could read as something else (JSON string syntax
 is valid YAML), so what is read back equals what was given; every edit is verified by
 parsing the result. Edits touch only the lines of the changed key and keep the rest of
-the file byte for byte (comments, key order, CRLF, BOM).
+the file byte for byte (comments, key order, CRLF, BOM), and the comment that ends the key's
+own line.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ _PLAIN_TEXT = re.compile(r"^[^\W\d_][\w .,()/+'-]*[\w.)]$")  # a sentence YAML r
 _RESERVED = {"true", "false", "null", "yes", "no", "on", "off", "y", "n", "nan", "inf"}
 _UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")  # YAML rejects or re-reads these
 _TOP_KEY = re.compile(r"^([^\s#\-][^:]*):(.*)$")
+_COMMENT_START = re.compile(r"[ \t]+#")
 
 
 def scalar(value: Any, flow: bool = False) -> str:
@@ -68,6 +70,19 @@ def render_note(frontmatter: dict[str, Any], body: str) -> str:
     return text
 
 
+def _inline_comment(line: str, key: str, old: Any) -> str:
+    """The comment ending a key's line, with the blanks before it (``"  # why"``), or "": the first
+    `` #`` after which the line's head still reads as ``key: old`` (a ``#`` inside a quoted value is text)."""
+    rest = line.split(":", 1)[1]
+    if rest.lstrip().startswith("#"):  # a block value: the comment stands alone after the colon
+        return rest
+    for m in _COMMENT_START.finditer(line):
+        head = parse_text("comment.md", f"---\n{line[:m.start()]}\n---\n")
+        if head.fm_state == "mapping" and head.frontmatter == {key: old}:
+            return line[m.start():]
+    return ""
+
+
 def set_fields(text: str, changes: dict[str, Any]) -> str:
     """``text`` with top-level frontmatter keys set to new values, each a one-line edit.
 
@@ -93,6 +108,7 @@ def set_fields(text: str, changes: dict[str, Any]) -> str:
             lines.insert(close, line)
             close += 1
             continue
+        line += _inline_comment(lines[start], key, before.frontmatter.get(key))
         end = start + 1
         while end < close and (lines[end].startswith((" ", "\t", "-")) or not lines[end].strip()):
             end += 1  # continuation lines of a block value
