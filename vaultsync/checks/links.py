@@ -11,11 +11,12 @@ the link to write. Other dangling links get a "did you mean" where one is likely
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from vaultsync.checks.suggest import Suggester
 from vaultsync.diagnostics import WARNING, Diagnostic
-from vaultsync.vault.resolve import LinkIndex, is_attachment, match_heading_path
+from vaultsync.vault.note import Note
+from vaultsync.vault.resolve import HeadingLookup, LinkIndex, is_attachment
 from vaultsync.vault.vault import Vault, is_note_path
 from vaultsync.vault.wikilinks import WikiLink
 
@@ -32,19 +33,35 @@ class LinkOutcome:
     candidates: tuple[str, ...] = ()
 
 
+@dataclass
+class Anchors:
+    """The headings and block ids of the notes links point into, indexed once per note (a link to each
+    of 20,000 headings must not walk them all again: WL-04)."""
+
+    _notes: dict[str, tuple[HeadingLookup, set[str]]] = field(default_factory=dict)
+
+    def of(self, path: str, note: Note) -> tuple[HeadingLookup, set[str]]:
+        if path not in self._notes:
+            self._notes[path] = (HeadingLookup([(h.level, h.text) for h in note.headings]),
+                                 {b.lower() for b in note.block_ids})
+        return self._notes[path]
+
+
 def resolve_links(vault: Vault) -> Iterator[LinkOutcome]:
     """Resolve every link of every readable note, in path order."""
-    index = vault.link_index
+    index, anchors = vault.link_index, Anchors()
     for source in sorted(vault.notes):
         note = vault.notes[source]
         if not note.readable:
             continue
         for link in note.links:
-            yield resolve_one(vault, index, source, link)
+            yield resolve_one(vault, index, source, link, anchors)
 
 
-def resolve_one(vault: Vault, index: LinkIndex, source: str, link: WikiLink) -> LinkOutcome:
-    """Resolve ``link`` written in ``source``, including its heading or block anchor."""
+def resolve_one(vault: Vault, index: LinkIndex, source: str, link: WikiLink,
+                anchors: Anchors | None = None) -> LinkOutcome:
+    """Resolve ``link`` written in ``source``, including its heading or block anchor (``anchors``: the
+    targets' indexed headings and block ids, shared between calls)."""
     if link.is_empty:
         return LinkOutcome(source, link, "empty")
     res = index.resolve(link.target, source)
@@ -55,12 +72,13 @@ def resolve_one(vault: Vault, index: LinkIndex, source: str, link: WikiLink) -> 
     target = vault.notes.get(res.path)
     if target is None or not is_note_path(res.path) or not target.readable:  # unread: its headings are unknown
         return LinkOutcome(source, link, "ok", res.path)  # attachment: `#page=3`, `|300` are display hints
+    headings, blocks = (anchors or Anchors()).of(res.path, target)
     if link.block is not None and link.block.strip():  # `[[note#^]]`: the note itself, as `[[note#]]`
-        if link.block.lower() in {b.lower() for b in target.block_ids}:
+        if link.block.lower() in blocks:
             return LinkOutcome(source, link, "ok", res.path)
         return LinkOutcome(source, link, "block_missing", res.path)
     if link.heading is not None and link.heading.strip():
-        how = match_heading_path(link.heading, [(h.level, h.text) for h in target.headings])
+        how = headings.match(link.heading)
         if how is None:
             return LinkOutcome(source, link, "heading_missing", res.path)
         return LinkOutcome(source, link, "ok" if how == "exact" else "heading_ok_normalised", res.path)

@@ -27,6 +27,7 @@ import html
 import posixpath
 import re
 import unicodedata
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -211,6 +212,7 @@ def heading_display(text: str) -> str:
 
 
 @lru_cache(maxsize=65536)
+@lru_cache(maxsize=8192)
 def heading_keys(text: str) -> frozenset[str]:
     """Every normalised form a link may use for heading ``text``: as written, as displayed, and either
     with the characters a link cannot hold (``[[ ]] | # ^``) written as spaces, or as Obsidian's link
@@ -238,26 +240,61 @@ def match_heading_path(wanted: str, headings: Sequence[tuple[int, str]]) -> str 
     A nested subpath (``H1#H2#H3``) names a heading inside the section of the one before it: later in
     the note, deeper, before that section ends (a heading at its level or above); levels between may
     be skipped. Each part matches as :func:`match_heading`; the result is ``"exact"`` when every part
-    matched exactly, ``"normalised"`` when one needed normalising, else None.
+    matched exactly, ``"normalised"`` when one needed normalising, else None. To match many links
+    into one note, build its :class:`HeadingLookup` once.
     """
-    parts = [p for p in wanted.split("#") if p.strip()]
-    if len(parts) <= 1:
-        return match_heading(wanted, (text for _, text in headings))
+    return HeadingLookup(headings).match(wanted)
 
-    def walk(i: int, start: int, above: int) -> str | None:
-        for j in range(start, len(headings)):
-            level, text = headings[j]
-            if i and level <= above:
-                return None  # the section of the part before ended
-            how = match_heading(parts[i], (text,))
-            if how is None:
-                continue
-            rest = "exact" if i + 1 == len(parts) else walk(i + 1, j + 1, level)
-            if rest is not None:
-                return "exact" if how == rest == "exact" else "normalised"
-        return None
 
-    return walk(0, 0, 0)
+class HeadingLookup:
+    """A note's headings indexed for :func:`match_heading_path`: each link costs the headings its parts
+    name, not a walk over every heading (a 20,000-heading note with a link to each took minutes: WL-04).
+
+    Args:
+        headings: ``(level, text)`` in document order.
+    """
+
+    def __init__(self, headings: Sequence[tuple[int, str]]) -> None:
+        self._exact: dict[str, list[int]] = defaultdict(list)
+        self._normalised: dict[str, list[int]] = defaultdict(list)
+        for i, (_, text) in enumerate(headings):
+            self._exact[text].append(i)
+            for key in heading_keys(text):
+                self._normalised[key].append(i)
+        # where each heading's section ends: the next heading at its level or above
+        self._end = [len(headings)] * len(headings)
+        open_: list[int] = []
+        for i, (level, _) in enumerate(headings):
+            while open_ and headings[open_[-1]][0] >= level:
+                self._end[open_.pop()] = i
+            open_.append(i)
+
+    def _positions(self, part: str) -> dict[int, str]:
+        """Heading index → ``"exact"`` or ``"normalised"`` for one subpath part."""
+        found = {i: "normalised" for key in _subpath_keys(part.strip()) for i in self._normalised.get(key, ())}
+        found.update((i, "exact") for i in self._exact.get(part.strip(), ()))
+        return found
+
+    def match(self, wanted: str) -> str | None:
+        """``"exact"``, ``"normalised"`` or None for a link's heading subpath (see :func:`match_heading_path`)."""
+        parts = [p for p in wanted.split("#") if p.strip()]  # empty parts ("H#", "#H", "H##") name nothing
+        if not parts:
+            return None
+        if len(parts) == 1:
+            found = set(self._positions(parts[0]).values())
+            return "exact" if "exact" in found else "normalised" if found else None
+        # from the last part back: the headings where the subpath's rest completes, each with the match
+        # of the first completion in document order (the one a reader following the path finds)
+        done: list[tuple[int, str]] = sorted(self._positions(parts[-1]).items())
+        for part in reversed(parts[:-1]):
+            after = [k for k, _ in done]
+            now = []
+            for j, how in sorted(self._positions(part).items()):
+                x = bisect_right(after, j)  # the first completion after heading j, inside its section
+                if x < len(after) and after[x] < self._end[j]:
+                    now.append((j, "exact" if how == done[x][1] == "exact" else "normalised"))
+            done = now
+        return done[0][1] if done else None
 
 
 def match_heading(wanted: str, headings: Iterable[str]) -> str | None:
@@ -270,14 +307,7 @@ def match_heading(wanted: str, headings: Iterable[str]) -> str | None:
     :func:`heading_keys`; the link's heading also as :func:`strip_heading` reads it) or None.
     """
     parts = [p for p in wanted.split("#") if p.strip()]  # empty parts ("H#", "#H", "H##") name nothing
-    last = parts[-1].strip() if parts else ""
-    texts = list(headings)
-    if last in texts:
-        return "exact"
-    keys = _subpath_keys(last)
-    if any(keys & heading_keys(h) for h in texts):
-        return "normalised"
-    return None
+    return HeadingLookup([(1, text) for text in headings]).match(parts[-1]) if parts else None
 
 
 @lru_cache(maxsize=4096)
