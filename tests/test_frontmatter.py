@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import unicodedata
 from pathlib import Path
 
@@ -323,7 +324,8 @@ def test_fm13_wikilinks_in_frontmatter(vault):
     vault.write("docs/adrs/ADR-0007.md", adr("ADR-0007", extra=(
         'related:\n  - [[ADR-0001]]\n  - "[[ADR-0099]]"\n  - "[[ADR-0002|keep local]]"\n')))
     assert vault.check().lines == [
-        'docs/adrs/ADR-0007.md:8:5: SC001 related[0]: expected "[[note]]" string, got a nested list — quote wikilinks in YAML',
+        'docs/adrs/ADR-0007.md:8:5: SC001 related[0]: expected "[[note]]" string, got a nested list — quote wikilinks in '
+        'YAML: "[[ADR-0001]]"',
         "docs/adrs/ADR-0007.md:9:6: WL001 [[ADR-0099]] (frontmatter 'related') → no such note",
     ]
 
@@ -540,3 +542,28 @@ def test_the_frontmatter_block_is_found_as_its_lines_say(lines, final_newline):
         assert note.fm_state == "invalid" and note.diagnostics[0].code == "FM004"
     else:
         assert (note.yaml_text, note.body, note.body_line) == expected
+
+
+# Every hint for a WikiLink written wrong in a list field, followed literally, gives a note that passes:
+# none may lead to another error (`related: "[[A]]"` → "write a list: [[[A]]]" → FM017 went round).
+_HINT = re.compile(r"(?:quote it|write a list|quote each link|quote wikilinks in YAML): (.+?)(?: \(or the whole|$)")
+
+
+@pytest.mark.parametrize("field", ["related", "supersedes"])
+@pytest.mark.parametrize("written", [
+    "{f}: [[{a}]]", '{f}: "[[{a}]]"', "{f}: [[[{a}]]]", "{f}: [[{a}]], [[{b}]]", '{f}: "[[{a}]], [[{b}]]"',
+    "{f}:\n  - [[{a}]]", "{f}: [[{a}|the ledger]]", "{f}: [[{a}#Context]]",
+])
+def test_a_wikilink_hint_followed_literally_gives_a_valid_list(vault, field, written):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", body="# Context\n"))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002"))
+    line = written.format(f=field, a="ADR-0001", b="ADR-0002")
+    vault.write("docs/adrs/ADR-0007.md", adr("ADR-0007", extra=line + "\n"))
+    first = vault.check().lines
+    hints = [m.group(1) for text in first if (m := _HINT.search(text))]
+    assert hints, first
+    fix = hints[0] if hints[0].startswith(f"{field}:") else f"{field}: {hints[0]}"
+    if not fix.split(": ", 1)[1].startswith("["):  # an item's hint: the item of a block list
+        fix = f"{field}:\n  - {hints[0]}"
+    vault.write("docs/adrs/ADR-0007.md", adr("ADR-0007", extra=fix + "\n"))
+    assert [x for x in vault.check().lines if "ADR-0007.md" in x and "SS0" not in x] == [], (first, fix)

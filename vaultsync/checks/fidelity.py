@@ -17,6 +17,7 @@ Every message quotes the author's text and gives the quoted form to write.
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from typing import Any
 
@@ -26,6 +27,7 @@ from vaultsync.vault.note import Note
 from vaultsync.vault.scalars import Finding, canonical_number, odd_escape, quote
 
 CODE = "FM017"
+_WIKILINKS = re.compile(r"\[\[[^\[\]]*\]\]")
 _NUMERIC = {"number", "integer"}
 
 
@@ -85,7 +87,10 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
         return (f"YAML reads the leading '&…' of {f.written!r} as an anchor name and stores {stored} "
                 f"— quote it: {quote(f.written)}")
     if f.kind == "wikilink":
-        return f"YAML reads the unquoted {f.written} as a list inside a list — quote it: {quote(f.written)}"
+        links = _WIKILINKS.findall(f.written) or [f.written]  # `[[[A]]]`: a flow list of one unquoted link
+        fix = f"[{', '.join(map(quote, links))}]" if types and "array" in types and "string" not in types \
+            else quote(f.written)
+        return f"YAML reads the unquoted {f.written} as a list inside a list — quote it: {fix}"
     if f.kind == "portable":
         other = _yaml11_reading(f.written)
         ours = "the text" if isinstance(f.stored, str) else f"the number {canonical_number(f.stored)}"

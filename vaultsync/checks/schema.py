@@ -171,6 +171,20 @@ def field_name(path: tuple[Any, ...]) -> str:
     return out
 
 
+_LINK_TEXT = re.compile(r"\[\[[^\[\]]*\]\]")
+_PLAIN_ITEM = re.compile(r"[\w][\w .\-/]*")  # a flow-list item YAML reads as this same text
+
+
+def _unquoted_link(value: Any) -> str | None:
+    """``[[target]]`` when ``value`` is what YAML makes of an unquoted WikiLink: ``[["target"]]`` (a
+    block item ``- [[target]]``) or ``["target"]`` (an item of a flow list ``[[target]]``); else None."""
+    while isinstance(value, list) and len(value) == 1:
+        value = value[0]
+        if isinstance(value, str):
+            return f"[[{value}]]"
+    return None
+
+
 def _describe(value: Any, raw: str | None = None) -> str:
     """How to show ``value`` in a message: the author's ``raw`` text for numbers and booleans, when known."""
     if raw is not None and isinstance(value, (bool, int, float)):
@@ -211,15 +225,17 @@ def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ..
         return path, f"{name}: the schema allows no value here", False
     if kw == "type":
         expected = _expected(err.validator_value)
-        if isinstance(value, list) and value and all(isinstance(v, list) for v in value) \
-                and r"\[\[" in str(err.schema.get("pattern", "")):  # `[[note]]` unquoted: YAML's list in a list
-            return path, f'{name}: expected "[[note]]" string, got a nested list — quote wikilinks in YAML', False
+        link = _unquoted_link(value)
+        if link is not None and r"\[\[" in str(err.schema.get("pattern", "")):  # `[[note]]` unquoted: lists in YAML
+            return path, (f'{name}: expected "[[note]]" string, got {shown} — quote wikilinks in YAML: '
+                          f'{quote(link)}'), False
         hint = " (use true/false)" if expected == "boolean" and isinstance(value, str) else ""
         if expected == "string" and raw is not None and raw[:1] not in "'\"":
             hint = f" — YAML reads it as a {'boolean' if isinstance(value, bool) else 'number'}: quote it: {quote(raw)}"
         if expected == "list" and isinstance(value, str) and value.strip():  # `tags: orders`: one item, written bare
-            items = [v.strip() for v in value.split(",") if v.strip()]
-            hint = f" — write a list: [{', '.join(items)}]"
+            items = [v.strip() for v in value.split(",") if v.strip()] if "[[" not in value else \
+                _LINK_TEXT.findall(value) or [value.strip()]
+            hint = f" — write a list: [{', '.join(v if _PLAIN_ITEM.fullmatch(v) else quote(v) for v in items)}]"
         return path, f"{name}: expected {expected}, got {shown}{hint}", False
     if kw == "required":
         missing = re.findall(r"'([^']+)' is a required property", err.message)

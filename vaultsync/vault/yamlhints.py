@@ -35,6 +35,9 @@ def _value_of(line: str) -> tuple[str, str, int] | None:
     return key, line[m.end():].rstrip(), m.end()
 
 
+_WIKILINKS = re.compile(r"\[\[[^\[\]]*\]\]")
+
+
 def _fix(key: str, value: str) -> str:
     return f"{key}: {quote(value)}"
 
@@ -134,6 +137,11 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
         if kv:
             key, value, start = kv
             if value.startswith("[["):
+                links = _WIKILINKS.findall(value)
+                if len(links) > 1:  # `related: [[A]], [[B]]`: a list was meant, most likely
+                    return line, start, (f"{key}: an unquoted [[WikiLink]] is read as a YAML list — quote each link: "
+                                         f"{key}: [{', '.join(map(quote, links))}] (or the whole value as one "
+                                         f"text: {_fix(key, value)})")
                 return line, start, (f"{key}: an unquoted [[WikiLink]] is read as a YAML list — quote the whole "
                                      f"value: {_fix(key, value)}")
             opened = _unclosed_quote_above(lines, line)
