@@ -427,6 +427,19 @@ def test_a_yaml_11_merge_key_is_reported(vault, text, where):
     assert "merge the mapping given after '<<:'" in lines[0]
 
 
+@pytest.mark.parametrize("extra, where", [
+    ("base: &b\n  owner: me\n<<: *b\n", "9:1"), ("<<: {owner: me}\n", "7:1"), ("<<: [{a: 1}, {b: 2}]\n", "7:1"),
+])
+def test_a_merge_key_in_a_typed_note_says_merge_not_only_not_allowed(vault, extra, where):
+    """In a type's schema `<<` is also an unknown key: the merge explanation replaces "additional property
+    not allowed" at that key, other keys' errors stay."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=extra))
+    lines = vault.check().lines
+    merge = [x for x in lines if x.startswith(f"docs/adrs/ADR-0001.md:{where}: ")]
+    assert len(merge) == 1 and " FM017 <<: YAML 1.1 readers " in merge[0], lines
+    assert not any("<<: additional property" in x for x in lines)
+
+
 def test_a_quoted_merge_key_is_a_key_like_any_other():
     note = parse_text(FREE, '---\n"<<": text\n---\n')
     assert note.frontmatter == {"<<": "text"} and check_fidelity(note, None) == []

@@ -126,6 +126,29 @@ def test_fm06_tab_indentation(vault):
     assert "Traceback" not in res.out + res.err
 
 
+@pytest.mark.parametrize("yaml_text", [
+    "owner: |\n  \tindented code\n", "owner: >\n  \tfolded\n", "owner: |-\n    \t\tdeep\n    next\n",
+    "tags:\n  - |\n    \tx\n", "owner: |2\n  \tx\n", "owner:\n  note: |\n    \tmake all\n",
+])
+def test_fm06_a_tab_inside_a_block_scalar_is_text(yaml_text):
+    """After the indentation a tab is the text's own (YAML 1.2, 8.1.1.1); libyaml refuses it on a block's first
+    line, PyYAML's own scanner reads it: the note is valid and reads as PyYAML reads it."""
+    import yaml
+
+    note = parse_text("n.md", f"---\n{yaml_text}---\nbody\n")
+    assert note.fm_state == "mapping" and not note.diagnostics, note.diagnostics
+    assert note.frontmatter == yaml.load(yaml_text, Loader=yaml.SafeLoader)
+
+
+@pytest.mark.parametrize("yaml_text, where", [
+    ("owner: |\n\tcode\n", (1, 0)), ("owner: |\n  a\n\tb\n", (2, 0)), ("owner:\n\t- a\n", (1, 0)),
+])
+def test_fm06_a_tab_as_indentation_is_still_refused(yaml_text, where):
+    with pytest.raises(YamlProblem) as info:
+        load_yaml(yaml_text)
+    assert info.value.code == "FM006" and (info.value.line, info.value.col) == where
+
+
 @pytest.mark.parametrize("variant", ["bom", "crlf", "bom+crlf"])
 def test_fm07_bom_and_crlf_validate_like_lf(make_vault, variant):
     text = adr("ADR-0003", extra="expires: 2024-02-30\n")

@@ -69,11 +69,15 @@ def _merge_fidelity(note: Note, schema_found: list[Diagnostic], fidelity: list[D
         return schema_found
     by_position = {(d.line, d.col): d for d in fidelity}
     drop: set[tuple[int, int]] = set()
+    merged: set[tuple[int, int]] = set()  # a `<<` key: "merge keys are YAML 1.1" says more than "not allowed"
     for f in note.scalar_findings:
         at = note.position(f.path)
         if f.kind not in ("wikilink", "number", "portable") and (f.line + 2, f.col + 1) in by_position:
             drop.add(at)
-    kept = [d for d in schema_found if not (d.code == "SC001" and (d.line, d.col) in drop)]
+        if f.kind == "merge":
+            merged.add((f.line + 2, f.col + 1))
+    kept = [d for d in schema_found if not (d.code == "SC001" and (d.line, d.col) in drop)
+            and not (d.code == "SC003" and (d.line, d.col) in merged and d.message.startswith("<<:"))]
     located = {(d.line, d.col) for d in kept}
     return kept + [d for d in fidelity if (d.line, d.col) not in located]
 

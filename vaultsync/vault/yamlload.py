@@ -52,6 +52,8 @@ except ImportError:  # pragma: no cover - depends on the PyYAML build
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
 MAX_EXPANDED_NODES = 10_000
+# libyaml's refusal of `|` content whose first line starts with a tab after the indentation (YAML allows it)
+_LIBYAML_BLOCK_TAB = "found a tab character where an indentation space is expected"
 
 _SAFE_TAGS = {STR, INT, FLOAT, BOOL, NULL, SEQ, MAP}
 
@@ -76,12 +78,10 @@ class YamlProblem(Exception):
         return self.message.replace("{first}", str(self.other_line + line_offset + 1))
 
 
-class _StrictLoader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """libyaml's parser and composer (no constructor) with the YAML 1.2 core schema's tag resolution.
-
-    Only the node tree is used: :func:`_build` turns it into data (strict mappings,
-    core-schema scalars) in one pass, several times faster than PyYAML's generic
-    constructor.
+class _CoreResolution:
+    """The YAML 1.2 core schema's tag resolution, for a parser and composer whose node tree is all
+    that is used: :func:`_build` turns it into data (strict mappings, core-schema scalars) in one
+    pass, several times faster than PyYAML's generic constructor.
     """
 
     odd_numbers = False  # a plain scalar that starts like a number gives a fidelity finding
@@ -110,6 +110,15 @@ class _StrictLoader(_BaseLoader):  # type: ignore[misc,valid-type]
         return SEQ if kind is yaml.SequenceNode else MAP
 
 
+
+
+class _StrictLoader(_CoreResolution, _BaseLoader):  # type: ignore[misc,valid-type]
+    """libyaml's parser and composer with :class:`_CoreResolution`."""
+
+
+class _PureLoader(_CoreResolution, yaml.SafeLoader):
+    """PyYAML's own parser and composer with :class:`_CoreResolution`: for the block scalars libyaml
+    refuses (a first content line that starts with a tab after its indentation, valid YAML)."""
 
 
 def _build(node: yaml.Node) -> Any:
@@ -239,16 +248,14 @@ def load_yaml(text: str, with_positions: bool = True) -> YamlDocument:
             alias bomb, more than one document, or a character YAML forbids.
     """
     try:
-        loader = _StrictLoader(text)
+        loader, node = _compose(text)
+    except yaml.MarkedYAMLError as exc:
+        raise _problem_from(exc, text) from None
     except yaml.reader.ReaderError:
         raise _reader_problem(text) from None
+    except RecursionError:
+        raise YamlProblem(0, 0, "YAML nested too deeply") from None
     try:
-        try:
-            node = loader.get_single_node()
-        except yaml.MarkedYAMLError as exc:
-            raise _problem_from(exc, text) from None
-        except yaml.reader.ReaderError:
-            raise _reader_problem(text) from None
         if node is None:
             return YamlDocument(None, {}, {})
         if _MAYBE_TAG_OR_ALIAS.search(text):  # no '!', '&', '*' anywhere: no tags, no aliases
@@ -272,6 +279,31 @@ def load_yaml(text: str, with_positions: bool = True) -> YamlDocument:
         loader.dispose()
 
 
+def _compose(text: str) -> tuple[Any, yaml.Node | None]:
+    """``(loader, node tree)`` of one YAML document: libyaml's, or PyYAML's own where libyaml refuses a
+    block scalar YAML allows (:data:`_LIBYAML_BLOCK_TAB`). The caller disposes of the loader.
+
+    Raises:
+        yaml.MarkedYAMLError, yaml.reader.ReaderError: the text is not one YAML document.
+    """
+    loader = _StrictLoader(text)
+    try:
+        return loader, loader.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        loader.dispose()
+        if exc.problem != _LIBYAML_BLOCK_TAB:
+            raise
+    except BaseException:
+        loader.dispose()
+        raise
+    loader = _PureLoader(text)
+    try:
+        return loader, loader.get_single_node()
+    except BaseException:
+        loader.dispose()
+        raise
+
+
 def yaml_positions(
     text: str,
 ) -> tuple[dict[tuple[Any, ...], tuple[int, int]], dict[tuple[Any, ...], tuple[int, int]], dict[tuple[Any, ...], str]]:
@@ -279,9 +311,8 @@ def yaml_positions(
 
     The raw text of a one-line scalar is its source as written, quotes included.
     """
-    loader = _StrictLoader(text)
+    loader, node = _compose(text)
     try:
-        node = loader.get_single_node()
         positions: dict[tuple[Any, ...], tuple[int, int]] = {}
         key_positions: dict[tuple[Any, ...], tuple[int, int]] = {}
         raw: dict[tuple[Any, ...], str] = {}
