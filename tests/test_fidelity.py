@@ -477,3 +477,51 @@ def test_a_leading_zero_both_yaml_versions_read_alike_is_fine_in_a_number_field(
     note = "docs/adrs/ADR-0001.md"
     code, lines = _lines(vault, note, adr("ADR-0001", extra=f"importance: {written}\n"))
     assert not any("FM017" in line for line in lines), lines
+
+
+# --- FM-06: tabs between tokens, valid YAML 1.2 that YAML 1.1 readers refuse -------------------------------
+
+_PIECES = st.sampled_from(["title: Hello", 'title: "Hel lo"', "title: 'a b'", "tags: [api, queues]", "n: 3",
+                           "owner: a b # note", "m: {k: v}", "x: |\n  block line", "- item", "k:\n  - a"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(_PIECES, min_size=1, max_size=3), where=st.lists(st.integers(0, 40), max_size=2))
+def test_a_tab_is_reported_exactly_where_a_yaml_11_reader_refuses_it(lines, where):
+    """Property: on any text vaultsync loads, a ``tab`` finding is reported iff PyYAML's own ``safe_load``
+    refuses a tab (its "found character '\\t'" error): no tab PyYAML stops at goes unsaid, none is invented."""
+    import yaml as pyyaml
+
+    text = "\n".join(lines) + "\n"
+    for w in where:  # a tab put among the characters, never at a line start (that is indentation: FM006)
+        at = min(w, len(text) - 1)
+        if at > 0 and text[at - 1] != "\n":
+            text = text[:at] + "\t" + text[at:]
+    try:
+        doc = load_yaml(text)
+    except YamlProblem:
+        return
+    said = any(f.kind == "tab" for f in doc.findings)
+    try:
+        pyyaml.load(text, Loader=pyyaml.SafeLoader)
+        refused = False
+    except pyyaml.YAMLError as exc:
+        refused = "'\\t'" in str(exc)
+    assert said == refused, (text, doc.findings)
+
+
+@pytest.mark.parametrize("line, where", [
+    ("owner:\tme", "7:7"), ("owner\t: me", "7:6"), ("tags: [api,\tqueues]", "7:12"), ('owner: "x"\t# c', "7:11"),
+    ("owner: a\tb", "7:9"), ("owner: me\t", "7:10"),
+])
+def test_a_tab_between_tokens_is_fm017_at_the_tab(vault, line, where):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=line + "\n"))
+    lines = [x for x in vault.check().lines if " FM017 " in x]
+    assert len(lines) == 1 and lines[0].startswith(f"docs/adrs/ADR-0001.md:{where}: FM017 ") and "a tab" in lines[0]
+
+
+@pytest.mark.parametrize("line", ['owner: "a\tb"', "owner: 'a\tb'", "owner: x # a\tb", "owner: |\n  a\tb",
+                                  "# a\tcomment"])
+def test_a_tab_inside_quotes_a_block_or_a_comment_is_text(vault, line):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=line + "\n"))
+    assert not [x for x in vault.check().lines if "tab" in x]

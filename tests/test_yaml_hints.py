@@ -83,15 +83,16 @@ def test_several_unquoted_wikilinks_are_offered_as_a_list(vault, yaml_line, wher
 @pytest.mark.parametrize("text, where, fragment", [
     ("tags:\n\t- ops\n", "3:1", "tab used for indentation"),
     ("title: x\n\tstatus: y\n", "3:1", "tab used for indentation"),
-    ("title:\tx\t#\tc\nb: [a,\tb]\nc: '\t'\nd: x\n", None, None),  # tabs as separators are valid YAML
+    # valid YAML 1.2 that YAML 1.1 readers refuse (ADR-0101): one FM017 per line, at its first tab
+    ("title:\tx\t#\tc\nb: [a,\tb]\nc: '\t'\nd: x\n", "2:7", "a tab outside quotes"),
 ])
 def test_tabs(vault, text, where, fragment):
     vault.write(P, "---\n" + text + "---\n")
     res = vault.check()
-    if where is None:
-        assert res.code == 0, res.lines
-        return
-    assert res.code == 1 and res.lines[0].startswith(f"{P}:{where}: FM006 ") and fragment in res.lines[0]
+    code = "FM017" if "outside quotes" in fragment else "FM006"
+    assert res.code == 1 and res.lines[0].startswith(f"{P}:{where}: {code} ") and fragment in res.lines[0]
+    if code == "FM017":
+        assert [x.split(": ")[0] for x in res.lines] == [f"{P}:2:7", f"{P}:3:7"]
 
 
 @pytest.mark.parametrize("text, where, fragment", [

@@ -3,7 +3,7 @@
 Rule (ADR-0050), applied to the findings of :mod:`vaultsync.vault.scalars`:
 
 * ``colon_key``, ``comment``, ``comment_key``, ``comment_line``, ``empty_item``, ``escape``, ``indent``, ``merge``, ``block``, ``anchor``,
-  ``portable`` and ``wikilink`` findings are always errors: text is
+  ``portable``, ``tab`` and ``wikilink`` findings are always errors: text is
   lost, or another YAML reader (Obsidian, a site generator, PyYAML) gets a
   different value from the same file.
 * ``number`` findings (``1.10``, ``0.80``, ``+5``, ``0x1F``) are errors unless the
@@ -86,6 +86,10 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
         stored = "an empty value (null)" if f.stored is None else repr(f.stored)
         return (f"YAML reads the leading '&…' of {f.written!r} as an anchor name and stores {stored} "
                 f"— quote it: {quote(f.written)}")
+    if f.kind == "tab":
+        return ("a tab outside quotes: vaultsync (YAML 1.2) and Obsidian read it, YAML 1.1 readers (PyYAML, many "
+                "site generators) refuse the whole frontmatter — write a space instead (or quote the value, if "
+                "the tab belongs to it)")
     if f.kind == "wikilink":
         links = _WIKILINKS.findall(f.written) or [f.written]  # `[[[A]]]`: a flow list of one unquoted link
         fix = f"[{', '.join(map(quote, links))}]" if types and "array" in types and "string" not in types \

@@ -49,6 +49,8 @@ each of these kinds:
     one key ``b:c`` with no value.
 ``empty_item``
     A list item holding only a comment (``- # later``): YAML stores an empty (null) item.
+``tab``
+    A tab between tokens (``title:<TAB>x``): YAML 1.1 readers refuse it (:mod:`vaultsync.vault.tabs`).
 
 Findings carry 0-based positions relative to the YAML text.
 """
@@ -60,6 +62,8 @@ import unicodedata
 from typing import Any, NamedTuple
 
 import yaml
+
+from vaultsync.vault.tabs import tab_separators
 
 _STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
@@ -146,7 +150,7 @@ def _may_have_findings(text: str, odd_numbers: bool | None = None) -> bool:
     is the loader's own answer for numbers (:func:`odd_number_text` over every plain
     scalar); None when it has none to give, and the text is searched for number tokens.
     """
-    if "#" in text or "&" in text or "\\" in text or "[[" in text or "!" in text:  # "!": a tag (`!!int 010`)
+    if "#" in text or "&" in text or "\\" in text or "[[" in text or "!" in text or "\t" in text:  # "!": a tag
         return True
     if "<<" in text or "{" in text or ("-" in text and _DEEPER_ITEM.search(text)):  # "<<": merge key; "{": `{b:c}`
         return True
@@ -235,6 +239,8 @@ def scalar_findings(root: yaml.Node, text: str, data: Any, screen: bool = True,
                 out.append(Finding("escape", path, start.line, col, raw, node.value))
         elif isinstance(node, yaml.ScalarNode) and not node.style and path:
             _check_plain(node, path, lines, has_hash, data, out)
+    if "\t" in text:
+        out += [Finding("tab", path, line, col, "\t", None) for path, line, col in tab_separators(root, lines)]
     out.sort(key=lambda f: (f.line, f.col))
     return [f for i, f in enumerate(out) if i == 0 or (out[i - 1].line, out[i - 1].col) != (f.line, f.col)]
 

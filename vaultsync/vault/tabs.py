@@ -1,0 +1,64 @@
+"""Tabs between YAML tokens: valid YAML 1.2, refused by YAML 1.1 readers.
+
+YAML 1.2 lets a tab separate tokens on a line (``title:<TAB>Hello``, ``key<TAB>: v``,
+``[a,<TAB>b]``, ``"x"<TAB># note``, a tab after or inside an unquoted value); PyYAML's ``safe_load``
+and the site generators built on it stop at each with "found character '\\t' that cannot start any
+token", so the same note reads in vaultsync and Obsidian and fails elsewhere (field case FM-06). A
+tab inside quotes, in a block scalar's lines or in a comment is text and stays. Tabs used
+for indentation never get here: the loader refuses them (FM006).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+
+def tab_separators(root: yaml.Node, lines: list[str]) -> list[tuple[tuple[Any, ...], int, int]]:
+    """``(path, line, col)`` (0-based) of the first tab outside quoted and block scalars and comments on each line of
+    the YAML text ``lines`` composed as ``root``; ``path`` is the key or item that line starts."""
+    inside: dict[int, list[tuple[int, int]]] = {}  # line → column spans held by scalars
+    owner: dict[int, tuple[Any, ...]] = {}  # line → the path of the first key or item on it
+    stack: list[tuple[yaml.Node, tuple[Any, ...]]] = [(root, ())]
+    seen: set[int] = set()
+    while stack:
+        node, path = stack.pop()
+        if id(node) in seen:  # an alias
+            continue
+        seen.add(id(node))
+        owner.setdefault(node.start_mark.line, path)
+        if isinstance(node, yaml.ScalarNode) and node.style:  # quoted or block: its tabs are text
+            start, end = node.start_mark, node.end_mark
+            first = start.line + 1 if node.style in "|>" else start.line  # a block's header line is not text
+            for line in range(first, end.line + 1):
+                inside.setdefault(line, []).append((start.column if line == start.line else 0,
+                                                    end.column if line == end.line else 1 << 30))
+        elif isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                child = path + (str(k.value),)
+                owner.setdefault(k.start_mark.line, child)
+                stack += [(k, child), (v, child)]
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((v, path + (i,)) for i, v in enumerate(node.value))
+    out = []
+    for number, text in enumerate(lines):
+        col = text.find("\t")
+        while col >= 0:
+            if any(a <= col < b for a, b in inside.get(number, ())):
+                col = text.find("\t", col + 1)
+                continue
+            before = text[:col]
+            if "#" in before and _comment_starts(before, inside.get(number, ())):
+                break
+            out.append((owner.get(number, ()), number, col))
+            break
+    return out
+
+
+def _comment_starts(before: str, spans: list[tuple[int, int]]) -> bool:
+    """Whether a comment starts in ``before`` (a ``#`` at the line start or after a blank, outside scalars)."""
+    for i, ch in enumerate(before):
+        if ch == "#" and (i == 0 or before[i - 1] in " \t") and not any(a <= i < b for a, b in spans):
+            return True
+    return False
