@@ -193,6 +193,29 @@ def test_fm09_frontmatter_not_on_line_one_or_unclosed(vault, content, expected):
     assert not any("Heading" in line or "required" in line for line in lines)
 
 
+@pytest.mark.parametrize("before", ["# Decision log\n", "Draft — do not merge\n\n", "<!-- x -->\nIntro.\n",
+                                    "# 決定\n", "Status: draft\n\n\n"])
+@pytest.mark.parametrize("fields", ["memory_id: ADR-0005\ntype: adr\n", "title: X\nstatus: accepted\ntags: [a]\n",
+                                    "id: 7\ndate: 2024-01-01\n"])
+def test_fm09_frontmatter_below_a_line_of_text_is_misplaced_not_missing(vault, before, fields):
+    """Text above a '---' makes it a thematic break in Markdown, but when two or more common frontmatter fields
+    follow and a '---' closes them, the author meant frontmatter: say where it is, not "missing"."""
+    vault.write(P, f"{before}---\n{fields}---\nBody\n")
+    line = before.count("\n") + 1
+    lines = vault.check().lines
+    assert lines[0].startswith(f"{P}:{line}:1: FM003 frontmatter must start on line 1, column 1 (found '---' on line "
+                               f"{line}, below text"), lines
+    assert not any("required" in x or "FM012" in x for x in lines)
+
+
+@pytest.mark.parametrize("body", ["# T\n\nProse.\n\n---\n\nMore: prose with a colon.\n",
+                                  "# T\n---\ntitle: only one field\n---\n", "# T\n---\nstatus: x\ntags: [a]\n",
+                                  "Intro\n---\nQ: why?\nA: because.\n---\n"])
+def test_fm09_a_thematic_break_below_text_stays_body(body):
+    note = parse_text("n.md", body)
+    assert note.fm_state == "none" and not note.diagnostics
+
+
 INVISIBLE = ["\u200b", "\ufeff", "\u2060", "\u200e", "\u00ad", "\u2063"]  # ZWSP, BOM, word joiner, LRM, SHY, sep
 
 

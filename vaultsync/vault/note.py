@@ -279,10 +279,32 @@ def _visible(line: str) -> str:
     return line[i:j]
 
 
+_FIELD_LINE = re.compile(r"^(memory_id|id|type|title|status|created|date|tags|aliases)\s*:", re.M)
+
+
+def _frontmatter_below(lines: list[str]) -> bool:
+    """Whether ``lines`` (after a ``---``) hold a frontmatter block: a closing ``---`` within 40 lines and
+    two or more lines naming common frontmatter fields (``title:``, ``status:``…) before it — not prose
+    under a thematic break."""
+    close = next((j for j, line in enumerate(lines[:40]) if line.rstrip() == "---"), None)
+    return close is not None and len(_FIELD_LINE.findall("\n".join(lines[:close]))) >= 2
+
+
 def _misplaced_frontmatter(note: Note) -> None:
     """Report a frontmatter block that does not start at line 1, column 1 (FM-09): after blank lines, or
-    after or before whitespace or an invisible character (a zero-width space, a second BOM)."""
-    for i, line in enumerate(note.text.split("\n", 8)[:8]):
+    after or before whitespace or an invisible character (a zero-width space, a second BOM), or below a
+    line of text when what follows is plainly frontmatter (:func:`_frontmatter_below`)."""
+    lines = note.text.split("\n")
+    after_text = False
+    for i, line in enumerate(lines[:8]):
+        if _visible(line) == "---" and after_text:
+            if _frontmatter_below(lines[i + 1:]):
+                note.fm_state = "misplaced"
+                note.diagnostics.append(Diagnostic(
+                    note.path, i + 1, line.index("-") + 1, "FM003",
+                    f"frontmatter must start on line 1, column 1 (found '---' on line {i + 1}, below text: "
+                    f"move the text under the closing '---')"))
+            return
         if _visible(line) == "---":
             note.fm_state = "misplaced"
             col = line.index("-") + 1
@@ -296,4 +318,4 @@ def _misplaced_frontmatter(note: Note) -> None:
             return
         bare = _visible(line)
         if bare and not (bare.startswith("<!--") and bare.endswith("-->")):
-            return  # text before it: a thematic break, not frontmatter (an HTML comment is looked past)
+            after_text = True  # text before it: a thematic break, unless frontmatter plainly follows
