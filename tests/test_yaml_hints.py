@@ -194,3 +194,15 @@ def test_a_typed_note_whose_frontmatter_is_one_key_without_its_space(vault):
     res = vault.check()
     assert res.code == 1 and res.lines == ["docs/adrs/ADR-0001.md:1:1: FM011 frontmatter must be a mapping, got a str "
                                            "— put a space after the colon: memory_id: ADR-0001"]
+
+
+@pytest.mark.parametrize("value, col, escape", [
+    ('"\\ud800"', 9, "\\ud800"), ('"x \\uDFFF y"', 11, "\\uDFFF"), ('"\\U00110000"', 9, "\\U00110000"),
+    ('"\\ud83d\\ude00"', 9, "\\ud83d"),  # a JSON-style surrogate pair: YAML escapes name characters, not halves
+])
+def test_an_escape_that_names_no_character_says_so(vault, value, col, escape):
+    vault.write(P, f"---\nowner: {value}\n---\n")
+    res = vault.check()
+    assert res.code == 1 and res.lines == [
+        f"{P}:2:{col}: FM005 '{escape}' names no character (a UTF-16 surrogate, or past U+10FFFF) — write the "
+        "character itself, or one \\U escape of 8 hex digits for it"]

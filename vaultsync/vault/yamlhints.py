@@ -94,6 +94,12 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
                 f"'{escape.group(0) if escape else chr(92) + 'x'}' is an incomplete escape inside double quotes "
                 "(\\x takes 2 hex digits, "
                 "\\u 4, \\U 8) — use single quotes for text with backslashes, or write '\\\\'")
+        if "invalid Unicode character escape" in problem:  # \uD800–\uDFFF: half of a UTF-16 pair, no character
+            start = lines[line].rfind("\\", 0, col + 1) if 0 <= line < len(lines) else -1
+            escape = _HEX_ESCAPE.match(lines[line], start) if start >= 0 else None
+            return line, max(start, 0), (
+                f"'{escape.group(0) if escape else chr(92) + 'u'}' names no character (a UTF-16 surrogate, or past "
+                "U+10FFFF) — write the character itself, or one \\U escape of 8 hex digits for it")
         if "unknown escape" in problem:
             if _char(lines, line, col) != "\\" and col:
                 col -= 1
