@@ -216,6 +216,15 @@ def test_fm09_a_thematic_break_below_text_stays_body(body):
     assert note.fm_state == "none" and not note.diagnostics
 
 
+@pytest.mark.parametrize("closing, named", [("\u00a0---", "U+00A0"), ("---\u200b", "U+200B"), ("\ufeff---", "U+FEFF"),
+                                            (" ---", "U+0020"), ("---\u2060\u00a0", "U+00A0, U+2060")])
+def test_fm09_a_closing_line_beside_an_invisible_character_is_named(closing, named):
+    note = parse_text("n.md", f"---\ntitle: x\nstatus: y\n{closing}\nBody\n")
+    assert [d.render() for d in note.diagnostics] == [
+        f"n.md:4:1: FM004 frontmatter opened on line 1 is never closed: line 4 reads '---' beside {named} — it must "
+        "read exactly '---'"]
+
+
 INVISIBLE = ["\u200b", "\ufeff", "\u2060", "\u200e", "\u00ad", "\u2063"]  # ZWSP, BOM, word joiner, LRM, SHY, sep
 
 

@@ -199,9 +199,7 @@ def parse_text(path: str, text: str) -> Note:
     close = _closing_line(text, opened)
     if close is None:
         note.fm_state = "invalid"
-        note.diagnostics.append(
-            Diagnostic(path, 1, 1, "FM004", "frontmatter opened on line 1 is never closed (add a '---' line)")
-        )
+        note.diagnostics.append(_never_closed(path, text))
         return note
     start, end = close
     note.body = text[end + 1:] if end < len(text) else ""
@@ -262,6 +260,17 @@ def _closing_line(text: str, opened: int) -> tuple[int, int] | None:
             return at + 1, end
         at += 1
     return None
+
+
+def _never_closed(path: str, text: str) -> Diagnostic:
+    """FM004 for frontmatter with no closing ``---`` line; when a line reads ``---`` beside an invisible
+    character or a space (a non-breaking space, U+FEFF), that line is named, as the opening one is."""
+    for i, line in enumerate(text.split("\n")[1:], start=2):
+        if line != "---" and _visible(line) == "---":
+            hidden = sorted({f"U+{ord(ch):04X}" for ch in line if ch != "-"})
+            return Diagnostic(path, i, 1, "FM004", f"frontmatter opened on line 1 is never closed: line {i} reads "
+                                                   f"'---' beside {', '.join(hidden)} — it must read exactly '---'")
+    return Diagnostic(path, 1, 1, "FM004", "frontmatter opened on line 1 is never closed (add a '---' line)")
 
 
 def _invisible(ch: str) -> bool:
