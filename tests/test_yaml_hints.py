@@ -206,3 +206,18 @@ def test_an_escape_that_names_no_character_says_so(vault, value, col, escape):
     assert res.code == 1 and res.lines == [
         f"{P}:2:{col}: FM005 '{escape}' names no character (a UTF-16 surrogate, or past U+10FFFF) — write the "
         "character itself, or one \\U escape of 8 hex digits for it"]
+
+
+@pytest.mark.parametrize("line, col, code", [
+    ("\ufefftags: [payments]", 1, "U+FEFF"), ("tags: [a,\u2060b] x", 10, "U+2060"), ("k: [a, b]\ufeff", 10, "U+FEFF"),
+])
+def test_an_invisible_character_where_yaml_needs_a_blank_is_named(vault, line, col, code):
+    vault.write(P, f"---\ntitle: x\n{line}\n---\n")
+    res = vault.check()
+    assert res.code == 1 and res.lines[0].startswith(f"{P}:3:{col}: FM005 an invisible character, {code} ("), res.lines
+
+
+def test_an_invisible_character_inside_quotes_is_text_not_the_problem(vault):
+    vault.write(P, '---\ntitle: "a\u200bb" x\n---\n')
+    (line,) = vault.check().lines
+    assert "text after the closing" in line and "invisible" not in line

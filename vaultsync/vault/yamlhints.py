@@ -17,6 +17,7 @@ Anything else keeps libyaml's words, prefixed ``YAML error:``.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import yaml
 
@@ -57,6 +58,12 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
     hidden = _comment_hides_closer(lines, line, ctx)
     if hidden is not None:
         return hidden
+    odd = next((i for i, ch in enumerate(here[:col + 1]) if (ch == "\u00a0" or unicodedata.category(ch) == "Cf")
+                and here[:i].count('"') % 2 == 0 and here[:i].count("'") % 2 == 0), None)  # not quoted text
+    if odd is not None:  # a BOM, zero-width or non-breaking space YAML reads as text, where a blank or nothing was meant
+        name = unicodedata.name(here[odd], "an invisible character").lower()
+        return line, odd, (f"an invisible character, U+{ord(here[odd]):04X} ({name}), stands in this line where "
+                           "YAML needs a plain space or nothing — delete it and type a space if one is needed")
     if "could not find expected ':'" in problem and ctx is not None and ctx.line < len(lines):
         text = lines[ctx.line].strip()
         if ":" in text:
