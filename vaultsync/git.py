@@ -39,7 +39,12 @@ def _regular_modes() -> tuple[int, int]:
 
 
 def open_repo(start: Path | str = ".") -> pygit2.Repository | None:
-    """The repository containing ``start`` (worktrees and ``.git`` files included), or None."""
+    """The repository containing ``start``, or None.
+
+    Opened from ``start`` itself, so a ``.git`` file (``git init --separate-git-dir``, worktrees,
+    submodules) gives the working tree it sits in, not the git dir's parent. Outside every repository,
+    ``GIT_DIR`` (and ``GIT_WORK_TREE``) name one as they do for git (a bare "dotfiles" repository).
+    """
     import pygit2
 
     try:
@@ -47,11 +52,29 @@ def open_repo(start: Path | str = ".") -> pygit2.Repository | None:
     except (pygit2.GitError, OSError):
         return None
     if found is None:
+        return _from_environment()
+    for where in (str(start), found):
+        try:
+            return pygit2.Repository(where)
+        except (pygit2.GitError, OSError):
+            continue
+    return None
+
+
+def _from_environment() -> pygit2.Repository | None:
+    """The repository ``GIT_DIR`` names, with ``GIT_WORK_TREE`` as its working tree when set; None without."""
+    import pygit2
+
+    git_dir = os.environ.get("GIT_DIR")
+    if not git_dir:
         return None
     try:
-        return pygit2.Repository(found)
-    except pygit2.GitError:
+        repo = pygit2.Repository(str(Path(git_dir).resolve()))
+    except (pygit2.GitError, OSError):
         return None
+    if os.environ.get("GIT_WORK_TREE"):
+        repo.workdir = str(Path(os.environ["GIT_WORK_TREE"]).resolve())
+    return repo
 
 
 def unreadable_repository(start: Path | str = ".") -> str | None:
@@ -79,6 +102,8 @@ def unreadable_repository(start: Path | str = ".") -> str | None:
 
 def why_not_opened(start: Path | str = ".") -> str:
     """Why :func:`open_repo` found no repository at ``start``, in words for the user."""
+    if os.environ.get("GIT_DIR"):
+        return f"not inside a git repository, and GIT_DIR={os.environ['GIT_DIR']} names none that opens"
     return unreadable_repository(start) or "not inside a git repository"
 
 
