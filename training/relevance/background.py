@@ -3,10 +3,10 @@
     python -m training.relevance.background --train ../shared/train --out models/relevance/background-e5.npy
 
 A raw e5 cosine says little on its own: a made-up word scores 0.83 against a note it has nothing
-to do with, a relevant German question 0.84 (e5's vectors share one narrow cone). How far the
-best chunk stands above the query's cosine to unrelated text does: the mean of the query's
-top :data:`TOP` cosines against a fixed background set (cohort normalisation, as in speaker
-verification: Auckenthaler et al. 2000). This writes that set's e5 passage embeddings, float16
+to do with, a relevant German question 0.84 (e5's vectors share one narrow cone). How far a
+chunk stands above the query's cosines to unrelated text does: its z-score against the query's
+cosines to a fixed background set (cohort normalisation, as in speaker verification:
+Auckenthaler et al. 2000; :class:`vaultsync.search.relevance.Background`). This writes that set's e5 passage embeddings, float16
 ``[n, 384]``, L2-normalised: tldr pages in every language (the commands of :func:`background_command`
 only) and windows of RFC / Swift Evolution / EIP design documents, from ``../shared/train`` only
 (never evaluation data; tldr-pages CC BY 4.0, the design documents under their repositories'
@@ -24,12 +24,7 @@ from typing import Any
 
 import numpy as np
 
-TOP = 10
-PAGES, WINDOWS, WIDTH, NOISE = 200, 150, 600, 60
-# noise passages: tokens of letters and digits, syllables, and letters of four other scripts, mixed
-NOISE_ALPHABETS = ("abcdefghijklmnopqrstuvwxyz0123456789", "бвгдзклмнпрстфхцчшщаеиоуыэюя",
-                   "".join(map(chr, range(0x30A1, 0x30F6))), "".join(map(chr, range(0x4E00, 0x9FA5, 7))),
-                   "".join(map(chr, range(0xAC00, 0xD7A3, 5))))
+PAGES, WINDOWS, WIDTH = 200, 150, 600
 
 
 def background_command(command: str) -> bool:
@@ -38,24 +33,8 @@ def background_command(command: str) -> bool:
     return hashlib.sha256(command.encode("utf-8")).digest()[1] % 4 == 0
 
 
-def noise(rng: random.Random, n: int = NOISE) -> list[str]:
-    """``n`` passages of 2–12 meaningless tokens: what a query of made-up words comes closest to."""
-    out = []
-    for _ in range(n):
-        tokens = []
-        for _ in range(rng.randint(2, 12)):
-            if rng.random() < 0.3:  # a pronounceable non-word
-                tokens.append("".join(rng.choice("bdfgklmnprstvz") + rng.choice("aeiou") for _ in range(rng.randint(1, 4))))
-            else:
-                alphabet = rng.choice(NOISE_ALPHABETS)
-                tokens.append("".join(rng.choice(alphabet) for _ in range(rng.randint(2, 10))))
-        out.append(" ".join(tokens))
-    return out
-
-
 def texts(train: Path, seed: int = 11) -> list[str]:
-    """The background passages: :data:`PAGES` tldr pages, :data:`WINDOWS` design-document windows and
-    :data:`NOISE` passages of :func:`noise`."""
+    """The background passages: :data:`PAGES` tldr pages and :data:`WINDOWS` design-document windows."""
     rng = random.Random(seed)
     pages = [d for d in _jsonl(train / "tldr-pages.jsonl") if background_command(d["command"])]
     docs = [d["text"] for d in _jsonl(train / "design-docs.jsonl")]
@@ -63,7 +42,7 @@ def texts(train: Path, seed: int = 11) -> list[str]:
     for doc in rng.sample(docs, WINDOWS):
         start = rng.randrange(max(len(doc) - WIDTH, 1))
         out.append(doc[start:start + WIDTH])
-    return out + noise(rng)
+    return out
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
