@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import pygit2
 
 from vaultsync.gitcmd import GIT_ENV_KEPT, no_git_env, run_git  # noqa: F401 - the git layer's API
+from vaultsync.gitopen import open_repo, unreadable_repository, why_not_opened  # noqa: F401 - the git layer's API
 from vaultsync.lfs import LFS_POINTER, lfs_content
 
 
@@ -36,75 +37,6 @@ def _regular_modes() -> tuple[int, int]:
     import pygit2
 
     return (pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE)
-
-
-def open_repo(start: Path | str = ".") -> pygit2.Repository | None:
-    """The repository containing ``start``, or None.
-
-    Opened from ``start`` itself, so a ``.git`` file (``git init --separate-git-dir``, worktrees,
-    submodules) gives the working tree it sits in, not the git dir's parent. Outside every repository,
-    ``GIT_DIR`` (and ``GIT_WORK_TREE``) name one as they do for git (a bare "dotfiles" repository).
-    """
-    import pygit2
-
-    try:
-        found = pygit2.discover_repository(str(start))
-    except (pygit2.GitError, OSError):
-        return None
-    if found is None:
-        return _from_environment()
-    for where in (str(start), found):
-        try:
-            return pygit2.Repository(where)
-        except (pygit2.GitError, OSError):
-            continue
-    return None
-
-
-def _from_environment() -> pygit2.Repository | None:
-    """The repository ``GIT_DIR`` names, with ``GIT_WORK_TREE`` as its working tree when set; None without."""
-    import pygit2
-
-    git_dir = os.environ.get("GIT_DIR")
-    if not git_dir:
-        return None
-    try:
-        repo = pygit2.Repository(str(Path(git_dir).resolve()))
-    except (pygit2.GitError, OSError):
-        return None
-    if os.environ.get("GIT_WORK_TREE"):
-        repo.workdir = str(Path(os.environ["GIT_WORK_TREE"]).resolve())
-    return repo
-
-
-def unreadable_repository(start: Path | str = ".") -> str | None:
-    """Why the repository at ``start`` cannot be opened, when there is one that the installed libgit2
-    cannot read (SHA-256 object ids, a malformed ``.git`` file, a damaged config); None when ``start``
-    is simply not inside a repository, or it opens."""
-    import pygit2
-
-    try:
-        found = pygit2.discover_repository(str(start))
-    except (pygit2.GitError, OSError) as exc:  # e.g. a malformed `.git` file
-        return f"cannot read the repository: {str(exc).split(': ', 1)[-1]}"
-    if found is None:
-        return None
-    try:
-        pygit2.Repository(found)
-    except (pygit2.GitError, OSError) as exc:
-        where = f"cannot read the repository at {found.rstrip('/')}"
-        if "object format" in str(exc):
-            return (f"{where}: {str(exc).split(': ', 1)[-1]} (the installed libgit2 "
-                    f"{pygit2.LIBGIT2_VERSION} reads SHA-1 repositories only)")
-        return f"{where}: {exc}"
-    return None
-
-
-def why_not_opened(start: Path | str = ".") -> str:
-    """Why :func:`open_repo` found no repository at ``start``, in words for the user."""
-    if os.environ.get("GIT_DIR"):
-        return f"not inside a git repository, and GIT_DIR={os.environ['GIT_DIR']} names none that opens"
-    return unreadable_repository(start) or "not inside a git repository"
 
 
 def workdir(repo: pygit2.Repository) -> Path:
