@@ -17,7 +17,6 @@ Every message quotes the author's text and gives the quoted form to write.
 from __future__ import annotations
 
 import math
-import re
 import unicodedata
 from typing import Any
 
@@ -25,9 +24,9 @@ from vaultsync.checks.schema import field_name
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.vault.note import Note
 from vaultsync.vault.scalars import Finding, canonical_number, odd_escape, quote
+from vaultsync.vault.wikilinks import link_texts
 
 CODE = "FM017"
-_WIKILINKS = re.compile(r"\[\[[^\[\]]*\]\]")
 _NUMERIC = {"number", "integer"}
 
 
@@ -91,7 +90,7 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
                 "site generators) refuse the whole frontmatter — write a space instead (or quote the value, if "
                 "the tab belongs to it)")
     if f.kind == "wikilink":
-        links = _WIKILINKS.findall(f.written) or [f.written]  # `[[[A]]]`: a flow list of one unquoted link
+        links = link_texts(f.written) or [f.written]  # `[[[A]]]`: a flow list of one unquoted link
         fix = f"[{', '.join(map(quote, links))}]" if types and "array" in types and "string" not in types \
             else quote(f.written)
         return f"YAML reads the unquoted {f.written} as a list inside a list — quote it: {fix}"

@@ -35,16 +35,22 @@ class LinkOutcome:
 
 @dataclass
 class Anchors:
-    """The headings and block ids of the notes links point into, indexed once per note (a link to each
-    of 20,000 headings must not walk them all again: WL-04)."""
+    """The headings and block ids of the notes links point into, each indexed once per note, when a link
+    first names one (a link to each of 20,000 headings must not walk them all again: WL-04)."""
 
-    _notes: dict[str, tuple[HeadingLookup, set[str]]] = field(default_factory=dict)
+    _headings: dict[str, HeadingLookup] = field(default_factory=dict)
+    _blocks: dict[str, set[str]] = field(default_factory=dict)
 
-    def of(self, path: str, note: Note) -> tuple[HeadingLookup, set[str]]:
-        if path not in self._notes:
-            self._notes[path] = (HeadingLookup([(h.level, h.text) for h in note.headings]),
-                                 {b.lower() for b in note.block_ids})
-        return self._notes[path]
+    def headings(self, path: str, note: Note) -> HeadingLookup:
+        if path not in self._headings:
+            self._headings[path] = HeadingLookup([(h.level, h.text) for h in note.headings])
+        return self._headings[path]
+
+    def blocks(self, path: str, note: Note) -> set[str]:
+        """The note's block ids, lower-cased."""
+        if path not in self._blocks:
+            self._blocks[path] = {b.lower() for b in note.block_ids}
+        return self._blocks[path]
 
 
 def resolve_links(vault: Vault) -> Iterator[LinkOutcome]:
@@ -72,13 +78,13 @@ def resolve_one(vault: Vault, index: LinkIndex, source: str, link: WikiLink,
     target = vault.notes.get(res.path)
     if target is None or not is_note_path(res.path) or not target.readable:  # unread: its headings are unknown
         return LinkOutcome(source, link, "ok", res.path)  # attachment: `#page=3`, `|300` are display hints
-    headings, blocks = (anchors or Anchors()).of(res.path, target)
+    anchors = anchors or Anchors()
     if link.block is not None and link.block.strip():  # `[[note#^]]`: the note itself, as `[[note#]]`
-        if link.block.lower() in blocks:
+        if link.block.lower() in anchors.blocks(res.path, target):
             return LinkOutcome(source, link, "ok", res.path)
         return LinkOutcome(source, link, "block_missing", res.path)
     if link.heading is not None and link.heading.strip():
-        how = headings.match(link.heading)
+        how = anchors.headings(res.path, target).match(link.heading)
         if how is None:
             return LinkOutcome(source, link, "heading_missing", res.path)
         return LinkOutcome(source, link, "ok" if how == "exact" else "heading_ok_normalised", res.path)

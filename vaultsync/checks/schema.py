@@ -29,6 +29,7 @@ from vaultsync.vault.config import SCHEMA_LINKED
 from vaultsync.vault.fields import parse_vault_date
 from vaultsync.vault.note import Note
 from vaultsync.vault.scalars import quote
+from vaultsync.vault.wikilinks import link_texts
 
 _JSON_TYPES = {
     "string": "string", "number": "number", "integer": "integer", "boolean": "boolean",
@@ -171,7 +172,6 @@ def field_name(path: tuple[Any, ...]) -> str:
     return out
 
 
-_LINK_TEXT = re.compile(r"\[\[[^\[\]]*\]\]")
 _PLAIN_ITEM = re.compile(r"[\w][\w .\-/]*")  # a flow-list item YAML reads as this same text
 
 
@@ -234,7 +234,7 @@ def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ..
             hint = f" — YAML reads it as a {'boolean' if isinstance(value, bool) else 'number'}: quote it: {quote(raw)}"
         if expected == "list" and isinstance(value, str) and value.strip():  # `tags: orders`: one item, written bare
             items = [v.strip() for v in value.split(",") if v.strip()] if "[[" not in value else \
-                _LINK_TEXT.findall(value) or [value.strip()]
+                link_texts(value) or [value.strip()]
             hint = f" — write a list: [{', '.join(v if _PLAIN_ITEM.fullmatch(v) else quote(v) for v in items)}]"
         return path, f"{name}: expected {expected}, got {shown}{hint}", False
     if kw == "required":

@@ -303,7 +303,7 @@ def _misplaced_frontmatter(note: Note) -> None:
     """Report a frontmatter block that does not start at line 1, column 1 (FM-09): after blank lines, or
     after or before whitespace or an invisible character (a zero-width space, a second BOM), or below a
     line of text when what follows is plainly frontmatter (:func:`_frontmatter_below`)."""
-    lines = note.text.split("\n")
+    lines = note.text.split("\n", 48)[:48]  # the first 8 lines, and 40 below them for a closing "---"
     after_text = False
     for i, line in enumerate(lines[:8]):
         if _visible(line) == "---" and after_text:

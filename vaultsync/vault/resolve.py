@@ -212,7 +212,6 @@ def heading_display(text: str) -> str:
 
 
 @lru_cache(maxsize=65536)
-@lru_cache(maxsize=8192)
 def heading_keys(text: str) -> frozenset[str]:
     """Every normalised form a link may use for heading ``text``: as written, as displayed, and either
     with the characters a link cannot hold (``[[ ]] | # ^``) written as spaces, or as Obsidian's link

@@ -24,6 +24,11 @@ from vaultsync.vault.inline_spans import without_comments
 WIKILINK = re.compile(r"\[\[([^\[\]\n]*)\]\]")  # one line, no brackets inside
 
 
+def link_texts(text: str) -> list[str]:
+    """Every ``[[...]]`` of ``text`` as written, brackets included (to quote each in a fix)."""
+    return [m.group(0) for m in WIKILINK.finditer(text)]
+
+
 class WikiLink(NamedTuple):
     """One WikiLink occurrence, or a Markdown link read as one (:mod:`vaultsync.vault.mdlinks`).
 

@@ -22,6 +22,7 @@ import unicodedata
 import yaml
 
 from vaultsync.vault.scalars import quote
+from vaultsync.vault.wikilinks import link_texts
 
 _KEY = re.compile(r"^(?P<indent>[ ]*)(?:-[ ]+)?(?P<key>[^\s#'\"\[\]{}][^:#]*?|\"[^\"]*\"|'[^']*'):(?:[ \t]+|$)")
 _RESERVED = {"@": "'@'", "`": "a backtick", "%": "'%'", "*": "'*'", "|": "'|'", ">": "'>'"}
@@ -34,9 +35,6 @@ def _value_of(line: str) -> tuple[str, str, int] | None:
         return None
     key = m.group("key").strip().strip("'\"")
     return key, line[m.end():].rstrip(), m.end()
-
-
-_WIKILINKS = re.compile(r"\[\[[^\[\]]*\]\]")
 
 
 def _fix(key: str, value: str) -> str:
@@ -150,7 +148,7 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
         if kv:
             key, value, start = kv
             if value.startswith("[["):
-                links = _WIKILINKS.findall(value)
+                links = link_texts(value)
                 if len(links) > 1:  # `related: [[A]], [[B]]`: a list was meant, most likely
                     return line, start, (f"{key}: an unquoted [[WikiLink]] is read as a YAML list — quote each link: "
                                          f"{key}: [{', '.join(map(quote, links))}] (or the whole value as one "
