@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -93,7 +94,7 @@ class Result:
 
     @property
     def lines(self) -> list[str]:
-        return [line for line in self.out.splitlines() if line and "notes checked" not in line]
+        return [line for line in self.out.splitlines() if line and not re.match(r"\d+ notes? checked: ", line)]
 
 
 def run_cli(args: list[str], cwd: Path) -> Result:

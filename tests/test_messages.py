@@ -133,7 +133,7 @@ def test_paths_given_on_the_command_line(vault, args, code, expected):
         res = vault.check(*mode, *args)
         assert (res.code, res.lines) == (code, expected)
         checked = sum(1 for a in args if a == "docs/a.md")
-        assert f"{checked} notes checked" in res.out
+        assert f"{checked} note{'' if checked == 1 else 's'} checked" in res.out
 
 
 @pytest.mark.parametrize("args, checked, expected", [
@@ -145,7 +145,7 @@ def test_a_folder_on_the_command_line_stands_for_its_notes(vault, args, checked,
     vault.write("docs/a.md", "# a\n")
     vault.write("docs/sub/b.md", "[[nope]]\n")
     res = vault.check(*args)
-    assert res.code == 1 and res.lines == expected and f"{checked} notes checked" in res.out
+    assert res.code == 1 and res.lines == expected and f"{checked} note{'' if checked == 1 else 's'} checked" in res.out
 
 
 def test_a_file_outside_the_repository_is_named_not_skipped(vault, tmp_path):

@@ -56,7 +56,7 @@ def test_worktree_check_skips_nested_repositories_and_overlapping_roots(vault, t
     git(nested, "init", "-q")
     (nested / "x.md").write_text("[[nowhere]]\n")
     res = vault.check()
-    assert res.code == 0 and res.lines == [] and "1 notes checked" in res.out
+    assert res.code == 0 and res.lines == [] and "1 note checked: 0 errors, 0 warnings" in res.out
 
 
 @pytest.mark.parametrize("config, message", [
@@ -732,3 +732,30 @@ def test_a_bad_search_value_in_the_committed_config_is_named_where_it_is(vault, 
     assert res.code == 2 and res.err.startswith(f"vaultsync search: .vaultsync.yaml:{where}: CF002 search."), res.err
     checked = run_cli(["check"], vault.root)
     assert f".vaultsync.yaml:{where}: CF002" in checked.out + checked.err
+
+
+@pytest.mark.parametrize("written, real", [
+    ("docs/adr", "docs/adrs"),              # a letter short
+    ("docs/adrs", "docs/adr"),              # a letter too many
+    ("docs/ADRs", "docs/adrs"),             # case
+    ("docs/decisons", "docs/decisions"),    # a transposition
+    ("docs/entscheidungen", "docs/entscheidüngen"),  # a letter of another script
+    ("notes/team/adr", "notes/team/adrs"),  # deeper
+])
+def test_a_type_folder_misspelt_is_named_with_the_folder_it_meant(vault, written, real):
+    """CF004: a type folder holding no note while a folder of close spelling does: no note would be
+    checked against that type's schema, silently."""
+    config = vault.root.joinpath(".vaultsync.yaml").read_text()
+    vault.write(".vaultsync.yaml", config.replace("folder: docs/adrs", f"folder: {written}").replace("vault: docs", "vault: ."))
+    vault.write(f"{real}/ADR-0001.md", adr("ADR-0001"))
+    lines = vault.check().lines
+    assert any(f"CF004 warning: types.adr.folder: '{written}' holds no note, but '{real}' does "
+               f"(did you mean '{real}'?)" in line for line in lines), lines
+    vault.write(f"{written}/ADR-0002.md", adr("ADR-0002"))  # the folder now holds a note: nothing to say
+    assert not any("CF004" in line for line in vault.check().lines)
+
+
+def test_an_empty_type_folder_with_no_close_spelling_is_not_a_warning(vault):
+    """A type no note uses yet (a new team's `incidents/`) is no typo."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    assert vault.check().lines == []

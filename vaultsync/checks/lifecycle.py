@@ -87,10 +87,14 @@ def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING,
     expires = local_day(fm.get("expires"), tz) if expires else None  # a moment's day where today is counted
     if expires and expires < today and expired_severity != "off":
         line, col = note.position(("expires",))
-        out.append(Diagnostic(
-            note.path, line, col, "DT004", _expired_message(note, expires),
-            severity=ERROR if expired_severity == "error" else WARNING,
-        ))
+        by = _superseded_by(note)
+        message = (f"expired on {expires}, but it is already superseded{f' by {by}' if by else ''} and hidden "
+                   "from search — nothing to do (or drop expires)" if by is not None else
+                   f"expired on {expires}: re-validate it (move expires forward, update last_validated) "
+                   "or supersede it")
+        # a superseded note needs nothing done, so it never blocks a commit, whatever the configured severity
+        out.append(Diagnostic(note.path, line, col, "DT004", message,
+                              severity=ERROR if expired_severity == "error" and by is None else WARNING))
     return out
 
 
@@ -104,16 +108,14 @@ def _not_after(expires_text: str, created_text: str, expires: dt.date, created: 
     return expires < created if len(expires_text) > 10 or len(created_text) > 10 else expires <= created
 
 
-def _expired_message(note: Note, expires: dt.date) -> str:
-    """What to do about an expired note; nothing, when a newer note already supersedes it."""
+def _superseded_by(note: Note) -> str | None:
+    """The note's successor as written (``""`` when only ``status: superseded`` says so); None when the
+    note is not superseded."""
     fm = normalised_frontmatter(note.frontmatter)
-    status = fm.get("status")
-    if (isinstance(status, str) and status.strip().lower() == "superseded") or fm.get("superseded_by"):
-        by = fm.get("superseded_by")
-        newer = f" by {by}" if isinstance(by, str) and by.strip() else ""
-        return (f"expired on {expires}, but it is already superseded{newer} and hidden from search "
-                "— nothing to do (or drop expires)")
-    return f"expired on {expires}: re-validate it (move expires forward, update last_validated) or supersede it"
+    status, by = fm.get("status"), fm.get("superseded_by")
+    if not ((isinstance(status, str) and status.strip().lower() == "superseded") or by):
+        return None
+    return by.strip() if isinstance(by, str) else ""
 
 
 def check_duplicate_ids(vault: Vault) -> list[Diagnostic]:

@@ -35,6 +35,11 @@ def _counts(diagnostics: Sequence[Diagnostic]) -> tuple[int, int]:
     return errors, len(diagnostics) - errors
 
 
+def _count(n: int, noun: str) -> str:
+    """``1 note``, ``2 notes``, ``0 notes``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 class TextReporter(Reporter):
     """One ``path:line:col: CODE message`` line per diagnostic, then a summary line."""
 
@@ -44,7 +49,8 @@ class TextReporter(Reporter):
         for d in diagnostics:
             self.out.write(d.render() + "\n")
         errors, warnings = _counts(diagnostics)
-        self.out.write(f"{checked} notes checked: {errors} error(s), {warnings} warning(s)\n")
+        self.out.write(f"{_count(checked, 'note')} checked: {_count(errors, 'error')}, "
+                       f"{_count(warnings, 'warning')}\n")
 
 
 class GithubReporter(Reporter):

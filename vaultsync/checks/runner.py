@@ -12,6 +12,7 @@ import os
 from functools import partial
 from pathlib import Path
 
+from vaultsync.checks.folders import check_folders
 from vaultsync.checks.frontmatter import check_frontmatter
 from vaultsync.checks.lifecycle import (
     check_dates,
@@ -73,18 +74,7 @@ def run_checks(vault: Vault, previous: LinkIndex | None = None, today: dt.date |
     config = vault.config
     tz = zone(config)
     out: list[Diagnostic] = list(check_paths(vault))
-    if not vault.files and config.vault != ["."]:
-        line, col = config.positions.get(("vault",), (-1, -1))
-        out.append(Diagnostic(".vaultsync.yaml", line + 1, col + 1, "CF004",
-                              f"vault folder(s) {', '.join(config.vault)} hold no files — check `vault:`",
-                              severity=WARNING))
-    for spec in config.types:  # outside every vault folder: no note is ever checked against its schema
-        if spec.folder != "." and not config.in_vault(spec.folder + "/x") \
-                and not any(root.startswith(spec.folder + "/") for root in config.vault):
-            line, col = config.positions.get(("types", spec.name, "folder"), (-1, -1))
-            out.append(Diagnostic(".vaultsync.yaml", line + 1, col + 1, "CF004",
-                                  f"types.{spec.name}.folder: '{spec.folder}' is outside the vault "
-                                  f"({', '.join(config.vault)}): no note is checked as {spec.name}", severity=WARNING))
+    out.extend(check_folders(vault))
     for path in sorted(vault.notes):
         note = vault.notes[path]
         found = vault.findings.get(path)

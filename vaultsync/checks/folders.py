@@ -1,0 +1,53 @@
+"""CF004: the folders named in ``.vaultsync.yaml`` against the notes the vault holds.
+
+A ``vault:`` folder with no files, a type folder outside the vault, and a type folder that holds
+no note while a folder of a close spelling does (``docs/adr`` for ``docs/adrs``): in each case
+no note is ever checked against that type's schema, and nothing else would say so.
+"""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+
+from vaultsync.diagnostics import WARNING, Diagnostic
+from vaultsync.vault.vault import Vault
+
+
+def check_folders(vault: Vault) -> list[Diagnostic]:
+    """CF004 warnings at the config lines that name a folder no note is checked under."""
+    config = vault.config
+    out: list[Diagnostic] = []
+
+    def warn(key: tuple[str, ...], message: str) -> None:
+        line, col = config.positions.get(key, (-1, -1))
+        out.append(Diagnostic(".vaultsync.yaml", line + 1, col + 1, "CF004", message, severity=WARNING))
+
+    if not vault.files and config.vault != ["."]:
+        warn(("vault",), f"vault folder(s) {', '.join(config.vault)} hold no files — check `vault:`")
+    folders = _note_folders(vault.notes)
+    typed = {spec.folder for spec in config.types}
+    for spec in config.types:
+        key = ("types", spec.name, "folder")
+        if spec.folder != "." and not config.in_vault(spec.folder + "/x") \
+                and not any(root.startswith(spec.folder + "/") for root in config.vault):
+            warn(key, f"types.{spec.name}.folder: '{spec.folder}' is outside the vault "
+                      f"({', '.join(config.vault)}): no note is checked as {spec.name}")
+        elif spec.folder != "." and spec.folder not in folders:
+            others = {folder.casefold(): folder for folder in sorted(folders - typed)}
+            close = [others[c] for c in difflib.get_close_matches(spec.folder.casefold(), others, n=1, cutoff=0.8)]
+            if close:
+                warn(key, f"types.{spec.name}.folder: '{spec.folder}' holds no note, but '{close[0]}' does "
+                          f"(did you mean '{close[0]}'?): no note is checked as {spec.name}")
+    return out
+
+
+def _note_folders(paths: object) -> set[str]:
+    """Every folder that holds a note, at any depth (``a/b/c.md`` → ``a``, ``a/b``)."""
+    out: set[str] = set()
+    for path in paths:  # type: ignore[attr-defined]
+        folder = posixpath.dirname(path)
+        while folder and folder not in out:
+            out.add(folder)
+            folder = posixpath.dirname(folder)
+    return out
