@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from conftest import Vault, adr, assert_same_index, git, index_state, run_cli
 
 pytestmark = pytest.mark.slow
@@ -206,6 +208,55 @@ def test_ix03_bm25_folds_the_index_as_it_folds_the_query(repo, word, typed):
     for query in (typed, f"{typed}-629", f"ticket {typed}"):
         hits = search(repo.root, query, legs=("bm25",), graph_hops=0).hits
         assert hits and hits[0].path == "docs/a.md", query
+
+
+_ACCENTED = [  # (word in a note, how a user types it): accents either way, composed or decomposed (NFD)
+    ("naïve", "naive"), ("resume", "RÉSUMÉ"), ("München", "munchen"), ("Zurich", "ZÜRICH"), ("Façade", "facade"),
+    ("Crème", "cre\u0300me"), ("cafe\u0301", "café"), ("Tiếng", "tieng"), ("Việt", "VIET"), ("Ἀθῆναι", "αθηναι"),
+    ("Łódź", "lodz"), ("Søndergaard", "sondergaard"), ("Đặng", "dang"), ("Kırşehir", "kirsehir"), ("Cæsar", "caesar"),
+    ("né", "ne"),  # under 3 characters: the short-term scan folds the same way
+]
+
+
+def test_bm25_is_blind_to_accents_on_latin_and_greek_letters(repo):
+    """A word typed without its accents (or with them, on a note written without) finds its note
+    in both directions, as a reader would: one index, a note per word (no two alike once folded),
+    each query its own note first."""
+    for i, (word, _) in enumerate(_ACCENTED):
+        repo.write(f"docs/n{i}.md", f"# Note {i}\nThe ticket {word} was closed.\n")
+    repo.commit("init")
+    sync(repo.root)
+    for i, (_, typed) in enumerate(_ACCENTED):
+        hits = search(repo.root, typed, legs=("bm25",), graph_hops=0).hits
+        assert hits and hits[0].path == f"docs/n{i}.md", typed
+
+
+def test_marks_that_are_letters_in_their_script_still_tell_words_apart(repo):
+    """Only accents on Latin and Greek letters fold away: kana voicing, Cyrillic й, Devanagari and
+    Thai signs change the word, so a query with them finds only the note that has them."""
+    pairs = [("がいど", "かいど"), ("йод", "иод"), ("हिन्दी", "हिन्द"), ("ไม้", "ไม")]
+    for i, (word, other) in enumerate(pairs):
+        repo.write(f"docs/a{i}.md", f"# A\nThe {word} entry.\n")
+        repo.write(f"docs/b{i}.md", f"# B\nThe {other} entry.\n")
+    repo.commit("init")
+    sync(repo.root)
+    for i, (word, _) in enumerate(pairs):
+        hits = search(repo.root, word, legs=("bm25",), graph_hops=0).hits
+        assert [h.path for h in hits] == [f"docs/a{i}.md"], word
+
+
+@given(st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x24F, blacklist_categories=("Cs",)),
+               max_size=40))
+def test_fold_is_idempotent_and_blind_to_latin_accents(text):
+    """Folding twice is folding once, and a Latin text with its accents taken off (NFD, marks dropped)
+    folds to what the text folds to."""
+    import unicodedata
+
+    from vaultsync.index.format import fold
+
+    assert fold(fold(text)) == fold(text)
+    plain = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+    assert fold(plain) == fold(text)
 
 
 @pytest.mark.parametrize("query", ["commit -a", "multi-agent", "Outage: DB", "don't", "lock OR", "SQLite AND",

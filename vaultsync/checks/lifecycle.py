@@ -85,16 +85,12 @@ def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING,
         out.append(Diagnostic(note.path, line, col, "DT003",
                               f"last_validated: {validated} is before created ({created})"))
     expires = local_day(fm.get("expires"), tz) if expires else None  # a moment's day where today is counted
-    if expires and expires < today and expired_severity != "off":
+    # a superseded note is already hidden from search: its expiry asks nothing of anyone
+    if expires and expires < today and expired_severity != "off" and not _superseded(note):
         line, col = note.position(("expires",))
-        by = _superseded_by(note)
-        message = (f"expired on {expires}, but it is already superseded{f' by {by}' if by else ''} and hidden "
-                   "from search — nothing to do (or drop expires)" if by is not None else
-                   f"expired on {expires}: re-validate it (move expires forward, update last_validated) "
-                   "or supersede it")
-        # a superseded note needs nothing done, so it never blocks a commit, whatever the configured severity
-        out.append(Diagnostic(note.path, line, col, "DT004", message,
-                              severity=ERROR if expired_severity == "error" and by is None else WARNING))
+        out.append(Diagnostic(note.path, line, col, "DT004", f"expired on {expires}: re-validate it (move expires "
+                              "forward, update last_validated) or supersede it",
+                              severity=ERROR if expired_severity == "error" else WARNING))
     return out
 
 
@@ -108,14 +104,11 @@ def _not_after(expires_text: str, created_text: str, expires: dt.date, created: 
     return expires < created if len(expires_text) > 10 or len(created_text) > 10 else expires <= created
 
 
-def _superseded_by(note: Note) -> str | None:
-    """The note's successor as written (``""`` when only ``status: superseded`` says so); None when the
-    note is not superseded."""
+def _superseded(note: Note) -> bool:
+    """The note says it is superseded (``status: superseded``, MADR's ``superseded by X``, or ``superseded_by``)."""
     fm = normalised_frontmatter(note.frontmatter)
-    status, by = fm.get("status"), fm.get("superseded_by")
-    if not ((isinstance(status, str) and status.strip().lower() == "superseded") or by):
-        return None
-    return by.strip() if isinstance(by, str) else ""
+    status = fm.get("status")
+    return (isinstance(status, str) and status.strip().lower() == "superseded") or bool(fm.get("superseded_by"))
 
 
 def check_duplicate_ids(vault: Vault) -> list[Diagnostic]:

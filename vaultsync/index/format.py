@@ -1,17 +1,18 @@
 """What shapes a stored index besides the notes: the SQLite schema, the text folding its FTS5
 columns hold, and the default chunk size.
 
-Kept apart, with no import but ``unicodedata``, so that the hook's "is the index current?" test
+Kept apart, with no import but ``re`` and ``unicodedata``, so that the hook's "is the index current?" test
 (:mod:`vaultsync.index.fastpath`) can compare them without loading the index code.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 DEFAULT_TARGET_TOKENS = 100  # chunk size in tokens, chosen on the evaluation sets (docs/eval.md, chunk-size rows)
 
-SCHEMA_VERSION = "13"
+SCHEMA_VERSION = "14"
 # how notes are read (YAML values, headings, link resolution, messages): a new one re-indexes every note
 # (embeddings come from the cache), so an index never keeps what older code read
 READER_VERSION = "5"
@@ -87,11 +88,26 @@ CREATE INDEX IF NOT EXISTS refs_source ON refs(source);
 
 # sha256(SCHEMA_VERSION + DDL)[:16], written out so that the hook path need not import hashlib;
 # tests/test_fastpath.py fails when the DDL changes and this does not
-SCHEMA_FINGERPRINT = "9b35e78f48862aad"
+SCHEMA_FINGERPRINT = "96618acc7eb5ae31"
 
 
 def fold(text: str) -> str:
-    """The text the FTS5 columns hold and queries are matched as: NFKC, full case folding (``Straße`` →
-    ``strasse``), and the dot that folding leaves on a Turkish ``İ`` dropped (``İstanbul`` → ``istanbul``,
-    not ``i̇stanbul``), as a reader sees the same word."""
-    return unicodedata.normalize("NFKC", text).casefold().replace("i\u0307", "i")
+    """The text the FTS5 columns hold and queries are matched as, so that a reader's same word matches:
+    NFKC; full case folding (``Straße`` → ``strasse``); the dot that folding leaves on a Turkish ``İ``
+    dropped (``İstanbul`` → ``istanbul``); and accents off Latin and Greek letters (``naïve`` → ``naive``,
+    ``München`` → ``munchen``, ``Việt`` → ``viet``, ``ή`` → ``η``), with the few letters that carry their
+    stroke in the letter itself (``ł ø đ ı æ œ``) read as the plain ones a keyboard without them types.
+
+    Marks on other scripts are letters, not accents, and stay: kana voicing (``が`` ≠ ``か``), Devanagari
+    and Thai vowel signs, Cyrillic ``й`` (≠ ``и``). Length may change; nothing maps positions back.
+    """
+    folded = unicodedata.normalize("NFKC", text).casefold().replace("i\u0307", "i")
+    if folded.isascii():
+        return folded
+    plain = _ACCENTS.sub(r"\1", unicodedata.normalize("NFD", folded)).translate(_PLAIN_LETTERS)
+    return unicodedata.normalize("NFC", plain)
+
+
+# a Latin or Greek letter and the combining diacritical marks (U+0300–U+036F) that follow it
+_ACCENTS = re.compile("([a-z\u00df-\u02af\u1e00-\u1eff\u0370-\u03ff\u1f00-\u1fff])[\u0300-\u036f]+")
+_PLAIN_LETTERS = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ı": "i", "æ": "ae", "œ": "oe"})
