@@ -231,6 +231,18 @@ def test_bm25_is_blind_to_accents_on_latin_and_greek_letters(repo):
         assert hits and hits[0].path == f"docs/n{i}.md", typed
 
 
+def test_a_note_is_found_by_its_frontmatter_tags(repo):
+    """A tag names what a note is about even where its text never says the word: tags are searched
+    with the title, as a list, one string of them, or ``#tag``; a word in no tag finds nothing."""
+    for i, tags in enumerate(['[payments, rollouts]', '"ops, rollouts"', '"#rollouts"', "\n  - kubernetes/rollouts"]):
+        repo.write(f"docs/t{i}.md", f"---\ntags: {tags}\n---\n# Friday rule {i}\nNo changes after 3 pm.\n")
+    repo.write("docs/other.md", "---\ntags: [billing]\n---\n# Ledger\nInvoices close monthly.\n")
+    repo.commit("init")
+    sync(repo.root)
+    result = search(repo.root, "rollouts", legs=("bm25",), graph_hops=0, top_k=10, min_relevance=0)
+    assert sorted({h.path for h in result.hits}) == [f"docs/t{i}.md" for i in range(4)], result
+
+
 def test_marks_that_are_letters_in_their_script_still_tell_words_apart(repo):
     """Only accents on Latin and Greek letters fold away: kana voicing, Cyrillic й, Devanagari and
     Thai signs change the word, so a query with them finds only the note that has them."""

@@ -14,8 +14,8 @@ Schema (``SCHEMA_VERSION`` and ``SCHEMA_FINGERPRINT``, a hash of the DDL itself,
 * ``vectors`` — one embedding per (model, chunk) and per (model, note name: title
   or alias, ``kind = 'name'``), so several embedders can serve as dense legs and a
   known-item query can match a note by its name.
-* ``chunks_fts`` — FTS5 ``tokenize='trigram'`` over NFKC-normalised, case-folded title,
-  heading and text; ``rowid`` = ``chunks.rowid``.
+* ``chunks_fts`` — FTS5 ``tokenize='trigram'`` over folded (:func:`fold`) title with the
+  note's frontmatter tags, heading and text; ``rowid`` = ``chunks.rowid``.
 * ``notes_fts`` — the same over whole notes (title, body): BM25 at note level,
   where terms spread over a long note still meet.
 * ``links`` — source path, target as written, anchor, kind (link, embed,
@@ -149,6 +149,15 @@ class NoteRecord:
     body: str = ""
     links: list[LinkRow] = field(default_factory=list)
     refs: list[RefRow] = field(default_factory=list)
+
+
+def tag_terms(frontmatter: dict[str, Any]) -> list[str]:
+    """A note's frontmatter ``tags``, searched with its title: a list of terms or one string of them
+    (``"ops, deploys"``, ``#deploys``), ``#`` dropped; other values give none. A tag names what the
+    note is about even where its text never says the word."""
+    tags = frontmatter.get("tags")
+    items = tags.replace(",", " ").split() if isinstance(tags, str) else tags if isinstance(tags, list) else []
+    return [t.strip().lstrip("#") for t in items if isinstance(t, str) and t.strip().lstrip("#")]
 
 
 def _blob(vector: Any) -> bytes:
@@ -288,14 +297,15 @@ class SqliteStore:
         )
         # FTS5 folds case one character to one; queries are fully case-folded ("Straße" → "strasse"),
         # so the indexed text is folded the same way first (normalise), or such words never match
-        title_norm = fold(rec.title)
+        names = " ".join([rec.title, *tag_terms(rec.frontmatter)])
+        title_norm = fold(names)
         self.db.execute("INSERT INTO notes_fts (path, title, body) VALUES (?,?,?)",
                         (rec.path, title_norm, fold(rec.body)))
         for c in rec.chunks:
             cur = self.db.execute(
                 "INSERT INTO chunks (id, path, n, heading, text, norm, hash, start_line, end_line, tokens, blocks) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (c.id, c.path, c.n, c.heading, c.text, fold(f"{rec.title}\n{c.heading}\n{c.text}"), c.hash,
+                (c.id, c.path, c.n, c.heading, c.text, fold(f"{names}\n{c.heading}\n{c.text}"), c.hash,
                  c.start_line, c.end_line, c.tokens, json.dumps(list(c.blocks))),
             )
             self.db.execute(
