@@ -287,6 +287,9 @@ def test_pre_commit_framework_post_commit_stage_indexes(vault, hook_repo, precom
     assert info["check_hook"] is True and "pre-commit check on" in run_cli(["status"], vault.root).out
     assert run_cli(["install", "--alias-only"], vault.root).code == 0
     assert vault.git("config", "alias.memsearch").stdout.strip().endswith(("vaultsync search", "-m vaultsync search"))
+    found = subprocess.run(["git", "memsearch", "--scope", "..", "frameworkium", "--no-daemon", "--format", "json"],
+                           cwd=vault.root / "docs", capture_output=True, text=True)  # from a subfolder: '..' is the top
+    assert found.returncode == 0 and json.loads(found.stdout)["hits"][0]["path"] == "docs/fw.md", found.stderr
     assert not (vault.root / ".git/hooks/post-commit").read_text().count("vaultsync git hook shim")
 
 

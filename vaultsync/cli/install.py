@@ -77,8 +77,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _set_alias(repo: pygit2.Repository) -> None:
     """``git memsearch``: this interpreter's ``vaultsync`` script when it has one beside it (it starts ~4 ms
-    sooner than ``python -m``, which loads runpy), else ``python -m vaultsync``; either way this install."""
+    sooner than ``python -m``, which loads runpy), else ``python -m vaultsync``; either way this install,
+    run in the folder ``git memsearch`` was called from."""
     script = Path(sys.executable).parent / "vaultsync"
     command = shlex.quote(str(script)) if os.access(script, os.X_OK) else f"{shlex.quote(sys.executable)} -m vaultsync"
-    repo.config["alias.memsearch"] = f"!{command} search"
+    # git runs a shell alias from the top folder and names the folder it was called from in GIT_PREFIX:
+    # going back there first reads --scope and other paths as `vaultsync search` would read them there
+    repo.config["alias.memsearch"] = f'!cd "./$GIT_PREFIX" && exec {command} search'
     print("git memsearch → vaultsync search")
