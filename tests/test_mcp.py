@@ -7,13 +7,17 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import subprocess
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from conftest import REPO_ROOT, Vault, factory_with, run_cli
 
 pytest.importorskip("mcp")
@@ -406,3 +410,69 @@ def test_closing_the_warm_search_drops_its_searcher(repo: Vault) -> None:
     warm.close()
     assert warm.search("how are merchant webhooks delivered?", {"top_k": 1})["hits"]  # opens again on use
     warm.close()
+
+
+def raw_session(root: Path, lines: list[str], ids: set[int], timeout: float = 120) -> dict[int, dict[str, Any]]:
+    """Send raw JSON-RPC lines (after initialize) to `vaultsync mcp` and read until every id in ``ids`` is
+    answered (stdin stays open: a client that hangs up first gets no answers); the replies by id."""
+    head = [json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})]
+    proc = subprocess.Popen([sys.executable, "-m", "vaultsync", "mcp"], cwd=root, env=server_env(), text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    timer = threading.Timer(timeout, proc.kill)  # a reply that never comes fails the test, not the run
+    timer.start()
+    replies: dict[int, dict[str, Any]] = {}
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("\n".join(head + lines) + "\n")
+        proc.stdin.flush()
+        for out in proc.stdout:
+            reply = json.loads(out)
+            replies[reply.get("id")] = reply
+            if ids <= replies.keys():
+                break
+    finally:
+        timer.cancel()
+        proc.kill()
+        proc.wait()
+    return replies
+
+
+def test_a_lone_surrogate_in_any_argument_is_refused_by_name_and_never_hangs(repo: Vault) -> None:
+    """JSON may escape a lone surrogate; the SDK's parser drops such a line unanswered, so the agent
+    waited forever. Each is now a tool error naming the argument; a surrogate pair, an escaped
+    backslash before `u` and the requests after it are untouched."""
+    calls = [("get", '{"note": "\\ud800"}'), ("write", '{"type": "rule", "title": "x", "body": "b", '
+                                                        '"fields": {"tags": ["pay\\udc80"]}}'),
+             ("write", '{"type": "rule", "title": "x", "body": "b", "fields": {"t\\uDBFF": 1}}'),
+             ("search", '{"query": "\\\\ud800 \\ud83d\\ude00 lock"}'), ("get", '{"note": "ADR-0001"}')]
+    lines = [f'{{"jsonrpc": "2.0", "id": {i}, "method": "tools/call", "params": {{"name": "{tool}", '
+             f'"arguments": {args}}}}}' for i, (tool, args) in enumerate(calls, 1)]
+    replies = raw_session(repo.root, lines, {1, 2, 3, 4, 5})
+    text = {i: replies[i]["result"]["content"][0]["text"] for i in range(1, 6)}
+    assert replies[1]["result"]["isError"] and text[1].startswith(
+        "argument note is not valid Unicode: a lone surrogate (U+D800) at character 0")
+    assert "argument fields.tags[0] is not valid Unicode: a lone surrogate (U+DC80) at character 3" in text[2]
+    assert "argument name fields.t\\uDBFF is not valid Unicode" in text[3]
+    assert not replies[4]["result"].get("isError") and not replies[5]["result"].get("isError")
+    assert repo.git("status", "--porcelain").stdout == ""
+
+
+@given(st.lists(st.one_of(st.characters(), st.integers(0xD800, 0xDFFF).map(chr), st.just("\\"), st.just("u")),
+                max_size=30).map("".join))
+def test_marking_lone_surrogates_keeps_every_other_json_text(text: str) -> None:
+    """Any string, as JSON with every non-ASCII character escaped: the marked line parses with the
+    SDK's own parser, equals the original where it held no lone surrogate, and flags exactly those."""
+    import mcp.types as types
+
+    from vaultsync.mcp_server.transport import lone_surrogate, mark_lone_surrogates
+
+    line = json.dumps({"jsonrpc": "2.0", "method": "x", "params": {"v": text}})
+    marked = mark_lone_surrogates(line)
+    value = types.jsonrpc_message_adapter.validate_json(marked, by_name=False).params["v"]  # type: ignore[union-attr]
+    read = json.loads(line)["params"]["v"]  # Python's reader joins the pairs; what is left is lone
+    has_lone = any("\ud800" <= ch <= "\udfff" for ch in read)
+    assert (lone_surrogate(value) is not None) == has_lone
+    if not has_lone:
+        assert marked == line and value == read

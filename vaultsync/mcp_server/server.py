@@ -9,16 +9,21 @@ Refusals and bad input come back as tool errors with ``path:line:col: CODE messa
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.stdio import stdio_server
 from pydantic import Field
 
 from vaultsync import __version__
+from vaultsync.mcp_server.transport import MARK, MarkedStdin, lone_surrogate
 from vaultsync.memory import review as review_queue
 from vaultsync.memory.commit import NOT_COMMITTED, commit_paths
 from vaultsync.memory.create import Written, create
@@ -46,6 +51,42 @@ Fields = Annotated[dict[str, Any] | None, Field(
                 "(YYYY-MM-DD), related ([\"[[NOTE]]\"]), and the type's own fields (incident: severity SEV1-4)")]
 
 
+class _Server(MCPServer):
+    """Refuses, before any tool runs, arguments holding a lone surrogate (:mod:`.transport`): no UTF-8
+    can carry it, so neither the note nor the answer that names it could be written."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        _refuse_lone_surrogates(arguments, "")
+        return await super().call_tool(name, arguments, context)
+
+    async def read_resource(self, uri: Any, context: Any = None) -> Any:
+        _refuse_lone_surrogates(str(uri), "uri")
+        return await super().read_resource(uri, context)
+
+    async def run_stdio_async(self) -> None:
+        stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        async with stdio_server(stdin=anyio.wrap_file(MarkedStdin(stdin))) as (read, write):  # type: ignore[arg-type]
+            await self._lowlevel_server.run(read, write, self._lowlevel_server.create_initialization_options())
+
+
+def _refuse_lone_surrogates(value: Any, at: str) -> None:
+    """ToolError naming the argument (``fields.tags[0]``), the code point and its index when a string
+    or key in ``value`` holds a lone surrogate marked by :mod:`.transport`."""
+    if isinstance(value, str):
+        found = lone_surrogate(value)
+        if found:
+            raise ToolError(f"argument {at or 'name'} is not valid Unicode: a lone surrogate "
+                            f"(U+{found[0]:04X}) at character {found[1]}; send text as UTF-8")
+        return
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        name = key.replace(MARK, "\\u") if isinstance(key, str) else key
+        path = f"{at}[{name}]" if isinstance(key, int) else f"{at}.{name}" if at else str(name)
+        if isinstance(key, str) and lone_surrogate(key):
+            raise ToolError(f"argument name {path} is not valid Unicode (a lone surrogate); send text as UTF-8")
+        _refuse_lone_surrogates(item, path)
+
+
 def _call(fn: Callable[[], T]) -> T:
     try:
         return fn()
@@ -68,7 +109,7 @@ def build_server(root: Path) -> MCPServer:
     """The server for the repository at ``root`` (its tools hold a warm searcher once used)."""
     from vaultsync.mcp_server.warm_search import WarmSearch
 
-    server = MCPServer("vaultsync", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    server = _Server("vaultsync", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     warm = WarmSearch(root)
 
     def workspace() -> Workspace:
