@@ -383,3 +383,47 @@ def test_a_hidden_superseded_note_names_its_hidden_successor_and_a_cycle(tmp_pat
     finally:
         s.close()
 
+
+
+_OLD_DEPLOYS = """## Context
+CI jobs run with cluster credentials and call the cluster directly.
+
+## Decision
+We deploy to Kubernetes by running helm upgrade from the CI pipeline for every service.
+
+## Consequences
+Every pipeline holds admin credentials for the cluster.
+"""
+_NEW_DEPLOYS = """## Context
+[[ADR-0001]] gave every CI job admin credentials for the cluster, and two pipelines applied
+conflicting releases.
+
+## Decision
+An in-cluster Argo CD controller pulls the desired state from the deploy repository and applies
+it; pipelines only commit manifests.
+
+## Consequences
+Manual kubectl apply is forbidden; drift shows up on the Argo CD dashboard.
+"""
+
+
+@pytest.mark.parametrize("query", ["how do we deploy to kubernetes with helm upgrade?",
+                                   "wie deployen wir Dienste auf Kubernetes mit helm upgrade?"])
+def test_a_successor_shows_the_passage_that_replaced_the_one_found(vault, embedder, query):
+    """The query finds the old ADR's Decision; its successor stands in with its own Decision (the
+    chunk that replaced it), not with the chunks that merely link to the old note."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", title="Helm deploys from CI", status="superseded",
+                                             extra='superseded_by: "[[ADR-0002]]"\n', body=_OLD_DEPLOYS))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", title="GitOps with Argo CD",
+                                             extra='supersedes: ["[[ADR-0001]]"]\n', body=_NEW_DEPLOYS))
+    vault.write("docs/adrs/ADR-0003.md", adr("ADR-0003", title="Postgres backups",
+                                             body="## Decision\nNightly base backups go to object storage.\n"))
+    vault.commit("init")
+    s = synced_searcher(vault.root)
+    try:
+        hits = _search(s, query).hits
+    finally:
+        s.close()
+    assert hits and hits[0].memory_id == "ADR-0002" and hits[0].heading.endswith("Decision"), \
+        [(h.memory_id, h.heading) for h in hits]
+    assert hits[0].trace["supersedes"] == {"replaces": "docs/adrs/ADR-0001.md"}

@@ -68,6 +68,13 @@ class SqliteVectors:
         return {int(r): float(s) for (r, _), s in zip(found, scores)}
 
 
+    def vector(self, rowid: int) -> np.ndarray | None:
+        """The chunk's float32 [dim] vector, or None when it has none of this model."""
+        found = self._db.execute("SELECT v.vector FROM chunks c CROSS JOIN vectors v ON v.model = ? AND v.id = c.id "
+                                 "WHERE c.rowid = ?", (self._model, rowid)).fetchone()
+        return None if found is None else np.frombuffer(found[0], "<f4")
+
+
 class AnnLeg(NoteScoring):
     """One embedder's leg over its LanceDB table (``table``: see :data:`OpenTable`) at the indexed version."""
 

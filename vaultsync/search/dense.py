@@ -129,6 +129,15 @@ class VectorIndex:
         scores = self._rescore(q, at, approx) if exact else approx
         return {int(self.rowids[i]): float(s) for i, s in zip(at, scores)}
 
+    def vector(self, rowid: int) -> np.ndarray | None:
+        """The row's float32 [dim] vector (its codes' estimate when the table no longer holds it), or
+        None when this index does not hold the row."""
+        at = self._pos.get(rowid)
+        if at is None:
+            return None
+        found = self.exact.fetch([int(self.vector_rowids[at])], [self.ids[at]])
+        return found[0] if found else self.codes[at].astype(np.float32) * self.scales[at]
+
     def _rescore(self, query_vector: np.ndarray, at: np.ndarray, approx: np.ndarray) -> np.ndarray:
         """Exact cosines of the rows at positions ``at`` (float32 [len(at)]); ``approx`` where unread."""
         found = self.exact.fetch(self.vector_rowids[at].tolist(), self.ids[at].tolist())

@@ -2,7 +2,10 @@
 
 A note's best chunk carries the note's fused score and its second-best one
 ``second_chunk`` of it; a note's chunks are ordered by fused chunk evidence, else by
-cosine with the query's primary embedding. The top :attr:`Context.shortlist` chunks go on.
+cosine with the query's primary embedding. A successor standing in for a superseded note
+(:mod:`.supersede`) shows the chunks that replaced the passage the query found: those under
+the old best chunk's heading first (its Decision for the old Decision), then by cosine with the
+query plus with that chunk, not by its own incidental evidence. The top :attr:`Context.shortlist` chunks go on.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ def chunks(ctx: Context, cands: Candidates) -> Candidates:
     qvec = cands.query_vectors.get("dense")
     ranked: list[tuple[int, float]] = []
     for rank, (path, score) in enumerate(sorted(cands.notes.items(), key=lambda kv: -kv[1])):
-        for i, rowid in enumerate(_best_chunks(ctx, path, cands.chunk_scores, qvec)[:2]):
+        best = _replacing_chunks(ctx, path, cands, qvec) or _best_chunks(ctx, path, cands.chunk_scores, qvec)
+        for i, rowid in enumerate(best[:2]):
             ranked.append((rowid, score * (1.0 if i == 0 else ctx.opts.second_chunk)))
             entry = cands.traced(rowid)
             entry["fusion"] = {"note_rank": rank + 1, "score": round(score, 5),
@@ -32,6 +36,24 @@ def chunks(ctx: Context, cands: Candidates) -> Candidates:
     ranked.sort(key=lambda kv: -kv[1])
     ranked = ranked[:ctx.shortlist]
     return replace(cands, ranked=ranked, rows=chunk_rows(ctx.index.db, [r for r, _ in ranked]))
+
+
+def _replacing_chunks(ctx: Context, path: str, cands: Candidates, qvec: np.ndarray | None) -> list[int]:
+    """A successor's chunks, those under the heading of the superseded note's best chunk first (an ADR's
+    Decision for the old Decision: templates share headings), then by cosine with the query plus with
+    that chunk; [] when ``path`` replaces no note here or a vector is missing."""
+    old, vectors = cands.replaced.get(path), ctx.index.vectors
+    if old is None or qvec is None or vectors is None:
+        return []
+    old_best = max(ctx.index.note_chunks(old), key=lambda r: cands.chunk_scores.get(r, -1e9), default=None)
+    old_vector = None if old_best is None else vectors.vector(old_best)
+    if old_best is None or old_vector is None:
+        return []
+    rowids = ctx.index.note_chunks(path)
+    rows = chunk_rows(ctx.index.db, [old_best, *rowids])
+    heading = rows[old_best]["heading"].casefold()
+    sims = vectors.similarity(np.asarray(qvec, np.float32) + old_vector, rowids, exact=False)
+    return sorted(rowids, key=lambda r: (rows[r]["heading"].casefold() != heading, -sims.get(r, -1e9)))
 
 
 def _best_chunks(ctx: Context, path: str, chunk_scores: dict[int, float], qvec: np.ndarray | None) -> list[int]:
