@@ -206,6 +206,24 @@ def test_block_and_heading_anchors(vault):
     ]
 
 
+@pytest.mark.parametrize("link, hint", [
+    ("[[n#Rollbak plan]]", " — did you mean '#Rollback plan'?"),                # a letter short
+    ("[[n#rollback]]", " — did you mean '#Rollback plan'?"),                    # a word short, case
+    ("[[n#Étape de déploiement]]", " — did you mean '#Étape du déploiement'?"),  # accents, another word
+    ("[[n#Runbook#Rollbak plan]]", " — did you mean '#Rollback plan'?"),       # a nested subpath: its last part
+    ("[[n#^perf-budgte]]", " — did you mean '^perf-budget'?"),                   # a block id
+    ("[[n#Kubernetes]]", ""),                                                    # nothing close: no guess
+    ("[[n#^zzz]]", ""),
+])
+def test_a_missing_heading_or_block_names_the_closest_one(vault, link, hint):
+    vault.write("docs/n.md", "# Runbook\n## Rollback plan\nSteps.\n## Étape du déploiement\nx\n"
+                             "Budget: 200 ms. ^perf-budget\n")
+    vault.write("docs/a.md", f"{link}\n")
+    lines = vault.check().lines
+    assert len(lines) == 1 and lines[0].startswith("docs/a.md:1:1: WL00"), lines
+    assert lines[0].endswith(hint) if hint else "did you mean" not in lines[0], lines
+
+
 def test_links_resolve_through_aliases(vault):
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra="aliases: [Search engine choice]\n"))
     vault.write("docs/a.md", "[[Search engine choice]]\n")

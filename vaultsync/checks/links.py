@@ -5,11 +5,12 @@ another note still links to fails the commit (field case WL-10): when a
 ``previous`` vault (HEAD) is given, a dangling link whose target existed there
 says "target removed in this commit" — and, for a rename, names the new path and
 the link to write. Other dangling links get a "did you mean" where one is likely
-(:mod:`vaultsync.checks.suggest`).
+(:mod:`vaultsync.checks.suggest`), and a missing heading or block the target's closest one.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -104,10 +105,11 @@ def check_links(vault: Vault, previous: LinkIndex | None = None, empty_severity:
     """
     out: list[Diagnostic] = []
     suggester: Suggester | None = None
+    anchor_hints = _AnchorHints(vault)
     for outcome in resolve_links(vault):
         if outcome.status == "dangling" and suggester is None:
             suggester = Suggester(vault)
-        d = _diagnostic(vault, previous, outcome, empty_severity, renamed or {}, suggester)
+        d = _diagnostic(vault, previous, outcome, empty_severity, renamed or {}, suggester, anchor_hints)
         if d is not None:
             out.append(d)
     return out
@@ -117,8 +119,30 @@ def _where(link: WikiLink) -> str:
     return f" (frontmatter '{link.field}')" if link.field else ""
 
 
+class _AnchorHints:
+    """"did you mean" for a missing heading or block: the target's closest one (difflib), among its
+    first :attr:`NAMES` headings or blocks, for the first :attr:`BUDGET` such links of a check (a note
+    with 20,000 broken heading links into 20,000 headings must not cost their product)."""
+
+    NAMES, BUDGET = 2000, 200
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault, self.left = vault, self.BUDGET
+
+    def hint(self, path: str | None, wanted: str, block: bool) -> str:
+        note = self.vault.notes.get(path) if path else None
+        if note is None or not wanted or self.left <= 0:
+            return ""
+        self.left -= 1
+        names = list(note.block_ids if block else dict.fromkeys(h.text for h in note.headings))[:self.NAMES]
+        by_key = {name.casefold(): name for name in names}
+        close = difflib.get_close_matches(wanted.casefold(), list(by_key), n=1, cutoff=0.6)
+        return f" — did you mean '{'^' if block else '#'}{by_key[close[0]]}'?" if close else ""
+
+
 def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_severity: str,
-                renamed: dict[str, str], suggester: Suggester | None) -> Diagnostic | None:
+                renamed: dict[str, str], suggester: Suggester | None,
+                anchor_hints: _AnchorHints | None = None) -> Diagnostic | None:
     original = o.link
     link = o.link
     if len(link.raw) > 120:  # a pathological link is named, not repeated in full
@@ -134,9 +158,11 @@ def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_
         return Diagnostic(*at, "WL002", f"{link.raw} → ambiguous link; candidates: {', '.join(o.candidates)} "
                                         "(write the folder: [[folder/name]])")
     if o.status == "heading_missing":
-        return Diagnostic(*at, "WL003", f"{link.raw} → heading not found in {o.path}: '{link.heading}'")
+        hint = anchor_hints.hint(o.path, (link.heading or "").split("#")[-1], False) if anchor_hints else ""
+        return Diagnostic(*at, "WL003", f"{link.raw} → heading not found in {o.path}: '{link.heading}'{hint}")
     if o.status == "block_missing":
-        return Diagnostic(*at, "WL004", f"{link.raw} → block ^{link.block} not found in {o.path}")
+        hint = anchor_hints.hint(o.path, link.block or "", True) if anchor_hints else ""
+        return Diagnostic(*at, "WL004", f"{link.raw} → block ^{link.block} not found in {o.path}{hint}")
     if previous is not None:
         before = previous.resolve(link.target, o.source)
         if before.status == "ok" and before.path and before.path not in vault.link_index.files:
