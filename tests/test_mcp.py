@@ -326,15 +326,34 @@ def test_review_queue_of_planted_notes(make_vault) -> None:  # type: ignore[no-u
     assert [i["memory_id"] for i in after["items"]] == ["ADR-0002", "RULE-0001"]
 
 
-def test_two_concurrent_writers_get_distinct_ids(repo: Vault) -> None:
-    async def writer(s: ClientSession) -> list[str]:
-        ids = []
-        for i in range(4):
-            w = await call(s, "write", type="adr", title=f"Parallel decision {os.getpid()} {i}", body="Body.")
-            ids.append(w["memory_id"])
-        return ids
+def test_a_retried_write_is_refused_while_its_twin_is_uncommitted(repo: Vault) -> None:
+    """An agent that retries a write (a timeout, a lost answer) must not leave two notes: the same type
+    and title (case and spacing aside) is refused while the first is uncommitted; once committed, a
+    note may share a title (two incidents called "Database outage"), and another type never clashes."""
+    async def body(s: ClientSession) -> Any:
+        first = await call(s, "write", type="rule", title="Page on archive failures", body="Page the on-call.")
+        again = await refused(s, "write", type="rule", title="page on  ARCHIVE failures", body="Page the on-call.")
+        other_type = await call(s, "write", type="adr", title="Page on archive failures", body="Decided.")
+        return first, again, other_type
 
-    first, second = with_server(repo.root, writer, writer)
+    first, again, other_type = with_server(repo.root, body)[0]
+    assert f"refused, nothing written: {first['path']} ({first['memory_id']}) is a rule titled" in again
+    assert len(list((repo.root / "docs/rules").glob("*page-on-archive*"))) == 1 and other_type["memory_id"]
+    repo.commit("the first two")
+    assert run_cli(["new", "rule", "--title", "Page on archive failures"], repo.root).code == 0
+
+
+def test_two_concurrent_writers_get_distinct_ids(repo: Vault) -> None:
+    def writer(name: str) -> Session:
+        async def body(s: ClientSession) -> list[str]:
+            ids = []
+            for i in range(4):
+                w = await call(s, "write", type="adr", title=f"Parallel decision {name} {i}", body="Body.")
+                ids.append(w["memory_id"])
+            return ids
+        return body
+
+    first, second = with_server(repo.root, writer("a"), writer("b"))
     ids = first + second
     assert len(set(ids)) == 8 and set(ids) == {f"ADR-{n:04d}" for n in range(3, 11)}
     assert not list((repo.root / "docs").rglob(".vaultsync-*"))

@@ -5,8 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import pygit2
+
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.memory import transaction
+from vaultsync.memory.errors import MemoryWriteError
 from vaultsync.memory.frontmatter_text import render_note
 from vaultsync.memory.ids import next_memory_id, type_prefix
 from vaultsync.memory.scaffold import build_frontmatter, note_path, scaffold_body, type_schema, type_spec
@@ -63,10 +66,29 @@ def create(ws: Workspace, type_name: str, title: str, fields: dict[str, Any] | N
         body: Markdown body; None gives the type's empty sections.
     Raises:
         WriteRefused: the note (or the vault with it) fails the checks; no file is left behind.
-        MemoryWriteError: unknown type, a field vaultsync allocates (memory_id, type), or a required
-            ``enum`` field not given (an incident's ``severity``).
+        MemoryWriteError: unknown type, a field vaultsync allocates (memory_id, type), a required
+            ``enum`` field not given (an incident's ``severity``), or a note of this type and title
+            written and not committed yet (a retried write).
     """
     with ws.lock():
-        memory_id, path, text = draft(ws, type_name, title, fields, body)
+        vault = ws.vault()
+        twin = _uncommitted_twin(ws, vault, type_name, title)
+        if twin is not None:  # an agent's retry of a write that landed: one note, not two
+            raise MemoryWriteError(f"refused, nothing written: {twin[1]} ({twin[0]}) is a {type_name} titled "
+                                   f"{title!r} written and not committed yet — edit or commit that note")
+        memory_id, path, text = draft(ws, type_name, title, fields, body, vault=vault)
         warnings = transaction.apply(ws, {path: text}, create={path})
     return Written(memory_id, path, [path], warnings)
+
+
+def _uncommitted_twin(ws: Workspace, vault: Any, type_name: str, title: str) -> tuple[str, str] | None:
+    """(memory_id, path) of a note of ``type_name`` titled ``title`` (case and spacing aside) that git
+    does not hold yet; committed notes may share a title (two incidents called "Database outage")."""
+    key = " ".join(title.split()).casefold()
+    for path, note in vault.notes.items():
+        fm = note.frontmatter if note.fm_state == "mapping" else {}
+        same = fm.get("type") == type_name and isinstance(fm.get("title"), str) \
+            and " ".join(fm["title"].split()).casefold() == key
+        if same and ws.repo.status_file(path) & (pygit2.GIT_STATUS_WT_NEW | pygit2.GIT_STATUS_INDEX_NEW):
+            return str(fm.get("memory_id")), path
+    return None
