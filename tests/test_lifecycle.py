@@ -120,6 +120,42 @@ def test_fix_writes_only_the_back_reference(vault):
     assert {k for k in after if after[k] != before[k]} == {"ADR-0001.md", "ADR-0004.md"}
 
 
+@pytest.mark.parametrize("status_line, written", [
+    ("status: accepted\n", "status: superseded\n"),
+    ('status: "accepted"  # was proposed\n', 'status: "superseded"  # was proposed\n'),  # quotes and comment kept
+    ("status: 'deprecated'\n", "status: 'superseded'\n"),
+    ("", "status: superseded\n"),                                  # absent: added (before the closing ---)
+])
+@pytest.mark.parametrize("crlf", [False, True])
+def test_fix_completes_the_supersession_status_too(vault, status_line, written, crlf):
+    """SS002 says "run --fix"; after it SS004 (status) remained. --fix now completes the supersession:
+    the back-reference and the older note's status, in one run, each edit verified."""
+    older = adr("ADR-0001", extra="tags: [ops]\n").replace("status: accepted\n", status_line)
+    older = older.replace("\n", "\r\n") if crlf else older
+    vault.write("docs/adrs/ADR-0001.md", older.encode())
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra='supersedes: ["[[ADR-0001]]"]\n'))
+    before = vault.check()
+    assert any("SS002" in line for line in before.lines) and any("SS004" in line for line in before.lines)
+    res = vault.check("--fix")
+    assert (res.code, res.lines) == (0, []), res.out + res.err
+    text = (vault.root / "docs/adrs/ADR-0001.md").read_bytes().decode()
+    nl = "\r\n" if crlf else "\n"
+    assert written.replace("\n", nl) in text and 'superseded_by: "[[ADR-0002]]"' in text
+    assert "set status: superseded" in res.err and "added superseded_by" in res.err
+    assert vault.check("--fix").err == ""  # nothing left to do
+
+
+def test_fix_leaves_a_status_it_cannot_rewrite_safely(vault):
+    """A status as a block scalar is not a one-line word: named "by hand", the file untouched by it."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra='superseded_by: "[[ADR-0002]]"\n').replace(
+        "status: accepted\n", "status: >-\n  accepted\n"))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra='supersedes: ["[[ADR-0001]]"]\n'))
+    before = (vault.root / "docs/adrs/ADR-0001.md").read_bytes()
+    res = vault.check("--fix")
+    assert "not fixed: docs/adrs/ADR-0001.md: set status: superseded by hand" in res.err
+    assert (vault.root / "docs/adrs/ADR-0001.md").read_bytes() == before
+
+
 @pytest.mark.parametrize("name", ["ADR-0006 C# tips", "ADR-0006 a|b", "ADR-0006 ^x", "ADR-0006 [draft]"])
 @pytest.mark.parametrize("declared_by", ["newer", "older"])
 def test_fix_refers_by_memory_id_to_a_file_name_no_wikilink_can_hold(vault, name, declared_by):

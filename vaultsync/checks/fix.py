@@ -1,6 +1,9 @@
-"""``vaultsync check --fix``: write missing supersession back-references, nothing else.
+"""``vaultsync check --fix``: complete a declared supersession, nothing else: the missing
+back-reference (``superseded_by`` or ``supersedes``) and, on the older note, ``status: superseded``
+(SS004), which a supersession always asks for.
 
-Only block-style frontmatter is edited, and only in three layouts: the key is
+Only block-style frontmatter is edited. The status is written where ``status:`` holds one word,
+quoted or not, on its own line (or is absent: a line is added). A reference is added in three layouts: the key is
 absent (a line is added before the closing ``---``), the key holds a block list
 (an item is added after its last item), or the key holds a one-line flow list
 with nothing after it (an item is added before ``]``). Anything else — flow
@@ -26,11 +29,14 @@ from vaultsync.checks.lifecycle import (
     supersession_edges,
     unresolved_fields,
 )
+from vaultsync.vault.fields import normalised_frontmatter
 from vaultsync.vault.note import parse_text
 from vaultsync.vault.vault import Vault
 
 _BLOCK_ITEM = re.compile(r"^(\s*)-\s")
 _TOP_KEY = re.compile(r"^[^\s#-][^:]*:")
+# a word, plain or quoted, maybe a comment after it
+_STATUS_LINE = re.compile(r"""^(status:[ \t]*)(["']?)[A-Za-z][\w -]*\2([ \t]+#.*)?[ \t]*$""")
 
 
 @dataclass(frozen=True)
@@ -56,19 +62,26 @@ def plan_fixes(vault: Vault, only: set[str] | None = None) -> list[Fix]:
             fixes.append(Fix(e.older, "superseded_by", back_reference(vault, e.newer, e.older)))
         elif e.declared_by_older and not e.declared_by_newer:
             fixes.append(Fix(e.newer, "supersedes", back_reference(vault, e.older, e.newer)))
+        status = normalised_frontmatter(vault.notes[e.older].frontmatter).get("status")
+        if not (isinstance(status, str) and status.strip().casefold() == "superseded") \
+                and Fix(e.older, "status", "superseded") not in fixes:
+            fixes.append(Fix(e.older, "status", "superseded"))
     return [f for f in fixes if f.ref is not None and (f.path, f.field) not in broken and (only is None or f.path in only)]
 
 
 def apply_fix(root: Path, vault: Vault, fix: Fix) -> bool:
-    """Edit one file; False (file untouched) when its layout is not one we can edit safely."""
-    note = vault.notes[fix.path]
-    if note.fm_state != "mapping":
+    """Edit one file; False (file untouched) when its layout is not one we can edit safely. The file is
+    read again, so that several fixes of one note (a back-reference, then its status) each see the last."""
+    if vault.notes[fix.path].fm_state != "mapping":
         return False
     file = root / fix.path
     raw = file.read_bytes()
     bom = raw.startswith(b"\xef\xbb\xbf")
     text = raw[3:].decode("utf-8") if bom else raw.decode("utf-8")
     newline = "\r\n" if "\r\n" in text else "\n"
+    note = parse_text(fix.path, text.replace("\r\n", "\n"))
+    if note.fm_state != "mapping":
+        return False
     lines = text.split(newline)
     close = note.body_line - 2  # 0-based index of the closing '---'
     if close < 1 or close >= len(lines) or lines[close].rstrip() != "---" or not _TOP_KEY.match(lines[1]):
@@ -96,6 +109,8 @@ def _edit(lines: list[str], close: int, note: object, fix: Fix) -> list[str] | N
     lines = list(lines)
     quoted = f'"{fix.ref}"'
     fm = note.frontmatter  # type: ignore[attr-defined]
+    if fix.field == "status":
+        return _edit_status(lines, close, note)
     if fix.field not in fm:
         value = quoted if fix.field == "superseded_by" else f"[{quoted}]"
         lines.insert(close, f"{fix.field}: {value}")
@@ -127,13 +142,29 @@ def _edit(lines: list[str], close: int, note: object, fix: Fix) -> list[str] | N
     return lines
 
 
+def _edit_status(lines: list[str], close: int, note: object) -> list[str] | None:
+    """``status: superseded`` in place of a one-line word, quoted or not (its quotes and a comment after it
+    kept), or added."""
+    if "status" not in note.frontmatter:  # type: ignore[attr-defined]
+        lines.insert(close, "status: superseded")
+        return lines
+    at = note.position(("status",), key=True)[0] - 1  # type: ignore[attr-defined]
+    m = _STATUS_LINE.match(lines[at]) if 0 < at < close else None
+    if m is None:
+        return None  # quoted, a block, a flow value, a MADR line with a link: not ours to rewrite
+    lines[at] = f"{m.group(1)}{m.group(2)}superseded{m.group(2)}{m.group(3) or ''}"
+    return lines
+
+
 def _verified(new_text: str, before: dict[str, object], fix: Fix) -> bool:
     """The edited text parses, the field gained exactly ``fix.ref`` and nothing else changed."""
     after = parse_text("fix", new_text.replace("\r\n", "\n"))
     if after.fm_state != "mapping":
         return False
     expected = dict(before)
-    if fix.field == "superseded_by":
+    if fix.field == "status":
+        expected["status"] = "superseded"
+    elif fix.field == "superseded_by":
         expected[fix.field] = fix.ref
     else:
         expected[fix.field] = [*(before.get(fix.field) or []), fix.ref]  # type: ignore[misc]

@@ -39,7 +39,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     source.add_argument("--rev", metavar="REV", help="validate a commit's tree (e.g. HEAD in CI)")
     p.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     p.add_argument("--fix", action="store_true",
-                   help="write missing supersession back-references into the working tree (nothing else)")
+                   help="complete supersessions in the working tree: missing back-references and the older "
+                        "note's status: superseded (nothing else)")
     p.add_argument("--no-cache", action="store_true",
                    help="parse every note again instead of reusing the results kept for unchanged notes")
     p.add_argument("--root", type=Path, default=None, help="repository or vault folder (default: current directory)")
@@ -159,10 +160,11 @@ def _run(args: argparse.Namespace) -> int:
 
         only = {_relative(vault.root, p) for p in args.paths} if args.paths else None
         for fix in plan_fixes(vault, only):
+            done, todo = ("set", "set") if fix.field == "status" else ("added", "add")
             if apply_fix(vault.root, vault, fix):
-                print(f"fixed: {fix.path}: added {fix.field}: {fix.ref}", file=sys.stderr)
+                print(f"fixed: {fix.path}: {done} {fix.field}: {fix.ref}", file=sys.stderr)
             else:
-                print(f"not fixed: {fix.path}: add {fix.field}: {fix.ref} by hand", file=sys.stderr)
+                print(f"not fixed: {fix.path}: {todo} {fix.field}: {fix.ref} by hand", file=sys.stderr)
         vault, previous, renamed = _load(root, args)
     try:
         today = local_today(vault.config)
