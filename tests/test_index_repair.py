@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -21,7 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import Vault, assert_same_index, factory_with, git, index_state
+from conftest import Vault, assert_same_index, factory_with, git, index_state, run_cli
 from test_index_hooks import memsearch, status, wait_indexed
 
 pytestmark = pytest.mark.slow
@@ -443,3 +444,25 @@ def test_a_full_disk_during_an_index_transaction_reports_the_full_disk(tmp_path)
     assert "the disk is full" in (_environment_error(wrapped) or "")
     assert "the disk is full" in (_environment_error(RuntimeError("lance error: No space left on device (os error 28)"))
                                   or "")
+
+
+def test_an_embedder_dropped_from_the_config_leaves_no_vector_table(make_vault, hashed_models):
+    """Dropping an embedder from `index.embedders` re-indexes without it; its LanceDB table went on
+    taking disk (the chunk vectors of every note) although nothing read it any more."""
+    from vaultsync.git import open_repo
+    from vaultsync.index.fastpath import chunk_table_name
+    from vaultsync.index.layout import layout_for
+
+    two = "vault: docs\nindex:\n  embedders: [multilingual-e5-small, use-multilingual]\n"
+    v = make_vault({".vaultsync.yaml": two, "docs/a.md": "# A\nRetry budget.\n", "docs/b.md": "# B\nCanary.\n"})
+    v.commit("init")
+    v.synced()
+    lance = layout_for(open_repo(v.root)).lance
+    tables = lambda: sorted(p.name for p in lance.glob("chunks_*.lance"))  # noqa: E731
+    assert tables() == [f"{chunk_table_name(m, 16)}.lance" for m in ("multilingual-e5-small", "use-multilingual")]
+    v.write(".vaultsync.yaml", two.replace(", use-multilingual", ""))
+    v.commit("one embedder")
+    v.synced()
+    assert tables() == [f"{chunk_table_name('multilingual-e5-small', 16)}.lance"]
+    res = run_cli(["search", "canary", "--no-daemon", "--format", "json", "--min-relevance", "0"], v.root)
+    assert res.code == 0 and json.loads(res.out)["hits"][0]["path"] == "docs/b.md", res.out + res.err

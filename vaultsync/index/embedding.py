@@ -168,7 +168,8 @@ def update_lance(store: SqliteStore, layout: IndexLayout, config: Config, models
         unsaved: model id → the hashes of ``vectors`` that are not in the embedding cache yet.
     """
     from vaultsync.index.embedding_cache import EmbeddingCache
-    from vaultsync.index.vector_store import ANN_MIN_ROWS, ChunkVectors
+    from vaultsync.index.fastpath import chunk_table_name
+    from vaultsync.index.vector_store import ANN_MIN_ROWS, ChunkVectors, drop_other_tables
 
     versions, ann = {}, []
     for name, info in models.items():
@@ -201,6 +202,9 @@ def update_lance(store: SqliteStore, layout: IndexLayout, config: Config, models
             ann.append(name)
     store.set_meta({"lance_tree": store.meta().get("indexed_tree", ""), "lance_versions": json.dumps(versions),
                     "lance_ann": json.dumps(ann)})
+    # after the meta names only these tables: no reader opened later looks for a removed one
+    drop_other_tables(layout.lance, {chunk_table_name(name, int(info["dim"]))  # type: ignore[call-overload]
+                                     for name, info in models.items()})
 
 
 def count_tokens(records: list[NoteRecord], embedder: PassageEmbedder) -> None:

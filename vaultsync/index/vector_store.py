@@ -159,6 +159,17 @@ def open_table(db: Any, path: Path, name: str, schema: pa.Schema) -> tuple[Any, 
     return db.create_table(name, schema=schema, exist_ok=True), True
 
 
+def drop_other_tables(path: Path, keep: set[str]) -> list[str]:
+    """Remove the vector tables under ``path`` (``chunks_*.lance``) not named in ``keep``: an embedder
+    dropped from the config, or one whose dimension changed. Returns the names removed."""
+    import shutil
+
+    gone = sorted(t.name[:-len(".lance")] for t in path.glob("chunks_*.lance") if t.name[:-len(".lance")] not in keep)
+    for name in gone:
+        shutil.rmtree(path / f"{name}.lance", ignore_errors=True)
+    return gone
+
+
 def vector_matrix(rows: pa.Table, dim: int) -> np.ndarray:
     """The ``vector`` column of ``rows`` as float32 [n, dim]."""
     if rows.num_rows == 0:
