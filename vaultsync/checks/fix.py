@@ -3,8 +3,8 @@ back-reference (``superseded_by`` or ``supersedes``) and, on the older note, ``s
 (SS004), which a supersession always asks for.
 
 Only block-style frontmatter is edited. The status is written where ``status:`` holds one word,
-quoted or not, on its own line (or is absent: a line is added). A reference is added in three layouts: the key is
-absent (a line is added before the closing ``---``), the key holds a block list
+quoted or not, on its own line (or is absent: a line is added). A reference is added in three
+layouts: the key is absent (a line is added before the closing ``---``), the key holds a block list
 (an item is added after its last item), or the key holds a one-line flow list
 with nothing after it (an item is added before ``]``). Anything else — flow
 mappings, multi-line flow lists, comments after the list, broken YAML — is
@@ -26,10 +26,10 @@ from vaultsync.checks.lifecycle import (
     back_reference,
     cycle_edges,
     extra_successors,
+    status_superseded,
     supersession_edges,
     unresolved_fields,
 )
-from vaultsync.vault.fields import normalised_frontmatter
 from vaultsync.vault.note import parse_text
 from vaultsync.vault.vault import Vault
 
@@ -62,10 +62,8 @@ def plan_fixes(vault: Vault, only: set[str] | None = None) -> list[Fix]:
             fixes.append(Fix(e.older, "superseded_by", back_reference(vault, e.newer, e.older)))
         elif e.declared_by_older and not e.declared_by_newer:
             fixes.append(Fix(e.newer, "supersedes", back_reference(vault, e.older, e.newer)))
-        status = normalised_frontmatter(vault.notes[e.older].frontmatter).get("status")
-        if not (isinstance(status, str) and status.strip().casefold() == "superseded") \
-                and Fix(e.older, "status", "superseded") not in fixes:
-            fixes.append(Fix(e.older, "status", "superseded"))
+        if not status_superseded(vault.notes[e.older].frontmatter) and Fix(e.older, "status", "superseded") not in fixes:
+            fixes.append(Fix(e.older, "status", "superseded"))  # SS004
     return [f for f in fixes if f.ref is not None and (f.path, f.field) not in broken and (only is None or f.path in only)]
 
 
@@ -151,7 +149,7 @@ def _edit_status(lines: list[str], close: int, note: object) -> list[str] | None
     at = note.position(("status",), key=True)[0] - 1  # type: ignore[attr-defined]
     m = _STATUS_LINE.match(lines[at]) if 0 < at < close else None
     if m is None:
-        return None  # quoted, a block, a flow value, a MADR line with a link: not ours to rewrite
+        return None  # a block, a flow value, several lines: not ours to rewrite
     lines[at] = f"{m.group(1)}{m.group(2)}superseded{m.group(2)}{m.group(3) or ''}"
     return lines
 

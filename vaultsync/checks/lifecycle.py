@@ -104,11 +104,15 @@ def _not_after(expires_text: str, created_text: str, expires: dt.date, created: 
     return expires < created if len(expires_text) > 10 or len(created_text) > 10 else expires <= created
 
 
+def status_superseded(frontmatter: dict[str, Any]) -> bool:
+    """``status:`` says superseded (in any case, or as MADR's ``superseded by X``)."""
+    status = normalised_frontmatter(frontmatter).get("status")
+    return isinstance(status, str) and status.strip().casefold() == "superseded"
+
+
 def _superseded(note: Note) -> bool:
     """The note says it is superseded (``status: superseded``, MADR's ``superseded by X``, or ``superseded_by``)."""
-    fm = normalised_frontmatter(note.frontmatter)
-    status = fm.get("status")
-    return (isinstance(status, str) and status.strip().lower() == "superseded") or bool(fm.get("superseded_by"))
+    return status_superseded(note.frontmatter) or bool(normalised_frontmatter(note.frontmatter).get("superseded_by"))
 
 
 def check_duplicate_ids(vault: Vault) -> list[Diagnostic]:
@@ -283,7 +287,7 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
     for path in sorted(superseded):
         note = vault.notes[path]
         status = normalised_frontmatter(note.frontmatter).get("status")
-        if note.fm_state == "mapping" and not (isinstance(status, str) and status.strip().casefold() == "superseded"):
+        if note.fm_state == "mapping" and not status_superseded(note.frontmatter):
             line, col = note.position(("status",))
             said = "missing" if status is None else f"'{status}'" if isinstance(status, str) else f"{status!r}"
             out.append(Diagnostic(path, line, col, "SS004",

@@ -67,7 +67,6 @@ class SqliteVectors:
         scores = matrix @ np.asarray(query_vector, np.float32)
         return {int(r): float(s) for (r, _), s in zip(found, scores)}
 
-
     def vector(self, rowid: int) -> np.ndarray | None:
         """The chunk's float32 [dim] vector, or None when it has none of this model."""
         found = self._db.execute("SELECT v.vector FROM chunks c CROSS JOIN vectors v ON v.model = ? AND v.id = c.id "

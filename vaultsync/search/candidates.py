@@ -90,5 +90,9 @@ class Candidates:
         """The trace of chunk ``rowid`` (created empty), for a stage to add its entry."""
         return self.trace.setdefault(rowid, {})
 
+    def best_chunk(self, rowids: list[int]) -> int | None:
+        """The chunk of ``rowids`` (a note's) with the best fused chunk evidence, or None when empty."""
+        return max(rowids, key=lambda r: self.chunk_scores.get(r, -1e9), default=None)
+
 
 Stage = Callable[[Context, Candidates], Candidates]

@@ -4,8 +4,9 @@ A note's best chunk carries the note's fused score and its second-best one
 ``second_chunk`` of it; a note's chunks are ordered by fused chunk evidence, else by
 cosine with the query's primary embedding. A successor standing in for a superseded note
 (:mod:`.supersede`) shows the chunks that replaced the passage the query found: those under
-the old best chunk's heading first (its Decision for the old Decision), then by cosine with the
-query plus with that chunk, not by its own incidental evidence. The top :attr:`Context.shortlist` chunks go on.
+the old best chunk's heading first (its Decision for the old Decision), then by cosine with
+the query plus with that chunk, not by its own incidental evidence. The top
+:attr:`Context.shortlist` chunks go on.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def _replacing_chunks(ctx: Context, path: str, cands: Candidates, qvec: np.ndarr
     old, vectors = cands.replaced.get(path), ctx.index.vectors
     if old is None or qvec is None or vectors is None:
         return []
-    old_best = max(ctx.index.note_chunks(old), key=lambda r: cands.chunk_scores.get(r, -1e9), default=None)
+    old_best = cands.best_chunk(ctx.index.note_chunks(old))
     old_vector = None if old_best is None else vectors.vector(old_best)
     if old_best is None or old_vector is None:
         return []

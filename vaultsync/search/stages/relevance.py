@@ -74,8 +74,7 @@ def _inherited(ctx: Context, cands: Candidates, rowids: list[int], model: Releva
     for rowid in rowids:
         old = cands.replaced.get(cands.rows[rowid]["path"])
         if old is not None:
-            chunks = ctx.index.note_chunks(old)
-            best = max(chunks, key=lambda r: cands.chunk_scores.get(r, -1e9), default=None)
+            best = cands.best_chunk(ctx.index.note_chunks(old))
             if best is not None:
                 old_best[rowid] = best
     if not old_best:
