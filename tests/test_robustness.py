@@ -144,6 +144,43 @@ def test_a_dangling_ref_anywhere_in_a_custom_schema_is_a_config_error(vault, ref
         assert "internal error" not in res.err
 
 
+@pytest.mark.parametrize("schema", [
+    {"$ref": "#"},
+    {"allOf": [{"$ref": "#"}]},
+    {"anyOf": [{"type": "object"}, {"not": {"$ref": "#"}}]},
+    {"if": {"$ref": "#"}, "then": True},
+    {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"},
+    {"$defs": {"x": {"$ref": "#/$defs/x"}}, "properties": {"title": {"$ref": "#/$defs/x"}}},  # under a property
+    {"$id": "https://team.example/s", "$defs": {"a": {"$ref": "https://team.example/s#/$defs/a"}},
+     "properties": {"title": {"$ref": "#/$defs/a"}}},  # by absolute URI
+    {"dependentSchemas": {"title": {"$ref": "#"}}},
+])
+def test_a_ref_that_loops_on_the_same_value_is_a_config_error(vault, schema):
+    """A ``$ref`` cycle that never moves into a property or an item recursed until Python's limit (exit 3,
+    "internal error"): a committed schema could crash every hook and CI run. Now CF003 at load."""
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  adr: {folder: docs/adrs, schema: s.json}\n")
+    vault.write("s.json", json.dumps(schema))
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.git("add", "-A")
+    for res in (vault.check(), vault.check("--staged")):
+        assert res.code == 1 and res.lines[0].startswith(".vaultsync.yaml:3:36: CF003 type 'adr': schema s.json: $ref ")
+        assert "loops back to a schema it came from on the same value" in res.lines[0], res.out + res.err
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "object", "properties": {"owner": {"$ref": "#"}}},  # recursion through a property: a tree
+    {"$defs": {"node": {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}},
+     "properties": {"tree": {"$ref": "#/$defs/node"}}},
+    {"allOf": [{"$ref": "#/$defs/a"}], "$defs": {"a": {"type": "object"}}},  # a shared definition, no loop
+])
+def test_a_recursive_schema_that_moves_into_the_value_is_kept(vault, schema):
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  adr: {folder: docs/adrs, schema: s.json}\n")
+    vault.write("s.json", json.dumps(schema))
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra="tree: {children: [{children: []}]}\n"))
+    res = vault.check()
+    assert res.code == 0 and not any("CF003" in line for line in res.lines), res.out + res.err
+
+
 @pytest.mark.parametrize("schema, note_extra, expected", [
     ({"$ref": "https://vaultsync.dev/schemas/memory.schema.json", "properties": {"tags": False, "team": True},
       "unevaluatedProperties": False}, "tags: [x]\nteam: a\n", ["SC001 tags: the schema allows no value here"]),

@@ -289,10 +289,14 @@ def _ref_properties(err: jsonschema.ValidationError) -> list[str]:
 def validate_frontmatter(note: Note, data: dict[str, Any], validator: jsonschema.protocols.Validator) -> list[Diagnostic]:
     """Validate ``data`` (the note's frontmatter, possibly normalised) and locate each error."""
     quick = quick_check(validator)
-    if quick is not None and quick(data):
-        return []
+    try:
+        if quick is not None and quick(data):
+            return []
+        errors = sorted(validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
+    except RecursionError:  # a $ref loop the load-time check (schema_shape.dangling_ref) did not see
+        return [Diagnostic(note.path, 1, 1, "SC001", "the type's schema recursed without end on this note: "
+                                                      "a $ref in it loops back on the same value")]
     out: list[Diagnostic] = []
-    errors = sorted(validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
     seen: set[tuple[Any, ...]] = set()
     for err in errors:
         if err.validator in ("$ref", "allOf"):

@@ -1,7 +1,8 @@
 """A custom schema's shape, checked and adjusted before any note meets it.
 
 - :func:`json_depth`: how deep the file nests (validation recurses as deep; bounded before it does).
-- :func:`dangling_ref`: a ``$ref``/``$dynamicRef`` that resolves nowhere, or to a value that is no schema.
+- :func:`dangling_ref`: a ``$ref``/``$dynamicRef`` that resolves nowhere, or to a value that is no schema,
+  or that loops back to itself on the same value (``{"$ref": "#"}``: validation would never end).
 - :func:`ecma_pattern_properties`: ``patternProperties`` keys rewritten as ECMA-262 reads them, since
   jsonschema matches them (and ``additionalProperties`` beside them) with Python's ``re``.
 
@@ -61,7 +62,9 @@ def dangling_ref(schema: dict[str, Any], registry: Any) -> str | None:
     except Exception as exc:  # noqa: BLE001 - a shape check_schema lets through but referencing cannot crawl
         return f"cannot read its $id and $ref: {type(exc).__name__}: {exc}"
     bases = {id(schema): root}
+    same: dict[int, list[tuple[int, str | None]]] = {}  # node → the schemas it applies to the same value
     for node in subschemas(schema):
+        same[id(node)] = [(id(c), None) for c in _same_value(node)]
         base = bases.get(id(node), root)
         if isinstance(node.get("$id"), str):
             base = urljoin(base, node["$id"])
@@ -79,6 +82,47 @@ def dangling_ref(schema: dict[str, Any], registry: Any) -> str | None:
                 return f"cannot resolve {key} {ref!r}: {type(exc).__name__}{hint}"
             if not isinstance(target, (dict, bool)):
                 return f"{key} {ref!r} names a value that is no schema"
+            if isinstance(target, dict):
+                same[id(node)].append((id(target), ref))
+    loop = _ref_loop(same)
+    return None if loop is None else (f"$ref {loop!r} loops back to a schema it came from on the same value: "
+                                      "validation would never end (a recursive $ref must go through "
+                                      "properties or items)")
+
+
+def _same_value(node: dict[str, Any]) -> list[dict[str, Any]]:
+    """The subschemas that apply to the value ``node`` applies to (not to a property or an item of it)."""
+    out = [node[k] for k in ("not", "if", "then", "else") if isinstance(node.get(k), dict)]
+    out += [c for k in ("allOf", "anyOf", "oneOf") if isinstance(node.get(k), list) for c in node[k]
+            if isinstance(c, dict)]
+    if isinstance(node.get("dependentSchemas"), dict):
+        out += [c for c in node["dependentSchemas"].values() if isinstance(c, dict)]
+    return out
+
+
+def _ref_loop(same: dict[int, list[tuple[int, str | None]]]) -> str | None:
+    """The ``$ref`` that closes a cycle of :func:`_same_value` and ``$ref`` edges, or None (iterative
+    depth-first search; only the schema's own nodes, so a meta-schema's recursion is never followed)."""
+    state: dict[int, int] = {}  # 1: on the current path, 2: done
+    for start in same:
+        if start in state:
+            continue
+        state[start] = 1
+        stack = [(start, iter(same[start]))]
+        while stack:
+            node, edges = stack[-1]
+            step = next(edges, None)
+            if step is None:
+                state[node] = 2
+                stack.pop()
+                continue
+            child, ref = step
+            if child not in same or state.get(child) == 2:
+                continue
+            if state.get(child) == 1:
+                return ref or "#"
+            state[child] = 1
+            stack.append((child, iter(same[child])))
     return None
 
 
