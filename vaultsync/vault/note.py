@@ -84,12 +84,17 @@ class Note:
             path = path[:-1]
         return (1, 1)
 
+    @cached_property
+    def _yaml_lines(self) -> list[str]:
+        """``yaml_text`` split into lines, once (:meth:`locate` runs once per frontmatter link)."""
+        return self.yaml_text.split("\n")
+
     def locate(self, path: tuple[Any, ...], needle: str, nth: int = 0) -> tuple[int, int] | None:
         """1-based (line, col) in the file of the ``nth`` occurrence of ``needle`` in the source of the
         value at ``path`` (which may span lines, or hold quotes and escapes before it), or None."""
         line, col = self.position(path)
         key_line, key_col = self.position(path, key=True)
-        lines = self.yaml_text.split("\n")
+        lines = self._yaml_lines
         start = line - 2
         if path and isinstance(path[-1], int) and 0 <= start < len(lines):  # "  - |": the item's dash sets its level
             dash = lines[start].rfind("-", 0, col - 1)
