@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from conftest import REPO_ROOT, Vault, factory_with, run_cli
 
@@ -478,8 +478,10 @@ def test_a_lone_surrogate_in_any_argument_is_refused_by_name_and_never_hangs(rep
     assert repo.git("status", "--porcelain").stdout == ""
 
 
-@given(st.lists(st.one_of(st.characters(), st.integers(0xD800, 0xDFFF).map(chr), st.just("\\"), st.just("u")),
-                max_size=30).map("".join))
+@given(st.lists(st.one_of(st.characters(), st.integers(0xD800, 0xDFFF).map(chr), st.just("\\"), st.just("u"),
+                          st.sampled_from(["ud800", "udc00", "\\ud800"])), max_size=30).map("".join))
+@example("\\ud800\udc00")  # an escaped backslash and the text "ud800", then a lone low surrogate
+@example("\\\\ud800\udc00")
 def test_marking_lone_surrogates_keeps_every_other_json_text(text: str) -> None:
     """Any string, as JSON with every non-ASCII character escaped: the marked line parses with the
     SDK's own parser, equals the original where it held no lone surrogate, and flags exactly those."""

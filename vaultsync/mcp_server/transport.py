@@ -12,19 +12,42 @@ from __future__ import annotations
 import re
 from typing import IO, Any
 
-_HIGH, _LOW = r"\\u[dD][89abAB][0-9a-fA-F]{2}", r"\\u[dD][c-fC-F][0-9a-fA-F]{2}"
-# an escape not itself escaped (even backslashes before it) that is not half of a surrogate pair
-_LONE_ESCAPE = re.compile(rf"(?<!\\)((?:\\\\)*)(?:\\u([dD][89abAB][0-9a-fA-F]{{2}})(?!{_LOW})"
-                          rf"|(?<!{_HIGH})\\u([dD][c-fC-F][0-9a-fA-F]{{2}}))")
+# one JSON escape: \\uXXXX (group 1: its hex digits) or a backslash and the character it escapes
+_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)")
 MARK = "\ufdd0"
 _MARKED = re.compile(MARK + "([0-9A-Fa-f]{4})")
 
 
 def mark_lone_surrogates(line: str) -> str:
-    """``line`` with each lone surrogate escape replaced by :data:`MARK` and its 4 hex digits."""
+    """``line`` with each lone surrogate escape replaced by :data:`MARK` and its 4 hex digits. Escapes
+    are read left to right as JSON reads them, so ``\\\\ud800`` (an escaped backslash, then text) is no
+    escape, and a high surrogate escape followed at once by a low one is a pair, kept."""
     if "\\u" not in line:
         return line
-    return _LONE_ESCAPE.sub(lambda m: f"{m.group(1)}\\ufdd0{(m.group(2) or m.group(3)).upper()}", line)
+    out: list[str] = []
+    last = 0
+
+    def mark(m: re.Match[str]) -> None:
+        nonlocal last
+        out.extend([line[last:m.start()], f"\\ufdd0{m.group(1).upper()}"])
+        last = m.end()
+
+    pending: re.Match[str] | None = None  # a high surrogate escape, waiting for its low half
+    for m in _ESCAPE.finditer(line):
+        code = int(m.group(1), 16) if m.group(1) else -1
+        if pending is not None:
+            if 0xDC00 <= code <= 0xDFFF and m.start() == pending.end():
+                pending = None  # a pair, kept as written
+                continue
+            mark(pending)
+            pending = None
+        if 0xD800 <= code <= 0xDBFF:
+            pending = m
+        elif 0xDC00 <= code <= 0xDFFF:
+            mark(m)
+    if pending is not None:
+        mark(pending)
+    return "".join(out) + line[last:]
 
 
 def lone_surrogate(text: str) -> tuple[int, int] | None:
