@@ -212,16 +212,26 @@ def test_block_and_heading_anchors(vault):
     ("[[n#Étape de déploiement]]", " — did you mean '#Étape du déploiement'?"),  # accents, another word
     ("[[n#Runbook#Rollbak plan]]", " — did you mean '#Rollback plan'?"),       # a nested subpath: its last part
     ("[[n#^perf-budgte]]", " — did you mean '^perf-budget'?"),                   # a block id
+    ("[[n#C tipz]]", " — did you mean '#C tips'?"),                             # as a link can write it:
+    ("[[n#C# tips]]", " — did you mean '#C tips'?"),                            # '#' would split the subpath
+    ("[[n#AB choice]]", " — did you mean '#A B choice'?"),                      # '|' would start an alias
+    ("[[n#Minecraft the video gam]]", " — did you mean '#Minecraft The Video Game'?"),
     ("[[n#Kubernetes]]", ""),                                                    # nothing close: no guess
     ("[[n#^zzz]]", ""),
 ])
 def test_a_missing_heading_or_block_names_the_closest_one(vault, link, hint):
+    """The hint is written as a link can name the heading (never the text that just failed), and
+    following it resolves."""
     vault.write("docs/n.md", "# Runbook\n## Rollback plan\nSteps.\n## Étape du déploiement\nx\n"
-                             "Budget: 200 ms. ^perf-budget\n")
+                             "Budget: 200 ms. ^perf-budget\n## C# tips\n## A|B choice\n## Minecraft: The Video Game\n")
     vault.write("docs/a.md", f"{link}\n")
     lines = vault.check().lines
     assert len(lines) == 1 and lines[0].startswith("docs/a.md:1:1: WL00"), lines
     assert lines[0].endswith(hint) if hint else "did you mean" not in lines[0], lines
+    if hint:
+        fixed = link.split("#")[0] + "#" + hint.split("'")[1].lstrip("#")  # [[n#C tips]], [[n#^perf-budget]]
+        vault.write("docs/a.md", f"{fixed}]]\n")
+        assert vault.check().lines == [], fixed
 
 
 def test_links_resolve_through_aliases(vault):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from vaultsync.checks.suggest import Suggester
 from vaultsync.diagnostics import WARNING, Diagnostic
 from vaultsync.vault.note import Note
-from vaultsync.vault.resolve import HeadingLookup, LinkIndex, is_attachment
+from vaultsync.vault.resolve import HeadingLookup, LinkIndex, is_attachment, link_form
 from vaultsync.vault.vault import Vault, is_note_path
 from vaultsync.vault.wikilinks import WikiLink
 
@@ -134,10 +134,12 @@ class _AnchorHints:
         if note is None or not wanted or self.left <= 0:
             return ""
         self.left -= 1
-        names = list(note.block_ids if block else dict.fromkeys(h.text for h in note.headings))[:self.NAMES]
-        by_key = {name.casefold(): name for name in names}
+        names = list(note.block_ids if block else dict.fromkeys(link_form(h.text) for h in note.headings))
+        by_key = {name.casefold(): name for name in names[:self.NAMES] if name}
         close = difflib.get_close_matches(wanted.casefold(), list(by_key), n=1, cutoff=0.6)
-        return f" — did you mean '{'^' if block else '#'}{by_key[close[0]]}'?" if close else ""
+        if not close or by_key[close[0]] == wanted:  # never the text that just failed
+            return ""
+        return f" — did you mean '{'^' if block else '#'}{by_key[close[0]]}'?"
 
 
 def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_severity: str,

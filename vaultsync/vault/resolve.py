@@ -221,6 +221,13 @@ def heading_keys(text: str) -> frozenset[str]:
     return frozenset(normalise_heading(f) for f in forms)
 
 
+def link_form(heading: str) -> str:
+    """A heading as a link can name it, as Obsidian writes it: displayed, the characters a link subpath
+    cannot hold (``[[ ]] | # ^``) and ``:`` as spaces, runs of spaces as one (``C# tips`` → ``C tips``,
+    ``Minecraft: The Video Game`` → ``Minecraft The Video Game``)."""
+    return " ".join(_LINK_BREAKING.sub(" ", heading_display(heading)).replace(":", " ").split())
+
+
 def strip_heading(text: str) -> str:
     """``text`` as Obsidian's link matching reads it: ASCII punctuation but ``_``, ``-`` and ``'`` as spaces,
     runs of spaces as one (``Q&A (draft)`` → ``Q A draft``; ``v1.2`` → ``v1 2``). Code spans are kept as
