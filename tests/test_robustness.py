@@ -792,7 +792,14 @@ def test_a_type_folder_misspelt_is_named_with_the_folder_it_meant(vault, written
     assert not any("CF004" in line for line in vault.check().lines)
 
 
-def test_an_empty_type_folder_with_no_close_spelling_is_not_a_warning(vault):
-    """A type no note uses yet (a new team's `incidents/`) is no typo."""
-    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
-    assert vault.check().lines == []
+@pytest.mark.parametrize("written, other", [
+    ("docs/incidents", "docs/adrs"),                      # a type no note uses yet (a new team's incidents/)
+    ("docs/notes/2025", "docs/notes/2024"),               # folders by year are other folders
+    ("docs/architecture/adr", "docs/architecture/api"),   # a long shared parent is no close spelling
+    ("docs/adr", "notes/adrs"),                           # a close name under another parent
+])
+def test_an_empty_type_folder_with_no_close_spelling_is_not_a_warning(vault, written, other):
+    config = vault.root.joinpath(".vaultsync.yaml").read_text()
+    vault.write(".vaultsync.yaml", config.replace("folder: docs/adrs", f"folder: {written}").replace("vault: docs", "vault: ."))
+    vault.write(f"{other}/x.md", "# x\n")
+    assert not any("CF004" in line for line in vault.check().lines)

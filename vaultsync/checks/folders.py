@@ -34,12 +34,24 @@ def check_folders(vault: Vault) -> list[Diagnostic]:
             warn(key, f"types.{spec.name}.folder: '{spec.folder}' is outside the vault "
                       f"({', '.join(config.vault)}): no note is checked as {spec.name}")
         elif spec.folder != "." and spec.folder not in folders:
-            others = {folder.casefold(): folder for folder in sorted(folders - typed)}
-            close = [others[c] for c in difflib.get_close_matches(spec.folder.casefold(), others, n=1, cutoff=0.8)]
-            if close:
-                warn(key, f"types.{spec.name}.folder: '{spec.folder}' holds no note, but '{close[0]}' does "
-                          f"(did you mean '{close[0]}'?): no note is checked as {spec.name}")
+            meant = _misspelt(spec.folder, folders - typed)
+            if meant is not None:
+                warn(key, f"types.{spec.name}.folder: '{spec.folder}' holds no note, but '{meant}' does "
+                          f"(did you mean '{meant}'?): no note is checked as {spec.name}")
     return out
+
+
+def _misspelt(folder: str, folders: set[str]) -> str | None:
+    """The folder beside ``folder`` (same parent, case aside) whose name is a close spelling of its name
+    (difflib ratio ≥ 0.8), or None. Names that differ in their digits are other folders (``2024`` and
+    ``2025``), and whole paths are not compared: a long shared parent would make ``adr`` and ``api`` close."""
+    parent, name = posixpath.split(folder.casefold())
+    siblings = {posixpath.basename(f).casefold(): f for f in sorted(folders)
+                if posixpath.dirname(f).casefold() == parent}
+    digits = [c for c in name if c.isdigit()]
+    candidates = [s for s in siblings if [c for c in s if c.isdigit()] == digits]
+    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.8)
+    return siblings[close[0]] if close else None
 
 
 def _note_folders(paths: object) -> set[str]:
