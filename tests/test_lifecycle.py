@@ -125,6 +125,9 @@ def test_fix_writes_only_the_back_reference(vault):
     ('status: "accepted"  # was proposed\n', 'status: "superseded"  # was proposed\n'),  # quotes and comment kept
     ("status: 'deprecated'\n", "status: 'superseded'\n"),
     ("", "status: superseded\n"),                                  # absent: added (before the closing ---)
+    ("status: accepted   # aligned\n", "status: superseded   # aligned\n"),  # the comment's alignment kept
+    ("status:\n", "status: superseded\n"), ("status: ~\n", "status: superseded\n"),  # null, however written
+    ("status: in review\n", "status: superseded\n"),
 ])
 @pytest.mark.parametrize("crlf", [False, True])
 def test_fix_completes_the_supersession_status_too(vault, status_line, written, crlf):
@@ -145,10 +148,12 @@ def test_fix_completes_the_supersession_status_too(vault, status_line, written, 
     assert vault.check("--fix").err == ""  # nothing left to do
 
 
-def test_fix_leaves_a_status_it_cannot_rewrite_safely(vault):
-    """A status as a block scalar is not a one-line word: named "by hand", the file untouched by it."""
+@pytest.mark.parametrize("status_lines", ["status: >-\n  accepted\n", "Status: accepted\n", "status: [accepted]\n"])
+def test_fix_leaves_a_status_it_cannot_rewrite_safely(vault, status_lines):
+    """A block scalar, a key in another case (a second `status:` would not fix it), a list: named
+    "by hand", the file untouched by it."""
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra='superseded_by: "[[ADR-0002]]"\n').replace(
-        "status: accepted\n", "status: >-\n  accepted\n"))
+        "status: accepted\n", status_lines))
     vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra='supersedes: ["[[ADR-0001]]"]\n'))
     before = (vault.root / "docs/adrs/ADR-0001.md").read_bytes()
     res = vault.check("--fix")

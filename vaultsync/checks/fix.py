@@ -35,8 +35,8 @@ from vaultsync.vault.vault import Vault
 
 _BLOCK_ITEM = re.compile(r"^(\s*)-\s")
 _TOP_KEY = re.compile(r"^[^\s#-][^:]*:")
-# a word, plain or quoted, maybe a comment after it
-_STATUS_LINE = re.compile(r"""^(status:[ \t]*)(["']?)[A-Za-z][\w -]*\2([ \t]+#.*)?[ \t]*$""")
+# words (or nothing, ~, null), plain or quoted, maybe a comment after them
+_STATUS_LINE = re.compile(r"""^(status:[ \t]*)(["']?)(?:[A-Za-z][\w-]*(?: [\w-]+)*|~)?\2([ \t]+#.*)?[ \t]*$""")
 
 
 @dataclass(frozen=True)
@@ -143,14 +143,18 @@ def _edit(lines: list[str], close: int, note: object, fix: Fix) -> list[str] | N
 def _edit_status(lines: list[str], close: int, note: object) -> list[str] | None:
     """``status: superseded`` in place of a one-line word, quoted or not (its quotes and a comment after it
     kept), or added."""
-    if "status" not in note.frontmatter:  # type: ignore[attr-defined]
+    keys = [k for k in note.frontmatter if isinstance(k, str) and k.casefold() == "status"]  # type: ignore[attr-defined]
+    if keys != ["status"] and keys:
+        return None  # `Status:` (SC003 says so): a second key would not fix it
+    if not keys:
         lines.insert(close, "status: superseded")
         return lines
     at = note.position(("status",), key=True)[0] - 1  # type: ignore[attr-defined]
     m = _STATUS_LINE.match(lines[at]) if 0 < at < close else None
     if m is None:
         return None  # a block, a flow value, several lines: not ours to rewrite
-    lines[at] = f"{m.group(1)}{m.group(2)}superseded{m.group(2)}{m.group(3) or ''}"
+    gap = " " if m.group(1).endswith(":") else ""  # `status:` with no value, or ~
+    lines[at] = f"{m.group(1)}{gap}{m.group(2)}superseded{m.group(2)}{m.group(3) or ''}"
     return lines
 
 
