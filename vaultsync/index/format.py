@@ -98,16 +98,24 @@ def fold(text: str) -> str:
     ``München`` → ``munchen``, ``Việt`` → ``viet``, ``ή`` → ``η``), with the few letters that carry their
     stroke in the letter itself (``ł ø đ ı æ œ``) read as the plain ones a keyboard without them types.
 
-    Marks on other scripts are letters, not accents, and stay: kana voicing (``が`` ≠ ``か``), Devanagari
-    and Thai vowel signs, Cyrillic ``й`` (≠ ``и``). Length may change; nothing maps positions back.
+    Marks a reader may leave out go too: stress on Cyrillic (``моло́ко`` → ``молоко``), Arabic harakat
+    and tatweel (``مَرْحَبًا`` → ``مرحبا``), Hebrew niqqud (``שָׁלוֹם`` → ``שלום``). Marks that make another
+    letter stay: kana voicing (``が`` ≠ ``か``), Devanagari and Thai vowel signs, Cyrillic ``й`` (≠ ``и``)
+    and ``ё``. Length may change; nothing maps positions back.
     """
     folded = unicodedata.normalize("NFKC", text).casefold().replace("i\u0307", "i")
     if folded.isascii():
         return folded
-    plain = _ACCENTS.sub(r"\1", unicodedata.normalize("NFD", folded)).translate(_PLAIN_LETTERS)
+    plain = _ACCENTS.sub(r"\1", unicodedata.normalize("NFD", folded))
+    plain = _OPTIONAL_MARKS.sub("", _STRESS.sub(r"\1", plain)).translate(_PLAIN_LETTERS)
     return unicodedata.normalize("NFC", plain)
 
 
 # a Latin or Greek letter and the combining diacritical marks (U+0300–U+036F) that follow it
 _ACCENTS = re.compile("([a-z\u00df-\u02af\u1e00-\u1eff\u0370-\u03ff\u1f00-\u1fff])[\u0300-\u036f]+")
+# a stress mark (grave, acute) on a Cyrillic letter: молоко́ is молоко; й (breve) and ё (diaeresis) stay
+_STRESS = re.compile("([\u0400-\u04ff])[\u0300\u0301]+")
+# vowel points and cantillation a reader may or may not write: Arabic harakat, tanween, shadda, sukun and the
+# tatweel that stretches a word; Hebrew niqqud and cantillation marks
+_OPTIONAL_MARKS = re.compile("[\u064b-\u065f\u0670\u0640\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7]")
 _PLAIN_LETTERS = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ı": "i", "æ": "ae", "œ": "oe"})

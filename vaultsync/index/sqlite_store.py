@@ -151,13 +151,17 @@ class NoteRecord:
     refs: list[RefRow] = field(default_factory=list)
 
 
+MAX_TAGS, MAX_TAG_CHARS = 64, 64  # the tags searched with a note's title, and each one's length
+
+
 def tag_terms(frontmatter: dict[str, Any]) -> list[str]:
     """A note's frontmatter ``tags``, searched with its title: a list of terms or one string of them
     (``"ops, deploys"``, ``#deploys``), ``#`` dropped; other values give none. A tag names what the
     note is about even where its text never says the word."""
     tags = frontmatter.get("tags")
     items = tags.replace(",", " ").split() if isinstance(tags, str) else tags if isinstance(tags, list) else []
-    return [t.strip().lstrip("#") for t in items if isinstance(t, str) and t.strip().lstrip("#")]
+    terms = [t.strip().lstrip("#")[:MAX_TAG_CHARS] for t in items if isinstance(t, str) and t.strip().lstrip("#")]
+    return terms[:MAX_TAGS]  # each chunk's text repeats them: a note of 20,000 tags must not repeat them all
 
 
 def _blob(vector: Any) -> bytes:

@@ -69,7 +69,8 @@ def parse_query(raw: str) -> Query:
     norm = fold(text)
     seen: dict[str, None] = {}
     for token in norm.split():
-        token = token.strip(".,;:!?()[]{}<>\"'`“”‘’«»、。，．！？：；（）「」")[:MAX_TERM_CHARS]
+        token = token.strip(".,;:!?()[]{}<>\"'`“”‘’«»、。，．！？：；（）「」")
+        token = (token.lstrip("#") or token)[:MAX_TERM_CHARS]  # #deploys: a tag as Obsidian writes it
         if token and token not in seen:
             seen[token] = None
     if not seen:
