@@ -333,11 +333,14 @@ def test_a_retried_write_is_refused_while_its_twin_is_uncommitted(repo: Vault) -
     async def body(s: ClientSession) -> Any:
         first = await call(s, "write", type="rule", title="Page on archive failures", body="Page the on-call.")
         again = await refused(s, "write", type="rule", title="page on  ARCHIVE failures", body="Page the on-call.")
+        wide = await refused(s, "write", type="rule", title="Ｐａｇｅ on archive failures", body="x")  # full width
         other_type = await call(s, "write", type="adr", title="Page on archive failures", body="Decided.")
-        return first, again, other_type
+        return first, again, wide, other_type
 
-    first, again, other_type = with_server(repo.root, body)[0]
-    assert f"refused, nothing written: {first['path']} ({first['memory_id']}) is a rule titled" in again
+    first, again, wide, other_type = with_server(repo.root, body)[0]
+    assert f"refused, nothing written: {first['path']} ({first['memory_id']}), a note of type rule titled " \
+           "'Page on archive failures', is written and not committed yet" in again
+    assert first["memory_id"] in wide
     assert len(list((repo.root / "docs/rules").glob("*page-on-archive*"))) == 1 and other_type["memory_id"]
     repo.commit("the first two")
     assert run_cli(["new", "rule", "--title", "Page on archive failures"], repo.root).code == 0

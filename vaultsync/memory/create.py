@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,21 +75,24 @@ def create(ws: Workspace, type_name: str, title: str, fields: dict[str, Any] | N
         vault = ws.vault()
         twin = _uncommitted_twin(ws, vault, type_name, title)
         if twin is not None:  # an agent's retry of a write that landed: one note, not two
-            raise MemoryWriteError(f"refused, nothing written: {twin[1]} ({twin[0]}) is a {type_name} titled "
-                                   f"{title!r} written and not committed yet — edit or commit that note")
+            raise MemoryWriteError(f"refused, nothing written: {twin[1]} ({twin[0]}), a note of type {type_name} "
+                                   f"titled {twin[2]!r}, is written and not committed yet — edit or commit that note")
         memory_id, path, text = draft(ws, type_name, title, fields, body, vault=vault)
         warnings = transaction.apply(ws, {path: text}, create={path})
     return Written(memory_id, path, [path], warnings)
 
 
-def _uncommitted_twin(ws: Workspace, vault: Any, type_name: str, title: str) -> tuple[str, str] | None:
-    """(memory_id, path) of a note of ``type_name`` titled ``title`` (case and spacing aside) that git
-    does not hold yet; committed notes may share a title (two incidents called "Database outage")."""
-    key = " ".join(title.split()).casefold()
+def _uncommitted_twin(ws: Workspace, vault: Any, type_name: str, title: str) -> tuple[str, str, str] | None:
+    """(memory_id, path, title) of a note of ``type_name`` titled ``title`` (case, spacing and Unicode
+    form aside) that git does not hold yet; committed notes may share a title (two incidents called
+    "Database outage")."""
+    def key(text: str) -> str:
+        return " ".join(unicodedata.normalize("NFKC", text).split()).casefold()
+
+    wanted = key(title)
     for path, note in vault.notes.items():
         fm = note.frontmatter if note.fm_state == "mapping" else {}
-        same = fm.get("type") == type_name and isinstance(fm.get("title"), str) \
-            and " ".join(fm["title"].split()).casefold() == key
+        same = fm.get("type") == type_name and isinstance(fm.get("title"), str) and key(fm["title"]) == wanted
         if same and ws.repo.status_file(path) & (pygit2.GIT_STATUS_WT_NEW | pygit2.GIT_STATUS_INDEX_NEW):
-            return str(fm.get("memory_id")), path
+            return str(fm.get("memory_id")), path, fm["title"]
     return None
