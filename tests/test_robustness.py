@@ -803,3 +803,22 @@ def test_an_empty_type_folder_with_no_close_spelling_is_not_a_warning(vault, wri
     vault.write(".vaultsync.yaml", config.replace("folder: docs/adrs", f"folder: {written}").replace("vault: docs", "vault: ."))
     vault.write(f"{other}/x.md", "# x\n")
     assert not any("CF004" in line for line in vault.check().lines)
+
+
+@pytest.mark.parametrize("declared_by", ["both", "newer", "older"])
+def test_a_supersession_naming_a_symlinked_note_never_crashes_the_check(vault, tmp_path, declared_by):
+    """A note that is a symbolic link is never read (GH-12), but links resolve to its name: a supersession
+    naming it raised KeyError (exit 3) in check, --staged and --fix. It is left out of supersession."""
+    outside = tmp_path / "shared" / "real-old.md"
+    outside.parent.mkdir()
+    back = 'superseded_by: "[[ADR-0101]]"\n' if declared_by in ("both", "older") else ""
+    outside.write_text(adr("ADR-0100", status="superseded", extra=back))
+    (vault.root / "docs/adrs").mkdir(parents=True, exist_ok=True)
+    (vault.root / "docs/adrs/ADR-0100.md").symlink_to(outside)
+    forward = 'supersedes: ["[[ADR-0100]]"]\n' if declared_by in ("both", "newer") else ""
+    vault.write("docs/adrs/ADR-0101.md", adr("ADR-0101", extra=forward))
+    vault.git("add", "-A")
+    for args in ([], ["--staged"], ["--fix"]):
+        res = vault.check(*args)
+        assert res.code == 0 and "internal error" not in res.err, (args, res.out, res.err)
+    assert outside.read_text() == adr("ADR-0100", status="superseded", extra=back)  # never written through

@@ -184,6 +184,8 @@ def supersession_edges(vault: Vault) -> tuple[list[Supersession], list[Diagnosti
                     line, col = note.position(where)
                     out.append(Diagnostic(path, line, col, "SS003", f"{field_name}: a note cannot supersede itself"))
                     continue
+                if res.path not in vault.notes:  # a file no note is read from (a symbolic link: said elsewhere)
+                    continue
                 key = (path, res.path) if newer_side else (res.path, path)
                 flags = declared.setdefault(key, [False, False])
                 flags[0 if newer_side else 1] = True
