@@ -298,6 +298,22 @@ def test_dt002_compares_moments_with_offsets_as_moments(vault, created, expires,
                       f"is not after created ({created})"] if error else []), lines
 
 
+@pytest.mark.parametrize("created, validated, error", [
+    ("2024-02-12T01:00:00+09:00", "2024-02-11T20:00:00Z", False),  # 4 hours after, its written date earlier
+    ("2024-02-12T10:00:00Z", "2024-02-12T09:00:00Z", True),         # an hour before, the same written date
+    ("2024-02-12T10:00:00+01:00", "2024-02-12T09:00:00Z", False),   # the same moment: not before
+    ("2024-02-12", "2024-02-11", True), ("2024-02-12", "2024-02-12", False),  # plain dates: days
+])
+def test_dt003_last_validated_before_created_compares_moments(vault, created, validated, error):
+    """As DT002: two moments with offsets compare as moments, not by the dates as written (a false
+    error one way, a missed one the other)."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=f'last_validated: "{validated}"\n').replace(
+        'created: "2024-03-01"', f'created: "{created}"'))
+    lines = [line for line in vault.check().lines if "DT003" in line]
+    assert lines == ([f"docs/adrs/ADR-0001.md:7:17: DT003 last_validated: {validated} "
+                      f"is before created ({created})"] if error else []), lines
+
+
 @pytest.mark.parametrize("zone, hours, expired", [
     ("Pacific/Kiritimati", 23, False), ("Pacific/Kiritimati", -30, True), ("UTC", 2, False), ("UTC", -2, None),
     ("Pacific/Pago_Pago", 30, False), ("Asia/Tokyo", -48, True),

@@ -80,10 +80,12 @@ def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING,
         line, col = note.position(("last_validated",))
         out.append(Diagnostic(note.path, line, col, "DT003",
                               f"last_validated: {validated} is in the future (today is {today})"))
-    elif validated and created and validated < created:
+    elif validated and created and _before(fm["last_validated"], fm["created"], local_day(fm["last_validated"], tz),
+                                           local_day(fm["created"], tz)):  # type: ignore[arg-type]
         line, col = note.position(("last_validated",))
-        out.append(Diagnostic(note.path, line, col, "DT003",
-                              f"last_validated: {validated} is before created ({created})"))
+        timed = len(fm["last_validated"]) > 10 or len(fm["created"]) > 10
+        shown = (fm["last_validated"], fm["created"]) if timed else (validated, created)
+        out.append(Diagnostic(note.path, line, col, "DT003", f"last_validated: {shown[0]} is before created ({shown[1]})"))
     expires = local_day(fm.get("expires"), tz) if expires else None  # a moment's day where today is counted
     # a superseded note is already hidden from search: its expiry asks nothing of anyone
     if expires and expires < today and expired_severity != "off" and not _superseded(note):
@@ -92,6 +94,15 @@ def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING,
                               "forward, update last_validated) or supersede it",
                               severity=ERROR if expired_severity == "error" else WARNING))
     return out
+
+
+def _before(validated_text: str, created_text: str, validated: dt.date, created: dt.date) -> bool:
+    """``last_validated`` is before ``created``: two moments with offsets compare as moments (a check at
+    20:00Z on the 11th follows a creation at 01:00+09:00 on the 12th); otherwise days compare."""
+    moments = parse_vault_instant(validated_text), parse_vault_instant(created_text)
+    if moments[0] is not None and moments[1] is not None:
+        return moments[0] < moments[1]
+    return validated < created
 
 
 def _not_after(expires_text: str, created_text: str, expires: dt.date, created: dt.date) -> bool:
