@@ -822,3 +822,28 @@ def test_a_supersession_naming_a_symlinked_note_never_crashes_the_check(vault, t
         res = vault.check(*args)
         assert res.code == 0 and "internal error" not in res.err, (args, res.out, res.err)
     assert outside.read_text() == adr("ADR-0100", status="superseded", extra=back)  # never written through
+
+
+@pytest.mark.parametrize("pattern, gives_up", [("^(a|a)*$", True), ("^(a|aa)+$", True), ("^(a+)+$", False)])
+@pytest.mark.parametrize("field", ["title", "owner"])
+def test_a_custom_pattern_that_backtracks_without_end_cannot_hang_the_check(vault, pattern, gives_up, field):
+    """A committed schema is untrusted: its `pattern` runs under a time limit (`re` took over a minute on
+    `^(a+)+$` and 31 characters) and a pattern that gives up is named on the note (SC001), never a hook
+    that hangs. Built-in patterns run on `re` as before."""
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  adr: {folder: docs/adrs, schema: s.json}\n")
+    vault.write("s.json", json.dumps({"type": "object", "properties": {field: {"type": "string", "pattern": pattern}}}))
+    value = "a" * 40 + "!"
+    note = adr("ADR-0001", extra=f"owner: {value}\n") if field == "owner" else adr("ADR-0001", title=value)
+    vault.write("docs/adrs/ADR-0001.md", note)
+    res = vault.check()
+    line = next(line for line in res.lines if f"SC001 {field}:" in line)
+    assert res.code == 1 and ("gave up on this value after 1 s" in line) == gives_up, res.lines
+
+
+def test_pattern_search_keeps_matching_and_flags_only_what_gives_up():
+    from vaultsync.checks.ecma_regex import pattern_search
+
+    assert pattern_search("^ADR-[0-9]{4}$")("ADR-0001") and not pattern_search("^ADR-[0-9]{4}$")("ADR-1")
+    assert pattern_search(r"\p{Lu}")("Ä") and pattern_search("^(a|a)*$")("aaaa")
+    with pytest.raises(TimeoutError):
+        pattern_search("^(a|a)*$")("a" * 40 + "!")

@@ -15,7 +15,9 @@ What differs from Python, translated token by token outside and inside character
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -97,6 +99,47 @@ def ecma_pattern(pattern: str) -> Any:
     import regex
 
     return regex.compile(source, regex.VERSION0)
+
+
+PATTERN_TIMEOUT_S = 1.0  # a custom schema's pattern on one value: far past any real one
+
+
+@lru_cache(maxsize=512)
+def _guarded(pattern: str) -> Any:
+    import regex
+
+    return regex.compile(translate(pattern), regex.VERSION0)
+
+
+@lru_cache(maxsize=1)
+def _builtin_patterns() -> frozenset[str]:
+    """The ``pattern`` values of the schemas vaultsync ships: trusted, matched by ``re`` as compiled."""
+    from vaultsync.resources import data_dir
+
+    found: set[str] = set()
+    stack: list[Any] = [json.loads(f.read_text(encoding="utf-8")) for f in data_dir("schemas").glob("*.schema.json")]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("pattern"), str):
+                found.add(node["pattern"])
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return frozenset(found)
+
+
+def pattern_search(pattern: str) -> Callable[[str], bool]:
+    """Whether ``pattern`` (ECMA-262) matches somewhere in a text. A pattern of a schema vaultsync ships
+    runs on ``re``; any other (a committed schema is untrusted) on the ``regex`` package, which gives up
+    after :data:`PATTERN_TIMEOUT_S`, so that a pattern that backtracks without end (``^(a+)+$``) cannot
+    hang the hook. The returned function raises ``TimeoutError`` when it gives up; compiling raises as
+    :func:`ecma_pattern` does."""
+    if pattern in _builtin_patterns():
+        compiled = ecma_pattern(pattern)
+        return lambda text: compiled.search(text) is not None
+    guarded = _guarded(pattern)
+    return lambda text: guarded.search(text, timeout=PATTERN_TIMEOUT_S) is not None
 
 
 def is_ecma_regex(value: object) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 
 import jsonschema
 
-from vaultsync.checks.ecma_regex import ecma_pattern
+from vaultsync.checks.ecma_regex import pattern_search
 
 _OBJECT_KEYWORDS = {"$schema", "$id", "$defs", "title", "description", "type", "required", "properties",
                     "additionalProperties"}
@@ -89,8 +89,8 @@ def compile_subschema(sub: Any, root: dict[str, Any], formats: jsonschema.Format
             n = sub[key]
             tests.append(lambda v, n=n, fails=fails: not isinstance(v, str) or not fails(v, n))
     if "pattern" in sub:
-        rx = ecma_pattern(sub["pattern"])
-        tests.append(lambda v: not isinstance(v, str) or rx.search(v) is not None)
+        search = pattern_search(sub["pattern"])
+        tests.append(lambda v: not isinstance(v, str) or _within_time(search, v))
     for key in ("enum", "const"):
         if key in sub:
             allowed = sub[key] if key == "enum" else [sub[key]]
@@ -192,3 +192,11 @@ def _fast_is_valid(validator: jsonschema.protocols.Validator, sub: Any) -> Calla
         except _NotSimple:
             return full(value)
     return is_valid
+
+
+def _within_time(search: Callable[[str], bool], value: str) -> bool:
+    """``search(value)``; False when it gives up, so that the full validation says why."""
+    try:
+        return search(value)
+    except TimeoutError:
+        return False
