@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import posixpath
+from collections.abc import Iterable
 
 from vaultsync.diagnostics import WARNING, Diagnostic
 from vaultsync.vault.vault import Vault
@@ -54,10 +55,10 @@ def _misspelt(folder: str, folders: set[str]) -> str | None:
     return siblings[close[0]] if close else None
 
 
-def _note_folders(paths: object) -> set[str]:
+def _note_folders(paths: Iterable[str]) -> set[str]:
     """Every folder that holds a note, at any depth (``a/b/c.md`` → ``a``, ``a/b``)."""
     out: set[str] = set()
-    for path in paths:  # type: ignore[attr-defined]
+    for path in paths:
         folder = posixpath.dirname(path)
         while folder and folder not in out:
             out.add(folder)
