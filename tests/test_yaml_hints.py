@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vaultsync.vault.yamlload import load_yaml
 
 P = "docs/free.md"
 
@@ -211,3 +215,49 @@ def test_an_invisible_character_inside_quotes_is_text_not_the_problem(vault):
     vault.write(P, '---\ntitle: "a\u200bb" x\n---\n')
     (line,) = vault.check().lines
     assert "text after the closing" in line and "invisible" not in line
+
+
+@pytest.mark.parametrize("text, line", [
+    ("title: x\n\t\nstatus: y\n", 3), ("title: x\n  \t\nstatus: y\n", 3), ("title: x\n\t  \nstatus: y\n", 3),
+    ("tags:\n  - a\n\t\n  - b\n", 4),  # between list items
+    ("x: |\n  a\n\t\n  b\n", 4),  # less indented than a block's text: a blank line of it
+    ("título: x\n \t \nétat: y\n", 3),
+])
+def test_a_tab_on_a_line_of_blanks_is_one_fm017_naming_no_field(vault, text, line):
+    """YAML 1.2 and Obsidian read such a line as blank, PyYAML refuses it: never FM006 or an empty field name."""
+    vault.write(P, "---\n" + text + "---\n")
+    res = vault.check()
+    col = text.split("\n")[line - 2].index("\t") + 1
+    assert res.code == 1
+    assert res.lines == [f"{P}:{line}:{col}: FM017 a line of only blanks holds a tab: vaultsync (YAML 1.2) and "
+                         "Obsidian read it as a blank line, YAML 1.1 readers (PyYAML, many site generators) refuse "
+                         "the whole frontmatter — delete the tab"]
+
+
+def test_a_tab_in_a_block_scalars_text_stays_text(vault):
+    vault.write(P, "---\nx: |\n  a\n  \t\n  b\n---\n")
+    assert vault.check().code == 0
+
+
+def test_a_tab_on_a_continuation_line_names_the_field(vault):
+    vault.write(P, "---\nsummary: one\n  two\tthree\n---\n")
+    assert vault.check().lines[0].startswith(f"{P}:3:6: FM017 summary: a tab outside quotes")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "tags", "título", "名前"]), st.sampled_from(["x", "[p, q]", "'t'"]),
+                          st.text(" \t", min_size=0, max_size=3)), min_size=1, max_size=6, unique_by=lambda r: r[0]))
+def test_lines_of_blanks_read_as_blank_lines(rows):
+    """Property: a line of spaces and tabs reads as a blank line wherever it stands (the data equals the text
+    without it), and each one holding a tab is one tab finding at its first tab."""
+    text, plain, expected = [], [], []
+    for key, value, blanks in rows:
+        plain.append(f"{key}: {value}")
+        text.append(f"{key}: {value}")
+        if blanks:
+            text.append(blanks)
+            if "\t" in blanks:
+                expected.append((len(text) - 1, blanks.index("\t")))
+    doc = load_yaml("\n".join(text) + "\n")
+    assert doc.data == load_yaml("\n".join(plain) + "\n").data
+    assert [(f.line, f.col) for f in doc.findings if f.kind == "tab"] == expected

@@ -36,7 +36,8 @@ def check_fidelity(note: Note, schema: dict[str, Any] | None) -> list[Diagnostic
     for f in note.scalar_findings:
         message = _message(f, types_at(schema, f.path) if schema else None)
         if message:
-            out.append(Diagnostic(note.path, f.line + 2, f.col + 1, CODE, f"{field_name(f.path)}: {message}"))
+            where = f"{field_name(f.path)}: " if f.path else ""
+            out.append(Diagnostic(note.path, f.line + 2, f.col + 1, CODE, where + message))
     return out
 
 
@@ -85,6 +86,9 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
         stored = "an empty value (null)" if f.stored is None else repr(f.stored)
         return (f"YAML reads the leading '&…' of {f.written!r} as an anchor name and stores {stored} "
                 f"— quote it: {quote(f.written)}")
+    if f.kind == "tab" and not f.written:
+        return ("a line of only blanks holds a tab: vaultsync (YAML 1.2) and Obsidian read it as a blank line, "
+                "YAML 1.1 readers (PyYAML, many site generators) refuse the whole frontmatter — delete the tab")
     if f.kind == "tab":
         return ("a tab outside quotes: vaultsync (YAML 1.2) and Obsidian read it, YAML 1.1 readers (PyYAML, many "
                 "site generators) refuse the whole frontmatter — write a space instead (or quote the value, if "

@@ -240,7 +240,8 @@ def scalar_findings(root: yaml.Node, text: str, data: Any, screen: bool = True,
         elif isinstance(node, yaml.ScalarNode) and not node.style and path:
             _check_plain(node, path, lines, has_hash, data, out)
     if "\t" in text:
-        out += [Finding("tab", path, line, col, "\t", None) for path, line, col in tab_separators(root, lines)]
+        out += [Finding("tab", path, line, col, "\t" if lines[line].strip(" \t") else "", None)
+                for path, line, col in tab_separators(root, lines)]  # written "": a line of blanks
     out.sort(key=lambda f: (f.line, f.col))
     return [f for i, f in enumerate(out) if i == 0 or (out[i - 1].line, out[i - 1].col) != (f.line, f.col)]
 

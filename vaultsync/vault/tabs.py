@@ -28,6 +28,9 @@ def tab_separators(root: yaml.Node, lines: list[str]) -> list[tuple[tuple[Any, .
             continue
         seen.add(id(node))
         owner.setdefault(node.start_mark.line, path)
+        if isinstance(node, yaml.ScalarNode):  # a plain value's later lines belong to it too
+            for line in range(node.start_mark.line + 1, node.end_mark.line + 1):
+                owner.setdefault(line, path)
         if isinstance(node, yaml.ScalarNode) and node.style:  # quoted or block: its tabs are text
             start, end = node.start_mark, node.end_mark
             first = start.line + 1 if node.style in "|>" else start.line  # a block's header line is not text
