@@ -226,12 +226,13 @@ def test_check_without_fix_never_writes(vault):
 def test_json_and_github_formats(vault):
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra="confidence: 1.5\n") + "[[nope]]\n")
     data = json.loads(vault.check("--format", "json").out)
-    assert data["errors"] == 2 and data["checked"] == 1
-    assert data["diagnostics"][0] == {"path": "docs/adrs/ADR-0001.md", "line": 7, "col": 13, "code": "SC001",
+    assert data["errors"] == 3 and data["checked"] == 1  # search hides the note too: LC001 says so
+    assert data["diagnostics"][1] == {"path": "docs/adrs/ADR-0001.md", "line": 7, "col": 13, "code": "SC001",
                                       "severity": "error", "message": "confidence: 1.5 must be at most 1"}
+    assert data["diagnostics"][0]["code"] == "LC001"
     gh = vault.check("--format", "github")
     assert gh.code == 1
-    assert gh.out.splitlines()[1] == ("::error file=docs/adrs/ADR-0001.md,line=10,col=1,title=WL001::"
+    assert gh.out.splitlines()[2] == ("::error file=docs/adrs/ADR-0001.md,line=10,col=1,title=WL001::"
                                       "[[nope]] → no such note")
 
 

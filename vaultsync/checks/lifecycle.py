@@ -36,7 +36,8 @@ def check_lifecycle_fields(note: Note) -> list[Diagnostic]:
         effect = "search hides this note until it is fixed" if FILTER_OF[bad.field] \
             else "search ignores it when ranking by recency"
         out.append(Diagnostic(note.path, line, col, "LC001",
-                              f"{bad.field}: cannot read {_raw(note, bad.value, line, col)} as {bad.expected}; {effect}"))
+                              f"{bad.field}: cannot read {_raw(note, bad.value, line, col)} as {bad.expected}; "
+                              f"{effect}{_percent_hint(bad.field, bad.value)}"))
     status = normalised_frontmatter(note.frontmatter).get("status")
     if isinstance(status, str) and status.strip().casefold() == "superseded" and status != "superseded":
         line, col = note.position(("status",))
@@ -46,6 +47,14 @@ def check_lifecycle_fields(note: Note) -> list[Diagnostic]:
                               f"status: '{status}' is read as 'superseded' — write it {' and '.join(how)}",
                               severity=WARNING))
     return out
+
+
+def _percent_hint(field_name: str, value: Any) -> str:
+    """`` — for 80 %, write 0.8`` where a confidence looks like a percentage, else ``""``."""
+    if field_name != "confidence" or isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not 10 <= value <= 100:
+        return ""
+    return f" — for {value:g} %, write {value / 100:g}"
 
 
 def _raw(note: Note, value: Any, line: int, col: int) -> str:

@@ -12,7 +12,7 @@ import unicodedata
 
 DEFAULT_TARGET_TOKENS = 100  # chunk size in tokens, chosen on the evaluation sets (docs/eval.md, chunk-size rows)
 
-SCHEMA_VERSION = "14"
+SCHEMA_VERSION = "15"  # 15: a confidence outside 0..1 is unreadable (ADR-0103)
 # how notes are read (YAML values, headings, link resolution, messages): a new one re-indexes every note
 # (embeddings come from the cache), so an index never keeps what older code read
 READER_VERSION = "5"

@@ -91,7 +91,7 @@ def read_lifecycle(frontmatter: dict[str, Any]) -> Lifecycle:
     value = fm.get("confidence")
     if value is not None:
         number = _finite(value)
-        if number is None:
+        if number is None or not 0 <= number <= 1:  # 80 (a percentage) or 2: no probability to filter by
             bad("confidence")
         else:
             out.confidence = number
