@@ -523,3 +523,65 @@ def test_a_note_hidden_for_an_unreadable_field_is_not_called_superseded(vault, f
     flags = notes[f"{UNTYPED}/broken.md"]["show_with"].split()  # the flags it names show it, all of them together
     res = run_cli(["search", "--no-daemon", "gRPC deadlines", "--format", "json", *flags], vault.root)
     assert f"{UNTYPED}/broken.md" in {h["path"] for h in json.loads(res.out)["hits"]}, flags
+
+
+# --- a lifecycle key in another case or spelling is read as the field it names ---------------
+
+KEY_VARIANTS = [
+    ("Expires", "expires: 2020-01-01\n", {"include_expired": True}),
+    ("EXPIRES", "expires: 2021-06-30\n", {"include_expired": True}),
+    ("Confidence", "confidence: 0.2\n", {"min_confidence": 0.0}),
+    ("Status", "status: superseded\n", {"include_superseded": True}),
+    ("Status", "status: Superseded by [[target]]\n", {"include_superseded": True}),  # MADR, key and value
+    ("Superseded-By", 'superseded_by: "[[target]]"\n', {"include_superseded": True}),
+    ("superseded by", 'superseded_by: "[[target]]"\n', {"include_superseded": True}),
+    ('"expires "', "expires: 2019-12-31\n", {"include_expired": True}),
+]
+
+
+@pytest.mark.parametrize("folder", ["typed", "untyped"])
+def test_a_lifecycle_key_in_another_case_is_read_and_warned(vault, folder):
+    """`Expires: 2020-01-01` hid nothing: search read only the lower-case key. It is read as meant and
+    ``check`` says how to write it (LC002, a warning), at the key."""
+    variants = [v for v in KEY_VARIANTS if folder == "untyped" or v[0] != "Status"]  # an ADR writes `status`
+    paths = {}
+    for i, (key, fm, _) in enumerate(variants):
+        word = f"wombat{chr(97 + i)}"
+        line = key + fm[fm.index(":"):]
+        path = f"docs/adrs/ADR-{2000 + i}.md" if folder == "typed" else f"{UNTYPED}/variant{i}.md"
+        vault.write(path, adr(f"ADR-{2000 + i}", title=f"Note {word}", body=f"The {word} note.\n", extra=line)
+                    if folder == "typed" else plain(word, line))
+        paths[word] = path
+    vault.write(f"{UNTYPED}/target.md", plain("targetword"))
+    vault.commit("variants", "--no-verify")
+    sync(vault)
+    report = vault.check().lines
+    for (word, path), (key, fm, include) in zip(paths.items(), variants):
+        assert path not in found(vault, word), (key, fm)  # a superseded note's successor may stand in
+        assert found(vault, word, **include)[0] == path, (key, fm)
+        name = fm.split(":")[0]
+        row = next(i for i, x in enumerate((vault.root / path).read_text().split("\n")) if x.startswith(key)) + 1
+        assert f"{path}:{row}:1: LC002 warning: {key.strip(chr(34))}: read as the lifecycle field '{name}' — write " \
+               f"the key as '{name}'" in report, (key, report)
+
+
+def test_a_key_variant_never_overrides_the_field_written_as_is(vault):
+    vault.write(f"{UNTYPED}/a.md", plain("numbat", 'expires: "2099-01-01"\nExpires: 2020-01-01\n'))
+    vault.commit("both", "--no-verify")
+    sync(vault)
+    assert found(vault, "numbat") == [f"{UNTYPED}/a.md"]
+    assert not [x for x in vault.check().lines if "LC002" in x]
+
+
+@settings(max_examples=200, deadline=None)
+@given(field=st.sampled_from(["expires", "confidence", "status", "supersedes", "superseded_by", "last_validated"]),
+       spelling=st.lists(st.tuples(st.booleans(), st.sampled_from(["_", "-", " "])), min_size=14, max_size=14))
+def test_any_case_or_separator_of_a_field_reads_as_the_field(field, spelling):
+    """Property: a key that differs from a lifecycle field only by case and ``_``/``-``/space reads the same."""
+    from vaultsync.vault.lifecycle_fields import key_variants, read_lifecycle
+
+    key = "".join(sep if ch == "_" else (ch.upper() if up else ch) for ch, (up, sep) in zip(field, spelling))
+    value = {"expires": "2020-01-01", "confidence": 0.3, "status": "superseded", "supersedes": ["[[a]]"],
+             "superseded_by": "[[a]]", "last_validated": "2020-01-01"}[field]
+    assert read_lifecycle({key: value}) == read_lifecycle({field: value})
+    assert key_variants({key: value}) == ([] if key == field else [(key, field)])

@@ -15,7 +15,7 @@ from typing import Any
 
 from vaultsync.diagnostics import ERROR, WARNING, Diagnostic
 from vaultsync.vault.fields import local_day, normalised_frontmatter, parse_vault_date, parse_vault_instant
-from vaultsync.vault.lifecycle_fields import FILTER_OF, read_lifecycle
+from vaultsync.vault.lifecycle_fields import FILTER_OF, key_variants, read_lifecycle
 from vaultsync.vault.note import Note
 from vaultsync.vault.vault import Vault
 
@@ -23,20 +23,27 @@ _RAW_MAX = 60
 
 
 def check_lifecycle_fields(note: Note) -> list[Diagnostic]:
-    """LC001 for a lifecycle field that cannot be read, LC002 for a ``status`` in another case.
+    """LC001 for a lifecycle field that cannot be read, LC002 for a ``status`` or a lifecycle key in another
+    case (``Superseded``, ``Expires:``), which is read as meant.
 
     Runs in every folder, typed or not: search hides a note with an unreadable
     lifecycle field (the filters fail closed), so the author must hear about it,
     also where a type's schema reports the value too.
     """
     out: list[Diagnostic] = []
+    written = {name: key for key, name in key_variants(note.frontmatter)}
+    for name, key in written.items():
+        line, col = note.position((key,), key=True)
+        out.append(Diagnostic(note.path, line, col, "LC002", f"{key}: read as the lifecycle field '{name}' — write "
+                              f"the key as '{name}'", severity=WARNING))
     for bad in read_lifecycle(note.frontmatter).unreadable:
-        where = ("status",) if bad.field not in note.frontmatter else (bad.field,)
+        key = written.get(bad.field, bad.field)
+        where = ("status",) if key not in note.frontmatter else (key,)
         line, col = note.position(where)
         effect = "search hides this note until it is fixed" if FILTER_OF[bad.field] \
             else "search ignores it when ranking by recency"
         out.append(Diagnostic(note.path, line, col, "LC001",
-                              f"{bad.field}: cannot read {_raw(note, bad.value, line, col)} as {bad.expected}; "
+                              f"{key}: cannot read {_raw(note, bad.value, line, col)} as {bad.expected}; "
                               f"{effect}{_percent_hint(bad.field, bad.value)}"))
     status = normalised_frontmatter(note.frontmatter).get("status")
     if isinstance(status, str) and status.strip().casefold() == "superseded" and status != "superseded":
