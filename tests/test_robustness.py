@@ -89,6 +89,34 @@ def test_config_values_the_schema_cannot_judge_are_located_errors(vault, config,
     assert "Traceback" not in res.err + res.out
 
 
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_every_config_error_is_reported_at_once_in_file_order(vault, fmt):
+    """A config with several mistakes was fixed one run at a time: each run named only the first."""
+    vault.write(".vaultsync.yaml", "chekcs:\n  expired: error\nmodels:\n  cache_dir: /tmp/m\n  threads: many\n"
+                                   "types:\n  adr: {folder: docs/adrs, shema: adr}\nbogus: 1\n")
+    res = vault.check("--format", fmt)
+    lines = res.err.splitlines() if fmt == "text" else \
+        [f"{d['path']}:{d['line']}:{d['col']}: {d['code']} {d['message']}" for d in json.loads(res.out)["diagnostics"]]
+    assert res.code == 1 and "Traceback" not in res.err
+    assert [x.split(" ", 2)[:2] for x in lines] == [
+        [".vaultsync.yaml:1:1:", "CF002"],  # chekcs: did you mean checks
+        [".vaultsync.yaml:4:14:", "CF005"],  # cache_dir: once, as CF005 (not also an unknown key)
+        [".vaultsync.yaml:5:12:", "CF002"],  # threads: many
+        [".vaultsync.yaml:7:28:", "CF002"],  # shema: did you mean schema
+        [".vaultsync.yaml:8:1:", "CF002"],  # bogus
+    ], lines
+    assert "did you mean 'checks'" in lines[0] and "did you mean 'schema'" in lines[3]
+
+
+def test_every_value_the_schema_cannot_judge_is_reported_at_once(vault):
+    vault.write(".vaultsync.yaml", "vault: ../out\ntypes:\n  adr: {folder: docs/adrs}\n  rule: {folder: docs/adrs}\n"
+                                   "index:\n  embedders: [nope, multilingual-e5-small, nada]\n")
+    res = vault.check()
+    assert res.code == 1
+    assert [x.split(" ")[0] for x in res.err.splitlines()] == [
+        ".vaultsync.yaml:1:8:", ".vaultsync.yaml:4:18:", ".vaultsync.yaml:6:15:", ".vaultsync.yaml:6:44:"], res.err
+
+
 def test_valid_search_settings_still_pass(vault):
     vault.write(".vaultsync.yaml", "search:\n  top_k: 3\n  rerank: maxsim\n  port: 8765\n  legs: [bm25, dense]\n"
                                    "  types: adr\n  min_confidence: 0.4\n")

@@ -77,6 +77,7 @@ def test_the_secondary_leg_votes_only_in_its_scripts(indexed) -> None:  # type: 
         assert _weights(indexed, text)["dense2"] == 0.0, text
 
 
+@settings(deadline=None)  # the first example loads the language identifier
 @given(st.text(alphabet=st.characters(whitelist_categories=("Lu", "Ll", "Lo")), min_size=1, max_size=40))
 def test_secondary_weight_is_zero_or_the_configured_weight(text: str) -> None:
     from vaultsync.search.options import SearchOptions

@@ -144,14 +144,14 @@ def _run(args: argparse.Namespace) -> int:
     try:
         vault, previous, renamed = _load(root, args)
     except ConfigError as exc:
-        return _config_error(exc.diagnostic, args.format)
+        return _config_error(exc.diagnostics, args.format)
     except (ValueError, KeyError, OSError, pygit2.GitError) as exc:
         print(f"vaultsync check: {exc}", file=sys.stderr)
         return 2
     from vaultsync.search.options import config_problem
 
     if (problem := config_problem(vault.config)) is not None:
-        return _config_error(problem, args.format)
+        return _config_error([problem], args.format)
     if args.fix:
         if args.staged or args.rev is not None:
             print("vaultsync check: --fix edits the working tree; drop --staged/--rev", file=sys.stderr)
@@ -170,7 +170,7 @@ def _run(args: argparse.Namespace) -> int:
         today = local_today(vault.config)
     except ValueError as exc:
         line, col = vault.config.positions.get(("checks", "timezone"), (-1, -1))
-        return _config_error(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", str(exc)), args.format)
+        return _config_error([Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", str(exc))], args.format)
     diagnostics = run_checks(vault, previous, today=today, renamed=renamed)
     if not args.staged and args.rev is None:
         diagnostics = _untracked_scratch_is_fine(root, diagnostics)
@@ -183,13 +183,13 @@ def _run(args: argparse.Namespace) -> int:
     return 1 if any(d.severity == ERROR for d in diagnostics) else 0
 
 
-def _config_error(diagnostic: Diagnostic, fmt: str) -> int:
-    """A config error that stops the check (exit 1): on stderr as text, or as the report ``--format`` asks for
+def _config_error(diagnostics: list[Diagnostic], fmt: str) -> int:
+    """Config errors that stop the check (exit 1): on stderr as text, or as the report ``--format`` asks for
     (JSON, GitHub annotations) on stdout, where a CI job reads the rest."""
     if fmt == "text":
-        print(diagnostic.render(), file=sys.stderr)
+        print("\n".join(d.render() for d in diagnostics), file=sys.stderr)
     else:
-        report([diagnostic], fmt, sys.stdout, checked=0)
+        report(diagnostics, fmt, sys.stdout, checked=0)
     return 1
 
 

@@ -32,5 +32,6 @@ def committed_config(repo: pygit2.Repository) -> Config:
     try:
         return config_at(repo, head_tree(repo))[0]
     except ConfigError as exc:
-        print(f"vaultsync: warning: {exc.diagnostic.render()} — using the default settings", file=sys.stderr)
+        for diagnostic in exc.diagnostics:
+            print(f"vaultsync: warning: {diagnostic.render()} — using the default settings", file=sys.stderr)
         return Config()

@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         report = sync(repo, rebuild=True, progress=sys.stderr.isatty() and not args.quiet, wait=60.0)
     except ConfigError as exc:  # the committed config is invalid: its line, and the index is untouched
-        print(exc.diagnostic.render(), file=sys.stderr)
+        print(exc, file=sys.stderr)
         return 1
     except OSError as exc:
         if not exc.filename:

@@ -68,7 +68,7 @@ def with_remote(command: str, args: argparse.Namespace, action, errors: tuple[ty
     except (RemoteError, *errors) as exc:
         print(f"vaultsync {command}: {exc}", file=sys.stderr)
     except ConfigError as exc:
-        print(f"vaultsync {command}: {exc.diagnostic.render()}", file=sys.stderr)
+        print("\n".join(f"vaultsync {command}: {d.render()}" for d in exc.diagnostics), file=sys.stderr)
     return None
 
 

@@ -206,7 +206,7 @@ def _in_process(repo, config, raw: str, options: dict, rerank: str | None):  # t
         try:
             sync(repo, progress=sys.stderr.isatty(), wait=60.0)
         except ConfigError as exc:  # the index is built with the committed config: it must be valid
-            print(exc.diagnostic.render(), file=sys.stderr)
+            print(exc, file=sys.stderr)
             return 1
         except OSError as exc:  # a read-only or full index folder
             print(f"vaultsync search: cannot build the index: {exc}", file=sys.stderr)

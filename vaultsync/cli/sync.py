@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         return _run(args)
     except Exception as exc:  # a hook never fails git; the error goes to state.json and the log
         if not hook_mode and isinstance(exc, ConfigError):  # the committed config is invalid: its line
-            print(exc.diagnostic.render(), file=sys.stderr)
+            print(exc, file=sys.stderr)
             return 1
         if not hook_mode and isinstance(exc, OSError) and exc.filename:  # a read-only or full index folder
             print(f"vaultsync sync: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)

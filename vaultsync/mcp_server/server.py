@@ -151,7 +151,7 @@ def build_server(root: Path) -> MCPServer:
         try:
             return warm.search(query, {k: v for k, v in options.items() if v is not None}, rerank)
         except ConfigError as exc:
-            raise ToolError(exc.diagnostic.render()) from None
+            raise ToolError(str(exc)) from None
         except (QueryError, ValueError, NoIndexError) as exc:
             raise ToolError(str(exc)) from None
 

@@ -81,7 +81,7 @@ class Workspace:
         try:
             config = load_config(root)
         except ConfigError as exc:
-            raise MemoryWriteError(exc.diagnostic.render()) from None
+            raise MemoryWriteError(str(exc)) from None
         return cls(repo, root, config)
 
     @contextmanager

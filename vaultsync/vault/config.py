@@ -26,11 +26,14 @@ CONFIG_NAME = ".vaultsync.yaml"
 
 
 class ConfigError(Exception):
-    """The config file is invalid; ``diagnostic`` says where and why."""
+    """The config file is invalid; ``diagnostics`` say where and why (every problem found, in file
+    order; a YAML error stops at itself), ``diagnostic`` is the first."""
 
-    def __init__(self, diagnostic: Diagnostic) -> None:
-        super().__init__(diagnostic.render())
-        self.diagnostic = diagnostic
+    def __init__(self, diagnostics: Diagnostic | list[Diagnostic]) -> None:
+        found = [diagnostics] if isinstance(diagnostics, Diagnostic) else sorted(diagnostics, key=lambda d: (d.line, d.col))
+        super().__init__("\n".join(d.render() for d in found))
+        self.diagnostics = found
+        self.diagnostic = found[0]
 
 
 @dataclass(frozen=True)
@@ -175,32 +178,36 @@ def _schema_errors(data: dict[str, Any], text: str) -> list[Any]:
 USER_ONLY_KEYS = ("cache_dir", "reranker_dir")
 
 
-def _refuse_load_locations(data: dict[str, Any], positions: dict[tuple[Any, ...], tuple[int, int]]) -> None:
-    """A committed config never names a folder that models (code, weights) are loaded from (ADR-0032)."""
+def _refuse_load_locations(data: dict[str, Any], positions: dict[tuple[Any, ...], tuple[int, int]]) -> list[Diagnostic]:
+    """CF005 where a committed config names a folder that models (code, weights) are loaded from (ADR-0032)."""
     models = data.get("models")
+    out = []
     for key in USER_ONLY_KEYS:
         if isinstance(models, dict) and key in models:
             line, col = positions.get(("models", key), (0, 0))
-            raise ConfigError(Diagnostic(
+            out.append(Diagnostic(
                 CONFIG_NAME, line + 1, col + 1, "CF005",
                 f"models.{key}: a repository's config cannot choose where models are loaded from (any commit "
                 f"could then pick what runs on your machine); remove it and set it in your own "
                 f"~/.config/vaultsync/config.yaml or ${'VAULTSYNC_' + key.upper()}"))
+    return out
 
 
-def _check_values(data: dict[str, Any], positions: dict[tuple[Any, ...], tuple[int, int]]) -> None:
+def _check_values(data: dict[str, Any], positions: dict[tuple[Any, ...], tuple[int, int]]) -> list[Diagnostic]:
     """What the schema cannot say: each ephemeral glob compiles and each embedder is one vaultsync knows
-    (the ``search:`` section is judged by :func:`vaultsync.search.options.config_problem`). Raises
-    ``ConfigError`` (CF002) at the value."""
-    def fail(where: tuple[Any, ...], message: str) -> ConfigError:
+    (the ``search:`` section is judged by :func:`vaultsync.search.options.config_problem`). A CF002
+    diagnostic at each value that fails."""
+    out: list[Diagnostic] = []
+
+    def fail(where: tuple[Any, ...], message: str) -> None:
         line, col = positions.get(where, positions.get(where[:1], (0, 0)))
-        return ConfigError(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", f"{'.'.join(map(str, where))}: {message}"))
+        out.append(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", f"{'.'.join(map(str, where))}: {message}"))
 
     for i, pattern in enumerate(data.get("ephemeral") or []):
         try:
             _glob_regex(pattern)
         except re.error as exc:
-            raise fail(("ephemeral", i), f"invalid glob {pattern!r} ({exc})") from None
+            fail(("ephemeral", i), f"invalid glob {pattern!r} ({exc})")
     index = data.get("index") or {}
     known: list[str] | None = None  # read from the shipped manifests once, when a name is given
     for key in ("embedder", "embedders"):
@@ -209,7 +216,8 @@ def _check_values(data: dict[str, Any], positions: dict[tuple[Any, ...], tuple[i
             known = known if known is not None else model_names()
             if name not in known:
                 where = ("index", key) if isinstance(names, str) else ("index", key, i)
-                raise fail(where, f"unknown model {name!r} (known: {', '.join(known)})")
+                fail(where, f"unknown model {name!r} (known: {', '.join(known)})")
+    return out
 
 
 SCHEMA_LINKED = "a symbolic link, or under one: vaultsync never follows one (commit the file itself)"
@@ -299,25 +307,34 @@ def load_config(root: Path, text: str | None = None) -> Config:
     data = doc.data if doc.data is not None else {}
     if not isinstance(data, dict):
         raise ConfigError(Diagnostic(CONFIG_NAME, 1, 1, "CF001", "config must be a YAML mapping"))
-    _refuse_load_locations(data, doc.positions)
-    errors = _schema_errors(data, text)
-    if errors:
-        err = errors[0]
+    problems = _refuse_load_locations(data, doc.positions)
+    seen: set[tuple[Any, ...]] = set()
+    for err in _schema_errors(data, text):  # one per value: a wrong type also fails that value's enum
         where = tuple(err.absolute_path)
+        if where in seen:
+            continue
+        seen.add(where)
         line, col = doc.positions.get(where, (0, 0))
         field_name = ".".join(str(p) for p in where) or "(top level)"
         message = err.message
         if err.validator in ("type", "anyOf", "oneOf"):  # say it in YAML's words, not Python's reprs
             message = f"expected {_expected_shape(err.schema)}, got {yaml_shape(err.instance)}"
+        extra: list[Any] = []
         if err.validator == "additionalProperties" and isinstance(err.instance, dict):
             known = list(err.schema.get("properties", {}))
             extra = [k for k in err.instance if k not in known]
-            if extra:  # the unknown key's own place, and the key it likely means
-                line, col = doc.key_positions.get(where + (extra[0],), (line, col))
-                close = difflib.get_close_matches(str(extra[0]), known, n=1, cutoff=0.6)
-                message = f"unknown key '{extra[0]}'" + (f" — did you mean '{close[0]}'?" if close else
-                                                          f" (known: {', '.join(known)})")
-        raise ConfigError(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", f"{field_name}: {message}"))
+            for key in extra:  # each unknown key at its own place, with the key it likely means
+                if where == ("models",) and key in USER_ONLY_KEYS:
+                    continue  # CF005 says why it cannot be here
+                k_line, k_col = doc.key_positions.get(where + (key,), (line, col))
+                close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+                said = f"unknown key '{key}'" + (f" — did you mean '{close[0]}'?" if close else
+                                                 f" (known: {', '.join(known)})")
+                problems.append(Diagnostic(CONFIG_NAME, k_line + 1, k_col + 1, "CF002", f"{field_name}: {said}"))
+        if not err.validator == "additionalProperties":
+            problems.append(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", f"{field_name}: {message}"))
+    if problems:  # the rest reads values the schema has vouched for
+        raise ConfigError(problems)
     vault = data.get("vault", ".")
     raw_roots = [vault] if isinstance(vault, str) else list(vault)
     # every path a committed config names stays inside the repository: folders and schema files alike
@@ -327,9 +344,9 @@ def load_config(root: Path, text: str | None = None) -> Config:
         parts = folder.strip().replace("\\", "/").split("/")
         if folder.strip().startswith(("/", "~")) or ".." in parts:
             line, col = doc.positions.get(where, (0, 0))
-            raise ConfigError(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002",
-                                         f"{'.'.join(where)}: '{folder}' is outside the repository"))
-    _check_values(data, doc.positions)
+            problems.append(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002",
+                                       f"{'.'.join(where)}: '{folder}' is outside the repository"))
+    problems += _check_values(data, doc.positions)
     roots = [_norm_folder(v) for v in raw_roots]
     types = [
         TypeSpec(name, _norm_folder(spec["folder"]), spec.get("schema", name))
@@ -339,9 +356,11 @@ def load_config(root: Path, text: str | None = None) -> Config:
         other = next((t for t in types[:i] if t.folder == spec.folder), None)
         if other is not None:
             line, col = doc.positions.get(("types", spec.name, "folder"), (0, 0))
-            raise ConfigError(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002",
-                                         f"types.{spec.name}.folder: '{spec.folder}' is already the folder of type "
-                                         f"'{other.name}' (one folder holds one type; a subfolder may hold another)"))
+            problems.append(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002",
+                                       f"types.{spec.name}.folder: '{spec.folder}' is already the folder of type "
+                                       f"'{other.name}' (one folder holds one type; a subfolder may hold another)"))
+    if problems:
+        raise ConfigError(problems)
     return Config(
         vault=roots, types=types, vocabulary=dict(data.get("vocabulary") or {}),
         ephemeral=list(data.get("ephemeral") or []), checks=dict(data.get("checks") or {}),
