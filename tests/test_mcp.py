@@ -500,3 +500,28 @@ def test_marking_lone_surrogates_keeps_every_other_json_text(text: str) -> None:
     assert (lone_surrogate(value) is not None) == has_lone
     if not has_lone:
         assert marked == line and value == read
+
+
+def test_a_client_that_hangs_up_at_once_still_gets_every_answer(repo: Vault) -> None:
+    """`printf requests | vaultsync mcp`: stdin ends right after the requests; the SDK ended the session there
+    and cancelled the calls still running, so their answers were lost. A cancelled request gets none."""
+    def line(rid: Any, method: str, params: dict[str, Any] | None = None) -> str:
+        return json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, **({"params": params} if params else {})})
+
+    lines = [line(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "t", "version": "1"}}),
+             json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+             line(1, "tools/list"),
+             line("s", "tools/call", {"name": "search", "arguments": {"query": "deploy on Friday"}}),
+             line(2, "tools/call", {"name": "get", "arguments": {"note": "ADR-0001"}}),
+             line(3, "tools/call", {"name": "write", "arguments": {"type": "rule", "title": "", "body": "b"}}),
+             line(4, "tools/call", {"name": "no_such_tool", "arguments": {}}),
+             line("c", "tools/call", {"name": "search", "arguments": {"query": "cancelled"}}),
+             json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "c"}})]
+    res = subprocess.run([sys.executable, "-m", "vaultsync", "mcp"], cwd=repo.root, env=server_env(), text=True,
+                         input="\n".join(lines) + "\n", capture_output=True, timeout=180)
+    replies = {r["id"]: r for r in map(json.loads, res.stdout.splitlines())}
+    assert res.returncode == 0 and {0, 1, "s", 2, 3, 4} <= replies.keys() and "c" not in replies, res.stdout
+    hits = json.loads(replies["s"]["result"]["content"][0]["text"])["hits"]
+    assert hits and not replies["s"]["result"].get("isError")
+    assert replies[3]["result"]["isError"] and replies[4]["result"]["isError"]

@@ -23,7 +23,7 @@ from mcp.server.stdio import stdio_server
 from pydantic import Field
 
 from vaultsync import __version__
-from vaultsync.mcp_server.transport import MARK, MarkedStdin, lone_surrogate
+from vaultsync.mcp_server.transport import MARK, AnswerBeforeEnd, MarkedStdin, lone_surrogate
 from vaultsync.memory import review as review_queue
 from vaultsync.memory.commit import NOT_COMMITTED, commit_paths
 from vaultsync.memory.create import Written, create
@@ -66,7 +66,9 @@ class _Server(MCPServer):
     async def run_stdio_async(self) -> None:
         stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
         async with stdio_server(stdin=anyio.wrap_file(MarkedStdin(stdin))) as (read, write):  # type: ignore[arg-type]
-            await self._lowlevel_server.run(read, write, self._lowlevel_server.create_initialization_options())
+            link = AnswerBeforeEnd(read, write)
+            await self._lowlevel_server.run(link.reader(), link.writer(),
+                                            self._lowlevel_server.create_initialization_options())
 
 
 def _refuse_lone_surrogates(value: Any, at: str) -> None:

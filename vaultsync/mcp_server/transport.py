@@ -1,4 +1,5 @@
-"""stdin for the MCP server: JSON text that the MCP SDK's parser would drop without an answer.
+"""stdin for the MCP server: JSON text the MCP SDK would drop without an answer, and an end of input that
+waits for the answers still owed (:class:`AnswerBeforeEnd`).
 
 JSON may escape a lone UTF-16 surrogate (``"\\ud800"``); Python's ``json`` reads it, but pydantic's
 parser, which the SDK uses, refuses the whole line as invalid JSON, so the request gets no reply and
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import re
 from typing import IO, Any
+
+import anyio
 
 # one JSON escape: \\uXXXX (group 1: its hex digits) or a backslash and the character it escapes
 _ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)")
@@ -68,3 +71,97 @@ class MarkedStdin:
 
     def close(self) -> None:
         self._stream.close()
+
+
+ANSWER_WAIT_S = 600  # the longest the end of input waits for the answers still owed (s)
+
+
+class AnswerBeforeEnd:
+    """The server's read and write streams, joined so that the end of stdin waits for the answers.
+
+    A client may write its requests and close stdin at once (``printf … | vaultsync mcp``); the SDK's
+    loop then ended at end of input and cancelled the requests still running, so their replies were
+    lost. :meth:`reader` holds the end of input back until every request read so far has had its
+    response or error sent through :meth:`writer`.
+    """
+
+    def __init__(self, read: Any, write: Any) -> None:
+        self._read, self._write = read, write
+        self._open: set[Any] = set()  # ids of requests read and not yet answered
+        self._answered = anyio.Event()
+        self._answered.set()
+
+    def _settle(self, request_id: Any) -> None:
+        """The request ``request_id`` needs no more waiting for (answered or cancelled)."""
+        if request_id in self._open:
+            self._open.discard(request_id)
+            if not self._open:
+                self._answered.set()
+
+    def reader(self) -> Any:
+        return _Reader(self)
+
+    def writer(self) -> Any:
+        return _Writer(self)
+
+
+class _Reader:
+    def __init__(self, link: AnswerBeforeEnd) -> None:
+        self._link = link
+
+    def __getattr__(self, name: str) -> Any:  # aclose, last_context, …: the stream's own
+        return getattr(self._link._read, name)
+
+    async def receive(self) -> Any:
+        link = self._link
+        try:
+            item = await link._read.receive()
+        except anyio.EndOfStream:
+            with anyio.move_on_after(ANSWER_WAIT_S):  # a request the SDK drops must not hold the process
+                await link._answered.wait()
+            raise
+        message = getattr(item, "message", None)
+        method = getattr(message, "method", None)
+        if method is not None and getattr(message, "id", None) is not None:
+            link._open.add(message.id)
+            if link._answered.is_set():
+                link._answered = anyio.Event()
+        elif method == "notifications/cancelled":  # a cancelled request gets no answer (MCP spec)
+            link._settle((getattr(message, "params", None) or {}).get("requestId"))
+        return item
+
+    def __aiter__(self) -> _Reader:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _Reader:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self._link._read.aclose()
+
+
+class _Writer:
+    def __init__(self, link: AnswerBeforeEnd) -> None:
+        self._link = link
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._link._write, name)
+
+    async def send(self, item: Any) -> None:
+        link = self._link
+        await link._write.send(item)
+        message = getattr(item, "message", None)
+        if getattr(message, "method", None) is None:
+            link._settle(getattr(message, "id", None))
+
+    async def __aenter__(self) -> _Writer:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self._link._write.aclose()

@@ -5,11 +5,13 @@ YAML 1.2 lets a tab separate tokens on a line (``title:<TAB>Hello``, ``key<TAB>:
 and the site generators built on it stop at each with "found character '\\t' that cannot start any
 token", so the same note reads in vaultsync and Obsidian and fails elsewhere (field case FM-06). A
 tab inside quotes, in a block scalar's lines or in a comment is text and stays. Tabs used
-for indentation never get here: the loader refuses them (FM006).
+for indentation never get here: the loader refuses them (FM006). A tab on a line of only blanks is
+read as the blank line YAML 1.2 sees (:func:`compose_past_blank_tabs`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import yaml
@@ -65,3 +67,32 @@ def _comment_starts(before: str, spans: list[tuple[int, int]]) -> bool:
         if ch == "#" and (i == 0 or before[i - 1] in " \t") and not any(a <= i < b for a, b in spans):
             return True
     return False
+
+
+def compose_past_blank_tabs(text: str, compose: Callable[[str], tuple[Any, yaml.Node | None]],
+                            blanked: list[tuple[int, int]]) -> tuple[Any, yaml.Node | None, str]:
+    """``compose(text)`` (a loader and its node tree), reading a line of only spaces and tabs as the blank
+    line YAML 1.2 and Obsidian take it for where PyYAML refuses its tab; ``(loader, node, text as parsed)``.
+    Each line so read is
+    appended to ``blanked`` as ``(line, column of its first tab)``, 0-based. Lines are retried one at a
+    time (PyYAML stops at the first), all at once past 64, so a tab inside a block scalar's text stays.
+
+    Raises:
+        yaml.MarkedYAMLError, yaml.reader.ReaderError: the text is not one YAML document.
+    """
+    while True:
+        try:
+            loader, node = compose(text)
+            return loader, node, text
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark
+            lines = text.split("\n")
+            if mark is None or not 0 <= mark.line < len(lines) or "\t" not in lines[mark.line] \
+                    or lines[mark.line].strip(" \t"):
+                raise
+            rows = [mark.line] if len(blanked) < 64 else \
+                [i for i, line in enumerate(lines) if "\t" in line and not line.strip(" \t")]
+            for row in rows:
+                blanked.append((row, lines[row].index("\t")))
+                lines[row] = ""
+            text = "\n".join(lines)

@@ -44,6 +44,7 @@ from vaultsync.vault.core_schema import (
     STR,
 )
 from vaultsync.vault.scalars import Finding, odd_number_text, scalar_findings
+from vaultsync.vault.tabs import compose_past_blank_tabs
 from vaultsync.vault.yamlhints import explain
 
 try:  # libyaml's parser and composer are ~10x faster; fall back to pure Python
@@ -249,7 +250,7 @@ def load_yaml(text: str, with_positions: bool = True) -> YamlDocument:
     """
     blanked: list[tuple[int, int]] = []
     try:
-        loader, node, text = _compose_past_blank_tabs(text, blanked)
+        loader, node, text = compose_past_blank_tabs(text, _compose, blanked)
     except yaml.MarkedYAMLError as exc:
         raise _problem_from(exc, text) from None
     except yaml.reader.ReaderError:
@@ -281,33 +282,6 @@ def load_yaml(text: str, with_positions: bool = True) -> YamlDocument:
         raise YamlProblem(0, 0, "YAML nested too deeply") from None
     finally:
         loader.dispose()
-
-
-def _compose_past_blank_tabs(text: str, blanked: list[tuple[int, int]]) -> tuple[Any, yaml.Node | None, str]:
-    """:func:`_compose`, reading a line of only spaces and tabs as the blank line YAML 1.2 and Obsidian
-    take it for where PyYAML refuses its tab; ``(loader, node, text as parsed)``. Each line so read is
-    appended to ``blanked`` as ``(line, column of its first tab)``, 0-based. Lines are retried one at a
-    time (PyYAML stops at the first), all at once past 64, so a tab inside a block scalar's text stays.
-
-    Raises:
-        yaml.MarkedYAMLError, yaml.reader.ReaderError: the text is not one YAML document.
-    """
-    while True:
-        try:
-            loader, node = _compose(text)
-            return loader, node, text
-        except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark
-            lines = text.split("\n")
-            if mark is None or not 0 <= mark.line < len(lines) or "\t" not in lines[mark.line] \
-                    or lines[mark.line].strip(" \t"):
-                raise
-            rows = [mark.line] if len(blanked) < 64 else \
-                [i for i, line in enumerate(lines) if "\t" in line and not line.strip(" \t")]
-            for row in rows:
-                blanked.append((row, lines[row].index("\t")))
-                lines[row] = ""
-            text = "\n".join(lines)
 
 
 def _compose(text: str) -> tuple[Any, yaml.Node | None]:
