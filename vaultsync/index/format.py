@@ -88,7 +88,7 @@ CREATE INDEX IF NOT EXISTS refs_source ON refs(source);
 
 # sha256(SCHEMA_VERSION + DDL)[:16], written out so that the hook path need not import hashlib;
 # tests/test_fastpath.py fails when the DDL changes and this does not
-SCHEMA_FINGERPRINT = "96618acc7eb5ae31"
+SCHEMA_FINGERPRINT = "2c51cd63186f71e8"
 
 
 def fold(text: str) -> str:
