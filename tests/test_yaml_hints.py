@@ -218,20 +218,25 @@ def test_an_invisible_character_inside_quotes_is_text_not_the_problem(vault):
 
 
 @pytest.mark.parametrize("text, line", [
-    ("title: x\n\t\nstatus: y\n", 3), ("title: x\n  \t\nstatus: y\n", 3), ("title: x\n\t  \nstatus: y\n", 3),
+    ("owner: x\n\t\nteam: y\n", 3), ("owner: x\n  \t\nteam: y\n", 3), ("owner: x\n\t  \nteam: y\n", 3),
     ("tags:\n  - a\n\t\n  - b\n", 4),  # between list items
     ("x: |\n  a\n\t\n  b\n", 4),  # less indented than a block's text: a blank line of it
     ("título: x\n \t \nétat: y\n", 3),
 ])
-def test_a_tab_on_a_line_of_blanks_is_one_fm017_naming_no_field(vault, text, line):
-    """YAML 1.2 and Obsidian read such a line as blank, PyYAML refuses it: never FM006 or an empty field name."""
-    vault.write(P, "---\n" + text + "---\n")
+@pytest.mark.parametrize("path", [P, "docs/adrs/ADR-0001.md"])  # a typed folder asks the positions too
+def test_a_tab_on_a_line_of_blanks_is_one_fm017_naming_no_field(vault, text, line, path):
+    """YAML 1.2 and Obsidian read such a line as blank, PyYAML refuses it: never FM006, an empty field
+    name, or (in a typed folder, whose schema checks locate values) an internal error."""
+    typed = path != P
+    head = 'memory_id: ADR-0001\ntype: adr\ntitle: T\nstatus: accepted\ncreated: "2024-03-01"\n' if typed else ""
+    vault.write(path, "---\n" + head + text + "---\n")
     res = vault.check()
-    col = text.split("\n")[line - 2].index("\t") + 1
-    assert res.code == 1
-    assert res.lines == [f"{P}:{line}:{col}: FM017 a line of only blanks holds a tab: vaultsync (YAML 1.2) and "
-                         "Obsidian read it as a blank line, YAML 1.1 readers (PyYAML, many site generators) refuse "
-                         "the whole frontmatter — delete the tab"]
+    line += head.count("\n")
+    col = (head + text).split("\n")[line - 2].index("\t") + 1
+    assert res.code == 1 and "internal error" not in res.err, res.err
+    assert [x for x in res.lines if " FM017 " in x or " FM006 " in x] == [
+        f"{path}:{line}:{col}: FM017 a line of only blanks holds a tab: vaultsync (YAML 1.2) and Obsidian read it as "
+        "a blank line, YAML 1.1 readers (PyYAML, many site generators) refuse the whole frontmatter — delete the tab"]
 
 
 def test_a_tab_in_a_block_scalars_text_stays_text(vault):

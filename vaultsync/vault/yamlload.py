@@ -316,7 +316,7 @@ def yaml_positions(
 
     The raw text of a one-line scalar is its source as written, quotes included.
     """
-    loader, node = _compose(text)
+    loader, node, text = compose_past_blank_tabs(text, _compose, [])
     try:
         positions: dict[tuple[Any, ...], tuple[int, int]] = {}
         key_positions: dict[tuple[Any, ...], tuple[int, int]] = {}
