@@ -286,6 +286,20 @@ def test_fm11_unsafe_tags_never_execute(vault, tmp_path, line, col, tag):
     assert not marker.exists()
 
 
+@pytest.mark.parametrize("lines, where, named", [
+    (["x: !!binary aGVsbG8=", "y: !!set {a}", "z: !Foo q"], "3:4", "'!!binary' (and after it '!!set', '!Foo')"),
+    (["a: !Ref r", "b: [1, !!python/object/apply:os.system [ls]]"], "3:4",
+     "'!Ref' (and after it '!!python/object/apply:os.system')"),
+    (["k:", "  - {deep: !Deep x}", "  - !Other y", "m: !Deep z"], "4:12", "'!Deep' (and after it '!Other', '!Deep')"),
+    (["só: [a, !Wrong b]"], "3:9", "'!Wrong'"),
+])
+def test_fm11_the_first_unsafe_tag_in_the_file_is_reported_naming_the_rest(vault, lines, where, named):
+    """Several unsafe tags: the report named the last one; the one above it (maybe the dangerous one) only
+    came up after that was fixed. Now: the first, at its place, and every other after it."""
+    vault.write("docs/incidents/INC-0002.md", "---\nmemory_id: INC-0002\n" + "\n".join(lines) + "\n---\n")
+    assert vault.check().lines == [f"docs/incidents/INC-0002.md:{where}: FM008 unsupported YAML tag {named}"]
+
+
 def test_fm11_alias_bomb_is_rejected_quickly():
     bomb = "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
         f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))

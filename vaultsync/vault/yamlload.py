@@ -10,7 +10,7 @@ Differences from ``yaml.safe_load`` (all deliberate, see field cases FM-01..FM-1
 * Only the safe standard tags construct; any other tag (``!!python/...``, ``!Ref``)
   is an error, and nothing is ever executed.
 * Aliases are allowed, but a document whose alias-expanded size exceeds
-  ``MAX_EXPANDED_NODES`` is rejected ("billion laughs").
+  ``MAX_EXPANDED_NODES`` is rejected ("billion laughs", :mod:`vaultsync.vault.yamlsafety`).
 * Mapping keys are always strings: a non-scalar key is an error.
 
 Errors are :class:`YamlProblem` with a 0-based line/column relative to the YAML
@@ -46,37 +46,17 @@ from vaultsync.vault.core_schema import (
 from vaultsync.vault.scalars import Finding, odd_number_text, scalar_findings
 from vaultsync.vault.tabs import compose_past_blank_tabs
 from vaultsync.vault.yamlhints import explain
+from vaultsync.vault.yamlsafety import YamlProblem, check_tags_and_size, short_tag
 
 try:  # libyaml's parser and composer are ~10x faster; fall back to pure Python
     from yaml.cyaml import CParser as _BaseLoader
 except ImportError:  # pragma: no cover - depends on the PyYAML build
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
-MAX_EXPANDED_NODES = 10_000
 # libyaml's refusal of `|` content whose first line starts with a tab after the indentation (YAML allows it)
 _LIBYAML_BLOCK_TAB = "found a tab character where an indentation space is expected"
 
-_SAFE_TAGS = {STR, INT, FLOAT, BOOL, NULL, SEQ, MAP}
 
-
-@dataclass(frozen=True)
-class YamlProblem(Exception):
-    """A YAML error at ``line``/``col`` (0-based, relative to the YAML text)."""
-
-    line: int
-    col: int
-    message: str
-    code: str = "FM005"
-    other_line: int | None = None  # duplicate keys: the first definition
-
-    def __str__(self) -> str:
-        return self.message
-
-    def render(self, line_offset: int) -> str:
-        """The message with any referenced line shifted by ``line_offset`` and made 1-based."""
-        if self.other_line is None:
-            return self.message
-        return self.message.replace("{first}", str(self.other_line + line_offset + 1))
 
 
 class _CoreResolution:
@@ -137,11 +117,11 @@ def _build(node: yaml.Node) -> Any:
         except (ValueError, TypeError, OverflowError):  # "!!int abc": said at the value, not the document
             mark = node.start_mark
             shown = node.value if len(node.value) <= 60 else f"{node.value[:40]}… ({len(node.value):,} characters)"
-            raise YamlProblem(mark.line, mark.column, f"{shown!r} is not a valid {_short_tag(node.tag)}") from None
+            raise YamlProblem(mark.line, mark.column, f"{shown!r} is not a valid {short_tag(node.tag)}") from None
     if node.tag != (SEQ if isinstance(node, yaml.SequenceNode) else MAP):  # "!!str [a, b]"
         mark = node.start_mark
         kind = "list" if isinstance(node, yaml.SequenceNode) else "mapping"
-        raise YamlProblem(mark.line, mark.column, f"a {kind} cannot be tagged {_short_tag(node.tag)}")
+        raise YamlProblem(mark.line, mark.column, f"a {kind} cannot be tagged {short_tag(node.tag)}")
     if isinstance(node, yaml.SequenceNode):
         return [_build(item) for item in node.value]
     seen: dict[str, yaml.Node] = {}
@@ -167,52 +147,6 @@ def _build(node: yaml.Node) -> Any:
         seen[same] = key_node
         mapping[key] = _build(value_node)
     return mapping
-
-
-def _children(node: yaml.Node) -> list[yaml.Node]:
-    if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
-    if isinstance(node, yaml.MappingNode):
-        return [n for pair in node.value for n in pair]
-    return []
-
-
-def _check_tags_and_size(root: yaml.Node) -> None:
-    """Reject unsafe tags, recursive aliases and alias bombs in one post-order walk."""
-    sizes: dict[int, int] = {}
-    visiting: set[int] = set()
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
-    while stack:
-        node, expanded = stack.pop()
-        key = id(node)
-        mark = node.start_mark
-        if expanded:
-            total = 1
-            for child in _children(node):
-                size = sizes.get(id(child))
-                if size is None:
-                    raise YamlProblem(mark.line, mark.column, "recursive YAML alias", code="FM009")
-                total += size
-            if total - len(sizes) > MAX_EXPANDED_NODES:  # nodes aliases add, not the document's own
-                raise YamlProblem(
-                    mark.line, mark.column,
-                    f"YAML aliases expand to more than {MAX_EXPANDED_NODES} nodes (alias bomb?)", code="FM009",
-                )
-            sizes[key] = total
-            continue
-        if key in sizes:
-            continue
-        if key in visiting:
-            raise YamlProblem(mark.line, mark.column, "recursive YAML alias", code="FM009")
-        if node.tag not in _SAFE_TAGS:
-            raise YamlProblem(mark.line, mark.column, f"unsupported YAML tag '{_short_tag(node.tag)}'", code="FM008")
-        visiting.add(key)
-        stack.append((node, True))
-        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
-
-
-def _short_tag(tag: str) -> str:
-    return "!!" + tag[len("tag:yaml.org,2002:"):] if tag.startswith("tag:yaml.org,2002:") else tag
 
 
 @dataclass
@@ -261,7 +195,7 @@ def load_yaml(text: str, with_positions: bool = True) -> YamlDocument:
         if node is None:
             return YamlDocument(None, {}, {})
         if _MAYBE_TAG_OR_ALIAS.search(text):  # no '!', '&', '*' anywhere: no tags, no aliases
-            _check_tags_and_size(node)
+            check_tags_and_size(node)
         try:
             data = _build(node)
         except yaml.MarkedYAMLError as exc:
