@@ -67,6 +67,25 @@ def test_fm02_boolean_field_rejects_yes(tmp_path, make_vault):
     assert v.check().lines == ["docs/notes/a.md:2:11: SC001 reviewed: expected boolean, got 'yes' (use true/false)"]
 
 
+@pytest.mark.parametrize("names, note, expected", [
+    ({"pattern": "^[a-z_]+$"}, "id: A\n1: x\n~: y\n2024-01-01: z\n",
+     ["3:1: SC001 key '1' has the wrong form", "4:1: SC001 key '~' has the wrong form",
+      "5:1: SC001 key '2024-01-01' has the wrong form"]),
+    ({"maxLength": 5}, "id: A\nmeta:\n  short: 1\n  toolong: 2\n", ["5:3: SC001 meta: key 'toolong' is too long"]),
+    ({"not": {"const": "Owner"}}, "id: A\nOwner: x\n", ["3:1: SC001 key 'Owner' should not be valid under"]),
+    ({"pattern": "^[a-z]+$"}, "id: A\nnested:\n  - {Kéy: 1}\n", ["4:6: SC001 nested[0]: key 'Kéy' has the wrong form"]),
+])
+def test_a_property_name_error_points_at_the_key(make_vault, names, note, expected):
+    """propertyNames: the error named the key but pointed at 1:1; now at the key, at any depth."""
+    schema = {"type": "object", "propertyNames": names, "properties": {
+        "meta": {"type": "object", "propertyNames": names},
+        "nested": {"type": "array", "items": {"type": "object", "propertyNames": names}}}}
+    v = make_vault({".vaultsync.yaml": "vault: docs\ntypes:\n  note: {folder: docs/notes, schema: s.json}\n",
+                    "s.json": json.dumps(schema), "docs/notes/a.md": f"---\n{note}---\n"})
+    lines = [x for x in v.check().lines if not x.startswith("docs/notes/a.md:1:1:")]
+    assert len(lines) == len(expected) and all(x.startswith(f"docs/notes/a.md:{e}") for x, e in zip(lines, expected)), lines
+
+
 @pytest.mark.parametrize(("written", "stored"), [("s.json", "s.json"), ("./s.json", "s.json"),
                                                  ("./schemas//note.json", "schemas/note.json")])
 def test_staged_and_committed_checks_read_the_type_schema_from_their_own_snapshot(make_vault, written, stored):

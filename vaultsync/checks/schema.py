@@ -322,6 +322,9 @@ def validate_frontmatter(note: Note, data: dict[str, Any], validator: jsonschema
                 line, col = note.position(path + (key,), key=True)
                 out.append(Diagnostic(note.path, line, col, "SC003", part))
             continue
+        if "propertyNames" in err.absolute_schema_path and isinstance(err.instance, str):  # a key, at the key
+            path, at_key = path + (err.instance,), True
+            message = (f"{field_name(path[:-1])}: " if path[:-1] else "") + "key " + message.split(": ", 1)[-1]
         if (path, message) in seen:
             continue
         seen.add((path, message))
