@@ -123,3 +123,23 @@ def test_a_committed_config_cannot_point_a_schema_outside_the_repository(tmp_pat
     assert d.code == "CF002" and "types.adr.schema" in d.message and "outside the repository" in d.message
     assert load_config(tmp_path, "types:\n  adr: {folder: docs/adrs, schema: schemas/adr.json}\n").types[0].schema \
         == "schemas/adr.json"
+
+
+@pytest.mark.parametrize("name", [".vaultsync.yml", "vaultsync.yaml", ".VaultSync.YAML", "vaultsync.yml"])
+@pytest.mark.parametrize("mode", [[], ["--staged"], ["--rev", "HEAD"]])
+def test_a_config_under_a_near_name_is_an_error_not_silently_ignored(make_vault, name, mode):
+    """`.vaultsync.yml` was never read: the team's schemas silently did not apply and every check passed."""
+    v = make_vault({name: "vault: docs\ntypes:\n  adr: {folder: docs/adr}\n",
+                    "docs/adr/ADR-0001.md": "---\nstatus: bogus\n---\n# A\n", "docs/sub/vaultsync.yml": "x: 1\n"})
+    (v.root / ".vaultsync.yaml").unlink()
+    v.commit("c", "--no-verify")
+    res = v.check(*mode)
+    assert res.code == 1 and "Traceback" not in res.err
+    assert f"{name}:1:1: CF001 vaultsync reads its settings from .vaultsync.yaml only, so none of these apply — " \
+           f"rename it to .vaultsync.yaml" in res.err + res.out
+
+
+def test_a_near_name_beside_the_config_is_no_error(make_vault):
+    v = make_vault({".vaultsync.yaml": "vault: docs\n", ".vaultsync.yml": "old: 1\n", "docs/a.md": "# a\n"})
+    v.commit()
+    assert v.check().code == 0 and v.check("--staged").code == 0

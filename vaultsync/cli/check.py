@@ -26,7 +26,14 @@ from vaultsync.git import (
 )
 from vaultsync.index.layout import common_git_dir
 from vaultsync.vault.clock import local_today
-from vaultsync.vault.config import CONFIG_NAME, ConfigError, config_is_a_folder, load_config, read_committed_schemas
+from vaultsync.vault.config import (
+    CONFIG_NAME,
+    ConfigError,
+    config_is_a_folder,
+    load_config,
+    misnamed_config,
+    read_committed_schemas,
+)
 from vaultsync.vault.resolve import LinkIndex
 from vaultsync.vault.vault import Vault
 
@@ -86,6 +93,8 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None
         config_text = snapshot.read(CONFIG_NAME).decode("utf-8-sig", errors="replace").replace("\r\n", "\n")
         config = load_config(top, config_text)
     elif snapshot is not None:
+        if (misnamed := misnamed_config(p for p in snapshot.paths() if "/" not in p)) is not None:
+            raise misnamed
         config = load_config(top, "")
     else:
         config = load_config(top)

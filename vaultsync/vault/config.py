@@ -12,7 +12,7 @@ import difflib
 import json
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -279,6 +279,20 @@ def config_is_a_folder(kind: str = "a folder") -> ConfigError:
                                   "not a file"))
 
 
+def misnamed_config(names: Iterable[str]) -> ConfigError | None:
+    """CF001 when the top folder's ``names`` hold a config under a near name (``.vaultsync.yml``,
+    ``vaultsync.yaml``, ``.VaultSync.yaml``) and not :data:`CONFIG_NAME`: its settings would silently
+    not apply, and every check would pass without the team's schemas."""
+    names = sorted(names)
+    if CONFIG_NAME in names:
+        return None
+    for name in names:
+        if name.casefold().lstrip(".") in ("vaultsync.yaml", "vaultsync.yml"):
+            return ConfigError(Diagnostic(name, 1, 1, "CF001", f"vaultsync reads its settings from {CONFIG_NAME} "
+                                                               f"only, so none of these apply — rename it to {CONFIG_NAME}"))
+    return None
+
+
 def load_config(root: Path, text: str | None = None) -> Config:
     """Load and validate ``<root>/.vaultsync.yaml``.
 
@@ -295,6 +309,12 @@ def load_config(root: Path, text: str | None = None) -> Config:
         if path.is_dir():
             raise config_is_a_folder()
         if not path.is_file():
+            try:
+                problem = misnamed_config(p.name for p in root.iterdir())
+            except OSError:
+                problem = None
+            if problem is not None:
+                raise problem
             return Config()
         try:
             text = path.read_bytes().decode("utf-8-sig").replace("\r\n", "\n")
