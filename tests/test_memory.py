@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -427,3 +428,35 @@ def test_supersede_commit_never_carries_the_users_own_uncommitted_edits(vault: V
     vault.git("checkout", "--", ".")
     res = run_cli(["supersede", "ADR-0001", "ADR-0002", "--commit"], vault.root)
     assert res.code == 0 and "A private draft line." not in vault.git("show", "HEAD").stdout, res.err
+
+
+@pytest.mark.parametrize("title, what, where", [
+    ("Line one\n## Injected heading\n\n---\nstatus: superseded", "a line break (U+000A)", 8),
+    ("a\r\nmemory_id: RULE-9999", "a line break (U+000D)", 1),
+    ("Ends with a break\n", "a line break (U+000A)", 17),
+    ("Unicode\u2028line separator", "a line break (U+2028)", 7),
+    ("Next\x85line", "a line break (U+0085)", 4),
+    ("Tab\there", "a control character (U+0009)", 3),
+    ("Null\x00byte", "a control character (U+0000)", 4),
+    ("日本語の\n見出し", "a line break (U+000A)", 4),
+])
+def test_a_title_that_is_not_one_line_is_refused_and_nothing_is_written(make_vault, title, what, where) -> None:  # type: ignore[no-untyped-def]
+    """The title heads the note (`# title`): a line break in it wrote headings, fields and a `---` of its own
+    into the body, and every search output that shows the title."""
+    v = make_vault({})
+    with pytest.raises(MemoryWriteError, match=rf"title: must be one line of text, but it holds {re.escape(what)} "
+                                               rf"at character {where}"):
+        create(_ws(v), "rule", title, body="x")
+    assert not (v.root / "docs/rules").exists() or not list((v.root / "docs/rules").iterdir())
+    res = run_cli(["new", "rule", "--title", title], v.root)
+    assert res.code == 2 and "must be one line" in res.err and "Traceback" not in res.err  # as for an empty title
+
+
+def test_a_multi_line_title_written_by_hand_is_shown_on_one_line(make_vault) -> None:  # type: ignore[no-untyped-def]
+    v = make_vault({"docs/notes/n.md": '---\ntitle: "Two\\n## lines\\u2028---"\n---\n## Usage\nThe zebrafish body.\n'})
+    v.commit("n", "--no-verify")
+    assert run_cli(["sync", "--wait", "60"], v.root).code == 0
+    for fmt in ("text", "markdown"):
+        out = run_cli(["search", "zebrafish", "--format", fmt, "--no-daemon"], v.root).out
+        assert "Two ## lines --- › Usage" in out, out
+        assert "\n## lines" not in out and "\u2028" not in out

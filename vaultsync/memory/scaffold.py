@@ -63,7 +63,7 @@ def build_frontmatter(schema: dict[str, Any], type_name: str, memory_id: str, ti
 
     Raises:
         MemoryWriteError: ``fields`` sets memory_id, type or title (the title is its own argument),
-            the title is empty, or a required ``enum`` field is given nowhere (the message names its values).
+            the title is empty or not one line, or a required ``enum`` field is given nowhere (the message names its values).
     """
     for key in ALLOCATED:
         if key in fields:
@@ -71,6 +71,11 @@ def build_frontmatter(schema: dict[str, Any], type_name: str, memory_id: str, ti
                                    else f"{key} is set by vaultsync, not by the caller")
     if not title.strip():
         raise MemoryWriteError("title: must not be empty")
+    odd = next(((i, ch) for i, ch in enumerate(title) if unicodedata.category(ch) in ("Cc", "Zl", "Zp")), None)
+    if odd is not None:  # it heads the note (`# title`): a line break would write headings, fields, a `---`
+        what = "a line break" if odd[1] in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029" else "a control character"
+        raise MemoryWriteError(f"title: must be one line of text, but it holds {what} (U+{ord(odd[1]):04X}) "
+                               f"at character {odd[0]}")
     data: dict[str, Any] = {"memory_id": memory_id, "type": type_name, "title": title.strip(),
                             "status": default_status(schema), "created": today, "last_validated": today}
     data.update(fields)

@@ -60,12 +60,12 @@ def render(result: SearchResult, fmt: str, explain: bool = False) -> str:
         return json.dumps(data, ensure_ascii=False, indent=2)
     lines: list[str] = []
     if fmt == "markdown":
-        lines.append(f"## Memory search: {result.query}\n")
+        lines.append(f"## Memory search: {_one_line(result.query)}\n")
         for w in result.warnings:
             lines.append(f"> ⚠ {w}\n")
         for i, h in enumerate(result.hits, 1):
-            where = f" › {h.heading}" if h.heading else ""
-            lines.append(f"### {i}. `{h.chunk_id}` — {h.title}{where}\n")
+            where = f" › {_one_line(h.heading)}" if h.heading else ""
+            lines.append(f"### {i}. `{h.chunk_id}` — {_one_line(h.title)}{where}\n")
             lines.append(f"_{_identity(h)}_\n")
             lines.append(h.text.strip() + "\n")
             if h.links:
@@ -83,9 +83,9 @@ def render(result: SearchResult, fmt: str, explain: bool = False) -> str:
     for w in result.warnings:
         lines.append(f"warning: {w}")
     for i, h in enumerate(result.hits, 1):
-        where = f" › {h.heading}" if h.heading else ""
+        where = f" › {_one_line(h.heading)}" if h.heading else ""
         lines.append(f"{i}. {h.chunk_id}  (lines {h.start_line}-{h.end_line})")
-        lines.append(f"   {h.title}{where}")
+        lines.append(f"   {_one_line(h.title)}{where}")
         lines.append(f"   {_identity(h)}")
         snippet = " ".join(h.text.split())
         lines.append(f"   {snippet[:300]}{'…' if len(snippet) > 300 else ''}")
@@ -95,3 +95,9 @@ def render(result: SearchResult, fmt: str, explain: bool = False) -> str:
         lines.append(nothing_relevant(result))
     lines.extend(hidden_lines(result))
     return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    """``text`` with every run of whitespace, line breaks included, as one space: a title or heading that
+    spans lines (a quoted ``title:`` with ``\\n``, a setext heading) must not start lines of its own."""
+    return " ".join(text.split())
