@@ -525,3 +525,26 @@ def test_a_client_that_hangs_up_at_once_still_gets_every_answer(repo: Vault) -> 
     hits = json.loads(replies["s"]["result"]["content"][0]["text"])["hits"]
     assert hits and not replies["s"]["result"].get("isError")
     assert replies[3]["result"]["isError"] and replies[4]["result"]["isError"]
+
+
+def test_arguments_are_read_strictly_and_unknown_ones_are_refused(repo: Vault) -> None:
+    """`commit: "yes"` committed, `top_k: true` ran as 1, a misspelt `include_expire` was ignored: an agent's
+    mistake did something other than it said. Each is now a tool error naming the argument."""
+    calls = [("write", {"type": "rule", "title": "Strict", "body": "x", "commit": "yes"}, "commit"),
+             ("write", {"type": "rule", "title": "Strict", "body": "x", "commit": 1}, "commit"),
+             ("search", {"query": "deploy", "top_k": True}, "top_k"),
+             ("search", {"query": "deploy", "top_k": 2.5}, "top_k"),
+             ("search", {"query": "deploy", "include_expire": True}, "'include_expire'"),
+             ("search", {"query": "deploy", "min_confidence": "NaN"}, "min_confidence"),
+             ("search", {"query": "deploy", "include_superseded": "false"}, None),  # JSON text: the SDK reads it
+             ("review", {"days": "7"}, None),
+             ("get", {"note": "ADR-0001", "verbose": True}, "'verbose'")]
+    lines = [json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": t, "arguments": a}})
+             for i, (t, a, _) in enumerate(calls, 1)]
+    replies = raw_session(repo.root, lines, set(range(1, len(calls) + 1)))
+    for i, (tool, args, named) in enumerate(calls, 1):
+        result = replies[i]["result"]
+        if named is None:
+            continue
+        assert result.get("isError") and named in result["content"][0]["text"], (tool, args, result)
+    assert repo.git("status", "--porcelain").stdout == "" and "Strict" not in repo.git("log", "--format=%s").stdout

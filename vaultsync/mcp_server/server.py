@@ -44,7 +44,7 @@ whole, with what links to it and whether it was superseded. To record a new deci
 `write` it (it is checked like a commit and refused with the problems if invalid); when it replaces an
 older note, use `supersede`. Pass commit=true only when the user asked for the change to be committed."""
 
-Commit = Annotated[bool, Field(description="git commit just the written files (hooks run, the index catches up); "
+Commit = Annotated[bool, Field(strict=True, description="git commit just the written files (hooks run, the index catches up); "
                                            "only when the user asked for it")]
 Fields = Annotated[dict[str, Any] | None, Field(
     description="further frontmatter: status, tags, projects, confidence (0-1), importance (1-10), expires "
@@ -57,6 +57,12 @@ class _Server(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         _refuse_lone_surrogates(arguments, "")
+        tool = self._tool_manager.get_tool(name)
+        known = list((tool.parameters.get("properties") or {}) if tool is not None else ())
+        unknown = [key for key in arguments or {} if tool is not None and key not in known]
+        if unknown:  # a misspelt option (`topk`, `include_expire`) would silently do nothing
+            raise ToolError(f"unknown argument(s) for {name}: {', '.join(map(repr, unknown))} "
+                            f"(known: {', '.join(known)})")
         return await super().call_tool(name, arguments, context)
 
     async def read_resource(self, uri: Any, context: Any = None) -> Any:
@@ -126,17 +132,17 @@ def build_server(root: Path) -> MCPServer:
                              "replaced by its successor.")
     def search(
         query: Annotated[str, Field(description="what to look for, in any language")],
-        top_k: Annotated[int | None, Field(ge=1, le=50, description="at most this many chunks (default 5)")] = None,
-        budget: Annotated[int | None, Field(ge=1, description="token budget of all returned text (default 1200)")]
+        top_k: Annotated[int | None, Field(strict=True, ge=1, le=50, description="at most this many chunks (default 5)")] = None,
+        budget: Annotated[int | None, Field(strict=True, ge=1, description="token budget of all returned text (default 1200)")]
         = None,
         types: Annotated[list[str] | None, Field(description="only these memory types, e.g. [\"adr\"]")] = None,
         tags: Annotated[list[str] | None, Field(description="only notes with one of these tags")] = None,
         scope: Annotated[str | None, Field(description="only notes under this folder")] = None,
-        include_expired: Annotated[bool, Field(description="also notes past their expires date")] = False,
-        include_superseded: Annotated[bool, Field(description="also superseded notes")] = False,
-        min_confidence: Annotated[float | None, Field(ge=0, le=1, description="hide notes below (default 0.5)")]
+        include_expired: Annotated[bool, Field(strict=True, description="also notes past their expires date")] = False,
+        include_superseded: Annotated[bool, Field(strict=True, description="also superseded notes")] = False,
+        min_confidence: Annotated[float | None, Field(strict=True, ge=0, le=1, allow_inf_nan=False, description="hide notes below (default 0.5)")]
         = None,
-        min_relevance: Annotated[float | None, Field(ge=0, le=1, description="answer only when the best hit "
+        min_relevance: Annotated[float | None, Field(strict=True, ge=0, le=1, allow_inf_nan=False, description="answer only when the best hit "
                                                     "reaches this calibrated relevance (default 0.015); an empty list "
                                                     "means nothing relevant")]
         = None,
@@ -216,7 +222,7 @@ def build_server(root: Path) -> MCPServer:
                              "superseded but still linked from active notes. With `confirm`, record that a note "
                              "still holds (last_validated: today) and return the diff.")
     def review(
-        days: Annotated[int, Field(ge=0, description="queue notes expiring within this many days")] = 14,
+        days: Annotated[int, Field(strict=True, ge=0, description="queue notes expiring within this many days")] = 14,
         confirm: Annotated[str | None, Field(description="memory_id of a note a person confirmed")] = None,
     ) -> dict[str, Any]:
         ws = workspace()
