@@ -188,6 +188,28 @@ def test_ix01_short_and_cjk_terms(repo):
     assert search(repo.root, "E", legs=("bm25",)).hits is not None
 
 
+@pytest.fixture(scope="module")
+def short_vault(tmp_path_factory):  # type: ignore[no-untyped-def]
+    from conftest import init_vault
+
+    v = init_vault(tmp_path_factory.mktemp("short") / "repo")
+    v.write("docs/adrs/ci.md", "---\ntitle: Build pipeline\n---\nCI runs on GitHub Actions; caches live in sqlite.\n")
+    v.write("docs/notes/out.md", "---\ntitle: Outside\n---\nzqoutside text\n")
+    v.write("docs/notes/cookies.md", "---\ntitle: Sessions\n---\nSession cookies expire after an hour.\n")
+    v.commit("init", "--no-verify")
+    sync(v.root)
+    return v
+
+
+@pytest.mark.parametrize("query", ["ci", "CI", "Ci", "cI", "ci cd", "CD ci", "qa CI", "ｃｉ"])
+def test_ix01_a_short_term_query_finds_its_note_first_in_any_case(short_vault, query):
+    """`CI` found the note, `ci` put a note without it first: the vectors read a two-letter query as noise,
+    and BM25, the leg that matches it exactly, weighed half. And `ci cd` found nothing by BM25: every short
+    term had to be in one chunk. Now any case ranks the same note first, in the whole pipeline."""
+    hits = search(short_vault.root, query, min_relevance=0.0).hits
+    assert hits and hits[0].path == "docs/adrs/ci.md", [(h.path, h.relevance) for h in hits]
+
+
 _FOLDED = [  # (word in the note, how a user types it): full case folding differs from FTS5's one-to-one one
     ("Straßenmeisterei", "Straßenmeisterei"), ("Straßenmeisterei", "STRASSENMEISTEREI"), ("Hauptstraße", "HAUPTSTRAẞE"),
     ("İstanbul", "İstanbul"), ("ΟΔΥΣΣΕΥΣ", "οδυσσευς"), ("Οδυσσεύς", "ΟΔΥΣΣΕΎΣ"), ("ﬁnance", "finance"),

@@ -69,13 +69,15 @@ def match_passes(query: Query, skip: frozenset[str] = frozenset()) -> list[str]:
     return passes
 
 
-def _short_filter(db: sqlite3.Connection, terms: tuple[str, ...], rowids: list[int] | None) -> dict[int, float]:
-    """Chunks containing every short term: ASCII terms as words, others as substrings; score = hits."""
+def _short_filter(db: sqlite3.Connection, terms: tuple[str, ...], rowids: list[int] | None,
+                  every: bool = True) -> dict[int, float]:
+    """Chunks containing every short term (``every=False``: any of them): ASCII terms as words, others as
+    substrings; score = hits."""
     clauses, params = [], []
     for term in terms:
         clauses.append("instr(norm, ?) > 0")
         params.append(term)
-    sql = "SELECT rowid, norm FROM chunks WHERE " + " AND ".join(clauses)
+    sql = "SELECT rowid, norm FROM chunks WHERE (" + (" AND " if every else " OR ").join(clauses) + ")"
     if rowids is not None:
         if not rowids:
             return {}
@@ -85,8 +87,9 @@ def _short_filter(db: sqlite3.Connection, terms: tuple[str, ...], rowids: list[i
     found: dict[int, float] = {}
     for rowid, norm in db.execute(sql, params):
         hits = [len(w.findall(norm)) for w in words]
-        if all(hits):
-            found[rowid] = float(sum(hits) + sum(norm.count(t) for t in terms if not t.isascii()))
+        other = sum(norm.count(t) for t in terms if not t.isascii())
+        if all(hits) if every else any(hits) or other:
+            found[rowid] = float(sum(hits) + other)
     return found
 
 
@@ -124,8 +127,11 @@ def bm25_candidates(db: sqlite3.Connection, query: Query, limit: int = 50,
         if short_terms and scored:
             keep = _short_filter(db, short_terms, list(scored))
             scored = {r: s for r, s in scored.items() if r in keep} or scored
-    elif short_terms:  # no long term, or none that carries an IDF
+    elif short_terms:  # no long term, or none that carries an IDF: chunks with every term, then any (`ci cd`)
         found = _short_filter(db, short_terms, None)
+        if len(short_terms) > 1 and len(found) < limit:
+            found |= {r: score - 1e6 for r, score in _short_filter(db, short_terms, None, every=False).items()
+                      if r not in found}  # ranked after every chunk holding them all
         if restrict_sql and found:
             marks = ",".join("?" * len(found))
             allowed = {r for (r,) in db.execute(

@@ -43,8 +43,11 @@ def leg_weights(db: sqlite3.Connection, query: Query, mode: str, dense_legs: Seq
         return {"bm25": 1.0, **{name: 1.0 for name in dense_legs}}
     coverage = query_coverage(db, query)
     if coverage is None:
-        return {"bm25": 0.5 if query.short_terms else 0.0,
-                **{name: 1.0 if name == "dense" else secondary_weight(query, opts) for name in dense_legs}}
+        weights = {name: 1.0 if name == "dense" else secondary_weight(query, opts) for name in dense_legs}
+        # short terms only (`ci`, `db cd`): exact letters, which the vectors read as noise; a chunk holding
+        # them outweighs both vector legs' best (a CJK pair stays a weaker substring match)
+        short = 0.0 if not query.short_terms else 0.5 if is_cjk(query.text) else sum(weights.values()) + 0.5
+        return {"bm25": short, **weights}
     weights = {name: 1.0 if name == "dense" else secondary_weight(query, opts, coverage) for name in dense_legs}
     silent = any(w == 0 for name, w in weights.items() if name != "dense")
     bm25 = coverage ** ((opts.bm25_power_alone if opts is not None else 0.5) if silent else 2)
