@@ -44,8 +44,8 @@ whole, with what links to it and whether it was superseded. To record a new deci
 `write` it (it is checked like a commit and refused with the problems if invalid); when it replaces an
 older note, use `supersede`. Pass commit=true only when the user asked for the change to be committed."""
 
-Commit = Annotated[bool, Field(strict=True, description="git commit just the written files (hooks run, the index catches up); "
-                                           "only when the user asked for it")]
+Commit = Annotated[bool, Field(strict=True, description="git commit just the written files (hooks run, the index "
+                                                        "catches up); only when the user asked for it")]
 Fields = Annotated[dict[str, Any] | None, Field(
     description="further frontmatter: status, tags, projects, confidence (0-1), importance (1-10), expires "
                 "(YYYY-MM-DD), related ([\"[[NOTE]]\"]), and the type's own fields (incident: severity SEV1-4)")]
@@ -132,20 +132,22 @@ def build_server(root: Path) -> MCPServer:
                              "replaced by its successor.")
     def search(
         query: Annotated[str, Field(description="what to look for, in any language")],
-        top_k: Annotated[int | None, Field(strict=True, ge=1, le=50, description="at most this many chunks (default 5)")] = None,
-        budget: Annotated[int | None, Field(strict=True, ge=1, description="token budget of all returned text (default 1200)")]
+        top_k: Annotated[int | None, Field(strict=True, ge=1, le=50, description="at most this many chunks (default 5)")]
         = None,
+        budget: Annotated[int | None, Field(strict=True, ge=1, description="token budget of all returned text "
+                                                                           "(default 1200)")] = None,
         types: Annotated[list[str] | None, Field(description="only these memory types, e.g. [\"adr\"]")] = None,
         tags: Annotated[list[str] | None, Field(description="only notes with one of these tags")] = None,
         scope: Annotated[str | None, Field(description="only notes under this folder")] = None,
-        include_expired: Annotated[bool, Field(strict=True, description="also notes past their expires date")] = False,
+        include_expired: Annotated[bool, Field(strict=True, description="also notes past their expires date")]
+        = False,
         include_superseded: Annotated[bool, Field(strict=True, description="also superseded notes")] = False,
-        min_confidence: Annotated[float | None, Field(strict=True, ge=0, le=1, allow_inf_nan=False, description="hide notes below (default 0.5)")]
-        = None,
-        min_relevance: Annotated[float | None, Field(strict=True, ge=0, le=1, allow_inf_nan=False, description="answer only when the best hit "
-                                                    "reaches this calibrated relevance (default 0.015); an empty list "
-                                                    "means nothing relevant")]
-        = None,
+        min_confidence: Annotated[float | None, Field(strict=True, ge=0, le=1, allow_inf_nan=False,
+                                                      description="hide notes below (default 0.5)")] = None,
+        min_relevance: Annotated[float | None, Field(strict=True, ge=0, le=1, allow_inf_nan=False,
+                                                     description="answer only when the best hit reaches this "
+                                                                 "calibrated relevance (default 0.015); an empty list "
+                                                                 "means nothing relevant")] = None,
         rerank: Annotated[str | None, Field(description="none, maxsim or cross-encoder (default from config)")]
         = None,
     ) -> dict[str, Any]:
