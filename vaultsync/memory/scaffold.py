@@ -63,7 +63,8 @@ def build_frontmatter(schema: dict[str, Any], type_name: str, memory_id: str, ti
 
     Raises:
         MemoryWriteError: ``fields`` sets memory_id, type or title (the title is its own argument),
-            the title is empty or not one line, or a required ``enum`` field is given nowhere (the message names its values).
+            the title is empty or not one line, or a required ``enum`` field is given nowhere (the message
+            names its values).
     """
     for key in ALLOCATED:
         if key in fields:

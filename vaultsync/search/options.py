@@ -142,10 +142,10 @@ class SearchOptions:
         for key in ("legs", "types", "tags"):
             if key in merged:
                 value = merged[key]
-                if not isinstance(value, (str, list, tuple)) or not isinstance(value, str) and \
-                        not all(isinstance(v, str) for v in value):  # `[1, null]` is no name: never '1', 'None'
-                    raise ValueError(f"{key} must be a name or a list of names, got {value!r}")
-                merged[key] = (value,) if isinstance(value, str) else tuple(str(v) for v in value)
+                names = [value] if isinstance(value, str) else value
+                if not isinstance(names, (list, tuple)) or not all(isinstance(v, str) for v in names):
+                    raise ValueError(f"{key} must be a name or a list of names, got {value!r}")  # `[1, null]` too
+                merged[key] = tuple(names)
         if isinstance(merged.get("scope"), str):
             merged["scope"] = folder_prefix(merged["scope"])
         opts = cls(**merged)

@@ -30,7 +30,8 @@ class ConfigError(Exception):
     order; a YAML error stops at itself), ``diagnostic`` is the first."""
 
     def __init__(self, diagnostics: Diagnostic | list[Diagnostic]) -> None:
-        found = [diagnostics] if isinstance(diagnostics, Diagnostic) else sorted(diagnostics, key=lambda d: (d.line, d.col))
+        found = [diagnostics] if isinstance(diagnostics, Diagnostic) else \
+            sorted(diagnostics, key=lambda d: (d.line, d.col))
         super().__init__("\n".join(d.render() for d in found))
         self.diagnostics = found
         self.diagnostic = found[0]
