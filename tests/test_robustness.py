@@ -875,3 +875,25 @@ def test_pattern_search_keeps_matching_and_flags_only_what_gives_up():
     assert pattern_search(r"\p{Lu}")("Ä") and pattern_search("^(a|a)*$")("aaaa")
     with pytest.raises(TimeoutError):
         pattern_search("^(a|a)*$")("a" * 40 + "!")
+
+
+def test_status_says_which_way_the_index_is_off_head(vault):
+    """After `git reset --hard HEAD~1` the indexed commit is HEAD's child: status said BEHIND HEAD."""
+    def state() -> str:
+        return run_cli(["status"], vault.root).out.split("\n")[2]
+
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.commit("one", "--no-verify")
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002"))
+    vault.commit("two", "--no-verify")
+    assert run_cli(["sync", "--wait", "60"], vault.root).code == 0
+    assert state().endswith("up to date")
+    vault.git("reset", "-q", "--hard", "HEAD~1")
+    assert "AHEAD OF HEAD" in state()
+    vault.write("docs/adrs/ADR-0003.md", adr("ADR-0003"))
+    vault.commit("three", "--no-verify")  # a sibling of the indexed commit
+    assert "NOT AT HEAD (on another line of history)" in state()
+    assert run_cli(["sync", "--wait", "60"], vault.root).code == 0
+    vault.write("docs/adrs/ADR-0004.md", adr("ADR-0004"))
+    vault.commit("four", "--no-verify")
+    assert "BEHIND HEAD" in state()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+import pygit2
+
 from vaultsync.cli.common import repository
 from vaultsync.index.status import collect, unread_warning
 
@@ -25,7 +27,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     head = info["head"][:10] if info["head"] else "(no commits)"
     indexed = (info["indexed_commit"] or "(none)")[:10]
-    state = "up to date" if info["up_to_date"] else "BEHIND HEAD" if info["indexed_commit"] != info["head"] \
+    state = "up to date" if info["up_to_date"] else _direction(repo, info["indexed_commit"], info["head"]) \
+        if info["indexed_commit"] != info["head"] \
         else f"INCOMPLETE ({len(info['unread'])} note(s) not read)" if info["unread"] else "nothing to index yet"
     if info["sync_running"]:
         state += f" (a sync is running, pid {info['sync_pid']})"
@@ -55,3 +58,18 @@ def run(args: argparse.Namespace) -> int:
     if info.get("last_error"):
         print(f"last error  {info['last_error']}")
     return 0
+
+
+def _direction(repo, indexed: str | None, head: str | None) -> str:  # type: ignore[no-untyped-def]
+    """``BEHIND HEAD``, or ``AHEAD OF HEAD`` when the indexed commit descends from HEAD (after a reset),
+    or ``NOT AT HEAD`` when neither descends from the other (another branch)."""
+    if not indexed or not head:
+        return "BEHIND HEAD"
+    try:
+        if repo.descendant_of(indexed, head):
+            return "AHEAD OF HEAD (HEAD was reset or checked out back)"
+        if repo.descendant_of(head, indexed):
+            return "BEHIND HEAD"
+    except (KeyError, ValueError, pygit2.GitError):  # a commit this clone lacks: say only that it differs
+        return "NOT AT HEAD"
+    return "NOT AT HEAD (on another line of history)"
