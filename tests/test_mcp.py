@@ -548,3 +548,31 @@ def test_arguments_are_read_strictly_and_unknown_ones_are_refused(repo: Vault) -
             continue
         assert result.get("isError") and named in result["content"][0]["text"], (tool, args, result)
     assert repo.git("status", "--porcelain").stdout == "" and "Strict" not in repo.git("log", "--format=%s").stdout
+
+
+@pytest.mark.parametrize("tail, answered", [
+    ([(7, "tools/call", {"name": "search", "arguments": {"query": "deploy"}}), ("cancel", "7")], None),  # "7" is 7
+    ([(8, "tools/call", {"name": "search", "arguments": {"query": "deploy"}}), ("cancel", 8)], None),
+    ([(5, "tools/call", {"name": "search", "arguments": {"query": "deploy"}}), (5, "tools/list", None)], [5, 5]),
+    ([("x", "tools/list", None), ("x", "tools/call", {"name": "get", "arguments": {"note": "ADR-0001"}})], ["x", "x"]),
+])
+def test_the_end_of_input_waits_for_each_answer_owed_and_no_more(repo: Vault, tail, answered) -> None:
+    """A cancel naming request 7 as "7" left the server waiting 600 s after stdin closed; two requests sharing an
+    id lost one answer (the first settled both)."""
+    lines = [json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})]
+    for rid, method, params in ((*t, None)[:3] for t in tail):
+        if rid == "cancel":
+            lines.append(json.dumps({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                     "params": {"requestId": method}}))
+        else:
+            lines.append(json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, **({"params": params} if params else {})}))
+    res = subprocess.run([sys.executable, "-m", "vaultsync", "mcp"], cwd=repo.root, env=server_env(), text=True,
+                         input="\n".join(lines) + "\n", capture_output=True, timeout=120)
+    ids = [json.loads(x)["id"] for x in res.stdout.splitlines()]
+    assert res.returncode == 0, res.stderr  # within the timeout: never the 600 s wait
+    if answered is None:  # cancelled: answered only if it finished before the cancel was read
+        assert len(ids) <= 2, res.stdout
+    else:
+        assert sorted(map(str, ids[1:])) == sorted(map(str, answered)), res.stdout

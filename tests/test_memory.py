@@ -460,3 +460,13 @@ def test_a_multi_line_title_written_by_hand_is_shown_on_one_line(make_vault) -> 
         out = run_cli(["search", "zebrafish", "--format", fmt, "--no-daemon"], v.root).out
         assert "Two ## lines --- › Usage" in out, out
         assert "\n## lines" not in out and "\u2028" not in out
+
+
+def test_a_multi_line_memory_id_or_status_written_by_hand_is_shown_on_one_line(make_vault) -> None:  # type: ignore[no-untyped-def]
+    v = make_vault({"docs/notes/p.md": '---\ntitle: P\nmemory_id: "PX\\nPY"\nstatus: "acc\\u2028epted"\n---\n'
+                                       "The pangolin body.\n"})
+    v.commit("p", "--no-verify")
+    assert run_cli(["sync", "--wait", "60"], v.root).code == 0
+    for fmt in ("text", "markdown"):
+        out = run_cli(["search", "pangolin", "--format", fmt, "--no-daemon"], v.root).out
+        assert "PX PY · acc epted" in out and "\nPY" not in out and "\u2028" not in out, out

@@ -11,6 +11,7 @@ and the server refuses it with a tool error that names the argument (:func:`lone
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import IO, Any
 
 import anyio
@@ -87,14 +88,24 @@ class AnswerBeforeEnd:
 
     def __init__(self, read: Any, write: Any) -> None:
         self._read, self._write = read, write
-        self._open: set[Any] = set()  # ids of requests read and not yet answered
+        self._open: Counter[str] = Counter()  # requests read and not yet answered, by id as text
         self._answered = anyio.Event()
         self._answered.set()
 
+    def _owe(self, request_id: Any) -> None:
+        """One more answer owed to ``request_id`` (two requests may share an id)."""
+        self._open[str(request_id)] += 1
+        if self._answered.is_set():
+            self._answered = anyio.Event()
+
     def _settle(self, request_id: Any) -> None:
-        """The request ``request_id`` needs no more waiting for (answered or cancelled)."""
-        if request_id in self._open:
-            self._open.discard(request_id)
+        """One answer to ``request_id`` needs no more waiting for (sent, or the request cancelled). Ids
+        compare as text, as the SDK matches a cancel's ``"2"`` with request 2."""
+        key = str(request_id)
+        if self._open[key] > 0:
+            self._open[key] -= 1
+            if self._open[key] == 0:
+                del self._open[key]
             if not self._open:
                 self._answered.set()
 
@@ -123,9 +134,7 @@ class _Reader:
         message = getattr(item, "message", None)
         method = getattr(message, "method", None)
         if method is not None and getattr(message, "id", None) is not None:
-            link._open.add(message.id)
-            if link._answered.is_set():
-                link._answered = anyio.Event()
+            link._owe(message.id)
         elif method == "notifications/cancelled":  # a cancelled request gets no answer (MCP spec)
             link._settle((getattr(message, "params", None) or {}).get("requestId"))
         return item

@@ -18,7 +18,7 @@ def _identity(h: Hit) -> str:
     if h.confidence is not None:
         parts.append(f"confidence {h.confidence:g}")
     parts += [f"{k} {v}" for k, v in (("created", h.created), ("expires", h.expires)) if v]
-    return " · ".join(parts)
+    return _one_line(" · ".join(parts))  # a memory_id or status may hold a line break too
 
 
 def nothing_relevant(result: SearchResult) -> str:
