@@ -578,10 +578,39 @@ def test_a_key_variant_never_overrides_the_field_written_as_is(vault):
        spelling=st.lists(st.tuples(st.booleans(), st.sampled_from(["_", "-", " "])), min_size=14, max_size=14))
 def test_any_case_or_separator_of_a_field_reads_as_the_field(field, spelling):
     """Property: a key that differs from a lifecycle field only by case and ``_``/``-``/space reads the same."""
-    from vaultsync.vault.lifecycle_fields import key_variants, read_lifecycle
+    from vaultsync.vault.fields import key_variants
+    from vaultsync.vault.lifecycle_fields import read_lifecycle
 
     key = "".join(sep if ch == "_" else (ch.upper() if up else ch) for ch, (up, sep) in zip(field, spelling))
     value = {"expires": "2020-01-01", "confidence": 0.3, "status": "superseded", "supersedes": ["[[a]]"],
              "superseded_by": "[[a]]", "last_validated": "2020-01-01"}[field]
     assert read_lifecycle({key: value}) == read_lifecycle({field: value})
     assert key_variants({key: value}) == ([] if key == field else [(key, field)])
+
+
+@pytest.mark.parametrize("fm, expected", [
+    ('Expires: "2020-01-01"\n', ["2:1: LC002", "2:10: DT004"]),  # the date checks read it too
+    ('Last-Validated: "2999-01-01"\n', ["2:1: LC002", "2:17: DT003"]),
+    ('EXPIRES: "2020-01-01"\nExpires: "2099-01-01"\n', ["2:1: LC002", "2:10: DT004", "3:1: LC003"]),
+    ('expires: "2099-01-01"\nExpires: "2020-01-01"\n', ["3:1: LC003"]),
+    ("ſtatus: superseded\n", []),  # ASCII case only: no field
+])
+def test_every_lifecycle_check_reads_a_key_in_another_spelling(vault, fm, expected):
+    vault.write(f"{UNTYPED}/a.md", plain("okapi", fm))
+    got = [" ".join(x.split(" ")[:2]).replace(f"{UNTYPED}/a.md:", "") for x in vault.check().lines]
+    assert got == expected
+
+
+def test_a_supersession_in_another_spelling_is_whole_for_the_ss_checks_and_review(vault):
+    """`Superseded-By:` hid the note in search while check called the pair incomplete (SS002/SS004)
+    and `--fix` wrote a second key."""
+    vault.write(f"{UNTYPED}/b.md", plain("bongo", 'Superseded-By: "[[c]]"\nStatus: superseded\n'))
+    vault.write(f"{UNTYPED}/c.md", plain("civet", 'supersedes: ["[[b]]"]\n'))
+    vault.write(f"{UNTYPED}/j.md", plain("jackal", "STATUS: superseded by [[k]]\n"))
+    vault.write(f"{UNTYPED}/k.md", plain("kudu"))
+    res = vault.check()
+    assert not [x for x in res.lines if " SS00" in x and "/b.md" in x]
+    assert any(x.startswith(f"{UNTYPED}/k.md:") and " SS002 " in x for x in res.lines), res.lines
+    before = (vault.root / f"{UNTYPED}/b.md").read_text()
+    vault.check("--fix")
+    assert (vault.root / f"{UNTYPED}/b.md").read_text() == before

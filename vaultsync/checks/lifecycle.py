@@ -14,8 +14,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from vaultsync.diagnostics import ERROR, WARNING, Diagnostic
-from vaultsync.vault.fields import local_day, normalised_frontmatter, parse_vault_date, parse_vault_instant
-from vaultsync.vault.lifecycle_fields import FILTER_OF, key_variants, read_lifecycle
+from vaultsync.vault.fields import (
+    key_variants,
+    local_day,
+    normalised_frontmatter,
+    parse_vault_date,
+    parse_vault_instant,
+    with_lifecycle_keys,
+)
+from vaultsync.vault.lifecycle_fields import FILTER_OF, read_lifecycle
 from vaultsync.vault.note import Note
 from vaultsync.vault.vault import Vault
 
@@ -24,7 +31,8 @@ _RAW_MAX = 60
 
 def check_lifecycle_fields(note: Note) -> list[Diagnostic]:
     """LC001 for a lifecycle field that cannot be read, LC002 for a ``status`` or a lifecycle key in another
-    case (``Superseded``, ``Expires:``), which is read as meant.
+    case (``Superseded``, ``Expires:``), which is read as meant, LC003 for a second spelling of a field
+    (``expires:`` and ``Expires:``), which nothing reads.
 
     Runs in every folder, typed or not: search hides a note with an unreadable
     lifecycle field (the filters fail closed), so the author must hear about it,
@@ -36,6 +44,11 @@ def check_lifecycle_fields(note: Note) -> list[Diagnostic]:
         line, col = note.position((key,), key=True)
         out.append(Diagnostic(note.path, line, col, "LC002", f"{key}: read as the lifecycle field '{name}' — write "
                               f"the key as '{name}'", severity=WARNING))
+    for key, name in key_variants(note.frontmatter, read=False):  # a second spelling of a field: nothing reads it
+        line, col = note.position((key,), key=True)
+        given = f" as '{written[name]}'" if name in written else ""
+        out.append(Diagnostic(note.path, line, col, "LC003", f"{key}: ignored, as '{name}' is already given{given} "
+                              f"— remove one of them", severity=WARNING))
     for bad in read_lifecycle(note.frontmatter).unreadable:
         key = written.get(bad.field, bad.field)
         where = ("status",) if key not in note.frontmatter else (key,)
@@ -79,7 +92,7 @@ def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING,
                 tz: dt.tzinfo | None = None) -> list[Diagnostic]:
     """``expires`` after ``created``; ``created`` and ``last_validated`` not in the future, nor
     ``last_validated`` before ``created``; expiry."""
-    fm = note.frontmatter
+    fm = with_lifecycle_keys(note.frontmatter)
     out: list[Diagnostic] = []
     created = parse_vault_date(fm.get("created"))
     expires = parse_vault_date(fm.get("expires"))
@@ -199,7 +212,7 @@ def supersession_edges(vault: Vault) -> tuple[list[Supersession], list[Diagnosti
             for i, ref in enumerate(_refs(fm.get(field_name))):
                 res = vault.resolve_ref(ref, path)
                 where = (field_name, i) if isinstance(fm.get(field_name), list) else (field_name,)
-                if field_name not in note.frontmatter:  # came from a MADR status line
+                if field_name not in with_lifecycle_keys(note.frontmatter):  # came from a MADR status line
                     where = ("status",)
                 if res.status != "ok" or res.path is None:
                     line, col = note.position(where)
@@ -325,7 +338,7 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
         if note.fm_state == "mapping" and path not in superseded:
             status = normalised_frontmatter(note.frontmatter).get("status")
             if isinstance(status, str) and status.strip().casefold() == "superseded" \
-                    and "superseded_by" not in note.frontmatter and not _is_madr_status(note):
+                    and "superseded_by" not in with_lifecycle_keys(note.frontmatter) and not _is_madr_status(note):
                 line, col = note.position(("status",))
                 out.append(Diagnostic(path, line, col, "SS004",
                                       "status: superseded, but no note supersedes it — add superseded_by"))
@@ -339,21 +352,22 @@ def _status_disagreements(vault: Vault) -> list[Diagnostic]:
     wins when both are read, so the status line's note was silently dropped)."""
     out: list[Diagnostic] = []
     for path, note in vault.notes.items():
-        if note.fm_state != "mapping" or "superseded_by" not in note.frontmatter or not _is_madr_status(note):
+        fm = with_lifecycle_keys(note.frontmatter)
+        if note.fm_state != "mapping" or "superseded_by" not in fm or not _is_madr_status(note):
             continue
-        named = normalised_frontmatter({"status": note.frontmatter["status"]})["superseded_by"]
+        named = normalised_frontmatter({"status": fm["status"]})["superseded_by"]
         said = vault.resolve_ref(named, path)
-        fields = {vault.resolve_ref(ref, path).path for ref in _refs(note.frontmatter["superseded_by"])}
+        fields = {vault.resolve_ref(ref, path).path for ref in _refs(fm["superseded_by"])}
         if said.status == "ok" and said.path not in fields:
             line, col = note.position(("status",))
-            listed = ", ".join(_refs(note.frontmatter["superseded_by"]))
+            listed = ", ".join(_refs(fm["superseded_by"]))
             out.append(Diagnostic(path, line, col, "SS004", f"status: says superseded by {named}, but "
                                   f"superseded_by names {listed} — make them agree (or drop the note from status)"))
     return out
 
 
 def _is_madr_status(note: Note) -> bool:
-    status = note.frontmatter.get("status")
+    status = with_lifecycle_keys(note.frontmatter).get("status")
     return isinstance(status, str) and status.strip().lower().startswith("superseded by")
 
 

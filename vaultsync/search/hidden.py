@@ -66,7 +66,7 @@ def _why(ctx: Context, row: dict[str, Any]) -> tuple[str, str, str]:
     if reason is not None and reason.startswith("unreadable"):  # a field the index could not read (ADR-0040)
         kind = "expired" if reason == "unreadable expires" else "confidence" if reason == "unreadable confidence" \
             else "superseded"
-        return kind, f"{reason} (`vaultsync check` says why)", _unreadable_flags(ctx, path)
+        return kind, f"{reason} (its value could not be read: `vaultsync check` says why)", _unreadable_flags(ctx, path)
     if reason is not None:
         if reason.startswith("expired"):
             return "expired", reason, "--include-expired"

@@ -61,8 +61,47 @@ def _valid_time(m: re.Match[str]) -> bool:
     return hour <= 23 and minute <= 59 and second <= 60 and off_h <= 23 and off_m <= 59
 
 
-def normalised_frontmatter(data: dict[str, Any]) -> dict[str, Any]:
-    """Read the MADR habit ``status: superseded by [[X]]`` as ``status: superseded`` + ``superseded_by: [[X]]``."""
+LIFECYCLE_FIELDS = ("expires", "confidence", "status", "supersedes", "superseded_by", "last_validated")
+_FIELDS = frozenset(LIFECYCLE_FIELDS)
+_VARIANT = re.compile(r"[- ]")  # `superseded-by`, `last validated`: the field under another spelling
+
+
+def lifecycle_field_of(key: Any) -> str | None:
+    """The lifecycle field a top-level key names in another case, with blanks around it, or with ``-`` or a
+    space for ``_`` (``Expires``, ``Superseded-By``, ``last validated``); None for the field itself or
+    any other key. Only ASCII case is folded (``ſtatus`` is no ``status``)."""
+    if not isinstance(key, str) or key in _FIELDS:
+        return None
+    name = _VARIANT.sub("_", key.strip()).lower()
+    return name if name in _FIELDS else None
+
+
+def key_variants(frontmatter: dict[str, Any], read: bool = True) -> list[tuple[str, str]]:
+    """``(key as written, lifecycle field)`` for each key :func:`lifecycle_field_of` maps to a field and that
+    is read as it (the field written as-is wins, else the first such key); ``read=False``: the others,
+    which nothing reads."""
+    out: list[tuple[str, str]] = []
+    taken = {key for key in frontmatter if key in _FIELDS}
+    for key in frontmatter:
+        name = lifecycle_field_of(key)
+        if name is not None:
+            if (name not in taken) == read:
+                out.append((key, name))
+            taken.add(name)
+    return out
+
+
+def with_lifecycle_keys(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with each lifecycle key written in another spelling (:func:`key_variants`) also under its
+    field's name, so that every reader of a lifecycle field sees what the author meant (ADR-0104)."""
+    read = key_variants(data) if data else []
+    return {**data, **{name: data[key] for key, name in read}} if read else data
+
+
+def normalised_frontmatter(data: dict[str, Any], keys: bool = True) -> dict[str, Any]:
+    """Read the MADR habit ``status: superseded by [[X]]`` as ``status: superseded`` + ``superseded_by: [[X]]``,
+    and (``keys``) lifecycle keys in another spelling as their fields (:func:`with_lifecycle_keys`)."""
+    data = with_lifecycle_keys(data) if keys else data
     status = data.get("status")
     if isinstance(status, str) and len(status) >= 15:  # "superseded by X" at the shortest
         m = _MADR_SUPERSEDED.match(status.strip())

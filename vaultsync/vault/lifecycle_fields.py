@@ -18,9 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from vaultsync.vault.fields import normalised_frontmatter, parse_vault_date
-
-LIFECYCLE_FIELDS = ("expires", "confidence", "status", "supersedes", "superseded_by", "last_validated")
+from vaultsync.vault.fields import LIFECYCLE_FIELDS, normalised_frontmatter, parse_vault_date
 
 # unreadable field -> the search filter it belongs to (None: hides nothing)
 FILTER_OF = {"expires": "expired", "confidence": "confidence", "status": "superseded",
@@ -34,8 +32,6 @@ _EXPECTED = {
     "supersedes": 'a list of "[[WikiLinks]]" or memory_ids',
     "superseded_by": 'one "[[WikiLink]]" or memory_id',
 }
-_FIELDS = frozenset(LIFECYCLE_FIELDS)
-_VARIANT = re.compile(r"[- ]")  # `superseded-by`, `last validated`: the field under another spelling
 _TOP_LEVEL_KEY = re.compile(r"^(" + "|".join(f.replace("_", "[-_ ]") for f in LIFECYCLE_FIELDS) + r")[ \t]*:",
                             re.MULTILINE | re.IGNORECASE)
 
@@ -79,7 +75,7 @@ def read_lifecycle(frontmatter: dict[str, Any]) -> Lifecycle:
     A key that is absent or null (``expires:``) is not set; any other value must
     be readable or it lands in ``unreadable``. Never raises.
     """
-    fm = normalised_frontmatter(_canonical_keys(frontmatter))
+    fm = normalised_frontmatter(frontmatter)
     out = Lifecycle()
 
     def bad(key: str) -> None:
@@ -136,28 +132,9 @@ def _refs(value: Any, many: bool) -> list[str] | None:
     return None
 
 
-def key_variants(frontmatter: dict[str, Any]) -> list[tuple[str, str]]:
-    """``(key as written, lifecycle field)`` for each key that only differs from a lifecycle field absent
-    from ``frontmatter`` by case, surrounding blanks, or ``-``/space for ``_`` (``Expires``,
-    ``Superseded-By``, ``last validated``): the author meant the field, so it is read as the field."""
-    out: list[tuple[str, str]] = []
-    for key in frontmatter:
-        if isinstance(key, str) and key not in _FIELDS:
-            field_name = _VARIANT.sub("_", key.strip()).casefold()
-            if field_name in _FIELDS and field_name not in frontmatter and field_name not in (f for _, f in out):
-                out.append((key, field_name))
-    return out
-
-
-def _canonical_keys(frontmatter: dict[str, Any]) -> dict[str, Any]:
-    """``frontmatter`` with each :func:`key_variants` key also under its field's name."""
-    variants = key_variants(frontmatter) if frontmatter else []
-    return {**frontmatter, **{name: frontmatter[key] for key, name in variants}} if variants else frontmatter
-
-
 def keys_in_unloadable(yaml_text: str) -> list[str]:
     """Lifecycle keys written at the top level of frontmatter YAML that failed to load.
 
     Such a note's lifecycle cannot be read at all, so each key found counts as unreadable.
     """
-    return sorted({_VARIANT.sub("_", key).casefold() for key in _TOP_LEVEL_KEY.findall(yaml_text)})
+    return sorted({re.sub(r"[- ]", "_", key).lower() for key in _TOP_LEVEL_KEY.findall(yaml_text)})

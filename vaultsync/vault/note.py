@@ -18,6 +18,7 @@ import yaml
 
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.vault import markdown
+from vaultsync.vault.fields import key_variants
 from vaultsync.vault.headings import Heading, block_ids, find_headings
 from vaultsync.vault.mdlinks import iter_markdown_links
 from vaultsync.vault.scalars import Finding
@@ -76,6 +77,8 @@ class Note:
         """
         values, keys, _ = self._position_maps
         table = keys if key else values
+        if path and self._written_keys:  # a lifecycle field written `Expires:`: its place is that key's
+            path = (self._written_keys.get(path[0], path[0]),) + path[1:]
         while path:
             if path in table:
                 return table[path]
@@ -83,6 +86,11 @@ class Note:
                 return values[path]
             path = path[:-1]
         return (1, 1)
+
+    @cached_property
+    def _written_keys(self) -> dict[str, str]:
+        """Lifecycle field → the key written for it in another spelling (ADR-0104)."""
+        return {name: key for key, name in key_variants(self.frontmatter)} if self.frontmatter else {}
 
     @cached_property
     def _yaml_lines(self) -> list[str]:
