@@ -266,3 +266,12 @@ def test_lines_of_blanks_read_as_blank_lines(rows):
     doc = load_yaml("\n".join(text) + "\n")
     assert doc.data == load_yaml("\n".join(plain) + "\n").data
     assert [(f.line, f.col) for f in doc.findings if f.kind == "tab"] == expected
+
+
+@pytest.mark.parametrize("n", [1, 3, 64, 65, 200])
+def test_a_tab_in_a_block_scalars_text_stays_text_however_many_blank_tab_lines(n):
+    """Past 64 such lines every tab-only line was blanked at once, a block scalar's text line with it."""
+    text = "title: A\nsummary: |\n  a\n  \t\n  b\nlist:\n" + "".join(f"  - i{i}\n\t\n" for i in range(n))
+    doc = load_yaml(text)
+    assert doc.data["summary"] == "a\n\t\nb\n" and doc.data["list"] == [f"i{i}" for i in range(n)]
+    assert [f.line for f in doc.findings if f.kind == "tab"] == [7 + 2 * i for i in range(n)]

@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+MAX_RETRIES = 256  # lines of spaces then a tab read one parse each (a bound on the work)
+
 
 def tab_separators(root: yaml.Node, lines: list[str]) -> list[tuple[tuple[Any, ...], int, int]]:
     """``(path, line, col)`` (0-based) of the first tab outside quoted and block scalars and comments on each line of
@@ -73,13 +75,16 @@ def compose_past_blank_tabs(text: str, compose: Callable[[str], tuple[Any, yaml.
                             blanked: list[tuple[int, int]]) -> tuple[Any, yaml.Node | None, str]:
     """``compose(text)`` (a loader and its node tree), reading a line of only spaces and tabs as the blank
     line YAML 1.2 and Obsidian take it for where PyYAML refuses its tab; ``(loader, node, text as parsed)``.
-    Each line so read is
-    appended to ``blanked`` as ``(line, column of its first tab)``, 0-based. Lines are retried one at a
-    time (PyYAML stops at the first), all at once past 64, so a tab inside a block scalar's text stays.
+    Each line so read is appended to ``blanked`` as ``(line, column of its first tab)``, 0-based.
+
+    A line whose first blank is a tab cannot be a block scalar's text (that is indented by spaces), so all
+    of them are read as blank at the first refusal; a line of spaces then a tab may be text, so such lines
+    are retried one at a time (PyYAML stops at the first), at most :data:`MAX_RETRIES` of them.
 
     Raises:
         yaml.MarkedYAMLError, yaml.reader.ReaderError: the text is not one YAML document.
     """
+    retries = 0
     while True:
         try:
             loader, node = compose(text)
@@ -88,10 +93,12 @@ def compose_past_blank_tabs(text: str, compose: Callable[[str], tuple[Any, yaml.
             mark = exc.problem_mark
             lines = text.split("\n")
             if mark is None or not 0 <= mark.line < len(lines) or "\t" not in lines[mark.line] \
-                    or lines[mark.line].strip(" \t"):
+                    or lines[mark.line].strip(" \t") or retries >= MAX_RETRIES:
                 raise
-            rows = [mark.line] if len(blanked) < 64 else \
-                [i for i, line in enumerate(lines) if "\t" in line and not line.strip(" \t")]
+            if lines[mark.line][:1] == "\t":
+                rows = [i for i, line in enumerate(lines) if line[:1] == "\t" and not line.strip(" \t")]
+            else:  # spaces, then a tab: maybe a block scalar's text elsewhere, so only this one
+                rows, retries = [mark.line], retries + 1
             for row in rows:
                 blanked.append((row, lines[row].index("\t")))
                 lines[row] = ""
