@@ -897,3 +897,18 @@ def test_status_says_which_way_the_index_is_off_head(vault):
     vault.write("docs/adrs/ADR-0004.md", adr("ADR-0004"))
     vault.commit("four", "--no-verify")
     assert "BEHIND HEAD" in state()
+
+
+def test_search_values_a_time_zone_and_load_locations_are_reported_with_the_rest(vault):
+    """Values judged after the schema (search options, the time zone) and the checks after a CF005 came
+    one per run."""
+    vault.write(".vaultsync.yaml", "vault: docs\nchecks:\n  timezone: Mars/Olympus\nsearch:\n  top_k: 0\n"
+                                   "  min_confidence: 7\n  fusion: magic\n")
+    assert [x.split(" ")[0] for x in vault.check().err.splitlines()] == [
+        ".vaultsync.yaml:3:13:", ".vaultsync.yaml:5:10:", ".vaultsync.yaml:6:19:", ".vaultsync.yaml:7:11:"]
+    vault.write(".vaultsync.yaml", "vault: docs\nmodels: {cache_dir: /x}\nindex:\n  embedder: nope\n")
+    assert [x.split(" ", 2)[:2] for x in vault.check().err.splitlines()] == [
+        [".vaultsync.yaml:2:21:", "CF005"], [".vaultsync.yaml:4:13:", "CF002"]]
+    vault.write(".vaultsync.yaml", "vault: docs\nmodels: {cache_dir: /x}\n")
+    res = vault.check()
+    assert res.code == 1 and [x.split(" ", 2)[1] for x in res.err.splitlines()] == ["CF005"]

@@ -157,10 +157,16 @@ def _run(args: argparse.Namespace) -> int:
     except (ValueError, KeyError, OSError, pygit2.GitError) as exc:
         print(f"vaultsync check: {exc}", file=sys.stderr)
         return 2
-    from vaultsync.search.options import config_problem
+    from vaultsync.search.options import config_problems
 
-    if (problem := config_problem(vault.config)) is not None:
-        return _config_error([problem], args.format)
+    problems = config_problems(vault.config)
+    try:
+        today = local_today(vault.config)
+    except ValueError as exc:
+        line, col = vault.config.positions.get(("checks", "timezone"), (-1, -1))
+        problems.append(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", str(exc)))
+    if problems:  # every one at once, in file order
+        return _config_error(sorted(problems, key=lambda d: (d.line, d.col)), args.format)
     if args.fix:
         if args.staged or args.rev is not None:
             print("vaultsync check: --fix edits the working tree; drop --staged/--rev", file=sys.stderr)
@@ -175,11 +181,6 @@ def _run(args: argparse.Namespace) -> int:
             else:
                 print(f"not fixed: {fix.path}: {todo} {fix.field}: {fix.ref} by hand", file=sys.stderr)
         vault, previous, renamed = _load(root, args)
-    try:
-        today = local_today(vault.config)
-    except ValueError as exc:
-        line, col = vault.config.positions.get(("checks", "timezone"), (-1, -1))
-        return _config_error([Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", str(exc))], args.format)
     diagnostics = run_checks(vault, previous, today=today, renamed=renamed)
     if not args.staged and args.rev is None:
         diagnostics = _untracked_scratch_is_fine(root, diagnostics)

@@ -170,14 +170,34 @@ def folder_prefix(scope: str) -> str | None:
 
 
 def config_problem(config: Config) -> Diagnostic | None:
-    """The first invalid value of ``config``'s ``search:`` section as a located CF002 diagnostic, or None
-    (``rerank`` and ``port`` are read elsewhere). ``vaultsync check`` reports it, so a config that would
-    make every search fail never lands."""
+    """The first of :func:`config_problems`, or None."""
+    problems = config_problems(config)
+    return problems[0] if problems else None
+
+
+def config_problems(config: Config) -> list[Diagnostic]:
+    """Each invalid value of ``config``'s ``search:`` section as a located CF002 diagnostic, in file order
+    (``rerank`` and ``port`` are read elsewhere); a rule across values is judged once each value passes.
+    ``vaultsync check`` reports them, so a config that would make every search fail never lands."""
     from vaultsync.vault.config import CONFIG_NAME
 
     section = config.raw.get("search")
     if not isinstance(section, dict):
-        return None
+        return []
+    values = {k: v for k, v in section.items() if k not in ("rerank", "port")}
+    out: list[Diagnostic] = []
+    for group in [{k: v} for k, v in values.items()] + [values]:
+        if out and group is values:
+            break
+        try:
+            SearchOptions.from_config(group)
+        except (ValueError, TypeError) as exc:
+            said = str(exc).removeprefix("unknown search option(s): ")
+            key = next((k for k in group if said.startswith(str(k))), None)
+            where: tuple[Any, ...] = ("search",) if key is None else ("search", key)
+            line, col = config.positions.get(where, (0, 0))
+            out.append(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", f"{'.'.join(map(str, where))}: {exc}"))
+    return out
     try:
         SearchOptions.from_config({k: v for k, v in section.items() if k not in ("rerank", "port")})
     except (ValueError, TypeError) as exc:

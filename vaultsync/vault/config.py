@@ -196,7 +196,7 @@ def _refuse_load_locations(data: dict[str, Any], positions: dict[tuple[Any, ...]
 
 def _check_values(data: dict[str, Any], positions: dict[tuple[Any, ...], tuple[int, int]]) -> list[Diagnostic]:
     """What the schema cannot say: each ephemeral glob compiles and each embedder is one vaultsync knows
-    (the ``search:`` section is judged by :func:`vaultsync.search.options.config_problem`). A CF002
+    (the ``search:`` section is judged by :func:`vaultsync.search.options.config_problems`). A CF002
     diagnostic at each value that fails."""
     out: list[Diagnostic] = []
 
@@ -328,7 +328,8 @@ def load_config(root: Path, text: str | None = None) -> Config:
     data = doc.data if doc.data is not None else {}
     if not isinstance(data, dict):
         raise ConfigError(Diagnostic(CONFIG_NAME, 1, 1, "CF001", "config must be a YAML mapping"))
-    problems = _refuse_load_locations(data, doc.positions)
+    refused = _refuse_load_locations(data, doc.positions)  # reported with the rest, stops nothing
+    problems: list[Diagnostic] = []
     seen: set[tuple[Any, ...]] = set()
     for err in _schema_errors(data, text):  # one per value: a wrong type also fails that value's enum
         where = tuple(err.absolute_path)
@@ -355,7 +356,8 @@ def load_config(root: Path, text: str | None = None) -> Config:
         if not err.validator == "additionalProperties":
             problems.append(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", f"{field_name}: {message}"))
     if problems:  # the rest reads values the schema has vouched for
-        raise ConfigError(problems)
+        raise ConfigError(refused + problems)
+    problems = refused
     vault = data.get("vault", ".")
     raw_roots = [vault] if isinstance(vault, str) else list(vault)
     # every path a committed config names stays inside the repository: folders and schema files alike
