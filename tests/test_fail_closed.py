@@ -466,7 +466,7 @@ def _visible(field: str, value) -> bool:  # type: ignore[no-untyped-def]
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(field=st.sampled_from(["expires", "confidence", "status"]), source=_SCALARS)
 def test_a_filtering_field_is_read_or_hides_the_note(tmp_path, field, source):
-    from vaultsync.checks.lifecycle import check_lifecycle_fields
+    from vaultsync.checks.lifecycle_values import check_lifecycle_fields
     from vaultsync.index.records import note_record
     from vaultsync.index.sqlite_store import SqliteStore
     from vaultsync.search.lifecycle import LifecyclePolicy, exclusions

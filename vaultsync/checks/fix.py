@@ -30,6 +30,7 @@ from vaultsync.checks.lifecycle import (
     supersession_edges,
     unresolved_fields,
 )
+from vaultsync.vault.fields import lifecycle_field_of
 from vaultsync.vault.note import parse_text
 from vaultsync.vault.vault import Vault
 
@@ -143,7 +144,8 @@ def _edit(lines: list[str], close: int, note: object, fix: Fix) -> list[str] | N
 def _edit_status(lines: list[str], close: int, note: object) -> list[str] | None:
     """``status: superseded`` in place of a one-line word, quoted or not (its quotes and a comment after it
     kept), or added."""
-    keys = [k for k in note.frontmatter if isinstance(k, str) and k.casefold() == "status"]  # type: ignore[attr-defined]
+    keys = [k for k in note.frontmatter  # type: ignore[attr-defined]
+            if k == "status" or lifecycle_field_of(k) == "status"]
     if keys != ["status"] and keys:
         return None  # `Status:` (SC003 says so): a second key would not fix it
     if not keys:

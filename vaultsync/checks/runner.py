@@ -17,9 +17,9 @@ from vaultsync.checks.frontmatter import check_frontmatter
 from vaultsync.checks.lifecycle import (
     check_dates,
     check_duplicate_ids,
-    check_lifecycle_fields,
     check_supersession,
 )
+from vaultsync.checks.lifecycle_values import check_lifecycle_fields
 from vaultsync.checks.links import check_links
 from vaultsync.checks.paths import check_paths
 from vaultsync.diagnostics import WARNING, Diagnostic
