@@ -235,5 +235,5 @@ def test_a_staged_note_whose_blob_is_missing_is_reported_and_never_cached(make_v
     for _ in range(2):
         res = v.check("--staged")
         assert res.code == 1 and res.lines == [
-            "docs/gone.md: FM015 cannot read file: its git object is missing from the repository "
+            "docs/gone.md:1:1: FM015 cannot read file: its git object is missing from the repository "
             "(a partial or damaged clone?)"]

@@ -451,7 +451,7 @@ def test_fm14_non_utf8_and_binary_md_files(vault):
         "docs/adrs/ADR-0008.md:7:13: LC001 confidence: cannot read 2 as a number from 0 to 1; search hides this note "
         "until it is fixed",
         "docs/adrs/ADR-0008.md:7:13: SC001 confidence: 2 must be at most 1",
-        "docs/assets/diagram.md: FM002 binary content in a .md file",
+        "docs/assets/diagram.md:1:1: FM002 binary content in a .md file",
         "docs/rules/legacy.md:2:11: FM001 not valid UTF-8 (byte 0xE9 at offset 14) — re-save as UTF-8",
     ]
 

@@ -125,7 +125,7 @@ def test_gh05_path_encodings(repo):
     assert search(repo.root, "Freeze window").hits[0].path == "docs/rules/no deploy fridays.md"
     check = subprocess.run([sys.executable, "-m", "vaultsync", "check", "--staged"], cwd=repo.root,
                            capture_output=True, text=True)
-    assert check.returncode == 1 and "docs/rules/caf?.md: PA002 path is not valid UTF-8" in check.stdout
+    assert check.returncode == 1 and "docs/rules/caf?.md:1:1: PA002 path is not valid UTF-8" in check.stdout
 
 
 def test_gh12_submodules_and_symlinks_are_skipped(repo, tmp_path):

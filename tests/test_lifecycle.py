@@ -243,14 +243,44 @@ def test_ephemeral_paths_and_report_filtering(vault):
     vault.write("docs/scratch/untracked.md", "# wip, never added\n")  # where scratch belongs: no PA001
     vault.git("add", "docs/scratch/idea.md", "docs/rules/x.tmp.md")
     res = vault.check()
-    hint = "— unstage it (git rm --cached) and add it to .gitignore"
     assert res.lines == [
         "docs/adrs/ADR-0001.md:9:1: WL001 [[nope]] → no such note",
-        f"docs/rules/x.tmp.md: PA001 ephemeral/scratch file must not be committed (matches '**/*.tmp.md') {hint}",
-        f"docs/scratch/idea.md: PA001 ephemeral/scratch file must not be committed (matches '**/scratch/**') {hint}",
+        "docs/rules/x.tmp.md:1:1: PA001 ephemeral/scratch file must not be committed (matches '**/*.tmp.md') "
+        "— unstage it (git rm --cached -- docs/rules/x.tmp.md) and add it to .gitignore",
+        "docs/scratch/idea.md:1:1: PA001 ephemeral/scratch file must not be committed (matches '**/scratch/**') "
+        "— unstage it (git rm --cached -- docs/scratch/idea.md) and add it to .gitignore",
     ]
     only = vault.check("docs/scratch/idea.md")
     assert only.lines == [line for line in res.lines if line.startswith("docs/scratch/idea.md")]
+
+
+@pytest.mark.parametrize("rule", ["docs/scratch/\n", "*.md\n!docs/adrs/*.md\n!docs/rules/*.md\n", "idea*\n"])
+def test_pa001_for_a_scratch_file_git_already_ignores_says_so(vault, rule):
+    """Added with ``git add -f`` (or tracked before the rule): the advice is to untrack it only, since
+    .gitignore already keeps it out; a name with a blank is quoted for the shell."""
+    vault.write(".gitignore", rule)
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.write("docs/scratch/idea one.md", "# wip\n")
+    vault.git("add", "-f", "docs/scratch/idea one.md")
+    assert vault.check().lines == [
+        "docs/scratch/idea one.md:1:1: PA001 ephemeral/scratch file must not be committed (matches '**/scratch/**') "
+        "— unstage it (git rm --cached -- 'docs/scratch/idea one.md'); .gitignore already ignores it, "
+        "so it stays out after that"]
+
+
+@pytest.mark.parametrize("rule,path", [("docs/adrs/\n", "docs/adrs/ADR-0002.md"), ("ADR-0002*\n", "docs/adrs/ADR-0002.md"),
+                                       ("docs/\n", "docs/adrs/ADR-0002.md"), ("*.md\n", "docs/adrs/ADR-0002.md")])
+def test_a_tracked_note_under_an_ignore_rule_is_checked(vault, rule, path):
+    """git never ignores a tracked file: a note added with ``-f`` is checked in the working tree too
+    (before, the walk skipped it, so its dangling link passed until ``--staged``)."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.write(path, adr("ADR-0002") + "[[nope]]\n")
+    vault.write("docs/adrs/ADR-0002-draft.md", "[[nope either]]\n")  # ignored and untracked: not checked
+    vault.write(".gitignore", rule)
+    vault.git("add", "-f", path, "docs/adrs/ADR-0001.md", ".gitignore")
+    expected = [f"{path}:9:1: WL001 [[nope]] → no such note"]
+    assert vault.check().lines == expected
+    assert vault.check("--staged").lines == expected
 
 
 def test_fix_refuses_layouts_it_cannot_edit_safely(vault):

@@ -105,8 +105,8 @@ def test_a_revision_missing_from_a_shallow_clone_says_how_to_fetch_it(vault, tmp
 
 
 @pytest.mark.parametrize("args, code, expected", [
-    (["nosuch.md"], 1, ["nosuch.md: PA003 no such file: nosuch.md — check the path (relative to the current folder)"]),
-    (["docs/a.md", "docs/typo.md"], 1, ["docs/typo.md: PA003 no such file: docs/typo.md — check the path "
+    (["nosuch.md"], 1, ["nosuch.md:1:1: PA003 no such file: nosuch.md — check the path (relative to the current folder)"]),
+    (["docs/a.md", "docs/typo.md"], 1, ["docs/typo.md:1:1: PA003 no such file: docs/typo.md — check the path "
                                         "(relative to the current folder)"]),
     (["README.md"], 0, []),      # exists, outside the vault (pre-commit passes every staged .md): nothing to say
     (["docs/a.md"], 0, []),

@@ -139,4 +139,4 @@ def test_fm14_bad_files_and_scratch_paths_are_rejected(hooked):
     res = hooked.git("commit", "-m", "x", check=False)
     assert res.returncode == 1
     assert "docs/rules/legacy.md:1:4: FM001 not valid UTF-8 (byte 0xE9 at offset 3) — re-save as UTF-8" in res.stdout + res.stderr
-    assert "docs/scratch/todo.md: PA001 ephemeral/scratch file must not be committed" in res.stdout + res.stderr
+    assert "docs/scratch/todo.md:1:1: PA001 ephemeral/scratch file must not be committed" in res.stdout + res.stderr

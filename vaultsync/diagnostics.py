@@ -28,11 +28,10 @@ class Diagnostic:
     severity: str = ERROR
 
     def location(self) -> str:
-        """``path:line:col`` (``path`` alone for whole-file problems)."""
+        """``path:line:col``; a whole-file problem (line 0) stands at ``1:1``, as linters place them, so that
+        every line an editor or CI parses has the same shape."""
         path = visible(self.path)  # a file name may hold a line break, which would forge a diagnostic line
-        if self.line <= 0:
-            return path
-        return f"{path}:{self.line}:{self.col or 1}"
+        return f"{path}:{max(self.line, 1)}:{self.col or 1}"
 
     def render(self) -> str:
         """``path:line:col: CODE message`` (warnings say so after the code), on one line: a line break or an

@@ -240,8 +240,9 @@ def _sparse(repo: pygit2.Repository) -> bool:
 
 
 class WorktreeSnapshot:
-    """Files on disk under ``roots`` (repo-relative), minus git-ignored ones, dot-folders and nested
-    repositories (submodules); overlapping roots list a file once. In a sparse checkout, the files
+    """Files on disk under ``roots`` (repo-relative), minus git-ignored ones that git does not track (a
+    tracked file is never ignored: ``git add -f``), dot-folders and nested repositories (submodules);
+    overlapping roots list a file once. In a sparse checkout, the files
     the index holds outside the checked-out folders count too, read from the index (the notes a
     link may name are all there, only not on disk)."""
 
@@ -250,16 +251,17 @@ class WorktreeSnapshot:
         seen: set[str] = set()
         self._paths: list[str] = []
         self._links: list[str] = []
+        ignored = _IgnoredUntracked(repo)
         for folder in roots:
             base = root if folder == "." else root / folder
             for dirpath, dirnames, filenames in os.walk(base):
                 rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
                 rel_dir = "" if rel_dir == "." else rel_dir + "/"
                 self._links += [rel_dir + d for d in sorted(dirnames)  # a link to a folder: git records a symlink
-                                if os.path.islink(os.path.join(dirpath, d)) and not _ignored(repo, rel_dir + d)]
+                                if os.path.islink(os.path.join(dirpath, d)) and not ignored(rel_dir + d)]
                 dirnames[:] = sorted(
                     d for d in dirnames
-                    if not d.startswith(".") and not _ignored(repo, rel_dir + d + "/")
+                    if not d.startswith(".") and not ignored(rel_dir + d + "/")
                     and not os.path.lexists(os.path.join(dirpath, d, ".git"))  # a submodule or nested repo
                 )
                 for name in sorted(filenames):
@@ -269,7 +271,7 @@ class WorktreeSnapshot:
                         mode = os.lstat(full).st_mode
                     except OSError:
                         continue
-                    if (stat.S_ISREG(mode) or stat.S_ISLNK(mode)) and rel not in seen and not _ignored(repo, rel):
+                    if (stat.S_ISREG(mode) or stat.S_ISLNK(mode)) and rel not in seen and not ignored(rel):
                         seen.add(rel)
                         (self._paths if stat.S_ISREG(mode) else self._links).append(rel)
         self._staged: dict[str, pygit2.Oid] = {}  # a sparse checkout's files left out of the tree on disk
@@ -305,7 +307,29 @@ class WorktreeSnapshot:
         return data
 
 
-def _ignored(repo: pygit2.Repository | None, rel: str) -> bool:
+class _IgnoredUntracked:
+    """``(rel) -> bool``: git ignores ``rel`` (a folder ends in ``/``) and tracks nothing there. The index
+    is read once, on the first ignored path."""
+
+    def __init__(self, repo: pygit2.Repository | None) -> None:
+        self._repo = repo
+        self._tracked: set[str] | None = None
+
+    def __call__(self, rel: str) -> bool:
+        if not is_ignored(self._repo, rel):
+            return False
+        if self._tracked is None:
+            self._tracked = set()
+            for entry in self._repo.index:  # type: ignore[union-attr]  # is_ignored is False without a repo
+                parts = entry.path.split("/")
+                self._tracked.update("/".join(parts[:i]) + "/" for i in range(1, len(parts)))
+                self._tracked.add(entry.path)
+        return rel not in self._tracked
+
+
+def is_ignored(repo: pygit2.Repository | None, rel: str) -> bool:
+    """Whether git's ignore rules (.gitignore, info/exclude, core.excludesFile) match ``rel``; False
+    without a repository or for a name git cannot read."""
     if repo is None:
         return False
     import pygit2

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import shlex
+
 from vaultsync.diagnostics import Diagnostic
-from vaultsync.git import is_valid_utf8_path, printable_path
+from vaultsync.git import is_ignored, is_valid_utf8_path, printable_path
+from vaultsync.gitopen import open_repo
 from vaultsync.vault.vault import Vault
 
 
 def check_paths(vault: Vault) -> list[Diagnostic]:
     """``PA001`` for files matching an ``ephemeral`` glob, ``PA002`` for non-UTF-8 names (GH-05)."""
     out: list[Diagnostic] = []
+    repo, opened = None, False
     for path in vault.all_files:
         if not is_valid_utf8_path(path):
             out.append(Diagnostic(printable_path(path), 0, 0, "PA002",
@@ -17,7 +21,17 @@ def check_paths(vault: Vault) -> list[Diagnostic]:
             continue
         pattern = vault.config.is_ephemeral(path)
         if pattern:
+            if not opened:
+                repo, opened = open_repo(vault.root), True
             out.append(Diagnostic(path, 0, 0, "PA001",
                                   f"ephemeral/scratch file must not be committed (matches '{pattern}') "
-                                  "— unstage it (git rm --cached) and add it to .gitignore"))
+                                  f"— {_untrack_advice(path, is_ignored(repo, path))}"))
     return out
+
+
+def _untrack_advice(path: str, ignored: bool) -> str:
+    """How to take a scratch file out of the commit while keeping it on disk."""
+    untrack = f"git rm --cached -- {shlex.quote(path)}"
+    if ignored:  # added with -f, or tracked before the rule: the rule stands, only the index holds it
+        return f"unstage it ({untrack}); .gitignore already ignores it, so it stays out after that"
+    return f"unstage it ({untrack}) and add it to .gitignore"
