@@ -529,7 +529,8 @@ def test_a_client_that_hangs_up_at_once_still_gets_every_answer(repo: Vault) -> 
 
 def test_arguments_are_read_strictly_and_unknown_ones_are_refused(repo: Vault) -> None:
     """`commit: "yes"` committed, `top_k: true` ran as 1, a misspelt `include_expire` was ignored: an agent's
-    mistake did something other than it said. Each is now a tool error naming the argument."""
+    mistake did something other than it said. Each is now a tool error naming the argument, on one line
+    (not the validator's report with its type codes and links)."""
     calls = [("write", {"type": "rule", "title": "Strict", "body": "x", "commit": "yes"}, "commit"),
              ("write", {"type": "rule", "title": "Strict", "body": "x", "commit": 1}, "commit"),
              ("search", {"query": "deploy", "top_k": True}, "top_k"),
@@ -538,7 +539,8 @@ def test_arguments_are_read_strictly_and_unknown_ones_are_refused(repo: Vault) -
              ("search", {"query": "deploy", "min_confidence": "NaN"}, "min_confidence"),
              ("search", {"query": "deploy", "include_superseded": "false"}, None),  # JSON text: the SDK reads it
              ("review", {"days": "7"}, None),
-             ("get", {"note": "ADR-0001", "verbose": True}, "'verbose'")]
+             ("get", {"note": "ADR-0001", "verbose": True}, "'verbose'"),
+             ("search", {"top_k": 3}, "query")]
     lines = [json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": t, "arguments": a}})
              for i, (t, a, _) in enumerate(calls, 1)]
     replies = raw_session(repo.root, lines, set(range(1, len(calls) + 1)))
@@ -546,7 +548,11 @@ def test_arguments_are_read_strictly_and_unknown_ones_are_refused(repo: Vault) -
         result = replies[i]["result"]
         if named is None:
             continue
-        assert result.get("isError") and named in result["content"][0]["text"], (tool, args, result)
+        text = result["content"][0]["text"]
+        assert result.get("isError") and named in text and "\n" not in text and "pydantic" not in text, (tool, args)
+    assert replies[1]["result"]["content"][0]["text"] == (
+        "invalid argument(s) for write: commit: input should be a valid boolean, got \"yes\"")
+    assert replies[len(calls)]["result"]["content"][0]["text"] == "invalid argument(s) for search: query: field required"
     assert repo.git("status", "--porcelain").stdout == "" and "Strict" not in repo.git("log", "--format=%s").stdout
 
 

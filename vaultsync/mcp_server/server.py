@@ -20,7 +20,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.stdio import stdio_server
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from vaultsync import __version__
 from vaultsync.mcp_server.transport import MARK, AnswerBeforeEnd, MarkedStdin, lone_surrogate
@@ -63,6 +63,8 @@ class _Server(MCPServer):
         if unknown:  # a misspelt option (`topk`, `include_expire`) would silently do nothing
             raise ToolError(f"unknown argument(s) for {name}: {', '.join(map(repr, unknown))} "
                             f"(known: {', '.join(known)})")
+        if tool is not None:
+            _refuse_mistyped(name, tool, arguments or {})
         return await super().call_tool(name, arguments, context)
 
     async def read_resource(self, uri: Any, context: Any = None) -> Any:
@@ -75,6 +77,19 @@ class _Server(MCPServer):
             link = AnswerBeforeEnd(read, write)
             await self._lowlevel_server.run(link.reader(), link.writer(),
                                             self._lowlevel_server.create_initialization_options())
+
+
+def _refuse_mistyped(name: str, tool: Any, arguments: dict[str, Any]) -> None:
+    """ToolError with one clause per argument of the wrong type or range (``top_k: must be an integer,
+    got True``) instead of the validator's multi-line report with its type codes and web links."""
+    try:
+        tool.fn_metadata.validate_arguments(arguments)
+    except ValidationError as exc:
+        problems = [f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg'][:1].lower()}{e['msg'][1:]}"
+                    + ("" if e["type"] == "missing" else
+                       f", got {json.dumps(e['input'], ensure_ascii=False, default=str)[:80]}")
+                    for e in exc.errors()]
+        raise ToolError(f"invalid argument(s) for {name}: {'; '.join(problems)}") from None
 
 
 def _refuse_lone_surrogates(value: Any, at: str) -> None:
