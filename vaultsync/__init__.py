@@ -7,4 +7,11 @@ indices (SQLite FTS5 + LanceDB) in step with HEAD after it lands
 (``vaultsync search`` / ``git memsearch``).
 """
 
+import os
+
 __version__ = "0.1.0"
+
+# onnxruntime (1.2x+, also on Linux) starts Microsoft's 1DS telemetry when imported: it writes a device id
+# under ~/.cache/Microsoft/DeveloperTools and queues events for an HTTPS endpoint. vaultsync runs offline;
+# this switch, read by onnxruntime's native library when it loads, keeps it off unless a user set it.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
