@@ -474,8 +474,8 @@ def test_a_lone_surrogate_in_any_argument_is_refused_by_name_and_never_hangs(rep
     replies = raw_session(repo.root, lines, {1, 2, 3, 4, 5})
     text = {i: replies[i]["result"]["content"][0]["text"] for i in range(1, 6)}
     assert replies[1]["result"]["isError"] and text[1].startswith(
-        "argument note is not valid Unicode: a lone surrogate (U+D800) at character 0")
-    assert "argument fields.tags[0] is not valid Unicode: a lone surrogate (U+DC80) at character 3" in text[2]
+        "argument note is not valid Unicode: a lone surrogate (U+D800) at character 1")
+    assert "argument fields.tags[0] is not valid Unicode: a lone surrogate (U+DC80) at character 4" in text[2]
     assert "argument name fields.t\\uDBFF is not valid Unicode" in text[3]
     assert not replies[4]["result"].get("isError") and not replies[5]["result"].get("isError")
     assert repo.git("status", "--porcelain").stdout == ""

@@ -431,18 +431,19 @@ def test_supersede_commit_never_carries_the_users_own_uncommitted_edits(vault: V
 
 
 @pytest.mark.parametrize("title, what, where", [
-    ("Line one\n## Injected heading\n\n---\nstatus: superseded", "a line break (U+000A)", 8),
-    ("a\r\nmemory_id: RULE-9999", "a line break (U+000D)", 1),
-    ("Ends with a break\n", "a line break (U+000A)", 17),
-    ("Unicode\u2028line separator", "a line break (U+2028)", 7),
-    ("Next\x85line", "a line break (U+0085)", 4),
-    ("Tab\there", "a control character (U+0009)", 3),
-    ("Null\x00byte", "a control character (U+0000)", 4),
-    ("日本語の\n見出し", "a line break (U+000A)", 4),
+    ("Line one\n## Injected heading\n\n---\nstatus: superseded", "a line break (U+000A)", 9),
+    ("a\r\nmemory_id: RULE-9999", "a line break (U+000D)", 2),
+    ("Ends with a break\n", "a line break (U+000A)", 18),
+    ("Unicode\u2028line separator", "a line break (U+2028)", 8),
+    ("Next\x85line", "a line break (U+0085)", 5),
+    ("Tab\there", "a control character (U+0009)", 4),
+    ("Null\x00byte", "a control character (U+0000)", 5),
+    ("日本語の\n見出し", "a line break (U+000A)", 5),
 ])
 def test_a_title_that_is_not_one_line_is_refused_and_nothing_is_written(make_vault, title, what, where) -> None:  # type: ignore[no-untyped-def]
     """The title heads the note (`# title`): a line break in it wrote headings, fields and a `---` of its own
-    into the body, and every search output that shows the title."""
+    into the body, and every search output that shows the title. Characters are counted from 1, as an
+    editor's columns are."""
     v = make_vault({})
     with pytest.raises(MemoryWriteError, match=rf"title: must be one line of text, but it holds {re.escape(what)} "
                                                rf"at character {where}"):

@@ -99,7 +99,7 @@ def _refuse_lone_surrogates(value: Any, at: str) -> None:
         found = lone_surrogate(value)
         if found:
             raise ToolError(f"argument {at or 'name'} is not valid Unicode: a lone surrogate "
-                            f"(U+{found[0]:04X}) at character {found[1]}; send text as UTF-8")
+                            f"(U+{found[0]:04X}) at character {found[1] + 1}; send text as UTF-8")
         return
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for key, item in items:

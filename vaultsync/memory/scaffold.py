@@ -76,7 +76,7 @@ def build_frontmatter(schema: dict[str, Any], type_name: str, memory_id: str, ti
     if odd is not None:  # it heads the note (`# title`): a line break would write headings, fields, a `---`
         what = "a line break" if odd[1] in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029" else "a control character"
         raise MemoryWriteError(f"title: must be one line of text, but it holds {what} (U+{ord(odd[1]):04X}) "
-                               f"at character {odd[0]}")
+                               f"at character {odd[0] + 1}")
     data: dict[str, Any] = {"memory_id": memory_id, "type": type_name, "title": title.strip(),
                             "status": default_status(schema), "created": today, "last_validated": today}
     data.update(fields)
