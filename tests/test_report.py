@@ -20,7 +20,7 @@ def _out(fmt: str) -> str:
 def test_every_format_has_a_registered_reporter() -> None:
     assert report_mod.FORMATS == ("text", "github", "json")
     assert _out("text").splitlines() == ["docs/a, b.md:3:4: SC001 title: expected string\\nsecond line",  # one line
-                                         "docs/c.md: WL005 warning: empty link",
+                                         "docs/c.md:1:1: WL005 warning: empty link",
                                          "7 notes checked: 1 error, 1 warning"]
     assert _out("github").splitlines() == [
         "::error file=docs/a%2C b.md,line=3,col=4,title=SC001::title: expected string%0Asecond line",
