@@ -135,6 +135,12 @@ def test_maxsim_reranker_cross_lingual(e5: Embedder) -> None:  # noqa: F811
     assert source.hits >= 3
     with pytest.raises(ValueError, match="empty"):
         rr.score("  ", NOTES)
+    held = [source.get([n])[0].shape[0] * e5.dim * 2 for n in NOTES[:3]]  # float16 bytes per passage
+    bounded = OnDemandTokenVectors(e5, capacity=100, max_bytes=held[1] + held[2])
+    bounded.get(NOTES[:3])
+    assert len(bounded._lru) == 2 and bounded._bytes == held[1] + held[2]  # the oldest went first
+    bounded.get(NOTES[:1])
+    assert (bounded.misses, bounded.hits) == (4, 0) and bounded._bytes <= bounded.max_bytes
     s = rr.score("backups", ["", NOTES[4]])
     assert s[0] == 0.0 and s[1] > 0
 
