@@ -10,8 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vaultsync.index.format import DDL, fold, short_words
 from vaultsync.search import weights
-from vaultsync.search.weights import contains, filtered_out_share, searchable
+from vaultsync.search.short_terms import contains
+from vaultsync.search.weights import filtered_out_share, searchable
 
 NOTES = {
     "team-a/outbox.md": "Webhook calls are retried from a durable outbox queue by Caroline.",
@@ -24,10 +26,12 @@ NOTES = {
 def index(notes: dict[str, str]) -> sqlite3.Connection:
     db = sqlite3.connect(":memory:")
     db.execute("CREATE VIRTUAL TABLE notes_fts USING fts5(path UNINDEXED, title, body, tokenize='trigram')")
-    db.execute("CREATE TABLE chunks (path TEXT, norm TEXT)")
+    db.execute("CREATE TABLE chunks (rowid INTEGER PRIMARY KEY, path TEXT, norm TEXT)")
+    db.execute(next(line for line in DDL.splitlines() if "chunks_words" in line))
     for path, body in notes.items():
         db.execute("INSERT INTO notes_fts (path, title, body) VALUES (?, '', ?)", (path, body))
-        db.execute("INSERT INTO chunks (path, norm) VALUES (?, ?)", (path, body.casefold()))
+        rowid = db.execute("INSERT INTO chunks (path, norm) VALUES (?, ?)", (path, fold(body))).lastrowid
+        db.execute("INSERT INTO chunks_words (rowid, words) VALUES (?, ?)", (rowid, short_words(fold(body))))
     return db
 
 

@@ -297,7 +297,7 @@ def test_hidden_reports_count_each_filter_by_name(team):
        left=st.text(alphabet="abcxyz", min_size=1, max_size=4), right=st.text(alphabet="abcxyz", min_size=1, max_size=4))
 def test_a_short_ascii_term_counts_as_a_whole_word_only(term, left, right):
     """`CI` is in "ci runs" and "(ci)", never in "decision"; a CJK or Hangul short term is a substring."""
-    from vaultsync.search.weights import contains
+    from vaultsync.search.short_terms import contains
 
     assert contains(f"{left} {term} {right}", term) and contains(f"({term})", term)
     assert not contains(f"{left}{term}{right}", term)

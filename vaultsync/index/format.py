@@ -12,7 +12,7 @@ import unicodedata
 
 DEFAULT_TARGET_TOKENS = 100  # chunk size in tokens, chosen on the evaluation sets (docs/eval.md, chunk-size rows)
 
-SCHEMA_VERSION = "15"  # 15: a confidence outside 0..1 is unreadable (ADR-0103)
+SCHEMA_VERSION = "16"  # 16: chunks_words, the short-word index (ADR-0106); 15: confidence outside 0..1 (ADR-0103)
 # how notes are read (YAML values, headings, link resolution, messages): a new one re-indexes every note
 # (embeddings come from the cache), so an index never keeps what older code read
 READER_VERSION = "5"
@@ -65,6 +65,7 @@ CREATE INDEX IF NOT EXISTS vectors_hash ON vectors(model, hash);
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(title, heading, text, tokenize='trigram');
 CREATE VIRTUAL TABLE IF NOT EXISTS notes_fts USING fts5(path UNINDEXED, title, body, tokenize='trigram');
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_words USING fts5(words, tokenize="unicode61 tokenchars '_'");
 CREATE TABLE IF NOT EXISTS links (
     source TEXT NOT NULL,
     target TEXT NOT NULL,
@@ -88,7 +89,7 @@ CREATE INDEX IF NOT EXISTS refs_source ON refs(source);
 
 # sha256(SCHEMA_VERSION + DDL)[:16], written out so that the hook path need not import hashlib;
 # tests/test_fastpath.py fails when the DDL changes and this does not
-SCHEMA_FINGERPRINT = "2c51cd63186f71e8"
+SCHEMA_FINGERPRINT = "66214dbc810ae6cd"
 
 
 def fold(text: str) -> str:
@@ -110,6 +111,17 @@ def fold(text: str) -> str:
     plain = _OPTIONAL_MARKS.sub("", _STRESS.sub(r"\1", plain)).translate(_PLAIN_LETTERS)
     return unicodedata.normalize("NFC", plain)
 
+
+
+SHORT_WORD = re.compile(r"(?<!\w)[0-9a-z_]{1,2}(?!\w)")  # in folded text: ASCII is lower case
+
+
+def short_words(folded: str) -> str:
+    """The words of at most 2 ASCII characters of ``folded`` text (:func:`fold`), whole words as
+    ``(?<!\\w)…(?!\\w)`` reads them (``ci`` in ``ci/cd``, not in ``decision`` or ``ciß``), each
+    occurrence kept, joined by spaces: what ``chunks_words`` indexes, since trigram FTS5 cannot match
+    them (``CI``, ``DB``, ``v2``, ``9``)."""
+    return " ".join(SHORT_WORD.findall(folded))
 
 # a Latin or Greek letter and the combining diacritical marks (U+0300–U+036F) that follow it
 _ACCENTS = re.compile("([a-z\u00df-\u02af\u1e00-\u1eff\u0370-\u03ff\u1f00-\u1fff])[\u0300-\u036f]+")

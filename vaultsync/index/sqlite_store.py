@@ -9,8 +9,8 @@ Schema (``SCHEMA_VERSION`` and ``SCHEMA_FINGERPRINT``, a hash of the DDL itself,
   ``unreadable``: JSON ``{field: value}`` of lifecycle fields that could not be read
   (search hides such a note: lifecycle filters fail closed), NULL when none.
 * ``chunks`` — one row per chunk (id ``path#n``, heading path, text, content
-  hash, lines, block ids, token count) plus ``norm``: the NFKC, case-folded text
-  that the short-term fallback scans with ``instr`` (trigram FTS cannot match < 3 chars).
+  hash, lines, block ids, token count) plus ``norm``: the folded (:func:`fold`) title, heading
+  and text that short terms (under 3 characters: trigram FTS cannot match them) are verified in.
 * ``vectors`` — one embedding per (model, chunk) and per (model, note name: title
   or alias, ``kind = 'name'``), so several embedders can serve as dense legs and a
   known-item query can match a note by its name.
@@ -18,6 +18,9 @@ Schema (``SCHEMA_VERSION`` and ``SCHEMA_FINGERPRINT``, a hash of the DDL itself,
   note's frontmatter tags, heading and text; ``rowid`` = ``chunks.rowid``.
 * ``notes_fts`` — the same over whole notes (title, body): BM25 at note level,
   where terms spread over a long note still meet.
+* ``chunks_words`` — FTS5 (``unicode61``) over each chunk's ASCII words of at most 2 characters
+  (:func:`short_words` of ``norm``); ``rowid`` = ``chunks.rowid``, no row for a chunk without one.
+  ``CI``, ``DB``, ``v2`` are found through it, not by scanning every chunk (ADR-0106).
 * ``links`` — source path, target as written, anchor, kind (link, embed,
   frontmatter), resolved path (NULL when dangling), line.
 * ``refs`` — supersession references: source path, field (``supersedes`` or
@@ -46,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultsync.index.chunking import Chunk
-from vaultsync.index.format import DDL, SCHEMA_FINGERPRINT, SCHEMA_VERSION, fold
+from vaultsync.index.format import DDL, SCHEMA_FINGERPRINT, SCHEMA_VERSION, fold, short_words
 from vaultsync.sqlite_uri import readonly_uri
 
 
@@ -275,8 +278,9 @@ class SqliteStore:
             for start in range(0, len(gone), 500):
                 batch = gone[start:start + 500]
                 marks = ",".join("?" * len(batch))
-                self.db.execute(
-                    f"DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE path IN ({marks}))", batch)
+                for fts in ("chunks_fts", "chunks_words"):
+                    self.db.execute(
+                        f"DELETE FROM {fts} WHERE rowid IN (SELECT rowid FROM chunks WHERE path IN ({marks}))", batch)
                 self.db.execute(f"DELETE FROM chunks WHERE path IN ({marks})", batch)
                 self.db.execute(f"DELETE FROM notes_fts WHERE path IN ({marks})", batch)
                 self.db.execute(f"DELETE FROM vectors WHERE path IN ({marks})", batch)
@@ -306,16 +310,20 @@ class SqliteStore:
         self.db.execute("INSERT INTO notes_fts (path, title, body) VALUES (?,?,?)",
                         (rec.path, title_norm, fold(rec.body)))
         for c in rec.chunks:
+            norm = fold(f"{names}\n{c.heading}\n{c.text}")
             cur = self.db.execute(
                 "INSERT INTO chunks (id, path, n, heading, text, norm, hash, start_line, end_line, tokens, blocks) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (c.id, c.path, c.n, c.heading, c.text, fold(f"{names}\n{c.heading}\n{c.text}"), c.hash,
+                (c.id, c.path, c.n, c.heading, c.text, norm, c.hash,
                  c.start_line, c.end_line, c.tokens, json.dumps(list(c.blocks))),
             )
             self.db.execute(
                 "INSERT INTO chunks_fts (rowid, title, heading, text) VALUES (?,?,?,?)",
                 (cur.lastrowid, title_norm, fold(c.heading), fold(c.text)),
             )
+            words = short_words(norm)
+            if words:
+                self.db.execute("INSERT INTO chunks_words (rowid, words) VALUES (?,?)", (cur.lastrowid, words))
         self.db.executemany(
             "INSERT INTO vectors VALUES (?,?,?,?,?,?)",
             [(model, c.id, c.path, c.hash, kind, _blob(by_hash[c.hash]))

@@ -10,9 +10,9 @@
 * In a large index, a term held by more than half the notes (no IDF) stays out of the OR
   pass, and a query of such terms only skips the passes: the posting lists of common terms
   cost most of a search's time and move no score (:func:`vaultsync.search.weights.common_terms`).
-* Trigram FTS cannot match terms under 3 characters (``CI``, ``DB``, ``東京``).
-  Those run against the plain ``chunks.norm`` column — ASCII terms as whole words,
-  others as substrings — and are intersected with the MATCH result when the
+* Trigram FTS cannot match terms under 3 characters (``CI``, ``DB``, ``東京``):
+  :mod:`vaultsync.search.short_terms` finds them, ASCII terms as whole words (through the
+  ``chunks_words`` index), others as substrings, intersected with the MATCH result when the
   query also has long terms (IX-01).
 * CJK runs longer than 3 characters are also split into overlapping trigrams for
   the OR pass, since CJK text has no spaces.
@@ -25,6 +25,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from vaultsync.search.query import Query
+from vaultsync.search.short_terms import short_term_hits
 
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")  # kana, CJK ideographs, hangul: text without spaces
 _WEIGHTS = "2.0, 1.5, 1.0"
@@ -69,30 +70,6 @@ def match_passes(query: Query, skip: frozenset[str] = frozenset()) -> list[str]:
     return passes
 
 
-def _short_filter(db: sqlite3.Connection, terms: tuple[str, ...], rowids: list[int] | None,
-                  every: bool = True) -> dict[int, float]:
-    """Chunks containing every short term (``every=False``: any of them): ASCII terms as words, others as
-    substrings; score = hits."""
-    clauses, params = [], []
-    for term in terms:
-        clauses.append("instr(norm, ?) > 0")
-        params.append(term)
-    sql = "SELECT rowid, norm FROM chunks WHERE (" + (" AND " if every else " OR ").join(clauses) + ")"
-    if rowids is not None:
-        if not rowids:
-            return {}
-        sql += f" AND rowid IN ({','.join('?' * len(rowids))})"
-        params.extend(rowids)
-    words = [re.compile(r"(?<![\w])" + re.escape(t) + r"(?![\w])") for t in terms if t.isascii()]
-    found: dict[int, float] = {}
-    for rowid, norm in db.execute(sql, params):
-        hits = [len(w.findall(norm)) for w in words]
-        other = sum(norm.count(t) for t in terms if not t.isascii())
-        if all(hits) if every else any(hits) or other:
-            found[rowid] = float(sum(hits) + other)
-    return found
-
-
 def bm25_candidates(db: sqlite3.Connection, query: Query, limit: int = 50,
                     restrict_sql: str = "", restrict_params: tuple[object, ...] = (),
                     skip: frozenset[str] = frozenset()) -> list[Candidate]:
@@ -125,12 +102,12 @@ def bm25_candidates(db: sqlite3.Connection, query: Query, limit: int = 50,
             for rowid, score in rows:
                 scored.setdefault(rowid, score)
         if short_terms and scored:
-            keep = _short_filter(db, short_terms, list(scored))
+            keep = short_term_hits(db, short_terms, list(scored))
             scored = {r: s for r, s in scored.items() if r in keep} or scored
     elif short_terms:  # no long term, or none that carries an IDF: chunks with every term, then any (`ci cd`)
-        found = _short_filter(db, short_terms, None)
+        found = short_term_hits(db, short_terms, None)
         if len(short_terms) > 1 and len(found) < limit:
-            found |= {r: score - 1e6 for r, score in _short_filter(db, short_terms, None, every=False).items()
+            found |= {r: score - 1e6 for r, score in short_term_hits(db, short_terms, None, every=False).items()
                       if r not in found}  # ranked after every chunk holding them all
         if restrict_sql and found:
             marks = ",".join("?" * len(found))

@@ -12,12 +12,13 @@ import functools
 import math
 import re
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from vaultsync.search.bm25 import CJK, fts_string
 from vaultsync.search.language import is_cjk, use_share
 from vaultsync.search.options import SearchOptions
 from vaultsync.search.query import Query
+from vaultsync.search.short_terms import notes_holding, paths_holding
 
 
 def leg_weights(db: sqlite3.Connection, query: Query, mode: str, dense_legs: Sequence[str] = ("dense",),
@@ -215,14 +216,9 @@ def informative_units(db: sqlite3.Connection, query: Query) -> list[tuple[str, i
 
 @functools.lru_cache(maxsize=256)
 def short_term_frequency(db: sqlite3.Connection, term: str, limit: int) -> int:
-    """The number of notes (up to ``limit``) whose chunks hold ``term`` — an ASCII term as a whole word."""
-    hits = 0
-    for (norm,) in db.execute("SELECT group_concat(norm, ' ') FROM chunks WHERE instr(norm, ?) > 0 GROUP BY path",
-                              (term,)):
-        hits += contains(norm, term)
-        if hits >= limit:
-            break
-    return hits
+    """The number of notes (up to ``limit``) whose chunks hold ``term`` — an ASCII term as a whole word
+    (:func:`vaultsync.search.short_terms.notes_holding`)."""
+    return notes_holding(db, term, limit)
 
 
 # How many matching rows one unit may read to find one the search may return (past it: counted as found).
@@ -235,14 +231,10 @@ def searchable(db: sqlite3.Connection, unit: str, allowed: set[str] | None, scop
     Long units are matched in ``notes_fts`` (trigram phrase), short ones in the chunks' text as
     :func:`contains` does. At most :data:`SEARCHABLE_SCAN` matching rows are read; a unit that
     common is taken as found, so a filter can only ever be blamed on evidence."""
-    where, params = "", []
-    if scope:
-        where, params = " AND substr(path, 1, ?) = ?", [len(scope), scope]
     if len(unit) < 3:
-        rows = db.execute(f"SELECT path, norm FROM chunks WHERE instr(norm, ?) > 0{where} LIMIT ?",
-                          (unit, *params, SEARCHABLE_SCAN))
-        matches = (p for p, norm in rows if contains(norm, unit))
+        matches: Iterable[str] = paths_holding(db, unit, scope, SEARCHABLE_SCAN)
     else:
+        where, params = ("", []) if not scope else (" AND substr(path, 1, ?) = ?", [len(scope), scope])
         rows = db.execute(f"SELECT path FROM notes_fts WHERE notes_fts MATCH ?{where} LIMIT ?",
                           (fts_string(unit), *params, SEARCHABLE_SCAN))
         matches = (p for (p,) in rows)
@@ -274,13 +266,6 @@ def filtered_out_share(db: sqlite3.Connection, units: Sequence[tuple[str, int, f
     # df > left_out: some searchable note must hold the unit, no scan needed (a few hidden notes: most units)
     return sum(w * (1.0 - (1.0 - share) ** df) for u, df, w in units
                if 0 < df <= left_out and not searchable(db, u, allowed, scope)) / total
-
-
-def contains(norm: str, unit: str) -> bool:
-    """``unit`` occurs in ``norm``: as a substring, or as a whole word when it is ASCII and under 3 characters."""
-    if len(unit) < 3 and unit.isascii():
-        return re.search(r"(?<![\w])" + re.escape(unit) + r"(?![\w])", norm) is not None
-    return unit in norm
 
 
 def _or_units(query: Query) -> list[str]:

@@ -24,7 +24,8 @@ from typing import Any
 from vaultsync.search.candidates import Candidates, Context
 from vaultsync.search.relevance import RelevanceModel, unit_coverage
 from vaultsync.search.rows import chunk_rows
-from vaultsync.search.weights import contains, filtered_out_share, informative_units, unit_frequencies
+from vaultsync.search.short_terms import contains
+from vaultsync.search.weights import filtered_out_share, informative_units, unit_frequencies
 
 # A chunk that holds only a name answers nothing but "is there a note called so": its relevance is
 # scaled down, so a note with content outranks an empty one that shares its words (a prior, not fitted:
