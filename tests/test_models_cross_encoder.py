@@ -66,6 +66,10 @@ def test_batched_scores_equal_single_scores(model_dir: Path) -> None:
     # empty and whitespace candidates are skipped with score 0, the others are real scores
     assert batched[1] == 0.0 and batched[3] == 0.0
     assert (batched[[0, 2, 4, 5, 6, 7]] > 0).all()
+    # batches run side by side (threads) or one at a time: the same scores, in the same places
+    for size in (1, 3):
+        side_by_side = CrossEncoder(model_dir, threads=3, max_batch_size=size).score(QUERY, CANDIDATES)
+        assert np.array_equal(side_by_side, CrossEncoder(model_dir, threads=1, max_batch_size=size).score(QUERY, CANDIDATES))
 
 
 def test_padding_is_masked_not_ignored(model_dir: Path) -> None:

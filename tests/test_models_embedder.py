@@ -64,6 +64,35 @@ def test_batch_equals_single(e5: Embedder) -> None:  # noqa: F811
     assert not np.allclose(q, batch)  # the prefixes matter
 
 
+def test_runs_side_by_side_give_the_vectors_of_one_run_at_a_time(e5: Embedder, e5_cache_dir: Any) -> None:  # noqa: F811
+    """``threads`` runs at once (map_batches) change no bit of a vector, a token vector or their order."""
+    texts = [NOTES[i % len(NOTES)] + f" ({i})" * (i % 5) for i in range(13)] + ["", "数据库凭据轮换"]
+    one = Embedder.load(cache_dir=e5_cache_dir, threads=1)
+    assert e5.threads == 2 and one.threads == 1
+    assert np.array_equal(e5.embed_passages(texts), one.embed_passages(texts))
+    assert all(np.array_equal(a, b) for a, b in zip(e5.token_vectors(texts), one.token_vectors(texts), strict=True))
+
+
+def test_map_batches_keeps_batch_order_and_uses_the_workers() -> None:
+    import threading
+    import time
+
+    from vaultsync.models.batching import map_batches
+
+    seen: set[str] = set()
+
+    def run(batch: list[int]) -> list[int]:
+        seen.add(threading.current_thread().name)
+        time.sleep(0.01 * (5 - len(batch)))  # the first batches finish last
+        return [i * 10 for i in batch]
+
+    batches = [[0], [1, 2], [3, 4, 5], [6, 7, 8, 9]]
+    assert map_batches(run, batches, 3) == [[0], [10, 20], [30, 40, 50], [60, 70, 80, 90]]
+    assert len(seen) > 1 and all(name.startswith("onnx-run") for name in seen)
+    seen.clear()
+    assert map_batches(run, batches, 1) == map_batches(run, batches, 4)[:4] and threading.current_thread().name in seen
+
+
 def test_vectors_are_unit_length_and_finite(e5: Embedder) -> None:  # noqa: F811
     v = e5.embed_passages([*NOTES, "", "   ", "\n"])
     assert np.isfinite(v).all()

@@ -32,6 +32,7 @@ import json
 import mmap
 import os
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ import numpy as np
 
 from vaultsync.models import pair_tokenizer
 from vaultsync.models.base import rerank_inputs
-from vaultsync.models.batching import pad_right, plan_batches
+from vaultsync.models.batching import map_batches, pad_right, plan_batches
 from vaultsync.models.embedder import make_session
 
 _BATCH_DEPENDENT_OPS = {"DynamicQuantizeLinear", "DynamicQuantizeMatMul", "QAttention", "DynamicQuantizeLSTM"}
@@ -94,7 +95,8 @@ class CrossEncoder:
         self.threshold: float | None = float(settings["threshold"]) if settings.get("calibrated") else None
         self.fusion_weight: float | None = float(settings["fusion_weight"]) if "fusion_weight" in settings else None
         self._pad_id = self._pairs.pad_id
-        self._session = make_session(model_path, threads)
+        self.threads = threads  # runs side by side, each on one intra-op thread (map_batches)
+        self._session = make_session(model_path, 1)
         self.input_names = [i.name for i in self._session.get_inputs()]
         for required in ("input_ids", "attention_mask"):
             if required not in self.input_names:
@@ -124,11 +126,13 @@ class CrossEncoder:
         if not live:
             return scores
         rows = self._encode_pairs(query, [passages[i] for i in live])
-        for batch in plan_batches([len(r[0]) for r in rows], self.max_batch_tokens, self.max_batch_size):
-            feed = self.feed([rows[k] for k in batch])
-            (logits,) = self._session.run([self._output], feed)
+        batches = plan_batches([len(r[0]) for r in rows], self.max_batch_tokens, self.max_batch_size)
+        for batch, logits in zip(batches, map_batches(partial(self._run, rows), batches, self.threads), strict=True):
             scores[[live[k] for k in batch]] = _to_probability(np.asarray(logits, dtype=np.float32))
         return scores
+
+    def _run(self, rows: list[tuple[list[int], list[int]]], batch: list[int]) -> np.ndarray:
+        return np.asarray(self._session.run([self._output], self.feed([rows[k] for k in batch]))[0])
 
     def feed(self, rows: Sequence[tuple[list[int], list[int]]]) -> dict[str, np.ndarray]:
         """The input dict for ``(ids, type_ids)`` rows: right-padded, only the declared inputs."""

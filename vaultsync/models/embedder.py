@@ -20,6 +20,7 @@ import hashlib
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ import onnxruntime as ort
 from vaultsync.models import cache
 from vaultsync.models import manifest as manifests
 from vaultsync.models.base import Kind, TextEmbedder, check_texts
-from vaultsync.models.batching import pad_right, plan_batches
+from vaultsync.models.batching import map_batches, pad_right, plan_batches
 from vaultsync.models.tokenization import Backend, load_tokenizer
 
 DEFAULT_MODEL = "multilingual-e5-small"
@@ -104,7 +105,7 @@ class Embedder:
         self._prefixes = {"query": manifest.prefixes.get("query", ""), "passage": manifest.prefixes.get("passage", "")}
         # onnxruntime builds the session without the GIL: it overlaps the tokenizer's Python load
         with ThreadPoolExecutor(1, thread_name_prefix="e5-session") as pool:
-            session = pool.submit(make_session, self.folder / "model.onnx", threads, spin=spin)
+            session = pool.submit(make_session, self.folder / "model.onnx", 1, spin=spin)  # `threads` runs at once
             self._tok = load_tokenizer(self.folder, tokenizer)
             self._session = session.result()
         self._pad_id = self._tok.pad_id
@@ -189,9 +190,9 @@ class Embedder:
         rows = self._encode(texts, kind)
         out: list[np.ndarray] = [np.zeros((0, self.dim), np.float32)] * len(texts)
         start = 1 + self._prefix_tokens[kind]
-        for batch in plan_batches([len(r) for r in rows], self.max_batch_tokens, self.max_batch_size):
-            ids, mask = pad_right([rows[i] for i in batch], self._pad_id)
-            (hidden,) = self._session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask})
+        batches = plan_batches([len(r) for r in rows], self.max_batch_tokens, self.max_batch_size)
+        for batch, hidden in zip(batches, map_batches(partial(self._run, rows, "last_hidden_state"), batches,
+                                                      self.threads), strict=True):
             for j, i in enumerate(batch):
                 r = rows[i]
                 keep = [p for p in range(start, len(r)) if r[p] not in self._skip_ids]
@@ -215,11 +216,16 @@ class Embedder:
         if not texts:
             return out
         rows = self._encode(texts, kind)
-        for batch in plan_batches([len(r) for r in rows], self.max_batch_tokens, self.max_batch_size):
-            ids, mask = pad_right([rows[i] for i in batch], self._pad_id)
-            (vecs,) = self._session.run(["sentence_embedding"], {"input_ids": ids, "attention_mask": mask})
+        batches = plan_batches([len(r) for r in rows], self.max_batch_tokens, self.max_batch_size)
+        for batch, vecs in zip(batches, map_batches(partial(self._run, rows, "sentence_embedding"), batches,
+                                                    self.threads), strict=True):
             out[batch] = vecs
         return out
+
+    def _run(self, rows: list[list[int]], output: str, batch: list[int]) -> np.ndarray:
+        ids, mask = pad_right([rows[i] for i in batch], self._pad_id)
+        (result,) = self._session.run([output], {"input_ids": ids, "attention_mask": mask})
+        return np.asarray(result)
 
     def _encode(self, texts: list[str], kind: Kind) -> list[list[int]]:
         """Token ids with specials, truncated to ``max_tokens`` (last kept token then ``</s>``)."""
