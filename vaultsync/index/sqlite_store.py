@@ -8,9 +8,8 @@ Schema (``SCHEMA_VERSION`` and ``SCHEMA_FINGERPRINT``, a hash of the DDL itself,
   title, aliases and the whole frontmatter as JSON, parse/validation warnings, and
   ``unreadable``: JSON ``{field: value}`` of lifecycle fields that could not be read
   (search hides such a note: lifecycle filters fail closed), NULL when none.
-* ``chunks`` — one row per chunk (id ``path#n``, heading path, text, content
-  hash, lines, block ids, token count) plus ``norm``: the folded (:func:`fold`) title, heading
-  and text that short terms (under 3 characters: trigram FTS cannot match them) are verified in.
+* ``chunks`` — one row per chunk (id ``path#n``, heading path, text, content hash, lines, block
+  ids, token count) plus ``norm``: its folded (:func:`fold`) title, heading and text.
 * ``vectors`` — one embedding per (model, chunk) and per (model, note name: title
   or alias, ``kind = 'name'``), so several embedders can serve as dense legs and a
   known-item query can match a note by its name.
@@ -18,9 +17,8 @@ Schema (``SCHEMA_VERSION`` and ``SCHEMA_FINGERPRINT``, a hash of the DDL itself,
   note's frontmatter tags, heading and text; ``rowid`` = ``chunks.rowid``.
 * ``notes_fts`` — the same over whole notes (title, body): BM25 at note level,
   where terms spread over a long note still meet.
-* ``chunks_words`` — FTS5 (``unicode61``) over each chunk's ASCII words of at most 2 characters
-  (:func:`short_words` of ``norm``); ``rowid`` = ``chunks.rowid``, no row for a chunk without one.
-  ``CI``, ``DB``, ``v2`` are found through it, not by scanning every chunk (ADR-0106).
+* ``chunks_words`` — FTS5 ``unicode61`` over each chunk's ASCII words of 1–2 characters (:func:`short_words`
+  of ``norm``: ``CI``, ``v2``, which trigrams cannot match; ADR-0106); ``rowid`` = ``chunks.rowid``.
 * ``links`` — source path, target as written, anchor, kind (link, embed,
   frontmatter), resolved path (NULL when dangling), line.
 * ``refs`` — supersession references: source path, field (``supersedes`` or
@@ -313,16 +311,13 @@ class SqliteStore:
             norm = fold(f"{names}\n{c.heading}\n{c.text}")
             cur = self.db.execute(
                 "INSERT INTO chunks (id, path, n, heading, text, norm, hash, start_line, end_line, tokens, blocks) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (c.id, c.path, c.n, c.heading, c.text, norm, c.hash,
-                 c.start_line, c.end_line, c.tokens, json.dumps(list(c.blocks))),
-            )
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?)", (c.id, c.path, c.n, c.heading, c.text, norm, c.hash,
+                                                    c.start_line, c.end_line, c.tokens, json.dumps(list(c.blocks))))
             self.db.execute(
                 "INSERT INTO chunks_fts (rowid, title, heading, text) VALUES (?,?,?,?)",
                 (cur.lastrowid, title_norm, fold(c.heading), fold(c.text)),
             )
-            words = short_words(norm)
-            if words:
+            if words := short_words(norm):
                 self.db.execute("INSERT INTO chunks_words (rowid, words) VALUES (?,?)", (cur.lastrowid, words))
         self.db.executemany(
             "INSERT INTO vectors VALUES (?,?,?,?,?,?)",
