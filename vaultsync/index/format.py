@@ -112,7 +112,6 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFC", plain)
 
 
-
 SHORT_WORD = re.compile(r"(?<!\w)[0-9a-z_]{1,2}(?!\w)")  # in folded text: ASCII is lower case
 
 
@@ -122,6 +121,7 @@ def short_words(folded: str) -> str:
     occurrence kept, joined by spaces: what ``chunks_words`` indexes, since trigram FTS5 cannot match
     them (``CI``, ``DB``, ``v2``, ``9``)."""
     return " ".join(SHORT_WORD.findall(folded))
+
 
 # a Latin or Greek letter and the combining diacritical marks (U+0300–U+036F) that follow it
 _ACCENTS = re.compile("([a-z\u00df-\u02af\u1e00-\u1eff\u0370-\u03ff\u1f00-\u1fff])[\u0300-\u036f]+")

@@ -72,7 +72,8 @@ def verify_index(path: Path, repo: pygit2.Repository, commit: str, expected_fing
             return "failed PRAGMA quick_check"
         if _schema(db) != expected_schema():
             return "unexpected schema (tables, indices, triggers or views this version does not create)"
-        for table in ("chunks_fts_config", "notes_fts_config", "chunks_words_config"):  # FTS5 options (rank functions) stay the defaults
+        # FTS5 options (rank functions) stay the defaults
+        for table in ("chunks_fts_config", "notes_fts_config", "chunks_words_config"):
             if db.execute(f"SELECT k, v FROM {table}").fetchall() != [("version", 4)]:
                 return f"unexpected FTS5 settings in {table}"
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
