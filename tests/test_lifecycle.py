@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
+import subprocess
 
 import pytest
 from conftest import adr
@@ -246,9 +248,9 @@ def test_ephemeral_paths_and_report_filtering(vault):
     assert res.lines == [
         "docs/adrs/ADR-0001.md:9:1: WL001 [[nope]] → no such note",
         "docs/rules/x.tmp.md:1:1: PA001 ephemeral/scratch file must not be committed (matches '**/*.tmp.md') "
-        "— unstage it (git rm --cached -- docs/rules/x.tmp.md) and add it to .gitignore",
+        "— unstage it (git rm --cached -- ':(top,literal)docs/rules/x.tmp.md') and add it to .gitignore",
         "docs/scratch/idea.md:1:1: PA001 ephemeral/scratch file must not be committed (matches '**/scratch/**') "
-        "— unstage it (git rm --cached -- docs/scratch/idea.md) and add it to .gitignore",
+        "— unstage it (git rm --cached -- ':(top,literal)docs/scratch/idea.md') and add it to .gitignore",
     ]
     only = vault.check("docs/scratch/idea.md")
     assert only.lines == [line for line in res.lines if line.startswith("docs/scratch/idea.md")]
@@ -264,8 +266,23 @@ def test_pa001_for_a_scratch_file_git_already_ignores_says_so(vault, rule):
     vault.git("add", "-f", "docs/scratch/idea one.md")
     assert vault.check().lines == [
         "docs/scratch/idea one.md:1:1: PA001 ephemeral/scratch file must not be committed (matches '**/scratch/**') "
-        "— unstage it (git rm --cached -- 'docs/scratch/idea one.md'); .gitignore already ignores it, "
-        "so it stays out after that"]
+        "— unstage it (git rm --cached -- ':(top,literal)docs/scratch/idea one.md'); an ignore rule already "
+        "matches it, so it stays out after that"]
+
+
+@pytest.mark.parametrize("name", ["nb\u00a0sp.md", "nl\nx.md", "*.md", "it's $(x) `y`.md", ":!x.md", "back\\slash\u200b.md",
+                                  "tab\tx.md", "-rf.md", "ünï 日本.md"])
+def test_the_pa001_command_untracks_exactly_that_file_from_any_folder(vault, name):
+    """The advice is pasted into a shell, often from a subfolder: it must name that one file, whatever its
+    name holds (a glob, pathspec magic, quotes, a line break or a character the message writes as an escape)."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.write(f"docs/scratch/{name}", "# wip\n")
+    vault.write("docs/scratch/other.md", "# wip\n")
+    vault.git("add", "-A")
+    line = next(x for x in vault.check().lines if "PA001" in x and "other.md" not in x)
+    command = re.search(r"\((git rm --cached -- .*?)\)(?: and|;)", line).group(1)
+    subprocess.run(["bash", "-c", command], cwd=vault.root / "docs", check=True, capture_output=True)
+    assert vault.git("ls-files", "docs/scratch").stdout.splitlines() == ["docs/scratch/other.md"]
 
 
 @pytest.mark.parametrize("rule,path", [("docs/adrs/\n", "docs/adrs/ADR-0002.md"), ("ADR-0002*\n", "docs/adrs/ADR-0002.md"),
@@ -281,6 +298,23 @@ def test_a_tracked_note_under_an_ignore_rule_is_checked(vault, rule, path):
     expected = [f"{path}:9:1: WL001 [[nope]] → no such note"]
     assert vault.check().lines == expected
     assert vault.check("--staged").lines == expected
+
+
+@pytest.mark.parametrize("rule,tracked,draft", [
+    ("*\n!*.md\n!.gitignore\n!.vaultsync.yaml\n", "docs/adrs/ADR-0002.md", "docs/adrs/new.md"),
+    ("**/priv/**\n!**/keep.md\n", "docs/adrs/priv/deep/ADR-0002.md", "docs/adrs/priv/deep/keep.md"),
+    ("docs/adrs/priv/\n!docs/adrs/priv/keep.md\n", "docs/adrs/priv/ADR-0002.md", "docs/adrs/priv/keep.md"),
+])
+def test_a_negation_rule_does_not_bring_back_an_untracked_file_under_an_ignored_folder(vault, rule, tracked, draft):
+    """git never re-includes a path under an excluded folder, whatever a ``!`` rule says: walked into for
+    the note it tracks, the folder's untracked files stay out (libgit2, asked about one path, says otherwise)."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.write(tracked, adr("ADR-0002"))
+    vault.write(draft, "---\ntitle: [unclosed\n---\n")
+    vault.write(".gitignore", rule)
+    vault.git("add", "-f", tracked, "docs/adrs/ADR-0001.md", ".gitignore")
+    assert vault.git("check-ignore", "-q", draft, check=False).returncode == 0  # git ignores it
+    assert vault.check().lines == vault.check("--staged").lines == []
 
 
 def test_fix_refuses_layouts_it_cannot_edit_safely(vault):

@@ -24,7 +24,7 @@ def test_every_format_has_a_registered_reporter() -> None:
                                          "7 notes checked: 1 error, 1 warning"]
     assert _out("github").splitlines() == [
         "::error file=docs/a%2C b.md,line=3,col=4,title=SC001::title: expected string%0Asecond line",
-        "::warning file=docs/c.md,title=WL005::empty link"]
+        "::warning file=docs/c.md,line=1,col=1,title=WL005::empty link"]
     assert '"errors": 1' in _out("json") and '"checked": 7' in _out("json")
 
 

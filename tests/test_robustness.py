@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import adr, assert_same_index, git, index_state, run_cli
 from vaultsync.vault.markdown import mask_code
@@ -585,6 +587,24 @@ def test_a_filter_that_is_not_utf8_is_a_usage_error(vault, option):
     assert res.returncode == 2 and "not valid UTF-8" in res.stderr and "Traceback" not in res.stderr
 
 
+@pytest.mark.parametrize("argv", [
+    [b"new", b"rule", b"--title", b"ok", b"--body", b"x\xffy"],
+    [b"new", b"rule", b"--title", b"ok", b"--set", b"tags=[\xff]"],
+    [b"new", b"rule", b"--title", b"ab\xffc"],
+    [b"new", b"ru\xe9le", b"--title", b"ok"],
+    [b"supersede", b"RULE-0001", b"RULE-\xff"],
+    [b"promote", b"docs/scratch/\xff.md", b"--type", b"rule"],
+])
+def test_a_memory_command_argument_that_is_not_utf8_is_a_usage_error(vault, argv):
+    """argv bytes that are not UTF-8 crashed `new --body` (exit 3) or gave a vague error: now exit 2, naming
+    the byte and where it stands, and nothing is written."""
+    before = vault.git("status", "--porcelain", "--untracked-files=all").stdout
+    res = subprocess.run([sys.executable, "-m", "vaultsync", *argv], cwd=vault.root, capture_output=True, text=True,
+                         errors="replace")
+    assert res.returncode == 2 and "not valid UTF-8: byte 0x" in res.stderr and "Traceback" not in res.stderr, res.stderr
+    assert vault.git("status", "--porcelain", "--untracked-files=all").stdout == before
+
+
 @pytest.mark.parametrize("setting", ["/dev/null", "a-file"])
 def test_install_into_a_hooks_path_that_is_no_folder_is_refused(vault, setting):
     """``core.hooksPath=/dev/null`` is how people switch hooks off: install says so and changes nothing."""
@@ -912,3 +932,28 @@ def test_search_values_a_time_zone_and_load_locations_are_reported_with_the_rest
     vault.write(".vaultsync.yaml", "vault: docs\nmodels: {cache_dir: /x}\n")
     res = vault.check()
     assert res.code == 1 and [x.split(" ", 2)[1] for x in res.err.splitlines()] == ["CF005"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["**/scratch/**", "docs/scratch/*", "*.tmp.md", "docs/**/draft-?.md", "scratch", "**/*.md"]),
+       st.lists(st.sampled_from(["docs", "scratch", "a", "draft-1.md", "x.tmp.md", "n.md"]), min_size=1, max_size=4),
+       st.sampled_from(["\n", "\r", "\u2028", "\t"]))
+def test_a_glob_matches_a_name_with_a_line_break_as_git_does(pattern, parts, odd):
+    """A line break in a file or folder name is a character like any other to a glob (git's wildmatch):
+    ``**`` crossed it only without one, so such a scratch file escaped PA001 and was read as a note."""
+    from vaultsync.vault.config import _glob_regex
+
+    *folders, name = parts
+    for ch in (odd, "q"):  # the same name with an ordinary letter where the line break is
+        path = "/".join([*folders, name[:1] + ch + name[1:]])
+        if ch == odd:
+            broken = bool(_glob_regex(pattern).fullmatch(path))
+    assert broken == bool(_glob_regex(pattern).fullmatch(path))
+
+
+def test_pa001_reaches_a_scratch_file_with_a_line_break_in_its_name(vault):
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.write("docs/scratch/nl\nx.md", "---\ntitle: [oops\n---\n")
+    vault.git("add", "-A")
+    lines = vault.check("--staged").lines
+    assert len(lines) == 1 and lines[0].startswith("docs/scratch/nl\\nx.md:1:1: PA001 "), lines

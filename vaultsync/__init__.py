@@ -14,4 +14,5 @@ __version__ = "0.1.0"
 # onnxruntime (1.2x+, also on Linux) starts Microsoft's 1DS telemetry when imported: it writes a device id
 # under ~/.cache/Microsoft/DeveloperTools and queues events for an HTTPS endpoint. vaultsync runs offline;
 # this switch, read by onnxruntime's native library when it loads, keeps it off unless a user set it.
-os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+if not os.environ.get("ORT_DISABLE_TELEMETRY"):  # unset or empty: an empty value leaves it on
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"

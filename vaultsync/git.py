@@ -258,10 +258,10 @@ class WorktreeSnapshot:
                 rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
                 rel_dir = "" if rel_dir == "." else rel_dir + "/"
                 self._links += [rel_dir + d for d in sorted(dirnames)  # a link to a folder: git records a symlink
-                                if os.path.islink(os.path.join(dirpath, d)) and not ignored(rel_dir + d)]
+                                if os.path.islink(os.path.join(dirpath, d)) and not ignored(rel_dir + d, rel_dir)]
                 dirnames[:] = sorted(
                     d for d in dirnames
-                    if not d.startswith(".") and not ignored(rel_dir + d + "/")
+                    if not d.startswith(".") and not ignored(rel_dir + d + "/", rel_dir)
                     and not os.path.lexists(os.path.join(dirpath, d, ".git"))  # a submodule or nested repo
                 )
                 for name in sorted(filenames):
@@ -271,7 +271,7 @@ class WorktreeSnapshot:
                         mode = os.lstat(full).st_mode
                     except OSError:
                         continue
-                    if (stat.S_ISREG(mode) or stat.S_ISLNK(mode)) and rel not in seen and not ignored(rel):
+                    if (stat.S_ISREG(mode) or stat.S_ISLNK(mode)) and rel not in seen and not ignored(rel, rel_dir):
                         seen.add(rel)
                         (self._paths if stat.S_ISREG(mode) else self._links).append(rel)
         self._staged: dict[str, pygit2.Oid] = {}  # a sparse checkout's files left out of the tree on disk
@@ -308,15 +308,19 @@ class WorktreeSnapshot:
 
 
 class _IgnoredUntracked:
-    """``(rel) -> bool``: git ignores ``rel`` (a folder ends in ``/``) and tracks nothing there. The index
-    is read once, on the first ignored path."""
+    """``(rel, parent) -> bool``: git ignores ``rel`` (a folder ends in ``/``; ``parent`` is the folder
+    it is in) and tracks nothing there. Inside an ignored folder, walked only for the files it tracks,
+    everything untracked stays ignored: git never re-includes a path under an excluded folder, whatever
+    a ``!`` rule says, though libgit2 asked about the path alone would. The index is read once, on the
+    first ignored path."""
 
     def __init__(self, repo: pygit2.Repository | None) -> None:
         self._repo = repo
         self._tracked: set[str] | None = None
+        self._ignored_dirs: set[str] = set()  # folders walked into only for what they track
 
-    def __call__(self, rel: str) -> bool:
-        if not is_ignored(self._repo, rel):
+    def __call__(self, rel: str, parent: str) -> bool:
+        if parent not in self._ignored_dirs and not is_ignored(self._repo, rel):
             return False
         if self._tracked is None:
             self._tracked = set()
@@ -324,7 +328,11 @@ class _IgnoredUntracked:
                 parts = entry.path.split("/")
                 self._tracked.update("/".join(parts[:i]) + "/" for i in range(1, len(parts)))
                 self._tracked.add(entry.path)
-        return rel not in self._tracked
+        if rel not in self._tracked:
+            return True
+        if rel.endswith("/"):
+            self._ignored_dirs.add(rel)
+        return False
 
 
 def is_ignored(repo: pygit2.Repository | None, rel: str) -> bool:

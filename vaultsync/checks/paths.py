@@ -30,8 +30,19 @@ def check_paths(vault: Vault) -> list[Diagnostic]:
 
 
 def _untrack_advice(path: str, ignored: bool) -> str:
-    """How to take a scratch file out of the commit while keeping it on disk."""
-    untrack = f"git rm --cached -- {shlex.quote(path)}"
+    """How to take a scratch file out of the commit while keeping it on disk, as a command that works
+    pasted from any folder of the repository (``:(top,literal)``: from its top, no glob or pathspec
+    magic in the name) in a POSIX shell."""
+    untrack = f"git rm --cached -- {shell_word(':(top,literal)' + path)}"
     if ignored:  # added with -f, or tracked before the rule: the rule stands, only the index holds it
-        return f"unstage it ({untrack}); .gitignore already ignores it, so it stays out after that"
+        return f"unstage it ({untrack}); an ignore rule already matches it, so it stays out after that"
     return f"unstage it ({untrack}) and add it to .gitignore"
+
+
+def shell_word(text: str) -> str:
+    """``text`` quoted for a POSIX shell so that it survives :func:`vaultsync.diagnostics.visible`: in
+    ``$'…'`` (bash, zsh) when it holds a character that the message writes as an escape (a line break,
+    U+00A0), which ``$'…'`` reads back; else as :func:`shlex.quote` does."""
+    if all(ch.isprintable() or ch == "\t" for ch in text):
+        return shlex.quote(text)
+    return "$'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"

@@ -67,9 +67,7 @@ class GithubReporter(Reporter):
     def report(self, diagnostics: Sequence[Diagnostic], checked: int) -> None:
         for d in diagnostics:
             level = "error" if d.severity == ERROR else "warning"
-            props = f"file={self._escape(d.path, True)}"
-            if d.line > 0:
-                props += f",line={d.line},col={d.col or 1}"
+            props = f"file={self._escape(d.path, True)},line={max(d.line, 1)},col={d.col or 1}"  # as the text: 1:1
             props += f",title={self._escape(d.code, True)}"
             self.out.write(f"::{level} {props}::{self._escape(d.message)}\n")
 

@@ -8,17 +8,18 @@ import shlex
 import subprocess
 import sys
 
+from vaultsync.cli.argtypes import utf8_text
 from vaultsync.cli.memory_common import parse_sets, report_uncommitted, report_written, run_memory
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
     p = sub.add_parser(name, help=help_text, description=__doc__)
-    p.add_argument("type", help="memory type, as configured under `types:` in .vaultsync.yaml (adr, incident, rule)")
-    p.add_argument("--title", required=True, help="the note's title")
-    p.add_argument("--supersedes", metavar="ID", help="the note this one replaces (memory_id, path or [[WikiLink]])")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="a frontmatter field, value read as YAML "
+    p.add_argument("type", type=utf8_text, help="memory type, as configured under `types:` in .vaultsync.yaml (adr, incident, rule)")
+    p.add_argument("--title", required=True, type=utf8_text, help="the note's title")
+    p.add_argument("--supersedes", metavar="ID", type=utf8_text, help="the note this one replaces (memory_id, path or [[WikiLink]])")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", type=utf8_text, help="a frontmatter field, value read as YAML "
                    "(repeatable): --set tags='[payments]' --set confidence=0.8")
-    p.add_argument("--body", help="Markdown body (default: the type's empty sections)")
+    p.add_argument("--body", type=utf8_text, help="Markdown body (default: the type's empty sections)")
     p.add_argument("--edit", action="store_true", help="open the new note in $VISUAL/$EDITOR, then check it")
     p.add_argument("--commit", action="store_true", help="git commit the change (only its files)")
     p.set_defaults(run=run)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 
+from vaultsync.cli.argtypes import utf8_text
+
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
     p = sub.add_parser(name, help=help_text, description=__doc__)
-    p.add_argument("path", help="the scratch note (a path matching an `ephemeral` glob)")
-    p.add_argument("--type", required=True, dest="type_name", help="the memory type it becomes")
-    p.add_argument("--title", help="title (default: its frontmatter title, first heading or file name)")
+    p.add_argument("path", type=utf8_text, help="the scratch note (a path matching an `ephemeral` glob)")
+    p.add_argument("--type", required=True, dest="type_name", type=utf8_text, help="the memory type it becomes")
+    p.add_argument("--title", type=utf8_text, help="title (default: its frontmatter title, first heading or file name)")
     p.add_argument("--commit", action="store_true", help="git commit the new note")
     p.set_defaults(run=run)
 

@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 
+from vaultsync.cli.argtypes import utf8_text
 from vaultsync.serve.client import FORMATS
 
 
@@ -18,9 +19,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("query", nargs="+", help="what to look for, in any language")
     p.add_argument("--top-k", type=_positive, help="at most this many chunks (default 5)")
     p.add_argument("--budget", type=_positive, help="token budget for all returned text (default 1200)")
-    p.add_argument("--type", action="append", dest="types", type=_utf8, help="only notes of this type (repeatable)")
-    p.add_argument("--tag", action="append", dest="tags", type=_utf8, help="only notes with this tag (repeatable)")
-    p.add_argument("--scope", type=_utf8, help="only notes under this folder (from the repository's top, or the current folder)")
+    p.add_argument("--type", action="append", dest="types", type=utf8_text, help="only notes of this type (repeatable)")
+    p.add_argument("--tag", action="append", dest="tags", type=utf8_text, help="only notes with this tag (repeatable)")
+    p.add_argument("--scope", type=utf8_text, help="only notes under this folder (from the repository's top, or the current folder)")
     p.add_argument("--include-expired", action="store_true", help="also return notes past their `expires` date")
     p.add_argument("--include-superseded", action="store_true", help="also return superseded notes")
     p.add_argument("--min-confidence", type=_fraction, help="hide notes below this confidence (default 0.5)")
@@ -32,15 +33,6 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("--format", choices=FORMATS, default="text")
     p.add_argument("--no-daemon", action="store_true", help="always search in-process")
     p.set_defaults(run=run)
-
-
-def _utf8(text: str) -> str:
-    """A filter value: text that is valid UTF-8 (argv bytes that are not arrive as lone surrogates)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise argparse.ArgumentTypeError(f"not valid UTF-8: {os.fsencode(text)!r}") from None
-    return text
 
 
 def _repo_scope(scope: str) -> str:

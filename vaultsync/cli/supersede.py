@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+from vaultsync.cli.argtypes import utf8_text
+
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
     p = sub.add_parser(name, help=help_text, description=__doc__)
-    p.add_argument("old", help="the note being replaced (memory_id, path or [[WikiLink]])")
-    p.add_argument("new", help="the note that replaces it")
+    p.add_argument("old", type=utf8_text, help="the note being replaced (memory_id, path or [[WikiLink]])")
+    p.add_argument("new", type=utf8_text, help="the note that replaces it")
     p.add_argument("--commit", action="store_true", help="git commit both files")
     p.set_defaults(run=run)
 

@@ -132,9 +132,10 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(c))
             i += 1
+    # DOTALL: a name may hold a line break, and git's globs match it like any other character
     if "/" not in pattern.rstrip("/"):  # a bare name matches at any depth, like .gitignore
-        return re.compile("(?:.*/)?" + "".join(out) + "(?:/.*)?")
-    return re.compile("".join(out) + "(?:/.*)?")
+        return re.compile("(?:.*/)?" + "".join(out) + "(?:/.*)?", re.DOTALL)
+    return re.compile("".join(out) + "(?:/.*)?", re.DOTALL)
 
 
 @lru_cache(maxsize=1)
