@@ -179,30 +179,26 @@ def config_problems(config: Config) -> list[Diagnostic]:
     """Each invalid value of ``config``'s ``search:`` section as a located CF002 diagnostic, in file order
     (``rerank`` and ``port`` are read elsewhere); a rule across values is judged once each value passes.
     ``vaultsync check`` reports them, so a config that would make every search fail never lands."""
-    from vaultsync.vault.config import CONFIG_NAME
 
     section = config.raw.get("search")
     if not isinstance(section, dict):
         return []
     values = {k: v for k, v in section.items() if k not in ("rerank", "port")}
-    out: list[Diagnostic] = []
-    for group in [{k: v} for k, v in values.items()] + [values]:
-        if out and group is values:
-            break
-        try:
-            SearchOptions.from_config(group)
-        except (ValueError, TypeError) as exc:
-            said = str(exc).removeprefix("unknown search option(s): ")
-            key = next((k for k in group if said.startswith(str(k))), None)
-            where: tuple[Any, ...] = ("search",) if key is None else ("search", key)
-            line, col = config.positions.get(where, (0, 0))
-            out.append(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", f"{'.'.join(map(str, where))}: {exc}"))
+    out = [d for k, v in values.items() if (d := _problem(config, {k: v})) is not None]
+    if not out and (across := _problem(config, values)) is not None:  # a rule across values
+        out.append(across)
     return out
+
+
+def _problem(config: Config, values: dict[str, Any]) -> Diagnostic | None:
+    """CF002 at the key of ``values`` (a ``search:`` section, or part of one) that the options refuse."""
+    from vaultsync.vault.config import CONFIG_NAME
+
     try:
-        SearchOptions.from_config({k: v for k, v in section.items() if k not in ("rerank", "port")})
+        SearchOptions.from_config(values)
     except (ValueError, TypeError) as exc:
         said = str(exc).removeprefix("unknown search option(s): ")
-        key = next((k for k in section if said.startswith(str(k))), None)
+        key = next((k for k in values if said.startswith(str(k))), None)
         where: tuple[Any, ...] = ("search",) if key is None else ("search", key)
         line, col = config.positions.get(where, (0, 0))
         return Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", f"{'.'.join(map(str, where))}: {exc}")
