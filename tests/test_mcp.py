@@ -482,24 +482,37 @@ def test_a_lone_surrogate_in_any_argument_is_refused_by_name_and_never_hangs(rep
 
 
 @given(st.lists(st.one_of(st.characters(), st.integers(0xD800, 0xDFFF).map(chr), st.just("\\"), st.just("u"),
-                          st.sampled_from(["ud800", "udc00", "\\ud800"])), max_size=30).map("".join))
-@example("\\ud800\udc00")  # an escaped backslash and the text "ud800", then a lone low surrogate
-@example("\\\\ud800\udc00")
-def test_marking_lone_surrogates_keeps_every_other_json_text(text: str) -> None:
-    """Any string, as JSON with every non-ASCII character escaped: the marked line parses with the
-    SDK's own parser, equals the original where it held no lone surrogate, and flags exactly those."""
+                          st.just("\ufdd0"), st.sampled_from(["ud800", "udc00", "\\ud800", "FDD0", "D800", "fdd0"])),
+                max_size=30).map("".join), st.booleans())
+@example("\\ud800\udc00", True)  # an escaped backslash and the text "ud800", then a lone low surrogate
+@example("\\\\ud800\udc00", True)
+@example("\ufdd0D800", True)  # a U+FDD0 the client sent, then hex digits: no lone surrogate
+@example("\ufdd0D800", False)
+@example("\ufdd0\ufdd0FDD0\udc00", False)
+def test_marking_lone_surrogates_keeps_every_other_json_text(text: str, ascii_only: bool) -> None:
+    """Any string, as JSON with every non-ASCII character escaped or not: the marked line parses with the
+    SDK's own parser, gives back the original where it held no lone surrogate (a U+FDD0 it holds, followed
+    by hex digits or not, included), and flags exactly those, at their place."""
     import mcp.types as types
 
-    from vaultsync.mcp_server.transport import lone_surrogate, mark_lone_surrogates
+    from vaultsync.mcp_server.transport import lone_surrogate, mark_lone_surrogates, unmark
 
-    line = json.dumps({"jsonrpc": "2.0", "method": "x", "params": {"v": text}})
-    marked = mark_lone_surrogates(line)
+    line = json.dumps({"jsonrpc": "2.0", "method": "x", "params": {"v": text}}, ensure_ascii=ascii_only)
+    sent = line.encode("utf-8", "surrogatepass").decode("utf-8", "replace")  # as the server's stdin reads it
+    marked = mark_lone_surrogates(sent)
     value = types.jsonrpc_message_adapter.validate_json(marked, by_name=False).params["v"]  # type: ignore[union-attr]
     read = json.loads(line)["params"]["v"]  # Python's reader joins the pairs; what is left is lone
-    has_lone = any("\ud800" <= ch <= "\udfff" for ch in read)
-    assert (lone_surrogate(value) is not None) == has_lone
-    if not has_lone:
-        assert marked == line and value == read
+    if not ascii_only:  # a raw lone surrogate cannot travel as UTF-8: the server reads U+FFFD
+        read = read.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    lone = [i for i, ch in enumerate(read) if "\ud800" <= ch <= "\udfff"]
+    found = lone_surrogate(value)
+    assert (found is not None) == bool(lone)
+    if lone:
+        assert found is not None and found[1] == lone[0] and found[0] == ord(read[lone[0]])
+    else:
+        assert unmark(value) == read
+    if "\ufdd0" not in text and not lone:
+        assert marked == sent
 
 
 def test_a_client_that_hangs_up_at_once_still_gets_every_answer(repo: Vault) -> None:
@@ -554,6 +567,34 @@ def test_arguments_are_read_strictly_and_unknown_ones_are_refused(repo: Vault) -
         "invalid argument(s) for write: commit: input should be a valid boolean, got \"yes\"")
     assert replies[len(calls)]["result"]["content"][0]["text"] == "invalid argument(s) for search: query: field required"
     assert repo.git("status", "--porcelain").stdout == "" and "Strict" not in repo.git("log", "--format=%s").stdout
+
+
+def test_refusals_are_their_own_words_and_repeat_at_most_a_few_characters_of_the_input(repo: Vault) -> None:
+    """A refusal raised inside a tool came back as "Error executing tool get: …", unlike the argument
+    checks; a 100,000-character note reference came back whole; list items were named `types.0` here and
+    `types[1]` there; a 300,000-character title was written. A U+FDD0 followed by hex digits was taken for
+    a lone surrogate and refused."""
+    long_ref, title = "N" * 100_000, "Mark \ufdd0D800 kept"
+    calls = [("search", {"query": "deploy", "rerank": "bogus"}),
+             ("get", {"note": long_ref}),
+             ("search", {"query": "deploy", "types": ["adr", 7]}),
+             ("search", {"query": "deploy", "top_k": "x" * 1000}),
+             ("write", {"type": "rule", "title": "T" * 301, "body": "x"}),
+             ("write", {"type": "rule", "title": title, "body": "b \ufdd0dc00"})]
+    lines = [json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": t, "arguments": a}},
+                        ensure_ascii=i % 2 == 0) for i, (t, a) in enumerate(calls, 1)]
+    replies = raw_session(repo.root, lines, set(range(1, len(calls) + 1)))
+    text = {i: replies[i]["result"]["content"][0]["text"] for i in replies if i}
+    assert all(replies[i]["result"].get("isError") for i in range(1, 6))
+    assert text[1].startswith("unknown rerank stage 'bogus' (one of: none, maxsim, cross-encoder")
+    assert text[2].startswith("no note 'NNNN") and "… (100,000 characters) in the vault" in text[2] and len(text[2]) < 250
+    assert text[3] == "invalid argument(s) for search: types[1]: input should be a valid string, got 7"
+    assert text[4].endswith("… (1,002 characters)") and len(text[4]) < 200
+    assert text[5] == "title: must be at most 300 characters, but it has 301 — put the detail in the body"
+    assert not replies[6]["result"].get("isError"), text[6]
+    written = repo.root / json.loads(text[6])["path"]
+    assert f"\n# {title}\n\nb \ufdd0dc00\n" in written.read_text(encoding="utf-8")
+    assert all("Error executing tool" not in t for t in text.values())
 
 
 @pytest.mark.parametrize("tail, answered", [

@@ -453,6 +453,31 @@ def test_a_title_that_is_not_one_line_is_refused_and_nothing_is_written(make_vau
     assert res.code == 2 and "must be one line" in res.err and "Traceback" not in res.err  # as for an empty title
 
 
+@pytest.mark.parametrize("title, refused", [("T" * 300, False), ("T" * 301, True), ("語" * 301, True),
+                                           ("é" * 300, False), ("Body passed as a title. " * 5000, True)])
+def test_a_title_longer_than_300_characters_is_refused_and_nothing_is_written(make_vault, title, refused) -> None:  # type: ignore[no-untyped-def]
+    """A title heads the note and every hit that shows it: 300,000 characters (a body passed as the title)
+    were written. Characters are counted, not bytes."""
+    v = make_vault({})
+    res = run_cli(["new", "rule", "--title", title, "--body", "x"], v.root)
+    rules = list((v.root / "docs/rules").glob("*.md")) if (v.root / "docs/rules").exists() else []
+    if refused:
+        assert res.code == 2 and "Traceback" not in res.err and not rules
+        assert f"title: must be at most 300 characters, but it has {len(title):,} — put the detail in the body" in res.err
+    else:
+        assert res.code == 0 and len(rules) == 1, res.err
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("ADR-0001", "'ADR-0001'"), ("x" * 78, repr("x" * 78)),
+    ("x" * 79, "'" + "x" * 79 + "… (79 characters)"), ("語" * 200, "'" + "語" * 79 + "… (200 characters)"),
+    (["a"] * 40, repr(["a"] * 40)[:80] + f"… ({len(repr(['a'] * 40))} characters)")])
+def test_a_message_repeats_at_most_80_characters_of_a_value(value, expected) -> None:  # type: ignore[no-untyped-def]
+    from vaultsync.memory.errors import shown
+
+    assert shown(value) == expected
+
+
 def test_a_multi_line_title_written_by_hand_is_shown_on_one_line(make_vault) -> None:  # type: ignore[no-untyped-def]
     v = make_vault({"docs/notes/n.md": '---\ntitle: "Two\\n## lines\\u2028---"\n---\n## Usage\nThe zebrafish body.\n'})
     v.commit("n", "--no-verify")

@@ -18,16 +18,16 @@ from typing import Annotated, Any, TypeVar
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
 from mcp.server.stdio import stdio_server
 from pydantic import Field, ValidationError
 
 from vaultsync import __version__
-from vaultsync.mcp_server.transport import MARK, AnswerBeforeEnd, MarkedStdin, lone_surrogate
+from vaultsync.mcp_server.transport import MARK, AnswerBeforeEnd, MarkedStdin, lone_surrogate, unmark
 from vaultsync.memory import review as review_queue
 from vaultsync.memory.commit import NOT_COMMITTED, commit_paths
 from vaultsync.memory.create import Written, create
-from vaultsync.memory.errors import MemoryWriteError
+from vaultsync.memory.errors import SHOWN_CHARS, MemoryWriteError
 from vaultsync.memory.lookup import find_note
 from vaultsync.memory.promote import promote as promote_note
 from vaultsync.memory.supersede import supersede as supersede_notes
@@ -57,6 +57,7 @@ class _Server(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         _refuse_lone_surrogates(arguments, "")
+        arguments = unmark(arguments)
         tool = self._tool_manager.get_tool(name)
         known = list((tool.parameters.get("properties") or {}) if tool is not None else ())
         unknown = [key for key in arguments or {} if tool is not None and key not in known]
@@ -65,11 +66,16 @@ class _Server(MCPServer):
                             f"(known: {', '.join(known)})")
         if tool is not None:
             _refuse_mistyped(name, tool, arguments or {})
-        return await super().call_tool(name, arguments, context)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise  # a crash: the SDK's generic text, the traceback in the server's log
+        except ToolError as exc:  # a refusal: its own words, as the argument checks above give theirs
+            raise ToolError(str(exc.__cause__) if isinstance(exc.__cause__, ToolError) else str(exc)) from None
 
     async def read_resource(self, uri: Any, context: Any = None) -> Any:
         _refuse_lone_surrogates(str(uri), "uri")
-        return await super().read_resource(uri, context)
+        return await super().read_resource(unmark(uri) if isinstance(uri, str) else uri, context)
 
     async def run_stdio_async(self) -> None:
         stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
@@ -81,15 +87,25 @@ class _Server(MCPServer):
 
 def _refuse_mistyped(name: str, tool: Any, arguments: dict[str, Any]) -> None:
     """ToolError with one clause per argument of the wrong type or range (``top_k: must be an integer,
-    got True``) instead of the validator's multi-line report with its type codes and web links."""
+    got True``; a list item as ``types[0]``) instead of the validator's multi-line report with its type
+    codes and web links."""
     try:
         tool.fn_metadata.validate_arguments(arguments)
     except ValidationError as exc:
-        problems = [f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg'][:1].lower()}{e['msg'][1:]}"
-                    + ("" if e["type"] == "missing" else
-                       f", got {json.dumps(e['input'], ensure_ascii=False, default=str)[:80]}")
-                    for e in exc.errors()]
+        problems = [f"{_where(e['loc'])}: {e['msg'][:1].lower()}{e['msg'][1:]}"
+                    + ("" if e["type"] == "missing" else f", got {_got(e['input'])}") for e in exc.errors()]
         raise ToolError(f"invalid argument(s) for {name}: {'; '.join(problems)}") from None
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    """An argument's place as :func:`_refuse_lone_surrogates` writes it: ``fields.tags[0]``."""
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".") or "arguments"
+
+
+def _got(value: Any) -> str:
+    """``value`` as JSON, cut after :data:`SHOWN_CHARS` characters with its length."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}… ({len(text):,} characters)"
 
 
 def _refuse_lone_surrogates(value: Any, at: str) -> None:

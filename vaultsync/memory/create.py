@@ -10,7 +10,7 @@ import pygit2
 
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.memory import transaction
-from vaultsync.memory.errors import MemoryWriteError
+from vaultsync.memory.errors import MemoryWriteError, shown
 from vaultsync.memory.frontmatter_text import render_note
 from vaultsync.memory.ids import next_memory_id, type_prefix
 from vaultsync.memory.scaffold import build_frontmatter, note_path, scaffold_body, type_schema, type_spec
@@ -76,7 +76,7 @@ def create(ws: Workspace, type_name: str, title: str, fields: dict[str, Any] | N
         twin = _uncommitted_twin(ws, vault, type_name, title)
         if twin is not None:  # an agent's retry of a write that landed: one note, not two
             raise MemoryWriteError(f"refused, nothing written: {twin[1]} ({twin[0]}), a note of type {type_name} "
-                                   f"titled {twin[2]!r}, is written and not committed yet — edit or commit that note")
+                                   f"titled {shown(twin[2])}, is written and not committed yet — edit or commit that note")
         memory_id, path, text = draft(ws, type_name, title, fields, body, vault=vault)
         warnings = transaction.apply(ws, {path: text}, create={path})
     return Written(memory_id, path, [path], warnings)

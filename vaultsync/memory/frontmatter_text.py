@@ -14,7 +14,7 @@ import math
 import re
 from typing import Any
 
-from vaultsync.memory.errors import MemoryWriteError
+from vaultsync.memory.errors import MemoryWriteError, shown
 from vaultsync.vault.note import parse_text
 
 _PLAIN = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
@@ -60,7 +60,7 @@ def render_note(frontmatter: dict[str, Any], body: str) -> str:
     lines = ["---"]
     for key, value in frontmatter.items():
         if not isinstance(key, str) or not _PLAIN.fullmatch(key.replace(".", "_")):
-            raise MemoryWriteError(f"field name {key!r} is not a plain identifier")
+            raise MemoryWriteError(f"field name {shown(key)} is not a plain identifier")
         lines.append(f"{key}: {scalar(value)}")
     lines.append("---")
     text = "\n".join(lines) + "\n" + body

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from vaultsync.memory.errors import MemoryWriteError
+from vaultsync.memory.errors import MemoryWriteError, shown
 from vaultsync.vault.vault import Vault
 
 
@@ -24,14 +24,14 @@ def find_note(vault: Vault, ref: str) -> str:
     if res.status == "ok" and res.path in vault.notes:
         return res.path
     if res.status == "ambiguous":
-        raise MemoryWriteError(f"{ref!r} is ambiguous: {', '.join(res.candidates)}")
+        raise MemoryWriteError(f"{shown(ref)} is ambiguous: {', '.join(res.candidates)}")
     folded = [mid for mid in vault.by_memory_id if mid.casefold() == ref.casefold()]
     if len(folded) == 1 and len(vault.by_memory_id[folded[0]]) == 1:  # `adr-0002`, as a link would match
         return vault.by_memory_id[folded[0]][0]
     ids = {mid.casefold(): mid for mid in vault.by_memory_id}
     close = [ids[m] for m in difflib.get_close_matches(ref.casefold(), list(ids), n=3, cutoff=0.75)]
     hint = f" — did you mean {', '.join(close)}?" if close else ""
-    raise MemoryWriteError(f"no note {ref!r} in the vault (give a memory_id, a path or a [[WikiLink]]){hint}")
+    raise MemoryWriteError(f"no note {shown(ref)} in the vault (give a memory_id, a path or a [[WikiLink]]){hint}")
 
 
 def ref_to(vault: Vault, path: str) -> str:

@@ -8,7 +8,7 @@ import unicodedata
 from typing import Any
 
 from vaultsync.checks.schema import load_validator
-from vaultsync.memory.errors import MemoryWriteError
+from vaultsync.memory.errors import MemoryWriteError, shown
 from vaultsync.vault.config import Config, TypeSpec
 
 # frontmatter key order of written notes: the common fields first, as in the schemas
@@ -16,6 +16,7 @@ FIELD_ORDER = ("memory_id", "type", "title", "status", "created", "last_validate
                "importance", "tags", "projects", "supersedes", "superseded_by", "related", "aliases",
                "source_session", "owner")
 ALLOCATED = ("memory_id", "type", "title")  # the title also names the file and the H1: one source
+MAX_TITLE_CHARS = 300
 SECTIONS = {
     "adr": ("Context", "Decision", "Consequences"),
     "incident": ("Summary", "Timeline", "Root cause", "Action items"),
@@ -33,7 +34,7 @@ def type_spec(config: Config, type_name: str) -> TypeSpec:
         if spec.name == type_name:
             return spec
     known = ", ".join(s.name for s in config.types) or "none — add `types:` to .vaultsync.yaml"
-    raise MemoryWriteError(f"unknown memory type {type_name!r} (configured types: {known})")
+    raise MemoryWriteError(f"unknown memory type {shown(type_name)} (configured types: {known})")
 
 
 def type_schema(config: Config, root: str, spec: TypeSpec) -> dict[str, Any]:
@@ -63,7 +64,7 @@ def build_frontmatter(schema: dict[str, Any], type_name: str, memory_id: str, ti
 
     Raises:
         MemoryWriteError: ``fields`` sets memory_id, type or title (the title is its own argument),
-            the title is empty or not one line, or a required ``enum`` field is given nowhere (the message
+            the title is empty, longer than :data:`MAX_TITLE_CHARS` or not one line, or a required ``enum`` field is given nowhere (the message
             names its values).
     """
     for key in ALLOCATED:
@@ -72,6 +73,9 @@ def build_frontmatter(schema: dict[str, Any], type_name: str, memory_id: str, ti
                                    else f"{key} is set by vaultsync, not by the caller")
     if not title.strip():
         raise MemoryWriteError("title: must not be empty")
+    if len(title) > MAX_TITLE_CHARS:  # it heads the note and every hit: a body passed as the title, most likely
+        raise MemoryWriteError(f"title: must be at most {MAX_TITLE_CHARS} characters, but it has {len(title):,} "
+                               "— put the detail in the body")
     odd = next(((i, ch) for i, ch in enumerate(title) if unicodedata.category(ch) in ("Cc", "Zl", "Zp")), None)
     if odd is not None:  # it heads the note (`# title`): a line break would write headings, fields, a `---`
         what = "a line break" if odd[1] in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029" else "a control character"
