@@ -201,7 +201,17 @@ def test_cli_formats_and_explain(vault, embedder):
     vault.write("docs/adrs/ADR-0005.md", adr("ADR-0005"))
     vault.commit("more")  # no hook installed: the index is now behind HEAD
     behind = run_cli(["search", "webhook", "--no-daemon"], vault.root)
-    assert "warning: index is not at HEAD" in behind.out
+    assert "warning: index is not at HEAD" in behind.out and "run `vaultsync sync`" in behind.out
+    from vaultsync.git import open_repo
+    from vaultsync.index.layout import layout_for
+    from vaultsync.index.lock import SyncLock
+
+    layout = layout_for(open_repo(vault.root))
+    with SyncLock(layout.lock, layout.dirty) as held:  # the hook's sync, still at work
+        assert held
+        syncing = run_cli(["search", "webhook", "--no-daemon"], vault.root)
+    assert "index is not at HEAD" in syncing.out and "run `vaultsync sync`" not in syncing.out
+    assert "a sync is running (the hook's, or another): search again in a moment" in syncing.out
 
 
 def _free_port() -> int:
@@ -235,6 +245,12 @@ def test_daemon_serves_search_status_and_health(vault, embedder, monkeypatch):
         monkeypatch.setenv("VAULTSYNC_PORT", str(port))
         res = run_cli(["search", "durable queue", "--format", "json"], vault.root)
         assert json.loads(res.out)["hits"][0]["path"] == "docs/adrs/ADR-0002.md"
+        status_text = run_cli(["status"], vault.root).out
+        assert f"daemon      listening on 127.0.0.1:{port} (searches use it)" in status_text
+        assert json.loads(run_cli(["status", "--format", "json"], vault.root).out)["daemon"] == \
+            {"running": True, "port": port}
+        second = run_cli(["serve"], vault.root)  # the same repository, the same port
+        assert second.code == 1 and "this repository's daemon already listens there" in second.err, second.err
         vault.write("docs/adrs/ADR-0006.md", adr("ADR-0006", title="Zebra stripes", body="Zebrafication rules.\n"))
         vault.commit("new")
         sync(vault.root)
@@ -243,6 +259,13 @@ def test_daemon_serves_search_status_and_health(vault, embedder, monkeypatch):
     finally:
         server.shutdown()
         server.server_close()
+    assert "daemon      none (`vaultsync serve` keeps the models and the index warm)" in run_cli(["status"], vault.root).out
+    with socket.socket() as squatter:  # another program on the port
+        squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # past the daemon's TIME_WAIT
+        squatter.bind(("127.0.0.1", port))
+        squatter.listen()
+        taken = run_cli(["serve"], vault.root)
+    assert taken.code == 1 and "another repository's daemon, or another program?" in taken.err, taken.err
 
 
 def test_a_warm_process_holds_the_vectors_once_for_every_rerank_stage(vault, embedder):

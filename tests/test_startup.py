@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import Vault
 
 PROBE = """
@@ -111,3 +112,16 @@ def test_an_unusable_user_cache_only_costs_the_validation(vault: Vault, monkeypa
     assert res.code == 1 and "CF002 index.chunk_tokens" in res.err, res
     vault.write(".vaultsync.yaml", "vault: docs\n")
     assert run_cli(["check"], vault.root).code == 0
+
+
+@pytest.mark.parametrize("missing", ["mcp", "anyio", "pydantic"])
+def test_mcp_without_its_sdk_names_the_extra(vault: Vault, missing: str) -> None:
+    """`pip install .` (validation only): the server imports anyio before the SDK, and a missing anyio was
+    an internal error (exit 3) instead of the extra to install."""
+    code = (f"import sys\nsys.modules[{missing!r}] = None  # as if not installed\n"
+            "from vaultsync.cli.main import main\nsys.exit(main(['mcp']))\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=vault.root, capture_output=True, text=True, timeout=120,
+                         stdin=subprocess.DEVNULL)
+    assert res.returncode == 2 and "Traceback" not in res.stderr and "internal error" not in res.stderr, res.stderr
+    assert f"vaultsync mcp: the MCP SDK is not installed ({missing} is missing): pip install" in res.stderr
+    assert "[search,mcp]" in res.stderr

@@ -28,12 +28,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         from vaultsync.mcp_server.server import run_stdio
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.split(".")[0] == "mcp":
-            from vaultsync.resources import install_hint
+    except ModuleNotFoundError as exc:  # the SDK, or what it brings (anyio, pydantic), which the server imports first
+        from vaultsync.resources import install_hint
 
-            print(f"vaultsync mcp: the MCP SDK is not installed: {install_hint('search,mcp')}", file=sys.stderr)
-            return 2
-        raise
+        missing = (exc.name or "a module").split(".")[0]
+        print(f"vaultsync mcp: the MCP SDK is not installed ({missing} is missing): {install_hint('search,mcp')}",
+              file=sys.stderr)
+        return 2
     run_stdio(ws.root)
     return 0

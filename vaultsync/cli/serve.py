@@ -13,7 +13,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     from vaultsync.serve.client import DEFAULT_PORT
 
     p = sub.add_parser(name, help=help_text, description=__doc__)
-    p.add_argument("--port", type=int, default=None, help=f"TCP port (default {DEFAULT_PORT}, or search.port)")
+    p.add_argument("--port", type=int, default=None, help=f"TCP port (default: $VAULTSYNC_PORT, else search.port, else {DEFAULT_PORT})")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, loopback only)")
     p.add_argument("--allow-remote", action="store_true", help="allow binding a non-loopback address (every request stays signed with the repository's secret)")
     p.set_defaults(run=run)
@@ -39,8 +39,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         server = serve(repo, args.host, port, allow_remote=not loopback)
     except OSError as exc:
-        print(f"vaultsync serve: cannot listen on {args.host}:{port}: {exc.strerror or exc} (another "
-              "repository's daemon? each repository needs its own port: --port, or search.port in its config)",
+        print(f"vaultsync serve: cannot listen on {args.host}:{port}: {exc.strerror or exc} ({_holder(repo, port)})",
               file=sys.stderr)
         return 1
     print(f"vaultsync serve: listening on http://{args.host}:{port} (Ctrl-C to stop)", file=sys.stderr, flush=True)
@@ -54,6 +53,21 @@ def run(args: argparse.Namespace) -> int:
     finally:
         server.server_close()
     return 0
+
+
+def _holder(repo, port: int) -> str:  # type: ignore[no-untyped-def]
+    """Who holds ``port``, as far as a signed ``/health`` tells: this repository's daemon, or another process."""
+    from vaultsync.index.layout import layout_for
+    from vaultsync.serve.client import UntrustedDaemon, request
+
+    try:
+        answer = request(port, layout_for(repo).dir, "GET", "/health", None, timeout=0.5)
+    except UntrustedDaemon:
+        answer = None
+    if answer is not None and answer[0] == 200:
+        return "this repository's daemon already listens there: searches use it; stop it to start another"
+    return ("another repository's daemon, or another program? each repository needs its own port: --port, "
+            "$VAULTSYNC_PORT, or search.port in its config")
 
 
 def _stop(signum: int, frame: object) -> None:

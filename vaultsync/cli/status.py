@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
+from typing import Any
 
 import pygit2
 
@@ -22,6 +24,7 @@ def run(args: argparse.Namespace) -> int:
     if repo is None:
         return 2
     info = collect(repo)
+    info["daemon"] = _daemon(Path(info["index_dir"]))
     if args.format == "json":
         print(json.dumps(info, indent=2))
         return 0
@@ -36,12 +39,16 @@ def run(args: argparse.Namespace) -> int:
     print(f"index       {info['index_dir']}")
     print(f"indexed     {indexed}   HEAD {head}   {state}")
     if "notes" in info:
-        print(f"contents    {info['notes']} notes, {info['chunks']} chunks, {info['links']} links; "
+        print(f"contents    {_count(info['notes'], 'note')}, {_count(info['chunks'], 'chunk')}, "
+              f"{_count(info['links'], 'link')}; "
               f"embedder {info.get('embed_model') or '-'}")
     if info.get("progress"):
         print(f"progress    {info['progress']['text']}")
     if info.get("synced_at"):
         print(f"last sync   {info['synced_at']} ({info.get('last_status') or 'ok'})")
+    daemon = info["daemon"]
+    print(f"daemon      listening on 127.0.0.1:{daemon['port']} (searches use it)" if daemon["running"]
+          else "daemon      none (`vaultsync serve` keeps the models and the index warm)")
     off = "off (run `pre-commit install`: .pre-commit-config.yaml has vaultsync-check)" if info.get("check_configured") \
         else "off (add vaultsync-check to .pre-commit-config.yaml)"
     print(f"hooks       {', '.join(info['hooks']) or 'none'}; pre-commit check "
@@ -58,6 +65,23 @@ def run(args: argparse.Namespace) -> int:
     if info.get("last_error"):
         print(f"last error  {info['last_error']}")
     return 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def _daemon(index_dir: Path) -> dict[str, Any]:
+    """``{"running": bool, "port": int | None}``: whether this repository's daemon answers a signed
+    ``/health`` on the port a client would ask (:func:`vaultsync.serve.client.client_port`)."""
+    from vaultsync.serve.client import UntrustedDaemon, client_port, request
+
+    port = client_port(index_dir)
+    try:
+        answer = request(port, index_dir, "GET", "/health", None, timeout=0.5) if port else None
+    except UntrustedDaemon:
+        answer = None
+    return {"running": bool(answer and answer[0] == 200), "port": port}
 
 
 def _direction(repo, indexed: str | None, head: str | None) -> str:  # type: ignore[no-untyped-def]

@@ -87,8 +87,8 @@ class SyncReport:
         if self.status != "updated":
             return f"index {self.status}" + (f" at {self.commit[:10]}" if self.commit else "")
         return (f"indexed {self.commit[:10] if self.commit else '(empty)'}: +{self.added} ~{self.modified} "
-                f"-{self.removed} renamed {self.renamed}; {self.chunks_embedded} chunks embedded, "
-                f"{self.chunks_reused} reused" + (f" ({self.chunks_remote} from the team index)"
+                f"-{self.removed} renamed {self.renamed}; {self.chunks_embedded} texts embedded, "
+                f"{self.chunks_reused} reused (chunks and note names)" + (f" ({self.chunks_remote} from the team index)"
                                                   if self.chunks_remote else "") + f"; {self.seconds:.2f} s")
 
 

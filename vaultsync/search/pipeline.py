@@ -95,8 +95,9 @@ class Searcher(IndexHandles):
             warnings.append("a rebuild (`vaultsync index --rebuild`) was stopped before it finished: the results hold "
                             "only the notes it had indexed; run `vaultsync sync` to put the previous index back")
         elif head and indexed != head:
-            warnings.append(f"index is not at HEAD (indexed {indexed[:10] if indexed else 'nothing'}, HEAD {head[:10]}); "
-                            "run `vaultsync sync`")
+            at = f"index is not at HEAD (indexed {indexed[:10] if indexed else 'nothing'}, HEAD {head[:10]})"
+            warnings.append(f"{at}; a sync is running (the hook's, or another): search again in a moment"
+                            if sync_running(self.db_path.with_name("sync.lock")) else f"{at}; run `vaultsync sync`")
         if not rebuilding and (unread := json.loads(self.meta.get("retry_paths") or "[]")):
             from vaultsync.index.status import unread_warning  # only then: status loads the hook modules
 
