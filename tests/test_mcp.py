@@ -491,11 +491,11 @@ def test_a_lone_surrogate_in_any_argument_is_refused_by_name_and_never_hangs(rep
 @example("\ufdd0\ufdd0FDD0\udc00", False)
 def test_marking_lone_surrogates_keeps_every_other_json_text(text: str, ascii_only: bool) -> None:
     """Any string, as JSON with every non-ASCII character escaped or not: the marked line parses with the
-    SDK's own parser, gives back the original where it held no lone surrogate (a U+FDD0 it holds, followed
-    by hex digits or not, included), and flags exactly those, at their place."""
+    SDK's own parser, is the line sent where it held no lone surrogate (a U+FDD0 it holds, followed by hex
+    digits or not, included), and flags exactly those, at their place."""
     import mcp.types as types
 
-    from vaultsync.mcp_server.transport import lone_surrogate, mark_lone_surrogates, unmark
+    from vaultsync.mcp_server.transport import lone_surrogate, mark_lone_surrogates
 
     line = json.dumps({"jsonrpc": "2.0", "method": "x", "params": {"v": text}}, ensure_ascii=ascii_only)
     sent = line.encode("utf-8", "surrogatepass").decode("utf-8", "replace")  # as the server's stdin reads it
@@ -510,9 +510,7 @@ def test_marking_lone_surrogates_keeps_every_other_json_text(text: str, ascii_on
     if lone:
         assert found is not None and found[1] == lone[0] and found[0] == ord(read[lone[0]])
     else:
-        assert unmark(value) == read
-    if "\ufdd0" not in text and not lone:
-        assert marked == sent
+        assert marked == sent and value == read
 
 
 def test_a_client_that_hangs_up_at_once_still_gets_every_answer(repo: Vault) -> None:
@@ -589,12 +587,31 @@ def test_refusals_are_their_own_words_and_repeat_at_most_a_few_characters_of_the
     assert text[1].startswith("unknown rerank stage 'bogus' (one of: none, maxsim, cross-encoder")
     assert text[2].startswith("no note 'NNNN") and "… (100,000 characters) in the vault" in text[2] and len(text[2]) < 250
     assert text[3] == "invalid argument(s) for search: types[1]: input should be a valid string, got 7"
-    assert text[4].endswith("… (1,002 characters)") and len(text[4]) < 200
+    assert text[4].endswith("… (1,000 characters)") and len(text[4]) < 200
     assert text[5] == "title: must be at most 300 characters, but it has 301 — put the detail in the body"
     assert not replies[6]["result"].get("isError"), text[6]
     written = repo.root / json.loads(text[6])["path"]
     assert f"\n# {title}\n\nb \ufdd0dc00\n" in written.read_text(encoding="utf-8")
     assert all("Error executing tool" not in t for t in text.values())
+
+
+def test_a_u_fdd0_anywhere_in_a_request_comes_back_as_sent(repo: Vault) -> None:
+    """U+FDD0 is the first character of the server's lone-surrogate mark: marking the ones a client sent
+    changed a request id with one (the reply could not be matched, the client waited), a tool name in its
+    error, and took a backslash before a raw one for a valid escape."""
+    calls = [("id\ufdd0x", "get", {"note": "ADR-0001"}, False), ("idesc\ufdd0D800y", "get", {"note": "ADR-0001"}, True),
+             ("name", "g\ufdd0t", {}, False), ("key", "search", {"query": "x", "k" * 500: 1}, True)]
+    lines = [json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": t, "arguments": a}},
+                        ensure_ascii=escape) for i, t, a, escape in calls]
+    invalid = '{"jsonrpc": "2.0", "id": "bad", "method": "tools/call", "params": {"name": "get", ' \
+              '"arguments": {"note": "ADR-0001\\\ufdd0"}}}'  # a backslash before a raw U+FDD0: no JSON escape
+    replies = raw_session(repo.root, [invalid, *lines], {i for i, *_ in calls})
+    assert not replies["id\ufdd0x"]["result"].get("isError") and not replies["idesc\ufdd0D800y"]["result"].get("isError")
+    assert replies["name"]["result"]["content"][0]["text"].startswith("unknown tool 'g\\ufdd0t' (tools: search, get, ")
+    assert replies["key"]["result"]["content"][0]["text"].startswith(
+        "unknown argument(s) for search: '" + "k" * 80 + "… (500 characters) (known: query, ")
+    bad = replies.get("bad")
+    assert bad is None or "error" in bad, bad  # refused as the SDK refuses invalid JSON, never run
 
 
 @pytest.mark.parametrize("tail, answered", [

@@ -361,6 +361,18 @@ def test_promote_takes_a_staged_scratch_note_out_of_the_index(make_vault, rel) -
     assert " D docs/scratch/old.md" in staged, staged
 
 
+def test_promoting_a_scratch_note_whose_heading_is_too_long_names_the_heading_and_the_way_out(make_vault) -> None:  # type: ignore[no-untyped-def]
+    """The title a scratch note takes is its first heading: 378 characters were refused as a title the user
+    never gave, with no word of where it came from or of --title."""
+    v = make_vault({"docs/adrs/ADR-0001.md": adr("ADR-0001")})
+    v.write("docs/scratch/long.md", "# " + "Long heading " * 29 + "x\nSome text.\n")
+    res = run_cli(["promote", "docs/scratch/long.md", "--type", "rule"], v.root)
+    assert res.code == 2 and "Traceback" not in res.err and (v.root / "docs/scratch/long.md").exists()
+    assert ("docs/scratch/long.md: its first heading, the title it would take, has 378 characters (at most 300) "
+            "— give a shorter one: --title (MCP: title)") in res.err
+    assert run_cli(["promote", "docs/scratch/long.md", "--type", "rule", "--title", "Short"], v.root).code == 0
+
+
 @pytest.mark.parametrize("link", ["[[RULE-0001]]", "[[RULE-0001-no-friday]]", "[[No deploys on Fridy]]"])
 def test_writing_the_note_a_dangling_link_waits_for_adds_no_error(make_vault, link) -> None:  # type: ignore[no-untyped-def]
     """The link was an error before; the new note only changes its hint ("did you mean …?"): not a new error."""
@@ -453,27 +465,32 @@ def test_a_title_that_is_not_one_line_is_refused_and_nothing_is_written(make_vau
     assert res.code == 2 and "must be one line" in res.err and "Traceback" not in res.err  # as for an empty title
 
 
-@pytest.mark.parametrize("title, refused", [("T" * 300, False), ("T" * 301, True), ("語" * 301, True),
-                                           ("é" * 300, False), ("Body passed as a title. " * 5000, True)])
+@pytest.mark.parametrize("title, refused", [
+    ("T" * 300, False), ("T" * 301, True), ("語" * 301, True), ("é" * 300, False),
+    ("a" * 299 + "e\u0301", False),  # é written as e + a combining accent: stored as one character (NFC)
+    ("a" * 300 + "  ", False),  # the blanks around it are not stored
+    ("Body passed as a title. " * 5000, True)])
 def test_a_title_longer_than_300_characters_is_refused_and_nothing_is_written(make_vault, title, refused) -> None:  # type: ignore[no-untyped-def]
     """A title heads the note and every hit that shows it: 300,000 characters (a body passed as the title)
-    were written. Characters are counted, not bytes."""
+    were written. Characters are counted as stored (stripped, NFC), not bytes."""
     v = make_vault({})
     res = run_cli(["new", "rule", "--title", title, "--body", "x"], v.root)
     rules = list((v.root / "docs/rules").glob("*.md")) if (v.root / "docs/rules").exists() else []
     if refused:
         assert res.code == 2 and "Traceback" not in res.err and not rules
-        assert f"title: must be at most 300 characters, but it has {len(title):,} — put the detail in the body" in res.err
+        assert f"title: must be at most 300 characters, but it has {len(title.strip()):,} — put the detail in " \
+               "the body" in res.err
     else:
         assert res.code == 0 and len(rules) == 1, res.err
 
 
 @pytest.mark.parametrize("value, expected", [
-    ("ADR-0001", "'ADR-0001'"), ("x" * 78, repr("x" * 78)),
-    ("x" * 79, "'" + "x" * 79 + "… (79 characters)"), ("語" * 200, "'" + "語" * 79 + "… (200 characters)"),
+    ("ADR-0001", "'ADR-0001'"), ("x" * 80, repr("x" * 80)),
+    ("x" * 81, "'" + "x" * 80 + "… (81 characters)"), ("語" * 200, "'" + "語" * 80 + "… (200 characters)"),
+    ("\n\"" * 60, repr("\n\"" * 40)[:-1] + "… (120 characters)"),  # never cut inside an escape
     (["a"] * 40, repr(["a"] * 40)[:80] + f"… ({len(repr(['a'] * 40))} characters)")])
 def test_a_message_repeats_at_most_80_characters_of_a_value(value, expected) -> None:  # type: ignore[no-untyped-def]
-    from vaultsync.memory.errors import shown
+    from vaultsync.diagnostics import shown
 
     assert shown(value) == expected
 

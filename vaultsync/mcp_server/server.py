@@ -23,11 +23,12 @@ from mcp.server.stdio import stdio_server
 from pydantic import Field, ValidationError
 
 from vaultsync import __version__
-from vaultsync.mcp_server.transport import MARK, AnswerBeforeEnd, MarkedStdin, lone_surrogate, unmark
+from vaultsync.diagnostics import SHOWN_CHARS, shown
+from vaultsync.mcp_server.transport import AnswerBeforeEnd, MarkedStdin, escaped, lone_surrogate
 from vaultsync.memory import review as review_queue
 from vaultsync.memory.commit import NOT_COMMITTED, commit_paths
 from vaultsync.memory.create import Written, create
-from vaultsync.memory.errors import SHOWN_CHARS, MemoryWriteError
+from vaultsync.memory.errors import MemoryWriteError
 from vaultsync.memory.lookup import find_note
 from vaultsync.memory.promote import promote as promote_note
 from vaultsync.memory.supersede import supersede as supersede_notes
@@ -57,15 +58,16 @@ class _Server(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         _refuse_lone_surrogates(arguments, "")
-        arguments = unmark(arguments)
         tool = self._tool_manager.get_tool(name)
-        known = list((tool.parameters.get("properties") or {}) if tool is not None else ())
-        unknown = [key for key in arguments or {} if tool is not None and key not in known]
+        if tool is None:
+            raise ToolError(f"unknown tool {shown(escaped(name))} (tools: "
+                            f"{', '.join(t.name for t in self._tool_manager.list_tools())})")
+        known = list(tool.parameters.get("properties") or {})
+        unknown = [key for key in arguments or {} if key not in known]
         if unknown:  # a misspelt option (`topk`, `include_expire`) would silently do nothing
-            raise ToolError(f"unknown argument(s) for {name}: {', '.join(map(repr, unknown))} "
+            raise ToolError(f"unknown argument(s) for {name}: {', '.join(shown(escaped(k)) for k in unknown)} "
                             f"(known: {', '.join(known)})")
-        if tool is not None:
-            _refuse_mistyped(name, tool, arguments or {})
+        _refuse_mistyped(name, tool, arguments or {})
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:
@@ -75,7 +77,7 @@ class _Server(MCPServer):
 
     async def read_resource(self, uri: Any, context: Any = None) -> Any:
         _refuse_lone_surrogates(str(uri), "uri")
-        return await super().read_resource(unmark(uri) if isinstance(uri, str) else uri, context)
+        return await super().read_resource(uri, context)
 
     async def run_stdio_async(self) -> None:
         stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
@@ -103,7 +105,10 @@ def _where(loc: tuple[Any, ...]) -> str:
 
 
 def _got(value: Any) -> str:
-    """``value`` as JSON, cut after :data:`SHOWN_CHARS` characters with its length."""
+    """``value`` as JSON, cut after :data:`SHOWN_CHARS` characters with its length, as :func:`shown` cuts: a
+    string by its own characters (never inside an escape), other values by their JSON text."""
+    if isinstance(value, str) and len(value) > SHOWN_CHARS:
+        return f"{json.dumps(value[:SHOWN_CHARS], ensure_ascii=False)[:-1]}… ({len(value):,} characters)"
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}… ({len(text):,} characters)"
 
@@ -119,7 +124,7 @@ def _refuse_lone_surrogates(value: Any, at: str) -> None:
         return
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for key, item in items:
-        name = key.replace(MARK, "\\u") if isinstance(key, str) else key
+        name = escaped(key) if isinstance(key, str) else key
         path = f"{at}[{name}]" if isinstance(key, int) else f"{at}.{name}" if at else str(name)
         if isinstance(key, str) and lone_surrogate(key):
             raise ToolError(f"argument name {path} is not valid Unicode (a lone surrogate); send text as UTF-8")

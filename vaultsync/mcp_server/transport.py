@@ -3,16 +3,17 @@ waits for the answers still owed (:class:`AnswerBeforeEnd`).
 
 JSON may escape a lone UTF-16 surrogate (``"\\ud800"``); Python's ``json`` reads it, but pydantic's
 parser, which the SDK uses, refuses the whole line as invalid JSON, so the request gets no reply and
-the client waits until its own timeout. Each such escape is rewritten here as the noncharacter
-U+FDD0 (Unicode's "internal use") followed by the code point's hex digits, so the request parses,
-and the server refuses it with a tool error that names the argument (:func:`lone_surrogate`). A U+FDD0
-the client sent is marked too (its hex digits: ``FDD0``), so that no text it precedes is read as a
-mark; :func:`unmark` gives it back.
+the client waits until its own timeout. Each such escape is rewritten here as a mark: the noncharacter
+U+FDD0 (Unicode's "internal use"), this process's random nonce, and the code point's hex digits, so
+the request parses, and the server refuses it with a tool error that names the argument
+(:func:`lone_surrogate`). A client cannot send a mark by chance (a U+FDD0 followed by hex digits is
+text), and nothing else on the line is touched.
 """
 
 from __future__ import annotations
 
 import re
+import secrets
 from collections import Counter
 from typing import IO, Any
 
@@ -20,29 +21,22 @@ import anyio
 
 # one JSON escape: \\uXXXX (group 1: its hex digits) or a backslash and the character it escapes
 _ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)")
-MARK = "\ufdd0"
-LITERAL = 0xFDD0  # the mark of a U+FDD0 the client sent
-_MARKED = re.compile(MARK + "([0-9A-Fa-f]{4})")
+MARK = "\ufdd0" + secrets.token_hex(6).upper()  # this process's: unknown to the client
+_MARKED = re.compile(re.escape(MARK) + "([0-9A-F]{4})")
 
 
 def mark_lone_surrogates(line: str) -> str:
-    """``line`` with each lone surrogate escape, and each U+FDD0 (escaped or not), replaced by :data:`MARK`
-    and its 4 hex digits. Escapes are read left to right as JSON reads them, so ``\\\\ud800`` (an escaped
-    backslash, then text) is no escape, and a high surrogate escape followed at once by a low one is a
-    pair, kept."""
-    if "\\u" in line:
-        line = _mark_escapes(line)
-    return line.replace(MARK, f"\\u{LITERAL:04x}{LITERAL:04X}") if MARK in line else line
-
-
-def _mark_escapes(line: str) -> str:
-    """``line`` with its lone surrogate and U+FDD0 escapes marked (see :func:`mark_lone_surrogates`)."""
+    """``line`` with each lone surrogate escape replaced by :data:`MARK` and its 4 hex digits. Escapes
+    are read left to right as JSON reads them, so ``\\\\ud800`` (an escaped backslash, then text) is no
+    escape, and a high surrogate escape followed at once by a low one is a pair, kept."""
+    if "\\u" not in line:
+        return line
     out: list[str] = []
     last = 0
 
     def mark(m: re.Match[str]) -> None:
         nonlocal last
-        out.extend([line[last:m.start()], f"\\ufdd0{m.group(1).upper()}"])
+        out.extend([line[last:m.start()], f"\\ufdd0{MARK[1:]}{m.group(1).upper()}"])
         last = m.end()
 
     pending: re.Match[str] | None = None  # a high surrogate escape, waiting for its low half
@@ -56,7 +50,7 @@ def _mark_escapes(line: str) -> str:
             pending = None
         if 0xD800 <= code <= 0xDBFF:
             pending = m
-        elif 0xDC00 <= code <= 0xDFFF or code == LITERAL:
+        elif 0xDC00 <= code <= 0xDFFF:
             mark(m)
     if pending is not None:
         mark(pending)
@@ -64,24 +58,14 @@ def _mark_escapes(line: str) -> str:
 
 
 def lone_surrogate(text: str) -> tuple[int, int] | None:
-    """(code point, character index in the text as sent) of the first marked lone surrogate in ``text``,
-    or None."""
-    for marks, found in enumerate(_MARKED.finditer(text)):
-        code = int(found.group(1), 16)
-        if code != LITERAL:
-            return code, found.start() - 4 * marks  # each mark before it stands for one character
-    return None
+    """(code point, character index) of the first marked lone surrogate in ``text``, or None."""
+    found = _MARKED.search(text)
+    return None if found is None else (int(found.group(1), 16), found.start())
 
 
-def unmark(value: Any) -> Any:
-    """``value`` (JSON data) with each marked U+FDD0 given back; call once :func:`lone_surrogate` found none."""
-    if isinstance(value, str):
-        return value.replace(f"{MARK}{LITERAL:04X}", MARK) if MARK in value else value
-    if isinstance(value, list):
-        return [unmark(item) for item in value]
-    if isinstance(value, dict):
-        return {unmark(key): unmark(item) for key, item in value.items()}
-    return value
+def escaped(text: str) -> str:
+    """``text`` with each mark written back as the JSON escape it stood for (``\\uDBFF``)."""
+    return _MARKED.sub(lambda m: "\\u" + m.group(1), text)
 
 
 class MarkedStdin:

@@ -8,9 +8,9 @@ from typing import Any
 
 import pygit2
 
-from vaultsync.diagnostics import Diagnostic
+from vaultsync.diagnostics import Diagnostic, shown
 from vaultsync.memory import transaction
-from vaultsync.memory.errors import MemoryWriteError, shown
+from vaultsync.memory.errors import MemoryWriteError
 from vaultsync.memory.frontmatter_text import render_note
 from vaultsync.memory.ids import next_memory_id, type_prefix
 from vaultsync.memory.scaffold import build_frontmatter, note_path, scaffold_body, type_schema, type_spec

@@ -4,17 +4,6 @@ from __future__ import annotations
 
 from vaultsync.diagnostics import Diagnostic
 
-SHOWN_CHARS = 80  # the most of a caller's value a message repeats
-
-
-def shown(value: object, limit: int = SHOWN_CHARS) -> str:
-    """``repr(value)`` for a message, cut after ``limit`` characters with the value's length: a caller's
-    mistake (a whole body passed as a note reference) must not come back as a 100,000-character error."""
-    text = repr(value)
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(value) if isinstance(value, str) else len(text):,} characters)"
-
 
 class MemoryWriteError(Exception):
     """A request that cannot be carried out (unknown type, note not found, bad field); one clear message."""

@@ -14,7 +14,8 @@ import math
 import re
 from typing import Any
 
-from vaultsync.memory.errors import MemoryWriteError, shown
+from vaultsync.diagnostics import shown
+from vaultsync.memory.errors import MemoryWriteError
 from vaultsync.vault.note import parse_text
 
 _PLAIN = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")

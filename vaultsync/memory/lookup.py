@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import difflib
 
-from vaultsync.memory.errors import MemoryWriteError, shown
+from vaultsync.diagnostics import shown
+from vaultsync.memory.errors import MemoryWriteError
 from vaultsync.vault.vault import Vault
 
 

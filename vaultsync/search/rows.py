@@ -10,6 +10,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
+from vaultsync.diagnostics import shown
 from vaultsync.search.lifecycle import Exclusions
 from vaultsync.search.options import SearchOptions
 
@@ -64,13 +65,13 @@ def unknown_filter_values(db: sqlite3.Connection, opts: SearchOptions) -> list[s
         known = [v for (v,) in db.execute(known_sql[flag])]
         for value in values:
             if value not in known:
-                shown = ", ".join(known[:20]) + (" …" if len(known) > 20 else "")
+                listed = ", ".join(known[:20]) + (" …" if len(known) > 20 else "")
                 close = difflib.get_close_matches(value.casefold(), [k.casefold() for k in known], n=1, cutoff=0.6)
                 hint = f"; did you mean {known[[k.casefold() for k in known].index(close[0])]!r}?" if close else ""
-                out.append(f"no note has {flag} {value!r} (known: {shown or 'none'}){hint}")
+                out.append(f"no note has {flag} {shown(value)} (known: {listed or 'none'}){hint}")
     if opts.scope and db.execute("SELECT 1 FROM notes WHERE substr(path, 1, ?) = ? LIMIT 1",
                                  (len(opts.scope), opts.scope)).fetchone() is None:
-        out.append(f"no note is under --scope {opts.scope!r}")
+        out.append(f"no note is under --scope {shown(opts.scope)}")
     return out
 
 

@@ -1,6 +1,6 @@
 """Retrieve: BM25 and every dense leg in parallel, at chunk and at note level, within the allowed notes.
 
-The legs run in threads (onnxruntime, numpy, SQLite and LanceDB release the GIL). Lifecycle
+The legs run on threads the process keeps (onnxruntime, numpy, SQLite and LanceDB release the GIL; ADR-0108). Lifecycle
 exclusions and the type/tag/scope filters apply to every leg before anything is ranked.
 Note level: BM25 over whole notes (notes found only by chunk BM25, e.g. by a short
 term such as "CI", after them); a dense leg scores a note by its best chunk or name vector.
@@ -9,8 +9,9 @@ A query in Traditional Chinese is embedded in Simplified characters (:mod:`vault
 
 from __future__ import annotations
 
+import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import replace
 
 import numpy as np
@@ -37,6 +38,15 @@ def _leg_pool() -> ThreadPoolExecutor:
         return _pool
 
 
+def _forget_pool() -> None:
+    """In a forked child: the parent's pool came without its threads; the child starts its own."""
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
 def retrieve(ctx: Context, cands: Candidates) -> Candidates:
     """Fill ``query_vectors`` (unless given: a second pass reuses them), ``chunk_legs``, ``note_legs``
     and ``weights``. Each dense leg (embedding, chunk search, name search) runs in its own thread
@@ -48,11 +58,15 @@ def retrieve(ctx: Context, cands: Candidates) -> Candidates:
     dense_futs = {name: pool.submit(_dense, ctx, leg, text, cands.query_vectors.get(name), deep)
                   for name, leg in legs}
     notes_fut = pool.submit(_bm25_notes, ctx, common_terms(ctx.index.db, ctx.query)) if use_bm25 else None
-    bm25_chunks = _bm25_chunks(ctx, common_terms(ctx.index.db, ctx.query, "chunks")) if use_bm25 else []
-    bm25_note_list = notes_fut.result() if notes_fut is not None else []
-    weights = leg_weights(ctx.index.db, ctx.query, opts.fusion, [name for name, _ in legs], opts) if use_bm25 \
-        else {name: 1.0 for name, _ in legs}
-    dense = {name: f.result() for name, f in dense_futs.items()}
+    try:
+        bm25_chunks = _bm25_chunks(ctx, common_terms(ctx.index.db, ctx.query, "chunks")) if use_bm25 else []
+        bm25_note_list = notes_fut.result() if notes_fut is not None else []
+        weights = leg_weights(ctx.index.db, ctx.query, opts.fusion, [name for name, _ in legs], opts) if use_bm25 \
+            else {name: 1.0 for name, _ in legs}
+        dense = {name: f.result() for name, f in dense_futs.items()}
+    except BaseException:
+        wait([*dense_futs.values(), *([notes_fut] if notes_fut else [])])  # a failed search leaves no leg running
+        raise
     qvecs = {**cands.query_vectors, **{name: qvec for name, (qvec, _, _) in dense.items()}}
     chunk_legs = {"bm25": bm25_chunks, **{name: found for name, (_, found, _) in dense.items()}}
     for name, found in chunk_legs.items():
