@@ -58,13 +58,9 @@ def run(args: argparse.Namespace) -> int:
 def _holder(repo, port: int) -> str:  # type: ignore[no-untyped-def]
     """Who holds ``port``, as far as a signed ``/health`` tells: this repository's daemon, or another process."""
     from vaultsync.index.layout import layout_for
-    from vaultsync.serve.client import UntrustedDaemon, request
+    from vaultsync.serve.client import own_daemon_answers
 
-    try:
-        answer = request(port, layout_for(repo).dir, "GET", "/health", None, timeout=0.5)
-    except UntrustedDaemon:
-        answer = None
-    if answer is not None and answer[0] == 200:
+    if own_daemon_answers(port, layout_for(repo).dir):
         return "this repository's daemon already listens there: searches use it; stop it to start another"
     return ("another repository's daemon, or another program? each repository needs its own port: --port, "
             "$VAULTSYNC_PORT, or search.port in its config")

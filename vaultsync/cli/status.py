@@ -72,16 +72,12 @@ def _count(n: int, noun: str) -> str:
 
 
 def _daemon(index_dir: Path) -> dict[str, Any]:
-    """``{"running": bool, "port": int | None}``: whether this repository's daemon answers a signed
-    ``/health`` on the port a client would ask (:func:`vaultsync.serve.client.client_port`)."""
-    from vaultsync.serve.client import UntrustedDaemon, client_port, request
+    """``{"running": bool, "port": int | None}``: whether this repository's daemon answers on the port a
+    client would ask (:func:`vaultsync.serve.client.client_port`)."""
+    from vaultsync.serve.client import client_port, own_daemon_answers
 
     port = client_port(index_dir)
-    try:
-        answer = request(port, index_dir, "GET", "/health", None, timeout=0.5) if port else None
-    except UntrustedDaemon:
-        answer = None
-    return {"running": bool(answer and answer[0] == 200), "port": port}
+    return {"running": own_daemon_answers(port, index_dir), "port": port}
 
 
 def _direction(repo, indexed: str | None, head: str | None) -> str:  # type: ignore[no-untyped-def]

@@ -70,8 +70,8 @@ def build_frontmatter(schema: dict[str, Any], type_name: str, memory_id: str, ti
 
     Raises:
         MemoryWriteError: ``fields`` sets memory_id, type or title (the title is its own argument),
-            the title is empty, longer than :data:`MAX_TITLE_CHARS` or not one line, or a required ``enum`` field is given nowhere (the message
-            names its values).
+            the title is empty, longer than :data:`MAX_TITLE_CHARS` or not one line, or a required ``enum``
+            field is given nowhere (the message names its values).
     """
     for key in ALLOCATED:
         if key in fields:
@@ -79,7 +79,7 @@ def build_frontmatter(schema: dict[str, Any], type_name: str, memory_id: str, ti
                                    else f"{key} is set by vaultsync, not by the caller")
     if not title.strip():
         raise MemoryWriteError("title: must not be empty")
-    if title_length(title) > MAX_TITLE_CHARS:  # it heads the note and every hit: a body passed as the title, most likely
+    if title_length(title) > MAX_TITLE_CHARS:  # it heads the note and every hit: a body passed as the title?
         raise MemoryWriteError(f"title: must be at most {MAX_TITLE_CHARS} characters, but it has "
                                f"{title_length(title):,} — put the detail in the body")
     odd = next(((i, ch) for i, ch in enumerate(title) if unicodedata.category(ch) in ("Cc", "Zl", "Zp")), None)

@@ -156,6 +156,16 @@ def search_via_daemon(port: int, index_dir: Path, query: str, options: dict[str,
     return data if status == 200 and isinstance(data, dict) and isinstance(data.get("hits"), list) else None
 
 
+def own_daemon_answers(port: int | None, index_dir: Path) -> bool:
+    """Whether this repository's daemon (the one holding the secret of ``index_dir``) answers a signed
+    ``/health`` on ``port`` within 0.5 s."""
+    try:
+        answer = request(port, index_dir, "GET", "/health", None, timeout=0.5) if port else None
+    except UntrustedDaemon:
+        return False
+    return answer is not None and answer[0] == 200
+
+
 def client_port(index_dir: Path) -> int | None:
     """Where a client asks the daemon of the index in ``index_dir``: ``$VAULTSYNC_PORT`` when set, else the
     port its daemon recorded (:mod:`vaultsync.serve.port_file`); None: no daemon to ask."""

@@ -1,7 +1,7 @@
 """Retrieve: BM25 and every dense leg in parallel, at chunk and at note level, within the allowed notes.
 
-The legs run on threads the process keeps (onnxruntime, numpy, SQLite and LanceDB release the GIL; ADR-0108). Lifecycle
-exclusions and the type/tag/scope filters apply to every leg before anything is ranked.
+The legs run on threads the process keeps (onnxruntime, numpy, SQLite and LanceDB release the GIL;
+ADR-0108). Lifecycle exclusions and the type/tag/scope filters apply to every leg before anything is ranked.
 Note level: BM25 over whole notes (notes found only by chunk BM25, e.g. by a short
 term such as "CI", after them); a dense leg scores a note by its best chunk or name vector.
 A query in Traditional Chinese is embedded in Simplified characters (:mod:`vaultsync.search.chinese`).
