@@ -614,6 +614,26 @@ def test_a_u_fdd0_anywhere_in_a_request_comes_back_as_sent(repo: Vault) -> None:
     assert bad is None or "error" in bad, bad  # refused as the SDK refuses invalid JSON, never run
 
 
+def test_a_line_the_sdk_cannot_read_is_answered_with_a_json_rpc_error(repo: Vault) -> None:
+    """The SDK's parser refuses a 5,000-digit number, lists nested 300 deep and text that is no JSON, and
+    dropped such a line without an answer: the client waited until its own timeout. Each now gets the
+    JSON-RPC error, under its id where one can be read (else null, as JSON-RPC 2.0 says); a blank line gets
+    none; the requests after them are answered."""
+    call = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "search", "arguments": {"query": "deploy"}}}
+    lines = [json.dumps({**call, "id": 1})[:-1] + ', "extra": ' + "9" * 5000 + "}",
+             json.dumps({**call, "id": "deep", "params": {"name": "search", "arguments": {"query": "x", "tags": [
+                 json.loads("[" * 300 + "]" * 300)]}}}),
+             "this is not JSON", "   ",
+             json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"})]
+    replies = raw_session(repo.root, lines, {1, "deep", None, 4})
+    assert replies[1]["error"]["code"] == -32600 and replies[1]["error"]["message"].startswith(
+        "the server cannot read this request: ")
+    assert replies["deep"]["error"]["code"] == -32600
+    assert replies[None]["error"]["code"] == -32700 and replies[None]["error"]["message"].startswith(
+        "the line is not JSON the server can read")
+    assert replies[4]["result"] == {}
+
+
 @pytest.mark.parametrize("tail, answered", [
     ([(7, "tools/call", {"name": "search", "arguments": {"query": "deploy"}}), ("cancel", "7")], None),  # "7" is 7
     ([(8, "tools/call", {"name": "search", "arguments": {"query": "deploy"}}), ("cancel", 8)], None),

@@ -81,8 +81,9 @@ class _Server(MCPServer):
 
     async def run_stdio_async(self) -> None:
         stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
-        async with stdio_server(stdin=anyio.wrap_file(MarkedStdin(stdin))) as (read, write):  # type: ignore[arg-type]
-            link = AnswerBeforeEnd(read, write)
+        marked = MarkedStdin(stdin)
+        async with stdio_server(stdin=anyio.wrap_file(marked)) as (read, write):  # type: ignore[arg-type]
+            link = AnswerBeforeEnd(read, write, lambda: marked.last)
             await self._lowlevel_server.run(link.reader(), link.writer(),
                                             self._lowlevel_server.create_initialization_options())
 

@@ -1,5 +1,6 @@
 """stdin for the MCP server: JSON text the MCP SDK would drop without an answer, and an end of input that
-waits for the answers still owed (:class:`AnswerBeforeEnd`).
+waits for the answers still owed (:class:`AnswerBeforeEnd`). A line the SDK cannot read at all gets the
+JSON-RPC error it would not send (:func:`unreadable_reply`).
 
 JSON may escape a lone UTF-16 surrogate (``"\\ud800"``); Python's ``json`` reads it, but pydantic's
 parser, which the SDK uses, refuses the whole line as invalid JSON, so the request gets no reply and
@@ -12,6 +13,7 @@ text), and nothing else on the line is touched.
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 from collections import Counter
@@ -74,12 +76,45 @@ class MarkedStdin:
 
     def __init__(self, stream: IO[str]) -> None:
         self._stream = stream
+        self.last = ""  # the line read last, as sent: the SDK reads a line and hands it on before the next
 
     def readline(self, *args: Any) -> str:
-        return mark_lone_surrogates(self._stream.readline(*args))
+        self.last = self._stream.readline(*args)
+        return mark_lone_surrogates(self.last)
 
     def close(self) -> None:
         self._stream.close()
+
+
+def unreadable_reply(line: str, problem: Exception) -> Any:
+    """The JSON-RPC 2.0 error (§5.1) for a line the SDK's parser refused, which it drops without an answer
+    (the client then waits until its own timeout): -32700 when the line is no JSON, else -32600 with the
+    request's id where Python's reader finds one (a 5,000-digit number or lists nested 300 deep are JSON
+    that the SDK's parser refuses). None for a blank line: no message, no answer."""
+    from mcp.shared.message import SessionMessage
+    from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+
+    if not line.strip():
+        return None
+    try:
+        data = json.loads(line, parse_int=_small_int)
+        code, what = INVALID_REQUEST, "the server cannot read this request"
+    except (ValueError, RecursionError):
+        data, code, what = None, PARSE_ERROR, "the line is not JSON the server can read"
+    request_id = data.get("id") if isinstance(data, dict) else None
+    if not isinstance(request_id, (str, int)) or isinstance(request_id, bool):
+        request_id = None
+    reason = (str(problem).strip().splitlines() or [type(problem).__name__])[0][:200]
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id,
+                                       error=ErrorData(code=code, message=f"{what}: {reason}")))
+
+
+def _small_int(text: str) -> int | str:
+    """A JSON integer as Python reads it, or its text past Python's 4,300-digit limit."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
 
 
 ANSWER_WAIT_S = 600  # the longest the end of input waits for the answers still owed (s)
@@ -94,8 +129,9 @@ class AnswerBeforeEnd:
     response or error sent through :meth:`writer`.
     """
 
-    def __init__(self, read: Any, write: Any) -> None:
+    def __init__(self, read: Any, write: Any, last_line: Any = lambda: "") -> None:
         self._read, self._write = read, write
+        self._last_line = last_line  # () -> the line the SDK read last (:attr:`MarkedStdin.last`)
         self._open: Counter[str] = Counter()  # requests read and not yet answered, by id as text
         self._answered = anyio.Event()
         self._answered.set()
@@ -133,12 +169,18 @@ class _Reader:
 
     async def receive(self) -> Any:
         link = self._link
-        try:
-            item = await link._read.receive()
-        except anyio.EndOfStream:
-            with anyio.move_on_after(ANSWER_WAIT_S):  # a request the SDK drops must not hold the process
-                await link._answered.wait()
-            raise
+        while True:
+            try:
+                item = await link._read.receive()
+            except anyio.EndOfStream:
+                with anyio.move_on_after(ANSWER_WAIT_S):  # a request the SDK drops must not hold the process
+                    await link._answered.wait()
+                raise
+            if not isinstance(item, Exception):  # an exception: a line the SDK could not read
+                break
+            reply = unreadable_reply(link._last_line(), item)
+            if reply is not None:
+                await link._write.send(reply)
         message = getattr(item, "message", None)
         method = getattr(message, "method", None)
         if method is not None and getattr(message, "id", None) is not None:
