@@ -614,6 +614,21 @@ def test_a_u_fdd0_anywhere_in_a_request_comes_back_as_sent(repo: Vault) -> None:
     assert bad is None or "error" in bad, bad  # refused as the SDK refuses invalid JSON, never run
 
 
+def test_a_lone_surrogate_outside_the_arguments_never_shows_the_mark(repo: Vault) -> None:
+    """The SDK echoes a request's id, method and names: a lone surrogate there came back as the server's
+    internal mark (U+FDD0 and its nonce). It comes back as the escape that was sent, as text; a tool name
+    holding one is refused as arguments are."""
+    lines = ['{"jsonrpc": "2.0", "id": "x\\ud800y", "method": "tools/call", "params": {"name": "get", '
+             '"arguments": {"note": "ADR-0001"}}}',
+             '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "g\\ud800et", "arguments": {}}}',
+             '{"jsonrpc": "2.0", "id": 3, "method": "no/such\\udc00"}']
+    replies = raw_session(repo.root, lines, {"x\\uD800y", 2, 3})
+    assert not replies["x\\uD800y"]["result"].get("isError")
+    assert replies[2]["result"]["content"][0]["text"] == (
+        "the tool name is not valid Unicode: a lone surrogate (U+D800) at character 2; send text as UTF-8")
+    assert "error" in replies[3] and all("\ufdd0" not in json.dumps(r, ensure_ascii=False) for r in replies.values())
+
+
 def test_a_line_the_sdk_cannot_read_is_answered_with_a_json_rpc_error(repo: Vault) -> None:
     """The SDK's parser refuses a 5,000-digit number, lists nested 300 deep and text that is no JSON, and
     dropped such a line without an answer: the client waited until its own timeout. Each now gets the

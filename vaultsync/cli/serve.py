@@ -31,11 +31,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"vaultsync serve: refusing to bind {args.host}: not a loopback address (use --allow-remote)",
               file=sys.stderr)
         return 2
-    from vaultsync.serve.client import DEFAULT_PORT, daemon_port
+    from vaultsync.serve.client import DEFAULT_PORT, daemon_port, port_env_problem
     from vaultsync.serve.daemon import serve
+
+    if args.port is None and (problem := port_env_problem()):  # it would have served on another port
+        print(f"vaultsync serve: {problem}; unset it, or give --port", file=sys.stderr)
+        return 2
 
     config = committed_config(repo)
     port = args.port or daemon_port(config.search.get("port")) or DEFAULT_PORT
+    if (running := _running_elsewhere(repo, port)) is not None:  # a second one would take over its port record
+        print(f"vaultsync serve: this repository's daemon already listens on 127.0.0.1:{running}; one daemon "
+              "serves a repository (stop it to start another)", file=sys.stderr)
+        return 1
     try:
         server = serve(repo, args.host, port, allow_remote=not loopback)
     except OSError as exc:
@@ -53,6 +61,17 @@ def run(args: argparse.Namespace) -> int:
     finally:
         server.server_close()
     return 0
+
+
+def _running_elsewhere(repo, port: int) -> int | None:  # type: ignore[no-untyped-def]
+    """The port of this repository's live daemon when it is not ``port``, else None."""
+    from vaultsync.index.layout import layout_for
+    from vaultsync.serve.client import own_daemon_answers
+    from vaultsync.serve.port_file import advertised_port
+
+    index_dir = layout_for(repo).dir
+    recorded = advertised_port(index_dir)
+    return recorded if recorded not in (None, port) and own_daemon_answers(recorded, index_dir) else None
 
 
 def _holder(repo, port: int) -> str:  # type: ignore[no-untyped-def]

@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"last sync   {info['synced_at']} ({info.get('last_status') or 'ok'})")
     daemon = info["daemon"]
     print(f"daemon      listening on 127.0.0.1:{daemon['port']} (searches use it)" if daemon["running"]
+          else f"daemon      none: {daemon['problem']}" if daemon.get("problem")
           else "daemon      none (`vaultsync serve` keeps the models and the index warm)")
     off = "off (run `pre-commit install`: .pre-commit-config.yaml has vaultsync-check)" if info.get("check_configured") \
         else "off (add vaultsync-check to .pre-commit-config.yaml)"
@@ -72,12 +73,12 @@ def _count(n: int, noun: str) -> str:
 
 
 def _daemon(index_dir: Path) -> dict[str, Any]:
-    """``{"running": bool, "port": int | None}``: whether this repository's daemon answers on the port a
+    """``{"running": bool, "port": int | None, "problem": str | None}``: whether this repository's daemon answers on the port a
     client would ask (:func:`vaultsync.serve.client.client_port`)."""
-    from vaultsync.serve.client import client_port, own_daemon_answers
+    from vaultsync.serve.client import client_port, own_daemon_answers, port_env_problem
 
     port = client_port(index_dir)
-    return {"running": own_daemon_answers(port, index_dir), "port": port}
+    return {"running": own_daemon_answers(port, index_dir), "port": port, "problem": port_env_problem()}
 
 
 def _direction(repo, indexed: str | None, head: str | None) -> str:  # type: ignore[no-untyped-def]

@@ -58,6 +58,9 @@ class _Server(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         _refuse_lone_surrogates(arguments, "")
+        if found := lone_surrogate(name):
+            raise ToolError(f"the tool name is not valid Unicode: a lone surrogate (U+{found[0]:04X}) at character "
+                            f"{found[1] + 1}; send text as UTF-8")
         tool = self._tool_manager.get_tool(name)
         if tool is None:
             raise ToolError(f"unknown tool {shown(escaped(name))} (tools: "

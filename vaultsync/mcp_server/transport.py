@@ -13,6 +13,7 @@ text), and nothing else on the line is touched.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import secrets
@@ -84,6 +85,30 @@ class MarkedStdin:
 
     def close(self) -> None:
         self._stream.close()
+
+
+def unmarked(item: Any) -> Any:
+    """``item`` (an outgoing message) with each mark written back as the escape it stood for (``\\uD800``):
+    the SDK echoes a request's id, method and names, and a mark's nonce must not leave the process."""
+    message = getattr(item, "message", None)
+    if message is None:
+        return item
+    text = message.model_dump_json(by_alias=True, exclude_none=True)
+    if MARK not in text:
+        return item
+    from mcp.types import jsonrpc_message_adapter
+
+    return dataclasses.replace(item, message=jsonrpc_message_adapter.validate_python(_escape_all(json.loads(text))))
+
+
+def _escape_all(value: Any) -> Any:
+    if isinstance(value, str):
+        return escaped(value)
+    if isinstance(value, list):
+        return [_escape_all(v) for v in value]
+    if isinstance(value, dict):
+        return {_escape_all(k): _escape_all(v) for k, v in value.items()}
+    return value
 
 
 def unreadable_reply(line: str, problem: Exception) -> Any:
@@ -214,7 +239,7 @@ class _Writer:
 
     async def send(self, item: Any) -> None:
         link = self._link
-        await link._write.send(item)
+        await link._write.send(unmarked(item))
         message = getattr(item, "message", None)
         if getattr(message, "method", None) is None:
             link._settle(getattr(message, "id", None))

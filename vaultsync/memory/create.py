@@ -48,6 +48,7 @@ def draft(ws: Workspace, type_name: str, title: str, fields: dict[str, Any] | No
     Raises:
         MemoryWriteError: unknown type, a field vaultsync allocates, an unwritable value.
     """
+    title = title.strip()  # one title for the frontmatter, the heading and the file name
     spec = type_spec(ws.config, type_name)
     schema = type_schema(ws.config, str(ws.root), spec)
     vault = vault if vault is not None else ws.vault()

@@ -19,7 +19,7 @@ from vaultsync.memory.scaffold import MAX_TITLE_CHARS, title_length
 from vaultsync.memory.workspace import Workspace
 from vaultsync.vault.note import parse_note
 
-_H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
+_H1 = re.compile(r"^#[ \t]+(.*?\S.*?)[ \t]*#*[ \t]*$", re.MULTILINE)  # one line, not blank
 
 
 def promote(ws: Workspace, scratch: str, type_name: str, title: str | None = None,
@@ -44,13 +44,13 @@ def promote(ws: Workspace, scratch: str, type_name: str, title: str | None = Non
         raise MemoryWriteError(f"cannot promote {rel}: {detail}")
     data = {k: v for k, v in (note.frontmatter or {}).items() if k not in ("memory_id", "type")}
     data.update(fields or {})
+    own = str(data.pop("title", "") or "").strip()
     m = _H1.search(note.body)
-    given = title or str(data.pop("title", "") or "")
-    title = given or (m.group(1) if m else file.stem.split(".")[0])
-    data.pop("title", None)
-    if not given and title_length(title) > MAX_TITLE_CHARS:
-        raise MemoryWriteError(f"{rel}: its first heading, the title it would take, has {title_length(title):,} "
-                               f"characters (at most {MAX_TITLE_CHARS}) — give a shorter one: --title (MCP: title)")
+    title, source = (title, "") if title else (own, "its frontmatter title") if own else \
+        (m.group(1), "its first heading") if m else (file.stem.split(".")[0], "its file name")
+    if source and title_length(title) > MAX_TITLE_CHARS:
+        raise MemoryWriteError(f"{rel}: {source}, the title it would take, has {title_length(title):,} characters "
+                               f"(at most {MAX_TITLE_CHARS}) — give a shorter one: --title (MCP: title)")
     with ws.lock():
         memory_id, path, text = draft(ws, type_name, title, data, note.body)
         warnings = transaction.apply(ws, {path: text, rel: None}, create={path})

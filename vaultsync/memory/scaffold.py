@@ -26,7 +26,8 @@ SECTIONS = {
 
 
 def title_length(title: str) -> int:
-    """The characters a title is stored with: stripped, in Unicode NFC (``é`` is one, written either way)."""
+    """A title's characters as a reader counts them: stripped (it is stored so), in Unicode NFC (``é`` is one
+    character, written as one code point or as ``e`` and a combining accent)."""
     return len(unicodedata.normalize("NFC", title.strip()))
 
 

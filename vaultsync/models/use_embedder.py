@@ -27,6 +27,15 @@ from vaultsync.models.base import Kind, check_texts
 _BLAS_LIMIT = threading.Lock()  # one USE forward pass at a time sets the process's BLAS limit
 
 
+def _new_lock_in_child() -> None:
+    """A child forked while a thread of the parent held the lock would wait for it for ever."""
+    global _BLAS_LIMIT
+    _BLAS_LIMIT = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_in_child)
+
+
 def model_id(manifest: manifests.Manifest) -> str:
     """``name@v<version>+<weights sha256[:12]>``: known from the manifest alone (nothing is built)."""
     return f"{manifest.name}@v{manifest.version}+{manifest.sources['weights'].sha256[:12]}"

@@ -41,6 +41,14 @@ def daemon_port(config_port: Any = None) -> int | None:
     return port if 0 < port < 65536 else None
 
 
+def port_env_problem() -> str | None:
+    """What is wrong with ``$VAULTSYNC_PORT`` when it is set and no port (clients then find no daemon)."""
+    value = os.environ.get("VAULTSYNC_PORT")
+    if not value or daemon_port(None) is not None:
+        return None
+    return f"$VAULTSYNC_PORT={value[:40]!r} is not a port (1-65535)"
+
+
 def request(port: int, index_dir: Path, method: str, path: str, body: dict[str, Any] | None,
             timeout: float) -> tuple[int, Any] | None:
     """A signed request to the daemon of the index in ``index_dir``: (status, JSON), or None when
