@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import sys
+from pathlib import Path
 
 from vaultsync.cli.common import committed_config, repository
 
@@ -38,16 +39,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"vaultsync serve: {problem}; unset it, or give --port", file=sys.stderr)
         return 2
 
-    config = committed_config(repo)
+    from vaultsync.index.layout import layout_for
+
+    config, index_dir = committed_config(repo), layout_for(repo).dir
     port = args.port or daemon_port(config.search.get("port")) or DEFAULT_PORT
-    if (running := _running_elsewhere(repo, port)) is not None:  # a second one would take over its port record
+    if (running := _running_elsewhere(index_dir, port)) is not None:  # a second one would take over its port record
         print(f"vaultsync serve: this repository's daemon already listens on 127.0.0.1:{running}; one daemon "
               "serves a repository (stop it to start another)", file=sys.stderr)
         return 1
     try:
         server = serve(repo, args.host, port, allow_remote=not loopback)
     except OSError as exc:
-        print(f"vaultsync serve: cannot listen on {args.host}:{port}: {exc.strerror or exc} ({_holder(repo, port)})",
+        print(f"vaultsync serve: cannot listen on {args.host}:{port}: {exc.strerror or exc} ({_holder(index_dir, port)})",
               file=sys.stderr)
         return 1
     print(f"vaultsync serve: listening on http://{args.host}:{port} (Ctrl-C to stop)", file=sys.stderr, flush=True)
@@ -63,23 +66,20 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _running_elsewhere(repo, port: int) -> int | None:  # type: ignore[no-untyped-def]
+def _running_elsewhere(index_dir: Path, port: int) -> int | None:
     """The port of this repository's live daemon when it is not ``port``, else None."""
-    from vaultsync.index.layout import layout_for
     from vaultsync.serve.client import own_daemon_answers
     from vaultsync.serve.port_file import advertised_port
 
-    index_dir = layout_for(repo).dir
     recorded = advertised_port(index_dir)
     return recorded if recorded not in (None, port) and own_daemon_answers(recorded, index_dir) else None
 
 
-def _holder(repo, port: int) -> str:  # type: ignore[no-untyped-def]
+def _holder(index_dir: Path, port: int) -> str:
     """Who holds ``port``, as far as a signed ``/health`` tells: this repository's daemon, or another process."""
-    from vaultsync.index.layout import layout_for
     from vaultsync.serve.client import own_daemon_answers
 
-    if own_daemon_answers(port, layout_for(repo).dir):
+    if own_daemon_answers(port, index_dir):
         return "this repository's daemon already listens there: searches use it; stop it to start another"
     return ("another repository's daemon, or another program? each repository needs its own port: --port, "
             "$VAULTSYNC_PORT, or search.port in its config")

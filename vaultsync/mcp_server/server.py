@@ -86,7 +86,7 @@ class _Server(MCPServer):
         stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
         marked = MarkedStdin(stdin)
         async with stdio_server(stdin=anyio.wrap_file(marked)) as (read, write):  # type: ignore[arg-type]
-            link = AnswerBeforeEnd(read, write, lambda: marked.last)
+            link = AnswerBeforeEnd(read, write, marked)
             await self._lowlevel_server.run(link.reader(), link.writer(),
                                             self._lowlevel_server.create_initialization_options())
 

@@ -78,10 +78,13 @@ class MarkedStdin:
     def __init__(self, stream: IO[str]) -> None:
         self._stream = stream
         self.last = ""  # the line read last, as sent: the SDK reads a line and hands it on before the next
+        self.marked = False  # whether a line held a mark: only then can an answer echo one
 
     def readline(self, *args: Any) -> str:
         self.last = self._stream.readline(*args)
-        return mark_lone_surrogates(self.last)
+        line = mark_lone_surrogates(self.last)
+        self.marked = self.marked or line != self.last
+        return line
 
     def close(self) -> None:
         self._stream.close()
@@ -154,9 +157,9 @@ class AnswerBeforeEnd:
     response or error sent through :meth:`writer`.
     """
 
-    def __init__(self, read: Any, write: Any, last_line: Any = lambda: "") -> None:
+    def __init__(self, read: Any, write: Any, stdin: MarkedStdin | None = None) -> None:
         self._read, self._write = read, write
-        self._last_line = last_line  # () -> the line the SDK read last (:attr:`MarkedStdin.last`)
+        self._stdin = stdin  # what the SDK reads: its last line, and whether any held a mark
         self._open: Counter[str] = Counter()  # requests read and not yet answered, by id as text
         self._answered = anyio.Event()
         self._answered.set()
@@ -203,7 +206,7 @@ class _Reader:
                 raise
             if not isinstance(item, Exception):  # an exception: a line the SDK could not read
                 break
-            reply = unreadable_reply(link._last_line(), item)
+            reply = unreadable_reply(link._stdin.last if link._stdin else "", item)
             if reply is not None:
                 await link._write.send(reply)
         message = getattr(item, "message", None)
@@ -239,7 +242,7 @@ class _Writer:
 
     async def send(self, item: Any) -> None:
         link = self._link
-        await link._write.send(unmarked(item))
+        await link._write.send(unmarked(item) if link._stdin is not None and link._stdin.marked else item)
         message = getattr(item, "message", None)
         if getattr(message, "method", None) is None:
             link._settle(getattr(message, "id", None))

@@ -11,6 +11,7 @@ there are any.
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 from collections.abc import Sequence
@@ -73,8 +74,13 @@ def paths_holding(db: sqlite3.Connection, term: str, scope: str | None, limit: i
 def contains(norm: str, unit: str) -> bool:
     """``unit`` occurs in ``norm``: as a substring, or as a whole word when it is ASCII and under 3 characters."""
     if len(unit) < 3 and unit.isascii():
-        return re.search(r"(?<![\w])" + re.escape(unit) + r"(?![\w])", norm) is not None
+        return _whole_word(unit).search(norm) is not None
     return unit in norm
+
+
+@functools.lru_cache(maxsize=256)
+def _whole_word(term: str) -> re.Pattern[str]:
+    return re.compile(r"(?<!\w)" + re.escape(term) + r"(?!\w)")
 
 
 def _phrase(term: str) -> str:
@@ -102,7 +108,7 @@ def _scan(db: sqlite3.Connection, terms: Sequence[str], rowids: list[int] | None
     if rowids is not None:
         sql += f" AND rowid IN ({','.join('?' * len(rowids))})"
         params.extend(rowids)
-    words = [re.compile(r"(?<![\w])" + re.escape(t) + r"(?![\w])") for t in terms if t.isascii()]
+    words = [_whole_word(t) for t in terms if t.isascii()]
     found: dict[int, float] = {}
     for rowid, norm in db.execute(sql, params):
         hits = [len(w.findall(norm)) for w in words]

@@ -228,9 +228,9 @@ SEARCHABLE_SCAN = 2000
 def searchable(db: sqlite3.Connection, unit: str, allowed: set[str] | None, scope: str | None) -> bool:
     """``unit`` occurs in a note the search may return: one of ``allowed`` (None: any) under ``scope``.
 
-    Long units are matched in ``notes_fts`` (trigram phrase), short ones in the chunks' text as
-    :func:`contains` does. At most :data:`SEARCHABLE_SCAN` matching rows are read; a unit that
-    common is taken as found, so a filter can only ever be blamed on evidence."""
+    Long units are matched in ``notes_fts`` (trigram phrase), short ones as
+    :func:`vaultsync.search.short_terms.contains` reads them. At most :data:`SEARCHABLE_SCAN` matching rows
+    are read; a unit that common is taken as found, so a filter can only ever be blamed on evidence."""
     if len(unit) < 3:
         matches: Iterable[str] = paths_holding(db, unit, scope, SEARCHABLE_SCAN)
     else:
