@@ -371,6 +371,31 @@ def test_fm02_core_spellings_of_every_tag_still_load(text, data):
     assert load_yaml(text).data == data
 
 
+@pytest.mark.parametrize("text, data", [
+    ("owner: ! 123", {"owner": "123"}), ("title: !  '7'", {"title": "7"}), ('a: ! "true"', {"a": "true"}),
+    ("tags: [! 2024, !!str 2, ! null, x]", {"tags": ["2024", "2", "null", "x"]}),
+    ("tags:\n  - ! 1.5\n  - ! ~", {"tags": ["1.5", "~"]}), ("a: &x ! 5\nb: *x", {"a": "5", "b": "5"}),
+    ("a: ! &y 0x1F", {"a": "0x1F"}), ("! 12: x", {"12": "x"}), ("owner: !", {"owner": ""}),
+    ("nested:\n  deep: {k: ! false}", {"nested": {"deep": {"k": "false"}}}), ("e: ! [1, 2]", {"e": [1, 2]}),
+    ("title: Hello ! 5", {"title": "Hello ! 5"}), ("年: ! 二〇二四", {"年": "二〇二四"}),
+])
+def test_fm02_the_non_specific_tag_makes_a_string(text, data):
+    """``! 123`` was the number 123 (PyYAML and libyaml resolve a ``!`` scalar as a plain one), so a
+    string field refused it as a number: YAML 1.2 gives the non-specific tag's scalars ``!!str``."""
+    assert load_yaml(text + "\n").data == data
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["1", "-0.5", "1e3", ".inf", "0o17", "0x1f", "true", "False", "null", "~", "NULL", "007",
+                        "12:30", "yes"]) | st.from_regex(r"[0-9][0-9.eE+-]{0,8}", fullmatch=True),
+       st.sampled_from(["{v}", '"{v}"', "'{v}'"]), st.sampled_from(["k: {t}", "k: [{t}]", "k:\n  - {t}",
+                                                                    "k: {{x: {t}}}"]))
+def test_fm02_any_scalar_under_the_non_specific_tag_is_its_text(value, quoting, shape):
+    loaded = load_yaml(shape.format(t="! " + quoting.format(v=value)) + "\n").data["k"]
+    got = loaded[0] if isinstance(loaded, list) else loaded["x"] if isinstance(loaded, dict) else loaded
+    assert got == value
+
+
 @pytest.mark.parametrize("text, kind, tag", [
     ("team: !!str [a, b]", "list", "!!str"), ("owner: !!str {name: x}", "mapping", "!!str"),
     ("team: !!map [a]", "list", "!!map"), ("x: !!seq {a: 1}", "mapping", "!!seq"),

@@ -449,6 +449,22 @@ def test_two_successors_are_named_and_never_fixed(vault, back, successors):
     assert {p.name: p.read_bytes() for p in (vault.root / "docs/adrs").iterdir()} == before
 
 
+@pytest.mark.parametrize("kind", ["adr", "rule"])
+def test_two_successors_say_which_field_names_each(vault, kind):
+    """SS005 said "2 notes supersede this note: ADR-0005, ADR-0002" when ADR-0005 superseded nothing: only
+    the old note's own superseded_by named it. Each successor now says which field names it."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", status="superseded", extra='superseded_by: "[[ADR-0005]]"\n'))
+    vault.write("docs/adrs/ADR-0005.md", adr("ADR-0005"))
+    newer = "docs/adrs/ADR-0002.md" if kind == "adr" else "docs/rules/RULE-0002.md"
+    vault.write(newer, adr("ADR-0002", extra="supersedes: [ADR-0001]\n") if kind == "adr" else
+                '---\nmemory_id: RULE-0002\ntype: rule\ntitle: T\nstatus: active\nenforcement: should\n'
+                'created: "2024-04-29"\nsupersedes: ["[[ADR-0001]]"]\n---\nBody.\n')
+    res = vault.check()
+    line = next(x for x in res.lines if " SS005 " in x)
+    assert "(docs/adrs/ADR-0005.md, named by this note's superseded_by)" in line, line
+    assert f"({newer}, whose supersedes names this note)" in line, line
+
+
 def test_fix_leaves_a_supersession_cycle_alone(vault):
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", status="superseded", extra="supersedes: [ADR-0002]\n"))
     vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", status="superseded", extra="supersedes: [ADR-0001]\n"))

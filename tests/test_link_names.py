@@ -684,3 +684,18 @@ def test_a_numbered_line_inside_an_items_paragraph_continues_it():
     code span across it holds the link."""
     text = "- Steps\n  run `make\n    2. [[nowhere]]` then deploy\n"
     assert list(iter_links(mask_code(text))) == [] == _markdown_it_links(text)
+
+
+@pytest.mark.parametrize("name", ["RULE-0099 #1", "INC-0007 #b", "ADR-0003 #2 draft", "ADR-0004 #3#4"])
+@pytest.mark.parametrize("shape", ["[[{w}]]", "[[{w}|seen]]", "![[{w}#Scope]]", "[[{w}#Scope#Deeper]]"])
+def test_a_suggested_link_to_a_name_a_wikilink_cannot_hold_is_a_markdown_link_that_resolves(vault, name, shape):
+    """``[[RULE-0099 #1]]`` to the file ``RULE-0099 #1.md`` got "did you mean [[RULE-0099 #1#1]]?", itself
+    a heading link: a name holding ``#`` is suggested as a Markdown link, and the suggestion resolves."""
+    vault.write(f"docs/{name}.md", "# T\n\n## Scope\n\n### Deeper\n")
+    written = name.lower() if name.isascii() else name
+    vault.write("docs/a.md", shape.format(w=written) + "\n")
+    res = vault.check()
+    found = re.search(r"did you mean (!?\[[^\]]*\]\([^)]*\))\?", res.out)
+    assert found and "[[" not in found.group(1), res.out
+    vault.write("docs/a.md", found.group(1) + "\n")
+    assert vault.check().code == 0, (found.group(1), vault.check().out)

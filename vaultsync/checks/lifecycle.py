@@ -230,6 +230,13 @@ def _fix_hint(vault: Vault, target: str, source: str, in_cycle: bool = False) ->
             "bracket, and no memory_id of its own does)")
 
 
+def _named_by(edge: Supersession | None) -> str:
+    """Which field names a successor: the old note's ``superseded_by``, the successor's ``supersedes``, or both."""
+    if edge is None or (edge.declared_by_older and edge.declared_by_newer):
+        return ""
+    return ", named by this note's superseded_by" if edge.declared_by_older else ", whose supersedes names this note"
+
+
 def check_supersession(vault: Vault) -> list[Diagnostic]:
     """Targets exist, both directions agree, no cycles, superseded notes say so in ``status``."""
     edges, out = supersession_edges(vault)
@@ -238,7 +245,8 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
     in_cycle = cycle_edges(edges)
     for old, successors in sorted(extra.items()):
         line, col = vault.notes[old].position(("superseded_by",), key=True)
-        names = ", ".join(f"{vault.display_name(p)} ({p})" for p in successors)
+        how = {e.newer: e for e in edges if e.older == old}
+        names = ", ".join(f"{vault.display_name(p)} ({p}{_named_by(how.get(p))})" for p in successors)
         out.append(Diagnostic(old, line, col, "SS005", f"superseded_by: {len(successors)} notes supersede this "
                               f"note: {names} — a note has one successor: let one of them supersede the other"))
     for edge in edges:

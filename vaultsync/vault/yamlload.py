@@ -46,7 +46,7 @@ from vaultsync.vault.core_schema import (
 from vaultsync.vault.scalars import Finding, odd_number_text, scalar_findings
 from vaultsync.vault.tabs import compose_past_blank_tabs
 from vaultsync.vault.yamlhints import explain
-from vaultsync.vault.yamlsafety import YamlProblem, check_tags_and_size, short_tag
+from vaultsync.vault.yamlsafety import YamlProblem, check_tags_and_size, children, short_tag
 
 try:  # libyaml's parser and composer are ~10x faster; fall back to pure Python
     from yaml.cyaml import CParser as _BaseLoader
@@ -196,6 +196,8 @@ def load_yaml(text: str, with_positions: bool = True) -> YamlDocument:
             return YamlDocument(None, {}, {})
         if _MAYBE_TAG_OR_ALIAS.search(text):  # no '!', '&', '*' anywhere: no tags, no aliases
             check_tags_and_size(node)
+            if "!" in text:
+                _non_specific_tags(node, text.split("\n"))
         try:
             data = _build(node)
         except yaml.MarkedYAMLError as exc:
@@ -216,6 +218,30 @@ def load_yaml(text: str, with_positions: bool = True) -> YamlDocument:
         raise YamlProblem(0, 0, "YAML nested too deeply") from None
     finally:
         loader.dispose()
+
+
+_NON_SPECIFIC = re.compile(r"(?:&\S+\s+)?!(?:\s|$)")  # an optional anchor, then "!" alone
+
+
+def _non_specific_tags(root: yaml.Node, lines: list[str]) -> None:
+    """Scalars tagged ``!`` (the non-specific tag: ``! 123``, ``! "7"``) are strings (YAML 1.2 §6.9.1, §3.3.2).
+
+    libyaml and PyYAML resolve them as plain scalars (123, an int); the node's start mark is at its
+    anchor or tag, so the source text there tells them apart. Retags in place.
+    """
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            mark = node.start_mark
+            if node.tag != STR and mark.line < len(lines) and _NON_SPECIFIC.match(lines[mark.line], mark.column):
+                node.tag = STR
+        else:
+            stack.extend(children(node))
 
 
 def _compose(text: str) -> tuple[Any, yaml.Node | None]:
