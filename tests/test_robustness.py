@@ -587,6 +587,19 @@ def test_a_filter_that_is_not_utf8_is_a_usage_error(vault, option):
     assert res.returncode == 2 and "not valid UTF-8" in res.stderr and "Traceback" not in res.stderr
 
 
+@pytest.mark.parametrize("query, byte", [([b"Stra\xdfe"], "0xDF at character 5"), ([b"\xff"], "0xFF at character 1"),
+                                         ([b"gateway", b"\xed\xa0\x80"], "0xED at character 1"),
+                                         ([b"\xe6\x9d\xb1\xe4\xba"], "0xE4 at character 2")])
+def test_a_query_that_is_not_utf8_is_a_usage_error(vault, query, byte):
+    """A Latin-1 "Straße" was searched as "Strae" and "\\xff" said "empty query": the query's words get the
+    filters' check (exit 2, the byte and where it stands), in text and JSON alike."""
+    for fmt in (b"text", b"json"):
+        res = subprocess.run([sys.executable, "-m", "vaultsync", "search", *query, b"--no-daemon", b"--format", fmt],
+                             cwd=vault.root, capture_output=True, text=True, errors="replace")
+        assert res.returncode == 2 and f"argument query: not valid UTF-8: byte {byte}" in res.stderr, res.stderr
+        assert res.stdout == "" and "Traceback" not in res.stderr
+
+
 @pytest.mark.parametrize("argv", [
     [b"new", b"rule", b"--title", b"ok", b"--body", b"x\xffy"],
     [b"new", b"rule", b"--title", b"ok", b"--set", b"tags=[\xff]"],

@@ -16,7 +16,7 @@ from vaultsync.serve.client import FORMATS
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
     p = sub.add_parser(name, help=help_text, description=__doc__)
-    p.add_argument("query", nargs="+", help="what to look for, in any language")
+    p.add_argument("query", nargs="+", type=utf8_text, help="what to look for, in any language")
     p.add_argument("--top-k", type=_positive, help="at most this many chunks (default 5)")
     p.add_argument("--budget", type=_positive, help="token budget for all returned text (default 1200)")
     p.add_argument("--type", action="append", dest="types", type=utf8_text, help="only notes of this type (repeatable)")

@@ -65,17 +65,11 @@ class Config:
     schema_problems: dict[str, str] = field(default_factory=dict)  # schema path → why the snapshot's is no file
 
     def in_vault(self, path: str) -> bool:
-        """Whether repo-relative ``path`` lies in one of the vault folders, and in no dot-folder below it
-        (``.obsidian/``, ``.trash/``): Obsidian shows nothing there and the working tree's walk never
-        enters one, so the staged index and a commit leave them out too and every check reads one vault."""
+        """Whether repo-relative ``path`` lies in a vault folder and in no dot-folder below it (``.trash/``):
+        Obsidian shows nothing there, and the working tree's walk, the staged index and a commit agree."""
         for root in self.vault:
-            if root == ".":
-                rest = path
-            elif path == root or path.startswith(root + "/"):
-                rest = path[len(root) + 1:]
-            else:
-                continue
-            if not any(part.startswith(".") for part in rest.split("/")[:-1]):
+            rest = path if root == "." else path[len(root) + 1:] if path == root or path.startswith(root + "/") else None
+            if rest is not None and not any(part.startswith(".") for part in rest.split("/")[:-1]):
                 return True
         return False
 
