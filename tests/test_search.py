@@ -301,6 +301,28 @@ def test_a_warm_process_holds_the_vectors_once_for_every_rerank_stage(vault, emb
     assert id(service._warm.searcher.vectors.codes) not in matrices  # a new index state: loaded afresh
 
 
+def test_maxsim_fuses_its_rank_with_the_first_stage(vault, embedder):
+    """MaxSim alone loses to the first stage it reranks; its rank is fused by plain RRF (ADR-0109)."""
+    from vaultsync.engine import load_reranker
+    from vaultsync.search.fusion import rerank_order
+    from vaultsync.search.options import SearchOptions
+    from vaultsync.vault.config import Config
+
+    _lifecycle_vault(vault)
+    vault.commit("init")
+    sync(vault.root)
+    s, _ = searcher(vault.root)
+    opts = SearchOptions(min_confidence=0.0, min_relevance=0.0, include_expired=True, top_k=10, per_note=1)
+    first = [h.path for h in s.search("durable queue for webhook retries", opts).hits]
+    s.reranker = load_reranker("maxsim", s.embedder, Config())
+    assert s.reranker.fusion_weight == 0.5
+    hits = s.search("durable queue for webhook retries", opts).hits
+    assert all(h.trace["rerank"]["fusion_weight"] == 0.5 for h in hits)
+    scores = {h.path: h.trace["rerank"]["score"] for h in hits}
+    assert [h.path for h in hits] == rerank_order(first, [scores[p] for p in first], 0.5)
+    s.close()
+
+
 def test_a_forked_child_searches_on_threads_of_its_own(vault, embedder):
     """The retrieval legs run on threads the process keeps (ADR-0108): a child forked after a search got the
     parent's pool without its threads, and its first search waited forever for legs that never ran."""

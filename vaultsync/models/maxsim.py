@@ -8,6 +8,10 @@ last hidden states (not a ColBERT-trained projection), without prefix and
 special tokens; the aggregate is the mean (default, so scores lie in [-1, 1]
 whatever the query length) or the sum (ColBERT's original).
 
+Its rank is fused with the first stage's by plain RRF, equal weights (``fusion_weight`` 0.5,
+:func:`vaultsync.search.fusion.rerank_order`): alone it loses to the first stage on LoCoMo and the
+Obsidian queries; fused it gains on LoCoMo and on held-out QA questions (ADR-0109).
+
 It works offline out of the box because it needs only the embedder. Cost is
 in the passage vectors: see :mod:`vaultsync.models.token_store` for the
 on-demand (re-encode at query time) and stored (compact, filled at index
@@ -67,12 +71,16 @@ class MaxSimReranker:
         encoder: the embedder (needs ``token_vectors``; multilingual-e5-small).
         source: where passage token vectors come from (default: on demand with an LRU).
         reduce: aggregate over query tokens.
+        fusion_weight: weight of MaxSim's rank against the first stage's in the rerank stage's RRF
+            (0.5: equal; None or 1.0: MaxSim's order alone).
     """
 
-    def __init__(self, encoder: TokenEncoder, source: TokenVectorSource | None = None, reduce: Reduce = "mean") -> None:
+    def __init__(self, encoder: TokenEncoder, source: TokenVectorSource | None = None, reduce: Reduce = "mean",
+                 fusion_weight: float | None = 0.5) -> None:
         self.encoder = encoder
         self.source = source or OnDemandTokenVectors(encoder)
         self.reduce = reduce
+        self.fusion_weight = fusion_weight
         self.name = f"maxsim-{getattr(encoder, 'name', 'encoder')}"
 
     def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
