@@ -46,7 +46,7 @@ from vaultsync.vault.core_schema import (
 from vaultsync.vault.scalars import Finding, odd_number_text, scalar_findings
 from vaultsync.vault.tabs import compose_past_blank_tabs
 from vaultsync.vault.yamlhints import explain
-from vaultsync.vault.yamlsafety import YamlProblem, check_tags_and_size, children, short_tag
+from vaultsync.vault.yamlsafety import YamlProblem, check_tags_and_size, each_node, short_tag
 
 try:  # libyaml's parser and composer are ~10x faster; fall back to pure Python
     from yaml.cyaml import CParser as _BaseLoader
@@ -229,19 +229,11 @@ def _non_specific_tags(root: yaml.Node, lines: list[str]) -> None:
     libyaml and PyYAML resolve them as plain scalars (123, an int); the node's start mark is at its
     anchor or tag, so the source text there tells them apart. Retags in place.
     """
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, yaml.ScalarNode):
-            mark = node.start_mark
-            if node.tag != STR and mark.line < len(lines) and _NON_SPECIFIC.match(lines[mark.line], mark.column):
-                node.tag = STR
-        else:
-            stack.extend(children(node))
+    for node in each_node(root):
+        mark = node.start_mark
+        if isinstance(node, yaml.ScalarNode) and node.tag != STR and mark.line < len(lines) \
+                and _NON_SPECIFIC.match(lines[mark.line], mark.column):
+            node.tag = STR
 
 
 def _compose(text: str) -> tuple[Any, yaml.Node | None]:

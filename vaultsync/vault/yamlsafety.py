@@ -5,6 +5,7 @@ the located error every YAML check raises.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import yaml
@@ -43,6 +44,18 @@ def children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
+def each_node(root: yaml.Node) -> Iterator[yaml.Node]:
+    """Every node of the tree once, an alias's target included only once (no expansion)."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) not in seen:
+            seen.add(id(node))
+            yield node
+            stack.extend(children(node))
+
+
 def check_tags_and_size(root: yaml.Node) -> None:
     """Reject unsafe tags, recursive aliases and alias bombs in one post-order walk."""
     sizes: dict[int, int] = {}
@@ -79,17 +92,7 @@ def check_tags_and_size(root: yaml.Node) -> None:
 
 def _unsafe_tags(root: yaml.Node) -> YamlProblem:
     """FM008 at the first unsupported tag in document order, naming the others after it."""
-    found: list[yaml.Node] = []
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if node.tag not in SAFE_TAGS:
-            found.append(node)
-        stack.extend(reversed(children(node)))
+    found = [node for node in each_node(root) if node.tag not in SAFE_TAGS]
     first = min(found, key=lambda n: (n.start_mark.line, n.start_mark.column))
     others = list(dict.fromkeys(short_tag(n.tag) for n in sorted(found, key=lambda n: (n.start_mark.line,
                                                                                           n.start_mark.column))[1:]))
