@@ -36,3 +36,23 @@ def test_a_weak_second_hit_of_an_answered_query_stays():
     assert relevance_cut([hit(0, 0.004), hit(1, 0.001)], 0.005, 0.0) == ([], {
         "chunk_id": "n0.md#0", "path": "n0.md", "relevance": 0.004})
     assert relevance_cut([], 0.005, 0.0) == ([], None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rels=st.lists(st.floats(0, 1), min_size=1, max_size=12), floor=st.floats(0, 1), top_k=st.integers(1, 6),
+       tokens=st.lists(st.integers(1, 400), min_size=12, max_size=12), budget_tokens=st.integers(1, 1500))
+def test_an_answer_stands_on_a_hit_the_agent_gets(rels, floor, top_k, tokens, budget_tokens):
+    """``--top-k 1`` answered with a hit under the floor because a chunk the cut dropped reached it: the
+    floor judges the hits within top-k and the budget, so an answer holds a hit at or above it."""
+    from dataclasses import replace
+
+    from vaultsync.search.floor import answer
+
+    hits = [replace(hit(i, r), tokens=tokens[i]) for i, r in enumerate(rels)]
+    kept, rejected = answer(hits, floor, 0.0, budget_tokens, top_k)
+    positions = [hits.index(h) for h in kept]
+    assert len(kept) <= top_k and positions == sorted(positions) and sum(h.tokens for h in kept[1:]) <= budget_tokens
+    if kept:
+        assert max(h.relevance for h in kept) >= floor and rejected is None  # type: ignore[type-var]
+    else:
+        assert rejected is not None and rejected["relevance"] < floor

@@ -190,6 +190,10 @@ def test_hidden_notes_say_which_tool_arguments_show_them(repo: Vault) -> None:
     ("--include-expired", {"include_expired": True}), ("--include-superseded", {"include_superseded": True}),
     ("--min-confidence 0.3", {"min_confidence": 0.3}), ("--min-confidence 0", {"min_confidence": 0.0}),
     ("without --scope", {"scope": None}), ("without --type", {"types": None}), ("without --tag", {"tags": None}),
+    ("--include-superseded --include-expired", {"include_superseded": True, "include_expired": True}),
+    ("--min-confidence 0.35 without --scope", {"min_confidence": 0.35, "scope": None}),
+    ("without --type --include-expired --min-confidence 0", {"types": None, "include_expired": True,
+                                                              "min_confidence": 0.0}),
 ])
 def test_every_flag_the_report_names_is_a_search_tool_argument(flag, arguments) -> None:
     from vaultsync.mcp_server.warm_search import tool_arguments

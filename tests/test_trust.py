@@ -427,3 +427,74 @@ def test_a_successor_shows_the_passage_that_replaced_the_one_found(vault, embedd
     assert hits and hits[0].memory_id == "ADR-0002" and hits[0].heading.endswith("Decision"), \
         [(h.memory_id, h.heading) for h in hits]
     assert hits[0].trace["supersedes"] == {"replaces": "docs/adrs/ADR-0001.md"}
+
+
+def _layered_vault(v: Vault) -> None:
+    """Notes hidden for several reasons at once: superseded by a low-confidence note in another folder."""
+    v.write("docs/adrs/ADR-0001.md", adr("ADR-0001", title="Webhook retries", status="superseded",
+                                         extra='superseded_by: "[[ADR-0002]]"\n',
+                                         body="Webhook retries run inside the API worker with exponential backoff.\n"))
+    v.write("docs/adrs/ADR-0002.md", adr("ADR-0002", title="Durable webhook queue", extra='supersedes: ["[[ADR-0001]]"]\n',
+                                         body="Webhook retries moved to a durable queue with a dead-letter topic.\n"))
+    v.write("docs/adrs/ADR-0003.md", adr("ADR-0003", title="Static assets", status="superseded",
+                                         extra='superseded_by: "[[ADR-0004]]"\n',
+                                         body="Static assets are served by nginx on the web servers.\n"))
+    v.write("docs/rules/ADR-0004.md", adr("ADR-0004", title="Static assets on the CDN",
+                                          extra='supersedes: ["[[ADR-0003]]"]\nconfidence: 0.35\nexpires: "2021-01-01"\n',
+                                          body="Static assets are served from the CDN edge with immutable caching.\n"))
+    v.commit("init")
+
+
+def _options_for(flags: str, **kw):  # type: ignore[no-untyped-def]
+    """The search options that follow a hidden note's ``show_with`` (the MCP tool's reading of it)."""
+    from vaultsync.mcp_server.warm_search import tool_arguments
+
+    for name, value in tool_arguments(flags).items():
+        kw[name] = () if name in ("types", "tags") else value
+    return kw
+
+
+@pytest.mark.parametrize("query, filters", [
+    ("where are static assets served from?", {"scope": "docs/adrs/", "include_superseded": True}),
+    ("where are static assets served from?", {"scope": "docs/adrs/"}),
+    ("static assets cdn caching", {"types": ("incident",), "top_k": 1}),
+    ("how do we retry webhooks?", {"types": ("incident",), "top_k": 1}),
+    ("how do we retry webhooks?", {"tags": ("security",), "top_k": 2}),
+])
+def test_a_hidden_notes_flags_show_it_and_name_every_reason(tmp_path, embedder, query, filters):
+    """A note hidden by confidence and by --scope said only "confidence 0.35 < 0.5", and its flag showed it
+    under --scope's reason instead; --top-k 1 left the best hidden match out. Every reason is named, and
+    the flags together show the note."""
+    vault = init_vault(tmp_path / "v")
+    _layered_vault(vault)
+    s = synced_searcher(vault.root)
+    try:
+        result = _search(s, query, min_relevance=0.0, **filters)
+        assert result.hidden["count"] >= 1, result.hidden
+        for note in result.hidden["notes"]:
+            kw = _options_for(note["show_with"], **{**filters, "top_k": 10, "min_relevance": 0.0})
+            shown = {h.path for h in _search(s, query, **kw).hits}
+            assert note["path"] in shown, (note, kw)
+        if filters.get("top_k") == 1 and "retry" in query:  # the successor, the best match, is reported too
+            assert {"ADR-0001", "ADR-0002"} <= {n["memory_id"] for n in result.hidden["notes"]}, result.hidden
+        cdn = [n for n in result.hidden["notes"] if n["memory_id"] == "ADR-0004"]
+        if cdn and filters.get("scope"):
+            assert "confidence 0.35" in cdn[0]["reason"] and "outside --scope" in cdn[0]["reason"], cdn
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("top_k", [1, 2, 5])
+@pytest.mark.parametrize("query", ["recipe for chocolate cake", "🍕🍕🍕", "how do I bake sourdough bread",
+                                   "lorem ipsum dolor sit amet", "明日の天気はどうですか", "webhook outbox retries",
+                                   "kerberos tickets", "Wie werden Schemamigrationen ausgeführt?"])
+def test_an_answer_holds_a_hit_that_reaches_the_floor(team, query, top_k):
+    """``--top-k 1`` answered "recipe for chocolate cake" with a hit at 0.0115 under the floor 0.015: the
+    chunk that reached it was cut by top-k. The floor judges the hits the agent gets."""
+    _, s = team
+    result = _search(s, query, top_k=top_k, min_confidence=0.0)
+    if result.hits:
+        assert max(h.relevance for h in result.hits) >= result.min_relevance, [h.relevance for h in result.hits]
+        assert result.best_rejected is None
+    else:
+        assert result.best_rejected is not None and result.best_rejected["relevance"] < result.min_relevance

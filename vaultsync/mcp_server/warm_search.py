@@ -101,10 +101,18 @@ class WarmSearch:
             self._warm.drop()
 
 
-def tool_arguments(flag: str) -> dict[str, Any]:
-    """The search tool's arguments that show a hidden note, for the CLI flag the report names
-    (``--include-expired`` → ``{"include_expired": true}``, ``without --type`` → ``{"types": null}``)."""
-    name, _, value = flag.removeprefix("without ").removeprefix("--").partition(" ")
-    if flag.startswith("without "):
-        return {{"type": "types", "tag": "tags"}.get(name, name): None}
-    return {name.replace("-", "_"): float(value) if value else True}
+def tool_arguments(flags: str) -> dict[str, Any]:
+    """The search tool's arguments that show a hidden note, for the CLI flags the report names
+    (``--include-expired`` → ``{"include_expired": true}``, ``without --type`` → ``{"types": null}``,
+    ``--min-confidence 0.3`` → ``{"min_confidence": 0.3}``; several flags, several arguments)."""
+    words, out = flags.split(), {}
+    while words:
+        word = words.pop(0)
+        if word == "without" and words:
+            name = words.pop(0).removeprefix("--")
+            out[{"type": "types", "tag": "tags"}.get(name, name)] = None
+        elif words and not words[0].startswith("--") and words[0] != "without":
+            out[word.removeprefix("--").replace("-", "_")] = float(words.pop(0))
+        else:
+            out[word.removeprefix("--").replace("-", "_")] = True
+    return out

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from vaultsync.search import budget
 from vaultsync.search.results import Hit
 
 
@@ -32,3 +33,12 @@ def relevance_cut(hits: Sequence[Hit], min_relevance: float, relative_cut: float
         top = max((h for h in hits if h.relevance is not None), key=lambda h: h.relevance or 0.0)
         return [], {"chunk_id": top.chunk_id, "path": top.path, "relevance": top.relevance}
     return [h for h in hits if h.relevance is None or h.relevance >= relative_cut * best], None
+
+
+def answer(hits: Sequence[Hit], min_relevance: float, relative_cut: float, budget_tokens: int,
+           top_k: int) -> tuple[list[Hit], dict[str, Any] | None]:
+    """What the agent gets: the first ``top_k`` hits within ``budget_tokens`` (:func:`budget.cut`), then
+    :func:`relevance_cut` over those. The floor judges these hits, so an answer never stands on a chunk
+    the cut drops (``--top-k 1`` answered with a hit under the floor because the 8th reached it)."""
+    shown = budget.cut(list(hits), [h.tokens for h in hits], budget_tokens, top_k)
+    return relevance_cut(shown, min_relevance, relative_cut)

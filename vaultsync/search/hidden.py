@@ -2,13 +2,14 @@
 
 A filtered search is run a second time without any filter and shallower (retrieve, fuse,
 chunks and relevance only, ``2 × top_k`` candidates per leg but at least :data:`HIDDEN_MIN_CANDIDATES`,
-on the query vectors the first pass computed); the notes of its top
-``top_k`` chunks that pass the relevance floor and that the filters removed are reported
-with the reason and the flag that shows them. A superseded note names its successor.
+on the query vectors the first pass computed); the notes of its top ``top_k`` chunks (at least
+:data:`HIDDEN_MIN_NOTES`) that pass the relevance floor and that the filters removed are reported
+with every reason and the flags that show them. A superseded note names its successor.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import replace
 from typing import Any
@@ -24,6 +25,9 @@ UNFILTERED_STAGES = (retrieve, fuse, chunks, relevance)
 # candidates per leg of the unfiltered pass at least: with 2 (``--top-k 1``) fusion ranked another note
 # first than the search itself does
 HIDDEN_MIN_CANDIDATES = 20
+# notes of the unfiltered ranking looked at, at least: with ``--top-k 1`` a superseded note took the one
+# place and its successor, the best match, went unreported
+HIDDEN_MIN_NOTES = 5
 
 
 def hidden_matches(ctx: Context, cands: Candidates, shown: set[str]) -> dict[str, Any]:
@@ -44,40 +48,57 @@ def hidden_matches(ctx: Context, cands: Candidates, shown: set[str]) -> dict[str
     for rowid, _ in pass2.ranked:
         row = pass2.rows[rowid]
         path, p = row["path"], pass2.relevance.get(rowid)
-        if len(seen) >= ctx.opts.top_k:
+        if len(seen) >= max(ctx.opts.top_k, HIDDEN_MIN_NOTES):
             break
         if path in seen or (p is not None and p < ctx.opts.min_relevance):
             continue
         seen.add(path)
         if path in shown or path in ctx.allowed and path not in ctx.excluded:
             continue
-        kind, reason, flag = _why(ctx, row)
-        by_reason[kind] = by_reason.get(kind, 0) + 1
-        notes.append({"path": path, "memory_id": row["memory_id"], "reason": reason, "show_with": flag})
+        why = _why(ctx, row)
+        by_reason[why[0][0]] = by_reason.get(why[0][0], 0) + 1
+        notes.append({"path": path, "memory_id": row["memory_id"], "reason": "; ".join(r for _, r, _ in why),
+                      "show_with": " ".join(dict.fromkeys(f for _, _, f in why))})
     return {"count": len(notes), "by_reason": by_reason, "notes": notes}
 
 
-def _why(ctx: Context, row: dict[str, Any]) -> tuple[str, str, str]:
-    """(the filter — ``superseded``, ``expired``, ``confidence``, ``scope``, ``type`` or ``tag`` —, the reason,
-    the flag that shows the note) for a note the filters removed. Lifecycle reasons are those of
-    :func:`vaultsync.search.lifecycle.exclusions` (an unreadable field counts under its filter)."""
+def _why(ctx: Context, row: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """Every ``(filter, reason, flag)`` that removed a note, the lifecycle one first: the filter is
+    ``superseded``, ``expired``, ``confidence``, ``scope``, ``type`` or ``tag``; all the flags together
+    show the note. Lifecycle reasons are those of :func:`vaultsync.search.lifecycle.exclusions` (an
+    unreadable field counts under its filter), plus the others the same note fails."""
     path, opts = row["path"], ctx.opts
+    out: list[tuple[str, str, str]] = []
     reason = ctx.excluded.reasons.get(path)
     if reason is not None and reason.startswith("unreadable"):  # a field the index could not read (ADR-0040)
         kind = "expired" if reason == "unreadable expires" else "confidence" if reason == "unreadable confidence" \
             else "superseded"
-        return kind, f"{reason} (its value could not be read: `vaultsync check` says why)", _unreadable_flags(ctx, path)
-    if reason is not None:
-        if reason.startswith("expired"):
-            return "expired", reason, "--include-expired"
-        if reason.startswith("confidence"):
-            return "confidence", reason, f"--min-confidence {row['confidence'] or 0:g}"
-        return "superseded", _superseded_reason(ctx, path), "--include-superseded"
+        out.append((kind, f"{reason} (its value could not be read: `vaultsync check` says why)",
+                    _unreadable_flags(ctx, path)))
+    elif reason is not None:
+        if reason == "superseded":
+            out.append(("superseded", _superseded_reason(ctx, path), "--include-superseded"))
+        today = (opts.today or dt.datetime.now(dt.timezone.utc).date()).isoformat()
+        if not opts.include_expired and row["expires"] and row["expires"] < today:
+            out.append(("expired", f"expired {row['expires']}", "--include-expired"))
+        if row["confidence"] is not None and row["confidence"] < opts.min_confidence:
+            out.append(("confidence", f"confidence {row['confidence']:g} < {opts.min_confidence:g}",
+                        f"--min-confidence {row['confidence']:g}"))
     if opts.scope and not path.startswith(opts.scope):
-        return "scope", f"outside --scope {opts.scope}", "without --scope"
+        out.append(("scope", f"outside --scope {opts.scope}", "without --scope"))
     if opts.types and row["type"] not in opts.types:
-        return "type", f"type {row['type'] or 'unset'} (not --type {', '.join(opts.types)})", "without --type"
-    return "tag", f"no tag of --tag {', '.join(opts.tags)}", "without --tag"
+        out.append(("type", f"type {row['type'] or 'unset'} (not --type {', '.join(opts.types)})", "without --type"))
+    if opts.tags and not _tagged(ctx, path):
+        out.append(("tag", f"no tag of --tag {', '.join(opts.tags)}", "without --tag"))
+    return out or [("tag", f"no tag of --tag {', '.join(opts.tags)}", "without --tag")]
+
+
+def _tagged(ctx: Context, path: str) -> bool:
+    """Whether the note holds one of the ``--tag`` values (as :func:`vaultsync.search.rows.allowed_paths` asks)."""
+    tags = ctx.opts.tags
+    return ctx.index.db.execute(
+        "SELECT 1 FROM notes WHERE path = ? AND EXISTS (SELECT 1 FROM json_each(notes.frontmatter, '$.tags') t "
+        f"WHERE t.value IN ({','.join('?' * len(tags))}))", (path, *tags)).fetchone() is not None
 
 
 def _unreadable_flags(ctx: Context, path: str) -> str:

@@ -1,11 +1,11 @@
-"""Finish: importance/recency blend, at most ``per_note`` chunks per note, the relevance floor and
-adaptive cut, then the top k within the budget.
+"""Finish: importance/recency blend, at most ``per_note`` chunks per note, the top k within the budget,
+then the relevance floor and adaptive cut over those (the floor judges the hits an agent would get).
 
 The blend is :func:`vaultsync.search.scoring.blend` over the ranked chunks' relevance
 (``rank_by: relevance``, when no reranker ran) or their stage scores; a chunk holding only its
 note's name goes below the chunks with content that are more relevant; the
-floor is :func:`vaultsync.search.floor.relevance_cut`; the budget cut is
-:func:`vaultsync.search.budget.cut` over the chunks' token counts (counted at index time).
+floor and the budget cut are :func:`vaultsync.search.floor.answer` (the chunks' token counts were
+counted at index time).
 A hit's links leave out notes the lifecycle filters hide.
 """
 
@@ -15,9 +15,9 @@ import datetime as dt
 from dataclasses import replace
 from typing import Any
 
-from vaultsync.search import budget, scoring
+from vaultsync.search import scoring
 from vaultsync.search.candidates import Candidates, Context
-from vaultsync.search.floor import relevance_cut
+from vaultsync.search.floor import answer
 from vaultsync.search.results import Hit
 from vaultsync.search.rows import note_links
 from vaultsync.search.stages.relevance import name_only
@@ -47,9 +47,8 @@ def finish(ctx: Context, cands: Candidates) -> Candidates:
         chosen.append(_hit(ctx, row, final[i], cands.trace[ids[i]], cands.relevance.get(ids[i])))
         if len(chosen) >= opts.top_k * 3:
             break
-    kept, rejected = relevance_cut(chosen, opts.min_relevance, opts.relative_cut)
-    return replace(cands, hits=budget.cut(kept, [h.tokens for h in kept], opts.budget, opts.top_k),
-                   best_rejected=rejected)
+    kept, rejected = answer(chosen, opts.min_relevance, opts.relative_cut, opts.budget, opts.top_k)
+    return replace(cands, hits=kept, best_rejected=rejected)
 
 
 def _name_only_after_content(order: list[int], ids: list[int], rows: dict[int, dict[str, Any]],
