@@ -182,8 +182,22 @@ def test_hidden_notes_say_which_tool_arguments_show_them(repo: Vault) -> None:
 
     hidden, again = with_server(repo.root, body)[0]
     assert any(n["memory_id"] == "ADR-0001" and n["show_with"] == {"include_superseded": True} for n in hidden)
+    assert not any("--" in n["reason"] for n in hidden), hidden  # the tool's argument names, not the CLI's
     for note, result in zip(hidden, again):
         assert note["path"] in {h["path"] for h in result["hits"]}
+
+
+@pytest.mark.parametrize("text, wording", [
+    ("superseded by docs/b.md, itself hidden (expired 2026-06-01; --include-expired)",
+     "superseded by docs/b.md, itself hidden (expired 2026-06-01; include_expired)"),
+    ("no note is under --scope 'x/' (folders: docs/)", "no note is under scope 'x/' (folders: docs/)"),
+    ("type adr (not --type incident); no tag of --tag ops", "type adr (not types incident); no tag of tags ops"),
+    ("run `vaultsync index --rebuild`, over --budget 1200", "run `vaultsync index --rebuild`, over budget 1200"),
+])
+def test_reasons_and_warnings_name_the_tools_arguments(text, wording) -> None:
+    from vaultsync.mcp_server.warm_search import tool_wording
+
+    assert tool_wording(text) == wording
 
 
 @pytest.mark.parametrize("flag, arguments", [

@@ -7,6 +7,7 @@ embedders, and the searcher is reopened when the index file changed.
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -94,11 +95,24 @@ class WarmSearch:
             hit.pop("trace", None)
         for note in (result.get("hidden") or {}).get("notes", []):
             note["show_with"] = tool_arguments(note["show_with"])
+            note["reason"] = tool_wording(note["reason"])
+        result["warnings"] = [tool_wording(w) for w in result.get("warnings", [])]
         return result
 
     def close(self) -> None:
         with self._lock:
             self._warm.drop()
+
+
+_SEARCH_FLAG = re.compile(r"--(include-expired|include-superseded|min-confidence|min-relevance|scope|type|tag|"
+                          r"top-k|budget)\b")
+_ARGUMENT = {"type": "types", "tag": "tags"}
+
+
+def tool_wording(text: str) -> str:
+    """``text`` with the search's CLI flags named as the tool's arguments (``--include-expired`` →
+    ``include_expired``, ``--type`` → ``types``), for an agent that calls the tool, not the command."""
+    return _SEARCH_FLAG.sub(lambda m: _ARGUMENT.get(m.group(1), m.group(1).replace("-", "_")), text)
 
 
 def tool_arguments(flags: str) -> dict[str, Any]:
@@ -110,7 +124,7 @@ def tool_arguments(flags: str) -> dict[str, Any]:
         word = words.pop(0)
         if word == "without" and words:
             name = words.pop(0).removeprefix("--")
-            out[{"type": "types", "tag": "tags"}.get(name, name)] = None
+            out[_ARGUMENT.get(name, name)] = None
         elif words and not words[0].startswith("--") and words[0] != "without":
             out[word.removeprefix("--").replace("-", "_")] = float(words.pop(0))
         else:
