@@ -84,6 +84,9 @@ def _why(ctx: Context, row: dict[str, Any]) -> list[tuple[str, str, str]]:
         if row["confidence"] is not None and row["confidence"] < opts.min_confidence:
             out.append(("confidence", f"confidence {row['confidence']:g} < {opts.min_confidence:g}",
                         f"--min-confidence {row['confidence']:g}"))
+        if not out:  # the filter's own words, should the stored fields read otherwise
+            kind = reason.split()[0]
+            out.append((kind, reason, "--include-expired" if kind == "expired" else "--min-confidence 0"))
     if opts.scope and not path.startswith(opts.scope):
         out.append(("scope", f"outside --scope {opts.scope}", "without --scope"))
     if opts.types and row["type"] not in opts.types:
