@@ -102,11 +102,15 @@ def test_the_cli_says_where_to_look(teams):
                                    "failover replica", "Priya", "Datenbank Failover"])
 def test_the_hidden_report_names_the_notes_the_search_itself_ranks_first(teams, query, top_k):
     """With ``--top-k 1`` the report's unfiltered pass took 2 candidates per leg, and named another note
-    than the unfiltered search ranks first: it names the search's own top notes that the filter removed."""
+    than the unfiltered search ranks first: it names the search's own top notes that the filter removed,
+    at least ``HIDDEN_MIN_NOTES`` of them whatever ``--top-k`` (one place let a superseded note push out
+    its successor)."""
+    from vaultsync.search.hidden import HIDDEN_MIN_NOTES
+
     _, s = teams
     unfiltered = []
-    for hit in _search(s, query, top_k=top_k, min_relevance=0.0).hits:
+    for hit in _search(s, query, top_k=20, min_relevance=0.0).hits:
         if hit.path not in unfiltered:
             unfiltered.append(hit.path)
     hidden = _search(s, query, top_k=top_k, min_relevance=0.0, types=("nosuch",)).hidden
-    assert [n["path"] for n in hidden["notes"]] == unfiltered[:top_k]
+    assert [n["path"] for n in hidden["notes"]] == unfiltered[:max(top_k, HIDDEN_MIN_NOTES)]
