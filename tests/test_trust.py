@@ -429,19 +429,23 @@ def test_a_successor_shows_the_passage_that_replaced_the_one_found(vault, embedd
     assert hits[0].trace["supersedes"] == {"replaces": "docs/adrs/ADR-0001.md"}
 
 
+_LAYERED = [  # path, title, status, extra frontmatter, body
+    ("docs/adrs/ADR-0001.md", "Webhook retries", "superseded", 'superseded_by: "[[ADR-0002]]"\n',
+     "Webhook retries run inside the API worker with exponential backoff."),
+    ("docs/adrs/ADR-0002.md", "Durable webhook queue", "accepted", 'supersedes: ["[[ADR-0001]]"]\n',
+     "Webhook retries moved to a durable queue with a dead-letter topic."),
+    ("docs/adrs/ADR-0003.md", "Static assets", "superseded", 'superseded_by: "[[ADR-0004]]"\n',
+     "Static assets are served by nginx on the web servers."),
+    ("docs/rules/ADR-0004.md", "Static assets on the CDN", "accepted",
+     'supersedes: ["[[ADR-0003]]"]\nconfidence: 0.35\nexpires: "2021-01-01"\n',
+     "Static assets are served from the CDN edge with immutable caching."),
+]
+
+
 def _layered_vault(v: Vault) -> None:
-    """Notes hidden for several reasons at once: superseded by a low-confidence note in another folder."""
-    v.write("docs/adrs/ADR-0001.md", adr("ADR-0001", title="Webhook retries", status="superseded",
-                                         extra='superseded_by: "[[ADR-0002]]"\n',
-                                         body="Webhook retries run inside the API worker with exponential backoff.\n"))
-    v.write("docs/adrs/ADR-0002.md", adr("ADR-0002", title="Durable webhook queue", extra='supersedes: ["[[ADR-0001]]"]\n',
-                                         body="Webhook retries moved to a durable queue with a dead-letter topic.\n"))
-    v.write("docs/adrs/ADR-0003.md", adr("ADR-0003", title="Static assets", status="superseded",
-                                         extra='superseded_by: "[[ADR-0004]]"\n',
-                                         body="Static assets are served by nginx on the web servers.\n"))
-    v.write("docs/rules/ADR-0004.md", adr("ADR-0004", title="Static assets on the CDN",
-                                          extra='supersedes: ["[[ADR-0003]]"]\nconfidence: 0.35\nexpires: "2021-01-01"\n',
-                                          body="Static assets are served from the CDN edge with immutable caching.\n"))
+    """Notes hidden for several reasons at once: superseded by a low-confidence, expired note in another folder."""
+    for path, title, status, extra, body in _LAYERED:
+        v.write(path, adr(path.rsplit("/", 1)[1][:-3], title=title, status=status, extra=extra, body=body + "\n"))
     v.commit("init")
 
 
