@@ -484,6 +484,7 @@ def test_a_hidden_notes_flags_show_it_and_name_every_reason(tmp_path, embedder, 
         cdn = [n for n in result.hidden["notes"] if n["memory_id"] == "ADR-0004"]
         if cdn and filters.get("scope"):
             assert "confidence 0.35" in cdn[0]["reason"] and "outside --scope" in cdn[0]["reason"], cdn
+            assert "expired 2021-01-01" in cdn[0]["reason"] and cdn[0]["show_with"].count("--include-expired") == 1
     finally:
         s.close()
 

@@ -42,26 +42,32 @@ _NOT_IN_WIKILINKS = "#|[]"  # a WikiLink naming a file whose name holds one read
 
 def rebuild(link: WikiLink, target: str) -> str:
     """``link`` written with another target, its heading/block and alias kept: ``[[new#H|alias]]``, or
-    ``[text](new.md#H)`` for a Markdown link and for a target a WikiLink cannot name (``RULE #1``, :data:`_NOT_IN_WIKILINKS`)."""
+    ``[text](new.md#H)`` for a Markdown link and for a target a WikiLink cannot name (``RULE #1``,
+    :data:`_NOT_IN_WIKILINKS`)."""
     sub = f"#^{link.block}" if link.block is not None else (f"#{link.heading}" if link.heading is not None else "")
-    if not link.raw.endswith("]]"):  # a Markdown link: its text kept, the destination percent-encoded, ".md" named
-        named = target if "." in posixpath.basename(target) else target + ".md"
-        return f"{link.raw[:link.raw.find('](') + 1]}({quote(named)}{quote(sub, safe='#^')})"
-    bang = "!" if link.embed else ""
-    if any(c in target for c in _NOT_IN_WIKILINKS):  # `RULE #1.md`: a WikiLink would read a heading, a Markdown link can
-        named = target if "." in posixpath.basename(target) else target + ".md"
-        if link.heading is not None:  # `[[RULE #1#Scope]]`: the heading's first parts are the rest of the name
-            def key(text: str) -> str:  # the link's parts are trimmed where the name keeps its spaces
-                return "".join(nfc(text).casefold().split())
+    wikilink = link.raw.endswith("]]")
+    if wikilink and not any(c in target for c in _NOT_IN_WIKILINKS):
+        alias = f"|{link.alias}" if link.alias is not None else ""
+        return f"{'!' if link.embed else ''}[[{target}{sub}{alias}]]"
+    if wikilink:  # `RULE #1.md`: a WikiLink would read a heading, a Markdown link can name it
+        text = f"{'!' if link.embed else ''}[{link.alias if link.alias is not None else posixpath.basename(target)}]"
+        sub = _past_the_name(link, target) if link.heading is not None else sub
+    else:  # a Markdown link: its text kept
+        text = link.raw[:link.raw.find("](") + 1]
+    named = target if "." in posixpath.basename(target) else target + ".md"  # percent-encoded, ".md" named
+    return f"{text}({quote(named)}{quote(sub, safe='#^')})"
 
-            parts, name = link.heading.split("#"), key(posixpath.basename(target))
-            used = max((i for i in range(len(parts) + 1) if name.endswith(key("#".join([link.target, *parts[:i]])))),
-                       default=0)
-            sub = "#" + "#".join(parts[used:]) if used < len(parts) else ""
-        text = link.alias if link.alias is not None else posixpath.basename(target)
-        return f"{bang}[{text}]({quote(named)}{quote(sub, safe='#^')})"
-    alias = f"|{link.alias}" if link.alias is not None else ""
-    return f"{bang}[[{target}{sub}{alias}]]"
+
+def _past_the_name(link: WikiLink, target: str) -> str:
+    """The heading of ``[[RULE #1#Scope]]`` past the parts that complete the name ``RULE #1`` (``#Scope``).
+    The link's parts are trimmed where the name keeps its spaces, so they compare without whitespace."""
+    def key(text: str) -> str:
+        return "".join(nfc(text).casefold().split())
+
+    parts, name = (link.heading or "").split("#"), key(posixpath.basename(target))
+    used = max((i for i in range(len(parts) + 1) if name.endswith(key("#".join([link.target, *parts[:i]])))),
+               default=0)
+    return "#" + "#".join(parts[used:]) if used < len(parts) else ""
 
 
 def _stem(path: str) -> str:

@@ -9,8 +9,8 @@ with every reason and the flags that show them. A superseded note names its succ
 
 from __future__ import annotations
 
-import datetime as dt
 import json
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -28,6 +28,7 @@ HIDDEN_MIN_CANDIDATES = 20
 # notes of the unfiltered ranking looked at, at least: with ``--top-k 1`` a superseded note took the one
 # place and its successor, the best match, went unreported
 HIDDEN_MIN_NOTES = 5
+_FLAG = re.compile(r"without --\S+|--\S+(?: [0-9.]+)?")  # one flag of a reason's flags, with its value
 
 
 def hidden_matches(ctx: Context, cands: Candidates, shown: set[str]) -> dict[str, Any]:
@@ -58,42 +59,39 @@ def hidden_matches(ctx: Context, cands: Candidates, shown: set[str]) -> dict[str
         why = _why(ctx, row)
         by_reason[why[0][0]] = by_reason.get(why[0][0], 0) + 1
         notes.append({"path": path, "memory_id": row["memory_id"], "reason": "; ".join(r for _, r, _ in why),
-                      "show_with": " ".join(dict.fromkeys(f for _, _, f in why))})
+                      "show_with": " ".join(dict.fromkeys(f for _, _, flags in why for f in _FLAG.findall(flags)))})
     return {"count": len(notes), "by_reason": by_reason, "notes": notes}
 
 
 def _why(ctx: Context, row: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """Every ``(filter, reason, flag)`` that removed a note, the lifecycle one first: the filter is
+    """Every ``(filter, reason, flag)`` that removed a note, the lifecycle ones first: the filter is
     ``superseded``, ``expired``, ``confidence``, ``scope``, ``type`` or ``tag``; all the flags together
     show the note. Lifecycle reasons are those of :func:`vaultsync.search.lifecycle.exclusions` (an
-    unreadable field counts under its filter), plus the others the same note fails."""
+    unreadable field counts under its filter)."""
     path, opts = row["path"], ctx.opts
-    out: list[tuple[str, str, str]] = []
-    reason = ctx.excluded.reasons.get(path)
-    if reason is not None and reason.startswith("unreadable"):  # a field the index could not read (ADR-0040)
-        kind = "expired" if reason == "unreadable expires" else "confidence" if reason == "unreadable confidence" \
-            else "superseded"
-        out.append((kind, f"{reason} (its value could not be read: `vaultsync check` says why)",
-                    _unreadable_flags(ctx, path)))
-    elif reason is not None:
-        if reason == "superseded":
-            out.append(("superseded", _superseded_reason(ctx, path), "--include-superseded"))
-        today = (opts.today or dt.datetime.now(dt.timezone.utc).date()).isoformat()
-        if not opts.include_expired and row["expires"] and row["expires"] < today:
-            out.append(("expired", f"expired {row['expires']}", "--include-expired"))
-        if row["confidence"] is not None and row["confidence"] < opts.min_confidence:
-            out.append(("confidence", f"confidence {row['confidence']:g} < {opts.min_confidence:g}",
-                        f"--min-confidence {row['confidence']:g}"))
-        if not out:  # the filter's own words, should the stored fields read otherwise
-            kind = reason.split()[0]
-            out.append((kind, reason, "--include-expired" if kind == "expired" else "--min-confidence 0"))
+    first = ctx.excluded.reasons.get(path)
+    out = [_lifecycle(ctx, row, r) for r in ([first, *ctx.excluded.also.get(path, [])] if first else [])]
     if opts.scope and not path.startswith(opts.scope):
         out.append(("scope", f"outside --scope {opts.scope}", "without --scope"))
     if opts.types and row["type"] not in opts.types:
         out.append(("type", f"type {row['type'] or 'unset'} (not --type {', '.join(opts.types)})", "without --type"))
-    if opts.tags and not _tagged(ctx, path):
+    if not out or (opts.tags and not _tagged(ctx, path)):  # nothing else removed it: the tag filter did
         out.append(("tag", f"no tag of --tag {', '.join(opts.tags)}", "without --tag"))
-    return out or [("tag", f"no tag of --tag {', '.join(opts.tags)}", "without --tag")]
+    return out
+
+
+def _lifecycle(ctx: Context, row: dict[str, Any], reason: str) -> tuple[str, str, str]:
+    """``(filter, reason, flag)`` of one lifecycle reason of :func:`vaultsync.search.lifecycle.exclusions`."""
+    if reason.startswith("unreadable"):  # a field the index could not read (ADR-0040)
+        kind = "expired" if reason == "unreadable expires" else "confidence" if reason == "unreadable confidence" \
+            else "superseded"
+        return kind, f"{reason} (its value could not be read: `vaultsync check` says why)", \
+            _unreadable_flags(ctx, row["path"])
+    if reason.startswith("expired"):
+        return "expired", reason, "--include-expired"
+    if reason.startswith("confidence"):
+        return "confidence", reason, f"--min-confidence {row['confidence'] or 0:g}"
+    return "superseded", _superseded_reason(ctx, row["path"]), "--include-superseded"
 
 
 def _tagged(ctx: Context, path: str) -> bool:

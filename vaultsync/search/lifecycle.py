@@ -41,13 +41,15 @@ class LifecyclePolicy:
 
 @dataclass(frozen=True)
 class Exclusions:
-    """Paths hidden by the policy, with the reason; superseded → the superseding path offered in its
-    place (``replacement``), and → the newest note of its chain, hidden or not (``latest``; a note in
+    """Paths hidden by the policy, with the reason (superseded, then expired, then confidence: the first
+    that holds) and the others the note fails too (``also``); superseded → the superseding path offered in
+    its place (``replacement``), and → the newest note of its chain, hidden or not (``latest``; a note in
     a supersession cycle maps to the note it goes round to)."""
 
     reasons: dict[str, str]
     replacement: dict[str, str]
     latest: dict[str, str] = dataclasses.field(default_factory=dict)
+    also: dict[str, list[str]] = dataclasses.field(default_factory=dict)
 
     def __contains__(self, path: object) -> bool:
         return path in self.reasons
@@ -65,22 +67,28 @@ def exclusions(db: sqlite3.Connection, policy: LifecyclePolicy) -> Exclusions:
     rows = db.execute("SELECT path, memory_id, expires, status, confidence, unreadable FROM notes").fetchall()
     superseded, successor = _supersession(db, rows)
     reasons: dict[str, str] = {}
+    also: dict[str, list[str]] = {}
     for path, _, expires, status, confidence, unreadable in rows:
         bad = json.loads(unreadable) if unreadable else {}
         bad.pop("frontmatter", None)
         hidden_by = {FILTER_OF.get(f): f for f in bad}
+        found: list[str] = []
         if not policy.include_superseded and ((status or "").casefold() == "superseded" or path in superseded):
-            reasons[path] = "superseded"
+            found.append("superseded")
         elif not policy.include_superseded and "superseded" in hidden_by:
-            reasons[path] = f"unreadable {hidden_by['superseded']}"
-        elif not policy.include_expired and expires and expires < today:
-            reasons[path] = f"expired {expires}"
+            found.append(f"unreadable {hidden_by['superseded']}")
+        if not policy.include_expired and expires and expires < today:
+            found.append(f"expired {expires}")
         elif not policy.include_expired and "expired" in hidden_by:
-            reasons[path] = "unreadable expires"
-        elif confidence is not None and confidence < policy.min_confidence:
-            reasons[path] = f"confidence {confidence:g} < {policy.min_confidence:g}"
+            found.append("unreadable expires")
+        if confidence is not None and confidence < policy.min_confidence:
+            found.append(f"confidence {confidence:g} < {policy.min_confidence:g}")
         elif "confidence" in hidden_by and policy.min_confidence > 0:
-            reasons[path] = "unreadable confidence"
+            found.append("unreadable confidence")
+        if found:
+            reasons[path] = found[0]
+            if len(found) > 1:
+                also[path] = found[1:]
     replacement: dict[str, str] = {}
     latest: dict[str, str] = {}
     for path in reasons:
@@ -94,7 +102,7 @@ def exclusions(db: sqlite3.Connection, policy: LifecyclePolicy) -> Exclusions:
             latest[path] = last if by in seen else by  # a cycle: the last note before it goes round
         if by and by not in reasons and by not in seen:
             replacement[path] = by
-    return Exclusions(reasons, replacement, latest)
+    return Exclusions(reasons, replacement, latest, also)
 
 
 def _supersession(db: sqlite3.Connection, notes: list[tuple]) -> tuple[set[str], dict[str, str]]:

@@ -69,7 +69,7 @@ class Config:
         Obsidian shows nothing there, and the working tree's walk, the staged index and a commit agree."""
         for root in self.vault:
             rest = path if root == "." else path[len(root) + 1:] if path == root or path.startswith(root + "/") else None
-            if rest is not None and not any(part.startswith(".") for part in rest.split("/")[:-1]):
+            if rest is not None and "/." not in "/" + rest[:rest.rfind("/") + 1]:  # no folder on it starts with "."
                 return True
         return False
 
