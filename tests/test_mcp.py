@@ -190,6 +190,9 @@ def test_hidden_notes_say_which_tool_arguments_show_them(repo: Vault) -> None:
 @pytest.mark.parametrize("text, wording", [
     ("superseded by docs/b.md, itself hidden (expired 2026-06-01; --include-expired)",
      "superseded by docs/b.md, itself hidden (expired 2026-06-01; include_expired)"),
+    ("superseded by docs/b.md, itself hidden (expired 2026-06-01; confidence 0.3 < 0.5; --include-expired "
+     "--min-confidence 0.3)", "superseded by docs/b.md, itself hidden (expired 2026-06-01; confidence 0.3 < 0.5; "
+     "include_expired min_confidence 0.3)"),
     ("no note is under --scope 'x/' (folders: docs/)", "no note is under scope 'x/' (folders: docs/)"),
     ("type adr (not --type incident); no tag of --tag ops", "type adr (not types incident); no tag of tags ops"),
     ("run `vaultsync index --rebuild`, over --budget 1200", "run `vaultsync index --rebuild`, over budget 1200"),
@@ -278,6 +281,29 @@ def test_a_required_enum_field_is_never_guessed(repo: Vault) -> None:
         encoding="utf-8").splitlines() if line.startswith("severity:"))
     assert old_severity in (repo.root / kept["path"]).read_text(encoding="utf-8").splitlines()
     assert repo.check().code == 0
+
+
+def test_a_committed_write_is_checked_against_what_the_commit_holds(repo: Vault) -> None:
+    """commit=true commits the written files only: a link to a note not yet committed is refused there, as
+    it would dangle in the commit; the same write left uncommitted passes. ``supersede`` takes an existing
+    note or a title with a body, nothing in between (a title alone made a successor of empty sections)."""
+    repo.write("docs/adrs/ADR-0003-draft.md", note("ADR-0003", "adr", "A draft", "Not committed yet."))
+
+    async def body(s: ClientSession) -> Any:
+        dangling = await refused(s, "write", type="rule", title="Follow the draft", body="See [[ADR-0003-draft]].",
+                                 commit=True)
+        kept = await call(s, "write", type="rule", title="Follow the draft", body="See [[ADR-0003-draft]].")
+        halves = [await refused(s, "supersede", old="ADR-0002", **args) for args in (
+            {"title": "Only a title"}, {"body": "Only a body"}, {"new": "INC-0001", "title": "Both"},
+            {"new": "INC-0001", "body": "Both"}, {})]
+        return dangling, kept, halves
+
+    dangling, kept, halves = with_server(repo.root, body)[0]
+    assert "WL001 [[ADR-0003-draft]]" in dangling, dangling
+    assert repo.git("log", "--format=%s").stdout.splitlines() == ["seed"]
+    assert kept["memory_id"] == "RULE-0002" and "not committed" in kept["note"]
+    assert all("give either `new` (an existing note) or `title` and `body` (a new note)" in h for h in halves), halves
+    assert "superseded" not in (repo.root / "docs/adrs/ADR-0002-durable-webhook-queue.md").read_text(encoding="utf-8")
 
 
 def test_supersede_updates_both_notes_and_passes_check(repo: Vault) -> None:

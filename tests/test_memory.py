@@ -475,6 +475,28 @@ def test_supersede_commit_never_carries_the_users_own_uncommitted_edits(vault: V
     assert res.code == 0 and "A private draft line." not in vault.git("show", "HEAD").stdout, res.err
 
 
+@pytest.mark.parametrize("command", [
+    ["new", "rule", "--title", "Links to the draft", "--body", "Follow [[ADR-0002-draft]]."],
+    ["new", "rule", "--title", "Embeds the draft", "--body", "See ![[ADR-0002-draft#Context]]."],
+    ["new", "rule", "--title", "Links to a heading", "--body", "As [[ADR-0002-draft#Context|the draft]] says."],
+])
+def test_a_committed_write_is_checked_against_what_the_commit_holds(vault: Vault, command: list[str]) -> None:
+    """``--commit`` commits the write's files only: a link to a note that is written but not committed would
+    dangle in that commit (``check --rev HEAD`` fails). The write is checked over HEAD's files and refused;
+    without ``--commit`` the working tree holds the note, and the same write passes."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.commit("init")
+    vault.write("docs/adrs/ADR-0002-draft.md", adr("ADR-0002", body="# Draft\n\n## Context\n\nWhy.\n"))
+    res = run_cli([*command, "--commit"], vault.root)
+    assert res.code == 1 and "refused, nothing written" in res.err and "ADR-0002" in res.err, res.err
+    assert vault.git("log", "--format=%s").stdout.splitlines() == ["init"]
+    assert vault.git("status", "--porcelain").stdout.strip() == "?? docs/adrs/ADR-0002-draft.md"
+    res = run_cli(command, vault.root)
+    assert res.code == 0 and "not committed" in res.err, res.err
+    vault.commit("both")
+    assert run_cli(["check", "--rev", "HEAD"], vault.root).code == 0
+
+
 @pytest.mark.parametrize("title, what, where", [
     ("Line one\n## Injected heading\n\n---\nstatus: superseded", "a line break (U+000A)", 9),
     ("a\r\nmemory_id: RULE-9999", "a line break (U+000D)", 2),

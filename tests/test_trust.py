@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 
 import json
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ from vaultsync.search.relevance import (
     expected_calibration_error,
     shipped_model,
 )
+from vaultsync.search.render import shown_relevance
 
 pytestmark = pytest.mark.slow
 
@@ -149,10 +151,10 @@ def test_every_hit_carries_relevance_and_identity_in_every_format(team):
     assert {"type", "status", "confidence", "created", "expires"} <= set(hit)
     assert hit["type"] == "adr" and hit["status"] == "accepted"
     text = run_cli(["search", "durable outbox queue for webhooks", "--no-daemon"], vault.root).out
-    assert f"relevance {hit['relevance']:.2f} · ADR-0001 · adr · accepted" in text
+    assert f"relevance {shown_relevance(hit['relevance'])} · ADR-0001 · adr · accepted" in text
     md = run_cli(["search", "durable outbox queue for webhooks", "--no-daemon", "--format", "markdown"],
                  vault.root).out
-    assert f"_relevance {hit['relevance']:.2f} · ADR-0001" in md
+    assert f"_relevance {shown_relevance(hit['relevance'])} · ADR-0001" in md
 
 
 def test_a_filter_value_no_note_has_is_a_warning_naming_the_known_values(team):
@@ -292,6 +294,39 @@ def test_hidden_reports_count_each_filter_by_name(team):
     assert _search(s, "webhook outbox").warnings == []  # no filter: nothing to warn about
 
 
+@pytest.mark.parametrize(("stored", "asked"), [
+    ("cafe\u0301", "caf\u00e9"), ("caf\u00e9", "cafe\u0301"),  # NFD as macOS writes it / NFC as typed, both ways
+    ("#ops", "ops"), ("ops", "#ops"), ("  Ärger ", "A\u0308rger"), ("한국", "\u1112\u1161\u11ab\u1100\u116e\u11a8"),
+])
+def test_a_tag_matches_in_any_canonical_spelling(tmp_path, embedder, stored, asked):
+    """`check` reads ``café`` and ``cafe`` + U+0301 as one vocabulary term; ``--tag`` hid the note whose tag
+    was stored decomposed, and warned "no note has tag 'café' … did you mean 'café'?". A tag matches in any
+    canonical spelling, and with or without its ``#``, in the filter, the hidden report and the warning."""
+    vault = init_vault(tmp_path / "v")
+    vault.write("docs/rules/RULE-0001.md", "---\nmemory_id: RULE-0001\ntype: rule\ntitle: Espresso descaling\n"
+                f"tags: [{json.dumps(stored, ensure_ascii=False)}]\n---\nDescale the espresso machine monthly.\n")
+    vault.write("docs/rules/RULE-0002.md", "---\nmemory_id: RULE-0002\ntype: rule\ntitle: Espresso beans\n"
+                "tags: [other]\n---\nBuy espresso beans weekly.\n")
+    vault.commit()
+    s = synced_searcher(vault.root)
+    try:
+        found = _search(s, "espresso descaling", tags=(asked,), min_relevance=0.0)
+        assert [h.memory_id for h in found.hits][:1] == ["RULE-0001"] and found.warnings == [], found.warnings
+        other = _search(s, "espresso descaling", tags=("other",), min_relevance=0.0)
+        assert "RULE-0001" in {n["memory_id"] for n in other.hidden["notes"]}
+        assert "RULE-0002" not in {n["memory_id"] for n in other.hidden["notes"]}  # it has the tag: shown
+    finally:
+        s.close()
+
+
+@given(st.text(max_size=12))
+def test_tag_key_is_one_per_canonical_spelling(text):
+    from vaultsync.search.rows import tag_key
+
+    assert tag_key(unicodedata.normalize("NFD", text)) == tag_key(unicodedata.normalize("NFC", text)) \
+        == tag_key("#" + text.strip())
+
+
 @settings(max_examples=80, deadline=None)
 @given(term=st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=2),
        left=st.text(alphabet="abcxyz", min_size=1, max_size=4), right=st.text(alphabet="abcxyz", min_size=1, max_size=4))
@@ -360,7 +395,9 @@ def test_name_only_chunks_only_ever_move_down_below_more_relevant_content(chunks
 
 def test_a_hidden_superseded_note_names_its_hidden_successor_and_a_cycle(tmp_path, embedder):
     """A → B → C where C expired: A is reported "superseded by C, itself hidden (expired …;
-    --include-expired)"; X ⇄ Y: "superseded in a cycle with Y"."""
+    --include-expired)"; X ⇄ Y: "superseded in a cycle with Y". D → E where E is expired and of confidence
+    0.3: every reason and every flag E needs (it named the expiry only, and ``--include-expired`` left E
+    hidden)."""
     vault = init_vault(tmp_path / "chain")
     note = ("---\ntitle: {t}\nstatus: {s}\n{extra}---\n# {t}\n{body}\n")
     vault.write("docs/A.md", note.format(t="A", s="superseded", extra="superseded_by: B\n",
@@ -370,6 +407,10 @@ def test_a_hidden_superseded_note_names_its_hidden_successor_and_a_cycle(tmp_pat
     vault.write("docs/X.md", note.format(t="X", s="superseded", extra="superseded_by: Y\n",
                                          body="The hamster wheel maintenance schedule."))
     vault.write("docs/Y.md", note.format(t="Y", s="superseded", extra="superseded_by: X\n", body="Wheel care."))
+    vault.write("docs/D.md", note.format(t="D", s="superseded", extra="superseded_by: E\n",
+                                         body="The parrot cage cleaning rota, weekly."))
+    vault.write("docs/E.md", note.format(t="E", s="accepted", extra='expires: "2021-02-03"\nconfidence: 0.3\n',
+                                         body="Parrot cage cleaning, v2."))
     vault.commit("init")
     s = synced_searcher(vault.root)
     try:
@@ -380,6 +421,11 @@ def test_a_hidden_superseded_note_names_its_hidden_successor_and_a_cycle(tmp_pat
         assert reasons["docs/X.md"] == "superseded in a cycle with docs/Y.md", reasons
         shown = _search(s, "gerbil feeding pellets", include_expired=True)
         assert [h.path for h in shown.hits][:1] == ["docs/C.md"]
+        reasons = {n["path"]: n["reason"] for n in _search(s, "parrot cage cleaning rota").hidden["notes"]}
+        assert reasons["docs/D.md"] == ("superseded by docs/E.md, itself hidden (expired 2021-02-03; confidence 0.3 "
+                                        "< 0.5; --include-expired --min-confidence 0.3)"), reasons
+        shown = _search(s, "parrot cage cleaning rota", include_expired=True, min_confidence=0.3)
+        assert [h.path for h in shown.hits][:1] == ["docs/E.md"]
     finally:
         s.close()
 

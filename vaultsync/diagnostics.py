@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 ERROR = "error"
@@ -68,3 +69,16 @@ def visible(text: str) -> str:
 
 def _escape(ch: str) -> str:
     return _ESCAPES.get(ch) or (f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}")
+
+
+# what a terminal acts on: C0 controls but the tab and the line feed, a carriage return that ends no line
+# (it would overwrite the line), DEL and the C1 controls (U+0080-U+009F: 8-bit CSI and OSC among them)
+_CONTROL = re.compile(r"\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` of several lines (a note's body as search or ``show`` prints it) with every control
+    character a terminal would act on written as an escape (``\\u001b``, ``\\r``): a committed note must
+    not drive its readers' terminals (OSC 52 writes the clipboard, ``ESC [2K`` erases a line to forge
+    another). Line breaks, tabs and visible text of any script are kept."""
+    return _CONTROL.sub(lambda m: _escape(m.group()), text)

@@ -53,23 +53,25 @@ class TextReporter(Reporter):
                        f"{_count(warnings, 'warning')}\n")
 
 
+def github_escape(value: str, prop: bool = False) -> str:
+    """``value`` as a GitHub Actions workflow command holds it: ``%``, CR and LF escaped (a line break would
+    start a command of its own), and ``:`` and ``,`` too in a property (``file=…,title=…``)."""
+    value = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return value.replace(":", "%3A").replace(",", "%2C") if prop else value
+
+
 class GithubReporter(Reporter):
     """GitHub Actions workflow commands (``::error file=…,line=…,col=…,title=CODE::message``), which
     GitHub shows on the pull request's diff."""
 
     name = "github"
 
-    @staticmethod
-    def _escape(value: str, prop: bool = False) -> str:
-        value = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-        return value.replace(":", "%3A").replace(",", "%2C") if prop else value
-
     def report(self, diagnostics: Sequence[Diagnostic], checked: int) -> None:
         for d in diagnostics:
             level = "error" if d.severity == ERROR else "warning"
-            props = f"file={self._escape(d.path, True)},line={max(d.line, 1)},col={d.col or 1}"  # as the text: 1:1
-            props += f",title={self._escape(d.code, True)}"
-            self.out.write(f"::{level} {props}::{self._escape(d.message)}\n")
+            props = f"file={github_escape(d.path, True)},line={max(d.line, 1)},col={d.col or 1}"  # as the text: 1:1
+            props += f",title={github_escape(d.code, True)}"
+            self.out.write(f"::{level} {props}::{github_escape(d.message)}\n")
 
 
 class JsonReporter(Reporter):

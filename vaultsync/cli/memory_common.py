@@ -11,11 +11,14 @@ from vaultsync.memory.errors import MemoryWriteError, WriteRefused
 from vaultsync.memory.workspace import Workspace
 
 
-def run_memory(command: str, action: Callable[[Workspace], int]) -> int:
+def run_memory(command: str, action: Callable[[Workspace], int], commit: bool = False) -> int:
     """Open the workspace around the current directory and run ``action``; refusals become
-    ``path:line:col: CODE message`` lines on stderr and exit status 1, bad requests exit 2."""
+    ``path:line:col: CODE message`` lines on stderr and exit status 1, bad requests exit 2.
+    ``commit``: the write will be committed on its own (:attr:`Workspace.committing`)."""
     try:
-        return action(Workspace.open(Path.cwd()))
+        ws = Workspace.open(Path.cwd())
+        ws.committing = commit
+        return action(ws)
     except WriteRefused as exc:
         for d in exc.diagnostics:
             print(d.render(), file=sys.stderr)

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         report_uncommitted(args.commit)
         return 0
 
-    return run_memory("new", action)
+    return run_memory("new", action, commit=args.commit)
 
 
 def _edit(ws, path: str) -> int:  # type: ignore[no-untyped-def]

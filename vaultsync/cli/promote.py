@@ -29,4 +29,4 @@ def run(args: argparse.Namespace) -> int:
         report_uncommitted(args.commit)
         return 0
 
-    return run_memory("promote", action)
+    return run_memory("promote", action, commit=args.commit)

@@ -28,4 +28,4 @@ def run(args: argparse.Namespace) -> int:
         report_uncommitted(args.commit)
         return 0
 
-    return run_memory("supersede", action)
+    return run_memory("supersede", action, commit=args.commit)

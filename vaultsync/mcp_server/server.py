@@ -160,8 +160,10 @@ def build_server(root: Path) -> MCPServer:
     server = _Server("vaultsync", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     warm = WarmSearch(root)
 
-    def workspace() -> Workspace:
-        return _call(lambda: Workspace.open(root))
+    def workspace(committing: bool = False) -> Workspace:
+        ws = _call(lambda: Workspace.open(root))
+        ws.committing = committing  # a committed write is checked over HEAD's files (Workspace.committing)
+        return ws
 
     @server.tool(description="Search the team's memory (ADRs, incidents, rules) in any language; hybrid keyword + "
                              "vector search. Returns the chunks that answer the query, each with its calibrated "
@@ -222,7 +224,7 @@ def build_server(root: Path) -> MCPServer:
         fields: Fields = None,
         commit: Commit = False,
     ) -> dict[str, Any]:
-        ws = workspace()
+        ws = workspace(commit)
         written = _call(lambda: create(ws, type, title, fields, body))
         return _call(lambda: _committed(ws, written, commit, f"{written.memory_id}: {title}"))
 
@@ -238,9 +240,10 @@ def build_server(root: Path) -> MCPServer:
         fields: Fields = None,
         commit: Commit = False,
     ) -> dict[str, Any]:
-        if (new is None) == (title is None):
+        if (new is None) == (title is None and body is None) or (new is None and (title is None or body is None)):
+            # a replacing note of empty sections would hide the old note's content behind nothing
             raise ToolError("give either `new` (an existing note) or `title` and `body` (a new note)")
-        ws = workspace()
+        ws = workspace(commit)
         if new is not None:
             written = _call(lambda: supersede_notes(ws, old, new))
         else:
@@ -255,7 +258,7 @@ def build_server(root: Path) -> MCPServer:
         title: Annotated[str | None, Field(description="title (default: its title, first heading or name)")] = None,
         commit: Commit = False,
     ) -> dict[str, Any]:
-        ws = workspace()
+        ws = workspace(commit)
         written = _call(lambda: promote_note(ws, path, type, title))
         return _call(lambda: _committed(ws, written, commit, f"{written.memory_id}: promoted from {path}"))
 

@@ -21,6 +21,8 @@ import difflib
 import json
 from dataclasses import asdict, dataclass
 
+from vaultsync.checks.report import github_escape
+from vaultsync.diagnostics import terminal_safe
 from vaultsync.memory import transaction
 from vaultsync.memory.frontmatter_text import set_fields
 from vaultsync.memory.lookup import find_note
@@ -138,12 +140,17 @@ def _closed(frontmatter: dict | None) -> bool:  # type: ignore[type-arg]
 
 
 def render(items: list[ReviewItem], fmt: str) -> str:
-    """The queue as ``text``, ``json``, ``markdown`` (a table, for an issue) or ``github`` (annotations)."""
+    """The queue as ``text``, ``json``, ``markdown`` (a table, for an issue) or ``github`` (annotations);
+    no control character a terminal acts on (:func:`vaultsync.diagnostics.terminal_safe`)."""
+    return terminal_safe(_rendered(items, fmt))
+
+
+def _rendered(items: list[ReviewItem], fmt: str) -> str:
     if fmt == "json":
         return json.dumps({"count": len(items), "items": [asdict(i) for i in items]}, ensure_ascii=False, indent=2)
     if fmt == "github":
-        return "\n".join(f"::warning file={i.path},line={i.line},title=review {i.kind}::"
-                         f"{i.memory_id or i.path}: {i.reason}" for i in items)
+        return "\n".join(f"::warning file={github_escape(i.path, True)},line={i.line},title=review {i.kind}::"
+                         f"{github_escape(f'{i.memory_id or i.path}: {i.reason}')}" for i in items)
     if fmt == "markdown":
         if not items:
             return "Nothing to review."

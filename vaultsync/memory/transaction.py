@@ -1,9 +1,10 @@
 """A validated, atomic change of the vault: check the vault as it would be, then write.
 
 The change is a set of files to create, replace or remove. The vault is checked with the
-same runner as the pre-commit hook, over the working tree with the change applied; the
-change is refused when it would add any error (an error of a new or changed file, or one
-that was not there before, such as a duplicate memory_id). Files are written to a temporary
+same runner as the pre-commit hook, over the working tree with the change applied (over HEAD's
+files with it, when the change is committed on its own); the change is refused when it would
+add any error (an error of a new or changed file, or one that was not there before, such as
+a duplicate memory_id). Files are written to a temporary
 file in the same folder and moved into place (``os.link`` for a new file, so an existing one
 is never overwritten; ``os.replace`` for an edit); if one step fails the files already
 moved are restored. Callers hold :meth:`Workspace.lock`.
@@ -25,14 +26,16 @@ from vaultsync.memory.workspace import Workspace, today
 
 
 def new_errors(ws: Workspace, changes: Mapping[str, str | None]) -> tuple[list[Diagnostic], list[Diagnostic]]:
-    """(errors the change adds, warnings of the changed files), checked over the working tree.
+    """(errors the change adds, warnings of the changed files), checked over the working tree, or over
+    HEAD's files when the change will be committed alone (:attr:`Workspace.committing`).
 
     Dates are judged against the later of the local and the UTC date, so a note written
     with today's local date is never "in the future" east of Greenwich.
     """
     on = max(today(), dt.datetime.now(dt.timezone.utc).date())
-    before = {_identity(d) for d in run_checks(ws.vault(), today=on) if d.severity == ERROR}
-    after = run_checks(ws.vault(changes), today=on)
+    committed = ws.committing
+    before = {_identity(d) for d in run_checks(ws.vault(committed=committed), today=on) if d.severity == ERROR}
+    after = run_checks(ws.vault(changes, committed), today=on)
     errors = [d for d in after if d.severity == ERROR and _identity(d) not in before]
     warnings = [d for d in after if d.severity != ERROR and d.path in changes]
     return errors, warnings

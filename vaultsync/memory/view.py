@@ -7,7 +7,7 @@ from typing import Any
 
 from vaultsync.checks.lifecycle import supersession_edges
 from vaultsync.checks.links import resolve_links
-from vaultsync.diagnostics import visible
+from vaultsync.diagnostics import terminal_safe, visible
 from vaultsync.memory.lookup import find_note
 from vaultsync.vault.vault import Vault
 
@@ -97,11 +97,12 @@ def _flow(value: Any) -> str:
 
 
 def render_view(view: dict[str, Any], fmt: str = "text") -> str:
-    """``text`` / ``markdown`` for people; JSON is the dict itself."""
+    """``text`` / ``markdown`` for people, ``json``: the dict itself; none holds a control character a
+    terminal acts on (:func:`vaultsync.diagnostics.terminal_safe`)."""
     import json
 
-    if fmt == "json":
-        return json.dumps(view, ensure_ascii=False, indent=2, default=str)
+    if fmt == "json":  # JSON escapes what terminal_safe escapes, the C1 controls aside: the same escape
+        return terminal_safe(json.dumps(view, ensure_ascii=False, indent=2, default=str))
     name = lambda s: f"{s['memory_id'] or s['path']} ({s['status']})"  # noqa: E731
     lines = [f"{view['memory_id'] or view['path']}  {view['title'] or ''}",
              f"path: {view['path']}   type: {view['type']}   status: {view['status']}"]
@@ -120,4 +121,4 @@ def render_view(view: dict[str, Any], fmt: str = "text") -> str:
         names = dict.fromkeys(b["memory_id"] or b["path"] for b in view["backlinks"])
         lines.append("backlinks: " + ", ".join(names))
     sep = "\n---\n" if fmt == "text" else "\n\n"
-    return "\n".join(lines) + sep + view["body"].strip("\n")
+    return terminal_safe("\n".join(lines) + sep + view["body"].strip("\n"))

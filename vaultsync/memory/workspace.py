@@ -14,7 +14,7 @@ import pygit2
 from filelock import FileLock, Timeout
 
 from vaultsync.checks.runner import load_checked_vault
-from vaultsync.git import Snapshot, WorktreeSnapshot, open_repo, unreadable_repository, workdir
+from vaultsync.git import Snapshot, TreeSnapshot, WorktreeSnapshot, head_tree, open_repo, unreadable_repository, workdir
 from vaultsync.memory.errors import MemoryWriteError
 from vaultsync.vault.config import Config, ConfigError, load_config
 from vaultsync.vault.vault import Vault
@@ -59,12 +59,15 @@ class Workspace:
         repo: the pygit2 repository.
         root: the working tree's root (absolute).
         config: the working tree's config (validated).
+        committing: the write will be committed, its files only: it is checked over HEAD's files, not the
+            working tree's (a link to a note not yet committed would dangle in the commit).
     """
 
     repo: pygit2.Repository
     root: Path
     config: Config
     edited_dirty: set[str] = field(default_factory=set)  # files a write edited that held uncommitted changes
+    committing: bool = False
 
     @classmethod
     def open(cls, start: Path | str = ".") -> Workspace:
@@ -105,14 +108,16 @@ class Workspace:
         finally:
             lock.release()
 
-    def snapshot(self, changes: Mapping[str, str | None] | None = None) -> Snapshot:
-        """The working tree's vault files, with ``changes`` applied when given."""
-        base = WorktreeSnapshot(self.root, self.config.vault, self.repo)
+    def snapshot(self, changes: Mapping[str, str | None] | None = None, committed: bool = False) -> Snapshot:
+        """The working tree's vault files (HEAD's when ``committed``), with ``changes`` applied when given."""
+        base = TreeSnapshot(self.repo, head_tree(self.repo)) if committed else \
+            WorktreeSnapshot(self.root, self.config.vault, self.repo)
         return OverlaySnapshot(base, changes) if changes else base
 
-    def vault(self, changes: Mapping[str, str | None] | None = None) -> Vault:
-        """The vault parsed and per-note checked, as it is (or would be after ``changes``)."""
-        return load_checked_vault(self.snapshot(changes), self.config, self.root, jobs=1)
+    def vault(self, changes: Mapping[str, str | None] | None = None, committed: bool = False) -> Vault:
+        """The vault parsed and per-note checked, as it is (or would be after ``changes``); HEAD's files
+        instead of the working tree's when ``committed``."""
+        return load_checked_vault(self.snapshot(changes, committed), self.config, self.root, jobs=1)
 
     def relative(self, path: str | Path) -> str:
         """``path`` (absolute, or relative to the current directory or the root) as a repo-relative POSIX path.

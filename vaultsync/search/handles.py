@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from vaultsync.search.ann import AnnLeg, OpenTable, SqliteVectors
 from vaultsync.search.lifecycle import Exclusions, LifecyclePolicy, exclusions
 from vaultsync.search.relevance import RelevanceModels, shipped_model
-from vaultsync.search.rows import note_chunk_rowids
+from vaultsync.search.rows import add_functions, note_chunk_rowids
 from vaultsync.sqlite_uri import readonly_uri
 
 NOTE_CHUNKS_KEPT = 20_000  # notes whose chunk rowids a warm searcher keeps (~100 bytes each)
@@ -52,6 +52,7 @@ class IndexHandles:
                  open_table: OpenTable | None = None) -> None:
         self.db_path = db_path
         self.db = sqlite3.connect(readonly_uri(db_path), uri=True, check_same_thread=False, timeout=10)
+        add_functions(self.db)
         # a second connection lets whole-note BM25 run beside chunk BM25 (one connection serialises)
         self.notes_db = sqlite3.connect(readonly_uri(db_path), uri=True, check_same_thread=False, timeout=10)
         self.meta = dict(self.db.execute("SELECT key, value FROM meta").fetchall())

@@ -16,6 +16,7 @@ from typing import Any
 
 from vaultsync.search.candidates import Candidates, Context
 from vaultsync.search.lifecycle import Exclusions
+from vaultsync.search.rows import TAGGED, tags_wanted
 from vaultsync.search.stages.chunks import chunks
 from vaultsync.search.stages.fuse import fuse
 from vaultsync.search.stages.relevance import relevance
@@ -96,10 +97,8 @@ def _lifecycle(ctx: Context, row: dict[str, Any], reason: str) -> tuple[str, str
 
 def _tagged(ctx: Context, path: str) -> bool:
     """Whether the note holds one of the ``--tag`` values (as :func:`vaultsync.search.rows.allowed_paths` asks)."""
-    tags = ctx.opts.tags
-    return ctx.index.db.execute(
-        "SELECT 1 FROM notes WHERE path = ? AND EXISTS (SELECT 1 FROM json_each(notes.frontmatter, '$.tags') t "
-        f"WHERE t.value IN ({','.join('?' * len(tags))}))", (path, *tags)).fetchone() is not None
+    return ctx.index.db.execute(f"SELECT 1 FROM notes WHERE path = ? AND {TAGGED}",
+                                (path, tags_wanted(ctx.opts.tags))).fetchone() is not None
 
 
 def _unreadable_flags(ctx: Context, path: str) -> str:
@@ -116,8 +115,8 @@ def _unreadable_flags(ctx: Context, path: str) -> str:
 
 
 def _superseded_reason(ctx: Context, path: str) -> str:
-    """``superseded by X``; when X is hidden too, why and the flag that shows it; ``superseded in a cycle
-    with X`` when the chain goes round; plain ``superseded`` when no successor resolves."""
+    """``superseded by X``; when X is hidden too, every reason and the flags that show it; ``superseded in a
+    cycle with X`` when the chain goes round; plain ``superseded`` when no successor resolves."""
     successor = ctx.excluded.replacement.get(path)
     if successor:
         return f"superseded by {successor}"
@@ -127,6 +126,8 @@ def _superseded_reason(ctx: Context, path: str) -> str:
     why = ctx.excluded.reasons.get(latest)
     if why is None or why == "superseded":
         return f"superseded in a cycle with {latest}"
-    flag = "--include-expired" if "expire" in why else "--min-confidence 0" if "confidence" in why else \
-        "--include-superseded"
-    return f"superseded by {latest}, itself hidden ({why}; {flag})"
+    found = ctx.index.db.execute("SELECT confidence FROM notes WHERE path = ?", (latest,)).fetchone()
+    row = {"path": latest, "confidence": found[0] if found else None}
+    parts = [_lifecycle(ctx, row, r) for r in [why, *ctx.excluded.also.get(latest, [])]]  # every reason it is hidden
+    flags = " ".join(dict.fromkeys(f for _, _, fl in parts for f in _FLAG.findall(fl)))
+    return f"superseded by {latest}, itself hidden ({'; '.join(r for _, r, _ in parts)}; {flags})"

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 
+from vaultsync.diagnostics import terminal_safe
 from vaultsync.search.results import Hit, SearchResult
 
 
 def _identity(h: Hit) -> str:
     """``relevance 0.82 · adr · accepted · confidence 0.9 · created … · expires …`` (unset parts left out)."""
-    parts = [f"relevance {h.relevance:.2f}" if h.relevance is not None else f"score {h.score:.3f}"]
+    parts = [f"relevance {shown_relevance(h.relevance)}" if h.relevance is not None else f"score {h.score:.3f}"]
     parts += [v for v in (h.memory_id, h.type, h.status) if v]
     if h.confidence is not None:
         parts.append(f"confidence {h.confidence:g}")
@@ -21,12 +22,18 @@ def _identity(h: Hit) -> str:
     return _one_line(" · ".join(parts))  # a memory_id or status may hold a line break too
 
 
+def shown_relevance(p: float) -> str:
+    """A relevance as people read it: two decimals, three under 0.1 (the floor is 0.006: "0.00" would hide
+    how far under it a candidate fell, "0.01" that it fell under it at all)."""
+    return f"{p:.2f}" if p >= 0.1 else f"{p:.3f}"
+
+
 def nothing_relevant(result: SearchResult) -> str:
     """The one-line answer of an empty result."""
     if result.min_relevance is None:
         return "no matching memories"
     best = result.best_rejected
-    tail = f" (best: {best['chunk_id']} at {best['relevance']:.2f})" if best else ""
+    tail = f" (best: {best['chunk_id']} at {shown_relevance(best['relevance'])})" if best else ""
     return f"no memory above relevance {result.min_relevance:g}{tail}"
 
 
@@ -51,35 +58,42 @@ def _trace(trace: dict[str, dict[str, float]]) -> str:
 
 
 def render(result: SearchResult, fmt: str, explain: bool = False) -> str:
-    """Format ``result`` as ``text``, ``markdown`` or ``json``."""
+    """Format ``result`` as ``text``, ``markdown`` or ``json``, with no control character a terminal acts
+    on (:func:`vaultsync.diagnostics.terminal_safe`; in JSON its escape is JSON's own, so nothing is lost)."""
     if fmt == "json":
         data = result.to_dict()
         if not explain:
             for hit in data["hits"]:
                 hit.pop("trace", None)
-        return json.dumps(data, ensure_ascii=False, indent=2)
+        return terminal_safe(json.dumps(data, ensure_ascii=False, indent=2))
+    return terminal_safe(_markdown(result, explain) if fmt == "markdown" else _text(result, explain))
+
+
+def _markdown(result: SearchResult, explain: bool) -> str:
+    lines = [f"## Memory search: {_one_line(result.query)}\n"]
+    for w in result.warnings:
+        lines.append(f"> ⚠ {w}\n")
+    for i, h in enumerate(result.hits, 1):
+        where = f" › {_one_line(h.heading)}" if h.heading else ""
+        lines.append(f"### {i}. `{h.chunk_id}` — {_one_line(h.title)}{where}\n")
+        lines.append(f"_{_identity(h)}_\n")
+        lines.append(h.text.strip() + "\n")
+        if h.links:
+            lines.append("Links: " + ", ".join(f"`{p}`" for p in h.links) + "\n")
+        if explain:
+            lines.append(f"<!-- {_trace(h.trace)} -->\n")
+    if not result.hits:
+        lines.append(f"_{nothing_relevant(result)}._\n")
+    hidden = hidden_lines(result)
+    if hidden:
+        lines.append("> " + "\n> ".join(hidden) + "\n")
+    lines.append(f"<!-- {len(result.hits)} chunks, {sum(h.tokens for h in result.hits)} tokens "
+                 f"({result.token_counter}); rerank: {result.rerank or 'off'} -->")
+    return "\n".join(lines)
+
+
+def _text(result: SearchResult, explain: bool) -> str:
     lines: list[str] = []
-    if fmt == "markdown":
-        lines.append(f"## Memory search: {_one_line(result.query)}\n")
-        for w in result.warnings:
-            lines.append(f"> ⚠ {w}\n")
-        for i, h in enumerate(result.hits, 1):
-            where = f" › {_one_line(h.heading)}" if h.heading else ""
-            lines.append(f"### {i}. `{h.chunk_id}` — {_one_line(h.title)}{where}\n")
-            lines.append(f"_{_identity(h)}_\n")
-            lines.append(h.text.strip() + "\n")
-            if h.links:
-                lines.append("Links: " + ", ".join(f"`{p}`" for p in h.links) + "\n")
-            if explain:
-                lines.append(f"<!-- {_trace(h.trace)} -->\n")
-        if not result.hits:
-            lines.append(f"_{nothing_relevant(result)}._\n")
-        hidden = hidden_lines(result)
-        if hidden:
-            lines.append("> " + "\n> ".join(hidden) + "\n")
-        lines.append(f"<!-- {len(result.hits)} chunks, {sum(h.tokens for h in result.hits)} tokens "
-                     f"({result.token_counter}); rerank: {result.rerank or 'off'} -->")
-        return "\n".join(lines)
     for w in result.warnings:
         lines.append(f"warning: {w}")
     for i, h in enumerate(result.hits, 1):

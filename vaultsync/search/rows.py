@@ -14,6 +14,27 @@ from vaultsync.diagnostics import shown
 from vaultsync.search.lifecycle import Exclusions
 from vaultsync.search.options import SearchOptions
 
+# a note holds one of the ``--tag`` values (the parameter: :func:`tags_wanted`); needs :func:`add_functions`
+TAGGED = ("EXISTS (SELECT 1 FROM json_each(notes.frontmatter, '$.tags') t "
+          "WHERE tag_key(t.value) IN (SELECT value FROM json_each(?)))")
+
+
+def tag_key(value: object) -> str | None:
+    """A tag as ``--tag`` compares it: NFC (``é`` typed, or stored as ``e`` + U+0301 as macOS writes it, are
+    one tag, as the vocabulary check reads them) and without a leading ``#`` (as the index reads tags);
+    None for a value that is no text."""
+    return unicodedata.normalize("NFC", value.strip().lstrip("#")) if isinstance(value, str) else None
+
+
+def tags_wanted(tags: Sequence[str]) -> str:
+    """The ``--tag`` values as the JSON list :data:`TAGGED` takes."""
+    return json.dumps([tag_key(t) for t in tags], ensure_ascii=False)
+
+
+def add_functions(db: sqlite3.Connection) -> None:
+    """Register what the queries of this module call (``tag_key``) on ``db``."""
+    db.create_function("tag_key", 1, tag_key, deterministic=True)
+
 
 def allowed_paths(db: sqlite3.Connection, opts: SearchOptions, excluded: Exclusions) -> set[str] | None:
     """Paths that may be returned (None = all), from type/tag/scope filters and exclusions."""
@@ -22,9 +43,8 @@ def allowed_paths(db: sqlite3.Connection, opts: SearchOptions, excluded: Exclusi
         clauses.append(f"type IN ({','.join('?' * len(opts.types))})")
         params.extend(opts.types)
     if opts.tags:
-        clauses.append("EXISTS (SELECT 1 FROM json_each(notes.frontmatter, '$.tags') t "
-                       f"WHERE t.value IN ({','.join('?' * len(opts.tags))}))")
-        params.extend(opts.tags)
+        clauses.append(TAGGED)
+        params.append(tags_wanted(opts.tags))
     if opts.scope:
         clauses.append("substr(path, 1, ?) = ?")
         params.extend([len(opts.scope), opts.scope])
@@ -63,8 +83,9 @@ def unknown_filter_values(db: sqlite3.Connection, opts: SearchOptions) -> list[s
         if not values:
             continue  # no filter of this kind: nothing to read (this runs on every search)
         known = [v for (v,) in db.execute(known_sql[flag])]
+        same = (lambda v: v) if flag == "type" else tag_key
         for value in values:
-            if value not in known:
+            if same(value) not in {same(k) for k in known}:
                 listed = ", ".join(known[:20]) + (" …" if len(known) > 20 else "")
                 close = difflib.get_close_matches(value.casefold(), [k.casefold() for k in known], n=1, cutoff=0.6)
                 hint = f"; did you mean {known[[k.casefold() for k in known].index(close[0])]!r}?" if close else ""
