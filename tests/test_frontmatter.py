@@ -101,6 +101,27 @@ def test_staged_and_committed_checks_read_the_type_schema_from_their_own_snapsho
     assert [line.split(" — ")[0] for line in v.check().lines] == ["docs/notes/a.md:2:7: SC001 prio: expected string, got 3"]
 
 
+@pytest.mark.parametrize(("written", "hint", "fixed"), [
+    ("12", 'YAML reads it as a number: quote it: "12"', '"12"'),
+    ("true", 'YAML reads it as a boolean: quote it: "true"', '"true"'),
+    ('!!int "12"', 'the tag !!int makes it a number: drop the tag: "12"', '"12"'),
+    ("!!int 12", 'the tag !!int makes it a number: drop the tag: "12"', '"12"'),
+    ("!!float '1.5'", "the tag !!float makes it a number: drop the tag: '1.5'", "'1.5'"),
+    ("!!bool true", 'the tag !!bool makes it a boolean: drop the tag: "true"', '"true"'),
+    ("!<tag:yaml.org,2002:int> 7", 'the tag !<tag:yaml.org,2002:int> makes it a number: drop the tag: "7"', '"7"'),
+])
+def test_the_fix_for_a_number_where_a_string_is_due_is_one_that_passes(make_vault, written, hint, fixed):
+    """``owner: !!int "12"`` was told "quote it: '!!int \"12\"'", which stores the tag as text. A value an
+    explicit tag made a number or boolean is fixed by dropping the tag; the fix each hint gives passes."""
+    schema = json.dumps({"type": "object", "properties": {"owner": {"type": "string"}}})
+    v = make_vault({".vaultsync.yaml": "vault: docs\ntypes:\n  note: {folder: docs/notes, schema: s.json}\n",
+                    "s.json": schema, "docs/notes/a.md": f"---\nowner: {written}\n---\n"})
+    lines = v.check().lines
+    assert len(lines) == 1 and lines[0].endswith(f"SC001 owner: expected string, got {written} — {hint}"), lines
+    v.write("docs/notes/a.md", f"---\nowner: {fixed}\n---\n")
+    assert v.check().lines == []
+
+
 def test_fm03_duplicate_keys_name_both_lines_at_any_depth(vault):
     vault.write("docs/adrs/ADR-0002.md", "---\nmemory_id: ADR-0002\ntitle: Keep LanceDB local\nstatus: proposed\n"
                 'created: "2024-03-03"\nstatus: accepted\n---\n')

@@ -196,6 +196,27 @@ def test_fix_writes_nothing_it_cannot_make_resolve(vault):
     assert len(ss002) == 1 and "--fix` cannot" in ss002[0] and "add it by hand" in ss002[0], ss002
 
 
+@pytest.mark.parametrize(("field", "value"), [
+    ("superseded_by", "[ADR-0004]"), ("superseded_by", "[[ADR-0004]]"), ("superseded_by", "[ADR-0004, ADR-0005]"),
+    ("superseded_by", "{id: ADR-0004}"), ("supersedes", "[[ADR-0004]]"), ("supersedes", "{old: ADR-0004}"),
+    ("supersedes", "[[[ADR-0004]]]"),
+])
+def test_an_unreadable_supersession_field_is_one_error_and_nothing_for_fix(vault, field, value):
+    """``superseded_by: [ADR-0004]`` is LC001 (cannot be read; search ignores it), yet the supersession checks
+    read it: ADR-0004 got SS002, the note SS004, and ``--fix`` wrote a back-reference and a status for a
+    value the tool called unreadable. One reading: LC001 alone, and ``--fix`` writes nothing."""
+    vault.write(".vaultsync.yaml", "vault: docs\n")
+    vault.write("docs/ADR-0003.md", adr("ADR-0003", extra=f"{field}: {value}\n"))
+    vault.write("docs/ADR-0004.md", adr("ADR-0004"))
+    vault.write("docs/ADR-0005.md", adr("ADR-0005"))
+    before = {p.name: p.read_bytes() for p in (vault.root / "docs").iterdir()}
+    res = vault.check()
+    codes = {line.split(": ", 2)[1].split()[0] for line in res.lines if ": " in line}
+    assert "LC001" in codes and not codes & {"SS002", "SS004", "SS005"}, res.out
+    vault.check("--fix")
+    assert {p.name: p.read_bytes() for p in (vault.root / "docs").iterdir()} == before
+
+
 def test_fix_never_writes_a_memory_id_two_notes_share(vault):
     """Two notes with memory_id ADR-0006, one named unlinkably: that id would name either; nothing is written."""
     vault.write("docs/adrs/ADR-0006 C# tips.md", adr("ADR-0006", extra="supersedes: [ADR-0007]\n"))

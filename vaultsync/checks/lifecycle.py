@@ -139,14 +139,18 @@ def extra_successors(vault: Vault, edges: list[Supersession]) -> dict[str, list[
 
 
 def supersession_edges(vault: Vault) -> tuple[list[Supersession], list[Diagnostic]]:
-    """Collect supersession edges from both directions; report unresolvable references."""
+    """Collect supersession edges from both directions; report unresolvable references. A field the
+    lifecycle reader cannot read (LC001, which search also ignores) declares no edge."""
     declared: dict[tuple[str, str], list[bool]] = {}
     out: list[Diagnostic] = []
     for path, note in vault.notes.items():
         if note.fm_state != "mapping":
             continue
         fm = normalised_frontmatter(note.frontmatter)
+        unreadable = {bad.field for bad in read_lifecycle(note.frontmatter).unreadable}
         for field_name, newer_side in (("supersedes", True), ("superseded_by", False)):
+            if field_name in unreadable:  # LC001 says so; no edge, no SS002/SS004 and nothing for --fix from it
+                continue
             for i, ref in enumerate(_refs(fm.get(field_name))):
                 res = vault.resolve_ref(ref, path)
                 where = (field_name, i) if isinstance(fm.get(field_name), list) else (field_name,)

@@ -197,6 +197,17 @@ def _unquoted_link(value: Any) -> str | None:
     return None
 
 
+def _scalar_hint(raw: str, kind: str) -> str:
+    """How to write a bool or number as the string the schema asks for: quote it, or, when an explicit tag
+    (``!!int "12"``) made it one, drop the tag: quoting the whole would keep the tag as text."""
+    tag, _, rest = raw.partition(" ")
+    rest = rest.strip()
+    if raw.startswith("!") and rest:
+        fixed = rest if rest[0] in "'\"" else quote(rest)
+        return f" — the tag {tag} makes it a {kind}: drop the tag: {fixed}"
+    return f" — YAML reads it as a {kind}: quote it: {quote(raw)}"
+
+
 def _describe(value: Any, raw: str | None = None) -> str:
     """How to show ``value`` in a message: the author's ``raw`` text for numbers and booleans, when known."""
     if raw is not None and isinstance(value, (bool, int, float)):
@@ -243,7 +254,7 @@ def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ..
                           f'{quote(link)}'), False
         hint = " (use true/false)" if expected == "boolean" and isinstance(value, str) else ""
         if expected == "string" and raw is not None and raw[:1] not in "'\"":
-            hint = f" — YAML reads it as a {'boolean' if isinstance(value, bool) else 'number'}: quote it: {quote(raw)}"
+            hint = _scalar_hint(raw, "boolean" if isinstance(value, bool) else "number")
         if expected == "list" and isinstance(value, str) and value.strip():  # `tags: orders`: one item, written bare
             items = [v.strip() for v in value.split(",") if v.strip()] if "[[" not in value else \
                 link_texts(value) or [value.strip()]
