@@ -122,6 +122,27 @@ def test_the_fix_for_a_number_where_a_string_is_due_is_one_that_passes(make_vaul
     assert v.check().lines == []
 
 
+@pytest.mark.parametrize("line, message, fixed", [
+    ("%YAML 1.1", "'%YAML 1.1' is a YAML directive, which frontmatter cannot hold — delete the line", None),
+    ("%TAG ! tag:example.com,2000:", "'%TAG ! tag:example.com,2000:' is a YAML directive, which frontmatter cannot "
+                                     "hold — delete the line", None),
+    ("%owner: bob", "%owner: a key starting with '%' reads as a YAML directive — quote it: \"%owner\": bob",
+     '"%owner": bob'),
+    ("%完了: はい", "%完了: a key starting with '%' reads as a YAML directive — quote it: \"%完了\": はい", '"%完了": はい'),
+])
+@pytest.mark.parametrize("at", [0, 1, 2])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_line_starting_with_percent_is_located_and_named(make_vault, line, message, fixed, at, newline):
+    """``%YAML 1.1`` inside frontmatter was FM005 at the closing ``---`` with PyYAML's "did not find expected
+    <document start>": a directive line is named where it stands, with a fix that passes."""
+    rows = ["title: x", "status: ok"]
+    v = make_vault({".vaultsync.yaml": "vault: docs\n", "docs/a.md": newline.join(
+        ["---", *rows[:at], line, *rows[at:], "---", "Body", ""])})
+    assert v.check().lines == [f"docs/a.md:{at + 2}:1: FM005 {message}"]
+    v.write("docs/a.md", newline.join(["---", *rows[:at], *([fixed] if fixed else []), *rows[at:], "---", "Body", ""]))
+    assert v.check().lines == []
+
+
 def test_fm03_duplicate_keys_name_both_lines_at_any_depth(vault):
     vault.write("docs/adrs/ADR-0002.md", "---\nmemory_id: ADR-0002\ntitle: Keep LanceDB local\nstatus: proposed\n"
                 'created: "2024-03-03"\nstatus: accepted\n---\n')

@@ -53,6 +53,13 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
     if conflict is not None:
         return conflict, 0, (f"a merge-conflict marker ('{lines[conflict][:7]}') is left in the frontmatter "
                              "— resolve the conflict and delete the marker lines")
+    directive = next((i for i, text in enumerate(lines) if text.startswith("%")), None)
+    if directive is not None:  # `%YAML 1.1`, `%TAG …`: a directive goes before a document, never inside one
+        text, pair = lines[directive].rstrip(), _value_of(lines[directive])
+        if pair:
+            return directive, 0, (f"{pair[0]}: a key starting with '%' reads as a YAML directive — quote it: "
+                                  f"{quote(pair[0])}: {pair[1]}")
+        return directive, 0, f"'{text}' is a YAML directive, which frontmatter cannot hold — delete the line"
     hidden = _comment_hides_closer(lines, line, ctx)
     if hidden is not None:
         return hidden
