@@ -26,7 +26,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("--include-superseded", action="store_true", help="also return superseded notes")
     p.add_argument("--min-confidence", type=_fraction, help="hide notes below this confidence (default 0.5)")
     p.add_argument("--min-relevance", type=_fraction,
-                   help="answer only when the best hit reaches this calibrated relevance (default 0.015; 0 always answers)")
+                   help="answer only when the best hit reaches this calibrated relevance (default 0.006; 0 always answers)")
     p.add_argument("--no-rerank", action="store_true", help="skip the rerank stage")
     p.add_argument("--rerank", help="rerank stage: none, maxsim, cross-encoder (default from config)")
     p.add_argument("--explain", action="store_true", help="show every stage's rank and score for each hit")

@@ -188,7 +188,7 @@ def build_server(root: Path) -> MCPServer:
                                                       description="hide notes below (default 0.5)")] = None,
         min_relevance: Annotated[float | None, Field(strict=True, ge=0, le=1, allow_inf_nan=False,
                                                      description="answer only when the best hit reaches this "
-                                                                 "calibrated relevance (default 0.015); an empty list "
+                                                                 "calibrated relevance (default 0.006); an empty list "
                                                                  "means nothing relevant")] = None,
         rerank: Annotated[str | None, Field(description="none, maxsim or cross-encoder (default from config)")]
         = None,

@@ -116,7 +116,7 @@ class SearchOptions:
     include_expired: bool = False
     include_superseded: bool = False
     min_confidence: float = 0.5
-    min_relevance: float = 0.015  # no answer unless the best hit reaches this relevance (search.floor, ADR-0088)
+    min_relevance: float = 0.006  # no answer unless the best hit reaches this relevance (ADR-0088, ADR-0110)
     relative_cut: float = 0.0  # nor under this fraction of the best hit's relevance (0: off)
     rank_by: str = "fused"  # "fused" (the stages' order) | "relevance" (calibrated, when no reranker ran)
     today: dt.date | None = None
