@@ -74,8 +74,7 @@ def _markdown(result: SearchResult, explain: bool) -> str:
     for w in result.warnings:
         lines.append(f"> ⚠ {w}\n")
     for i, h in enumerate(result.hits, 1):
-        where = f" › {_one_line(h.heading)}" if h.heading else ""
-        lines.append(f"### {i}. `{h.chunk_id}` — {_one_line(h.title)}{where}\n")
+        lines.append(f"### {i}. `{h.chunk_id}` — {_place(h)}\n")
         lines.append(f"_{_identity(h)}_\n")
         lines.append(h.text.strip() + "\n")
         if h.links:
@@ -97,9 +96,8 @@ def _text(result: SearchResult, explain: bool) -> str:
     for w in result.warnings:
         lines.append(f"warning: {w}")
     for i, h in enumerate(result.hits, 1):
-        where = f" › {_one_line(h.heading)}" if h.heading else ""
         lines.append(f"{i}. {h.chunk_id}  (lines {h.start_line}-{h.end_line})")
-        lines.append(f"   {_one_line(h.title)}{where}")
+        lines.append(f"   {_place(h)}")
         lines.append(f"   {_identity(h)}")
         snippet = " ".join(h.text.split())
         lines.append(f"   {snippet[:300]}{'…' if len(snippet) > 300 else ''}")
@@ -109,6 +107,11 @@ def _text(result: SearchResult, explain: bool) -> str:
         lines.append(nothing_relevant(result))
     lines.extend(hidden_lines(result))
     return "\n".join(lines)
+
+
+def _place(h: Hit) -> str:
+    """``title › heading`` of a hit, on one line."""
+    return _one_line(h.title) + (f" › {_one_line(h.heading)}" if h.heading else "")
 
 
 def _one_line(text: str) -> str:
