@@ -240,8 +240,8 @@ def build_server(root: Path) -> MCPServer:
         fields: Fields = None,
         commit: Commit = False,
     ) -> dict[str, Any]:
-        if (new is None) == (title is None and body is None) or (new is None and (title is None or body is None)):
-            # a replacing note of empty sections would hide the old note's content behind nothing
+        # a new note needs its body too: one of empty sections would hide the old note's content behind nothing
+        if (new is not None, title is not None, body is not None) not in ((True, False, False), (False, True, True)):
             raise ToolError("give either `new` (an existing note) or `title` and `body` (a new note)")
         ws = workspace(commit)
         if new is not None:

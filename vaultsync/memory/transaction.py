@@ -4,10 +4,10 @@ The change is a set of files to create, replace or remove. The vault is checked 
 same runner as the pre-commit hook, over the working tree with the change applied (over HEAD's
 files with it, when the change is committed on its own); the change is refused when it would
 add any error (an error of a new or changed file, or one that was not there before, such as
-a duplicate memory_id). Files are written to a temporary
-file in the same folder and moved into place (``os.link`` for a new file, so an existing one
-is never overwritten; ``os.replace`` for an edit); if one step fails the files already
-moved are restored. Callers hold :meth:`Workspace.lock`.
+a duplicate memory_id). Files are written to a temporary file in the same folder and moved
+into place (``os.link`` for a new file, so an existing one is never overwritten;
+``os.replace`` for an edit); if one step fails the files already moved are restored.
+Callers hold :meth:`Workspace.lock`.
 """
 
 from __future__ import annotations

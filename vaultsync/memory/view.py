@@ -101,7 +101,7 @@ def render_view(view: dict[str, Any], fmt: str = "text") -> str:
     terminal acts on (:func:`vaultsync.diagnostics.terminal_safe`)."""
     import json
 
-    if fmt == "json":  # JSON escapes what terminal_safe escapes, the C1 controls aside: the same escape
+    if fmt == "json":  # json.dumps leaves DEL and C1 raw: terminal_safe writes them as JSON's own \u escapes
         return terminal_safe(json.dumps(view, ensure_ascii=False, indent=2, default=str))
     name = lambda s: f"{s['memory_id'] or s['path']} ({s['status']})"  # noqa: E731
     lines = [f"{view['memory_id'] or view['path']}  {view['title'] or ''}",
