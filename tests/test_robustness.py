@@ -970,3 +970,34 @@ def test_pa001_reaches_a_scratch_file_with_a_line_break_in_its_name(vault):
     vault.git("add", "-A")
     lines = vault.check("--staged").lines
     assert len(lines) == 1 and lines[0].startswith("docs/scratch/nl\\nx.md:1:1: PA001 "), lines
+
+
+@pytest.mark.parametrize("conflict", ["content", "add/add", "modify/delete", "outside the vault"])
+def test_staged_check_during_an_unresolved_merge_names_the_unmerged_notes(vault, conflict):
+    """During a merge git left in conflict, the index holds stages 1-3 of a note, not a note: ``--staged``
+    checked the last stage ("theirs") and passed or failed on it. It names the unmerged notes and stops
+    (exit 2); a conflict outside the vault stops nothing; resolved and added, the note is checked."""
+    note = "docs/adrs/ADR-0001.md" if conflict != "add/add" else "docs/adrs/ADR-0002.md"
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.write("src/app.py", "x = 1\n")
+    vault.commit("base")
+    vault.git("checkout", "-qb", "feat")
+    edits = {"content": {note: adr("ADR-0001", extra="tags: [featbad]\n")}, "add/add": {note: adr("ADR-0002")},
+             "modify/delete": {note: None}, "outside the vault": {"src/app.py": "x = 2\n"}}[conflict]
+    for rel, text in edits.items():
+        vault.git("rm", "-q", rel) if text is None else vault.write(rel, text)
+    vault.commit("feat")
+    vault.git("checkout", "-q", "main")
+    ours = "src/app.py" if conflict == "outside the vault" else note
+    vault.write(ours, "x = 3\n" if ours.endswith(".py") else
+                adr(note.split("/")[-1][:8], extra="tags: [ops]\n", body="Main's body.\n"))
+    vault.commit("main")
+    assert vault.git("merge", "-q", "feat", check=False).returncode != 0
+    res = vault.check("--staged")
+    if conflict == "outside the vault":
+        assert res.code == 0 and res.lines == [], res.out + res.err
+        return
+    assert res.code == 2 and f"{note}: unmerged (a merge conflict git left unresolved)" in res.err, res.err
+    vault.write(note, adr(note.split("/")[-1][:8]))
+    vault.git("add", note)
+    assert vault.check("--staged").code == 0

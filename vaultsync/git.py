@@ -204,9 +204,11 @@ def _without_intent_to_add(repo: pygit2.Repository, entries: list[IndexEntry],
 
 
 class IndexSnapshot(_EntriesSnapshot):
-    """What is staged: the index file named by ``GIT_INDEX_FILE``, else the repository's."""
+    """What is staged: the index file named by ``GIT_INDEX_FILE``, else the repository's. ``unmerged``: the
+    paths it holds in conflict (stages 1-3 of a merge git left unresolved), whose entries say nothing."""
 
     def __init__(self, repo: pygit2.Repository) -> None:
+        import pygit2
 
         index_file = os.environ.get("GIT_INDEX_FILE")
         path = None
@@ -215,6 +217,11 @@ class IndexSnapshot(_EntriesSnapshot):
             if not path.is_absolute():  # hooks run at the work tree root
                 path = workdir(repo) / path
         super().__init__(repo, index_entries(repo, path))
+        try:
+            conflicts = (pygit2.Index(str(path)) if path else repo.index).conflicts
+        except pygit2.GitError:  # an index libgit2 cannot read (a sparse index): git merges nothing there
+            conflicts = None
+        self.unmerged = sorted({next(e for e in stages if e is not None).path for stages in conflicts or ()})
 
 
 class TreeSnapshot(_EntriesSnapshot):

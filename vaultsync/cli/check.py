@@ -109,6 +109,10 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None
             return "folder" if any(p.startswith(path + "/") for p in present) else None
 
         read_committed_schemas(config, kind, snapshot.read)
+        unmerged = [p for p in getattr(snapshot, "unmerged", []) if config.in_vault(p)]
+        if unmerged:  # the index holds the merge's sides, not a note: nothing to check yet
+            raise ValueError(f"{', '.join(unmerged[:5])}{' …' if len(unmerged) > 5 else ''}: unmerged (a merge "
+                             "conflict git left unresolved) — resolve it, `git add` it, then check again")
     cache = None if args.fix or args.no_cache else open_cache(common_git_dir(repo), config, top)
     vault = load_checked_vault(snapshot, config, top, cache=cache)
     if cache is not None:
