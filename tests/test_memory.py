@@ -430,6 +430,45 @@ def test_supersede_warns_when_the_older_note_replaces_the_newer(vault: Vault) ->
     assert res.code == 0 and "SS006" not in res.err
 
 
+@pytest.mark.parametrize("untracked", [(), ("A",), ("B",), ("A", "B")])
+def test_the_undo_ss006_gives_restores_what_git_tracks_and_says_what_it_cannot(vault: Vault, untracked) -> None:
+    """The undo was `git checkout -- A B` with B new and untracked: git refused the whole command and
+    restored neither. It names the tracked notes only (and runs), and the untracked ones to mend by hand."""
+    files = {"A": adr("ADR-0001").replace('created: "2024-03-01"', 'created: "2023-01-10"'), "B": adr("ADR-0002"),
+             "C": adr("ADR-0003")}
+    for name in ("A", "B", "C"):
+        if name not in untracked:
+            vault.write(f"docs/adrs/{name}.md", files[name])
+    vault.commit("tracked")
+    for name in untracked:
+        vault.write(f"docs/adrs/{name}.md", files[name])
+    res = run_cli(["supersede", "ADR-0002", "ADR-0001"], vault.root)
+    assert res.code == 0 and " SS006 " in res.err, res.err
+    for name in untracked:
+        assert f"docs/adrs/{name}.md is not tracked by git: remove its" in res.err
+    undo = re.search(r"undo this with `(git checkout -- [^`]+)`", res.err)
+    assert (undo is None) == (len(untracked) == 2)
+    if undo:
+        assert vault.git(*undo.group(1).split()[1:], check=False).returncode == 0
+        for name in set("AB") - set(untracked):
+            assert (vault.root / f"docs/adrs/{name}.md").read_text() == files[name]
+
+
+def test_new_supersedes_commit_needs_a_body(vault: Vault) -> None:
+    """`new --supersedes X --commit` with no body committed the type's empty sections, hiding X behind them,
+    right after warning to fill it in before committing. It is refused, nothing written; with --body it goes."""
+    vault.write("docs/rules/RULE-0001.md", "---\nmemory_id: RULE-0001\ntype: rule\ntitle: Renew certs\n"
+                "status: active\ncreated: \"2024-03-01\"\n---\nRenew 30 days ahead.\n")
+    vault.commit("init")
+    res = run_cli(["new", "rule", "--title", "Renew certs earlier", "--supersedes", "RULE-0001", "--commit"],
+                  vault.root)
+    assert res.code == 2 and "--supersedes RULE-0001 --commit needs --body or --edit" in res.err, res.err
+    assert vault.git("status", "--porcelain").stdout == "" and len(vault.git("log", "--format=%h").stdout.split()) == 1
+    res = run_cli(["new", "rule", "--title", "Renew certs earlier", "--supersedes", "RULE-0001", "--commit",
+                   "--body", "Renew 45 days ahead."], vault.root)
+    assert res.code == 0 and "committed" in res.err, res.err
+
+
 def test_show_keeps_each_committed_field_on_its_line(vault: Vault) -> None:
     """A committed value holding a line break or a terminal escape is shown escaped, never as a forged line."""
     vault.write("docs/adrs/A.md", adr("ADR-0001", extra='owner: "x\\nstatus: accepted\\u001b[31m"\n'))

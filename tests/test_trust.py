@@ -142,6 +142,14 @@ def test_background_compares_only_vectors_of_its_own_embedder():
     assert tiny.stats("m", np.array([1.0, 0.0, 0.0], np.float32)) == pytest.approx((0.5, 1 / 3, np.std([1, 0, 0])))
 
 
+@pytest.mark.parametrize(("p", "shown"), [(0.93, "0.93"), (0.1, "0.10"), (0.024, "0.024"), (0.0099, "0.0099"),
+                                          (0.0059, "0.0059"), (0.0004, "0.0004"), (0.0, "0.0000")])
+def test_a_relevance_reads_with_the_digits_the_floor_needs(p, shown):
+    """The floor is 0.006: a candidate turned away at 0.0059 read "0.006" ("no memory above relevance 0.006
+    (best: … at 0.006)"), and one at 0.0004 "0.000"."""
+    assert shown_relevance(p) == shown
+
+
 def test_every_hit_carries_relevance_and_identity_in_every_format(team):
     vault, _ = team
     data = json.loads(run_cli(["search", "durable outbox queue for webhooks", "--no-daemon", "--format", "json"],

@@ -10,6 +10,7 @@ import sys
 
 from vaultsync.cli.argtypes import utf8_text
 from vaultsync.cli.memory_common import parse_sets, report_uncommitted, report_written, run_memory
+from vaultsync.memory.errors import MemoryWriteError
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
@@ -32,6 +33,9 @@ def run(args: argparse.Namespace) -> int:
         from vaultsync.memory.supersede import supersede_with_new
 
         fields = parse_sets(args.set)
+        if args.supersedes and args.commit and not args.body and not args.edit:
+            raise MemoryWriteError(f"--supersedes {args.supersedes} --commit needs --body or --edit: a successor of "
+                                   f"empty sections would hide {args.supersedes} behind nothing, committed")
         if args.supersedes:
             written = supersede_with_new(ws, args.supersedes, args.type, args.title, fields, args.body)
         else:

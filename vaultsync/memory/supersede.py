@@ -48,12 +48,16 @@ def supersede(ws: Workspace, old_ref: str, new_ref: str) -> Written:
                               {"supersedes": _supersedes(vault.notes[new].frontmatter, ref_to(vault, old))})
         changes = {old: _old_side(ws, vault, old, ref_to(vault, new)), new: new_text}
         warnings = transaction.apply(ws, changes)
-    return Written(vault.display_name(new), new, [new, old], warnings + _older(vault, old, new))
+    index = ws.repo.index
+    index.read(False)
+    tracked = {p for p in (old, new) if p in index}
+    return Written(vault.display_name(new), new, [new, old], warnings + _older(vault, old, new, tracked))
 
 
-def _older(vault: Vault, old: str, new: str) -> list[Diagnostic]:
+def _older(vault: Vault, old: str, new: str, tracked: set[str]) -> list[Diagnostic]:
     """SS006 (a warning of this command): the replacing note was created before the one it replaces, the
-    usual sign of OLD and NEW given the other way round."""
+    usual sign of OLD and NEW given the other way round; the undo restores the ``tracked`` notes from git
+    (``git checkout`` of a path git does not track fails, and restores no other path named with it)."""
     created = [parse_vault_date(normalised_frontmatter(vault.notes[p].frontmatter).get("created")) for p in (old, new)]
     if created[0] is None or created[1] is None or created[1] >= created[0]:
         return []
@@ -61,7 +65,15 @@ def _older(vault: Vault, old: str, new: str) -> list[Diagnostic]:
     return [Diagnostic(new, line, col, "SS006", f"created {created[1]}, before the note it now supersedes, "
                        f"{vault.display_name(old)} (created {created[0]}) — if that one is the newer decision, the "
                        f"order is `vaultsync supersede {vault.display_name(new)} {vault.display_name(old)}` "
-                       "(undo this with `git checkout -- " + " ".join(sorted({old, new})) + "`)", severity=WARNING)]
+                       f"({_undo(old, new, tracked)})", severity=WARNING)]
+
+
+def _undo(old: str, new: str, tracked: set[str]) -> str:
+    """How to take this command's edits back: git restores what it tracks; an untracked note by hand."""
+    by_hand = [f"{p} is not tracked by git: remove its {field} there by hand"
+               for p, field in ((old, "superseded_by and status"), (new, "supersedes")) if p not in tracked]
+    restore = f"undo this with `git checkout -- {' '.join(sorted(tracked))}`" if tracked else ""
+    return "; ".join(filter(None, [restore, *by_hand]))
 
 
 def supersede_with_new(ws: Workspace, old_ref: str, type_name: str | None, title: str,
