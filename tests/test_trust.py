@@ -81,11 +81,19 @@ def hidden_relevance(s, query: str, mid: str) -> float:  # type: ignore[no-untyp
 
 
 def test_a_term_only_in_a_superseded_adr_leads_to_its_successor(team):
-    _, s = team
+    vault, s = team
     result = _search(s, "ImageMagick thumbnails")
     assert result.hits and result.hits[0].memory_id == "ADR-0004", [h.memory_id for h in result.hits]
     assert result.hits[0].trace["supersedes"] == {"replaces": "docs/adrs/ADR-0003.md"}
     assert {n["memory_id"]: n["show_with"] for n in result.hidden["notes"]} == {"ADR-0003": "--include-superseded"}
+    # the hit says whose match it stands in for, in every format (its relevance is that note's)
+    assert result.hits[0].replaces == "docs/adrs/ADR-0003.md"
+    assert all(h.replaces is None for h in _search(s, "durable outbox queue for webhooks").hits)
+    data = json.loads(run_cli(["search", "ImageMagick thumbnails", "--no-daemon", "--format", "json"], vault.root).out)
+    assert data["hits"][0]["replaces"] == "docs/adrs/ADR-0003.md"
+    for fmt in ("text", "markdown"):
+        out = run_cli(["search", "ImageMagick thumbnails", "--no-daemon", "--format", fmt], vault.root).out
+        assert "ADR-0004 · adr" in out and "replaces docs/adrs/ADR-0003.md" in out, out
 
 
 def test_off_topic_query_abstains_in_every_format(team):

@@ -14,6 +14,8 @@ class Hit:
     ``relevance`` ∈ [0, 1] is the calibrated estimate that the chunk answers the query
     (None when no relevance model is loaded). ``memory_id``, ``type``, ``status``,
     ``confidence``, ``created`` and ``expires`` are the note's frontmatter values (None when unset).
+    ``replaces``: the superseded note (path) this chunk of its successor stands in for: the old note
+    matched, and its place and relevance passed to the note that replaces it; None for any other hit.
     """
 
     chunk_id: str
@@ -35,6 +37,7 @@ class Hit:
     confidence: float | None = None
     created: str | None = None
     expires: str | None = None
+    replaces: str | None = None
 
 
 @dataclass
