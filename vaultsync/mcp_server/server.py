@@ -171,7 +171,7 @@ def build_server(root: Path) -> MCPServer:
                              "notes it links to; none when nothing is relevant (then best_rejected shows the best "
                              "candidate). Expired, superseded and low-confidence notes are hidden unless asked for "
                              "(`hidden` lists the matching ones and the arguments that show them); a superseded note is "
-                             "replaced by its successor.")
+                             "replaced by its successor, whose hit then names it in `replaces`.")
     def search(
         query: Annotated[str, Field(description="what to look for, in any language")],
         top_k: Annotated[int | None, Field(strict=True, ge=1, le=50, description="at most this many chunks (default 5)")]
