@@ -148,6 +148,12 @@ def index_entries(repo: pygit2.Repository, index_file: Path | None = None) -> li
     """The entries of ``index_file``, else of the repository's index. libgit2 cannot read every index
     git writes (a sparse index's ``sdir`` extension, ``git sparse-checkout --sparse-index``): then
     ``git ls-files -s``, which expands it, lists them. Raises ``pygit2.GitError`` when neither can."""
+    return _staged(repo, index_file)[0]
+
+
+def _staged(repo: pygit2.Repository, index_file: Path | None) -> tuple[list[IndexEntry], list[str]]:
+    """(:func:`index_entries`, the paths held in conflict: stages 1-3 of a merge left unresolved), from one
+    read of the index."""
     import pygit2
 
     env = {"GIT_INDEX_FILE": str(index_file)} if index_file else {}
@@ -155,18 +161,22 @@ def index_entries(repo: pygit2.Repository, index_file: Path | None = None) -> li
         index = pygit2.Index(str(index_file)) if index_file else repo.index
         if index_file is None:
             index.read(False)
-        return _without_intent_to_add(repo, [IndexEntry(e.path, e.mode, e.id) for e in index], env)
+        conflicts = index.conflicts
+        unmerged = sorted({next(e for e in stages if e is not None).path for stages in conflicts or ()})
+        return _without_intent_to_add(repo, [IndexEntry(e.path, e.mode, e.id) for e in index], env), unmerged
     except pygit2.GitError:
         done = run_git(["ls-files", "-s", "-z"], workdir(repo), env=env, text=False)
         if done.returncode != 0:
             raise
-    entries = []
+    entries, conflicted = [], set()
     for record in done.stdout.split(b"\0"):
         meta, _, name = record.partition(b"\t")
         if name:
-            mode, oid, _stage = meta.split()
+            mode, oid, stage = meta.split()
             entries.append(IndexEntry(os.fsdecode(name), int(mode, 8), pygit2.Oid(hex=oid.decode())))
-    return _without_intent_to_add(repo, entries, env)
+            if stage != b"0":
+                conflicted.add(os.fsdecode(name))
+    return _without_intent_to_add(repo, entries, env), sorted(conflicted)
 
 
 def _without_intent_to_add(repo: pygit2.Repository, entries: list[IndexEntry],
@@ -208,20 +218,14 @@ class IndexSnapshot(_EntriesSnapshot):
     paths it holds in conflict (stages 1-3 of a merge git left unresolved), whose entries say nothing."""
 
     def __init__(self, repo: pygit2.Repository) -> None:
-        import pygit2
-
         index_file = os.environ.get("GIT_INDEX_FILE")
         path = None
         if index_file:
             path = Path(index_file)
             if not path.is_absolute():  # hooks run at the work tree root
                 path = workdir(repo) / path
-        super().__init__(repo, index_entries(repo, path))
-        try:
-            conflicts = (pygit2.Index(str(path)) if path else repo.index).conflicts
-        except pygit2.GitError:  # an index libgit2 cannot read (a sparse index): git merges nothing there
-            conflicts = None
-        self.unmerged = sorted({next(e for e in stages if e is not None).path for stages in conflicts or ()})
+        entries, self.unmerged = _staged(repo, path)
+        super().__init__(repo, entries)
 
 
 class TreeSnapshot(_EntriesSnapshot):

@@ -13,7 +13,7 @@ from vaultsync.checks.cache import open_cache
 from vaultsync.checks.renames import find_renames, head_link_index
 from vaultsync.checks.report import FORMATS, report
 from vaultsync.checks.runner import load_checked_vault, run_checks
-from vaultsync.diagnostics import ERROR, Diagnostic
+from vaultsync.diagnostics import ERROR, Diagnostic, visible
 from vaultsync.git import (
     IndexSnapshot,
     TreeSnapshot,
@@ -109,9 +109,9 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None
             return "folder" if any(p.startswith(path + "/") for p in present) else None
 
         read_committed_schemas(config, kind, snapshot.read)
-        unmerged = [p for p in getattr(snapshot, "unmerged", []) if config.in_vault(p)]
+        unmerged = [p for p in snapshot.unmerged if config.in_vault(p)] if isinstance(snapshot, IndexSnapshot) else []
         if unmerged:  # the index holds the merge's sides, not a note: nothing to check yet
-            raise ValueError(f"{', '.join(unmerged[:5])}{' …' if len(unmerged) > 5 else ''}: unmerged (a merge "
+            raise ValueError(f"{', '.join(map(visible, unmerged[:5]))}{' …' if len(unmerged) > 5 else ''}: unmerged (a merge "
                              "conflict git left unresolved) — resolve it, `git add` it, then check again")
     cache = None if args.fix or args.no_cache else open_cache(common_git_dir(repo), config, top)
     vault = load_checked_vault(snapshot, config, top, cache=cache)

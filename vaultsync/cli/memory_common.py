@@ -16,9 +16,7 @@ def run_memory(command: str, action: Callable[[Workspace], int], commit: bool = 
     ``path:line:col: CODE message`` lines on stderr and exit status 1, bad requests exit 2.
     ``commit``: the write will be committed on its own (:attr:`Workspace.committing`)."""
     try:
-        ws = Workspace.open(Path.cwd())
-        ws.committing = commit
-        return action(ws)
+        return action(Workspace.open(Path.cwd(), committing=commit))
     except WriteRefused as exc:
         for d in exc.diagnostics:
             print(d.render(), file=sys.stderr)

@@ -161,9 +161,7 @@ def build_server(root: Path) -> MCPServer:
     warm = WarmSearch(root)
 
     def workspace(committing: bool = False) -> Workspace:
-        ws = _call(lambda: Workspace.open(root))
-        ws.committing = committing  # a committed write is checked over HEAD's files (Workspace.committing)
-        return ws
+        return _call(lambda: Workspace.open(root, committing))  # committed: checked over HEAD's files
 
     @server.tool(description="Search the team's memory (ADRs, incidents, rules) in any language; hybrid keyword + "
                              "vector search. Returns the chunks that answer the query, each with its calibrated "

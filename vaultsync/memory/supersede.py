@@ -48,20 +48,20 @@ def supersede(ws: Workspace, old_ref: str, new_ref: str) -> Written:
                               {"supersedes": _supersedes(vault.notes[new].frontmatter, ref_to(vault, old))})
         changes = {old: _old_side(ws, vault, old, ref_to(vault, new)), new: new_text}
         warnings = transaction.apply(ws, changes)
-    index = ws.repo.index
-    index.read(False)
-    tracked = {p for p in (old, new) if p in index}
-    return Written(vault.display_name(new), new, [new, old], warnings + _older(vault, old, new, tracked))
+    return Written(vault.display_name(new), new, [new, old], warnings + _older(ws, vault, old, new))
 
 
-def _older(vault: Vault, old: str, new: str, tracked: set[str]) -> list[Diagnostic]:
+def _older(ws: Workspace, vault: Vault, old: str, new: str) -> list[Diagnostic]:
     """SS006 (a warning of this command): the replacing note was created before the one it replaces, the
-    usual sign of OLD and NEW given the other way round; the undo restores the ``tracked`` notes from git
-    (``git checkout`` of a path git does not track fails, and restores no other path named with it)."""
+    usual sign of OLD and NEW given the other way round; the undo restores the notes git tracks (``git
+    checkout`` of a path git does not track fails, and restores no other path named with it)."""
     created = [parse_vault_date(normalised_frontmatter(vault.notes[p].frontmatter).get("created")) for p in (old, new)]
     if created[0] is None or created[1] is None or created[1] >= created[0]:
         return []
     line, col = vault.notes[new].position(("created",))
+    index = ws.repo.index
+    index.read(False)
+    tracked = {p for p in (old, new) if p in index}
     return [Diagnostic(new, line, col, "SS006", f"created {created[1]}, before the note it now supersedes, "
                        f"{vault.display_name(old)} (created {created[0]}) — if that one is the newer decision, the "
                        f"order is `vaultsync supersede {vault.display_name(new)} {vault.display_name(old)}` "

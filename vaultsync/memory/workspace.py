@@ -70,8 +70,8 @@ class Workspace:
     committing: bool = False
 
     @classmethod
-    def open(cls, start: Path | str = ".") -> Workspace:
-        """The workspace around ``start``.
+    def open(cls, start: Path | str = ".", committing: bool = False) -> Workspace:
+        """The workspace around ``start`` (``committing``: see the class).
 
         Raises:
             MemoryWriteError: not in a git repository with a working tree, or an invalid config.
@@ -85,7 +85,7 @@ class Workspace:
             config = load_config(root)
         except ConfigError as exc:
             raise MemoryWriteError(str(exc)) from None
-        return cls(repo, root, config)
+        return cls(repo, root, config, committing=committing)
 
     @contextmanager
     def lock(self) -> Iterator[None]:

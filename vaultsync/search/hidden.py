@@ -60,7 +60,7 @@ def hidden_matches(ctx: Context, cands: Candidates, shown: set[str]) -> dict[str
         why = _why(ctx, row)
         by_reason[why[0][0]] = by_reason.get(why[0][0], 0) + 1
         notes.append({"path": path, "memory_id": row["memory_id"], "reason": "; ".join(r for _, r, _ in why),
-                      "show_with": " ".join(dict.fromkeys(f for _, _, flags in why for f in _FLAG.findall(flags)))})
+                      "show_with": _flags(why)})
     return {"count": len(notes), "by_reason": by_reason, "notes": notes}
 
 
@@ -79,6 +79,11 @@ def _why(ctx: Context, row: dict[str, Any]) -> list[tuple[str, str, str]]:
     if not out or (opts.tags and not _tagged(ctx, path)):  # nothing else removed it: the tag filter did
         out.append(("tag", f"no tag of --tag {', '.join(opts.tags)}", "without --tag"))
     return out
+
+
+def _flags(why: list[tuple[str, str, str]]) -> str:
+    """The flags of every ``(filter, reason, flags)``, each once, in order: together they show the note."""
+    return " ".join(dict.fromkeys(f for _, _, flags in why for f in _FLAG.findall(flags)))
 
 
 def _lifecycle(ctx: Context, row: dict[str, Any], reason: str) -> tuple[str, str, str]:
@@ -129,5 +134,4 @@ def _superseded_reason(ctx: Context, path: str) -> str:
     found = ctx.index.db.execute("SELECT confidence FROM notes WHERE path = ?", (latest,)).fetchone()
     row = {"path": latest, "confidence": found[0] if found else None}
     parts = [_lifecycle(ctx, row, r) for r in [why, *ctx.excluded.also.get(latest, [])]]  # every reason it is hidden
-    flags = " ".join(dict.fromkeys(f for _, _, fl in parts for f in _FLAG.findall(fl)))
-    return f"superseded by {latest}, itself hidden ({'; '.join(r for _, r, _ in parts)}; {flags})"
+    return f"superseded by {latest}, itself hidden ({'; '.join(r for _, r, _ in parts)}; {_flags(parts)})"
