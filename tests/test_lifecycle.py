@@ -10,11 +10,9 @@ import subprocess
 import pytest
 from conftest import adr
 
-TODAY = dt.date.today()
-
-
 def d(days: int) -> str:
-    return (TODAY + dt.timedelta(days=days)).isoformat()
+    """Today + ``days``, read when called: a date fixed at import goes stale in a run across midnight."""
+    return (dt.date.today() + dt.timedelta(days=days)).isoformat()
 
 
 def test_date_order_future_validation_and_expiry(vault):
@@ -26,7 +24,7 @@ def test_date_order_future_validation_and_expiry(vault):
         "docs/adrs/ADR-0001.md:7:10: DT002 expires: 2024-02-01 is not after created (2024-03-01)",
         "docs/adrs/ADR-0001.md:7:10: DT004 warning: expired on 2024-02-01: re-validate it (move expires forward, "
         "update last_validated) or supersede it",
-        f"docs/adrs/ADR-0001.md:8:17: DT003 last_validated: {d(3)} is in the future (today is {TODAY})",
+        f"docs/adrs/ADR-0001.md:8:17: DT003 last_validated: {d(3)} is in the future (today is {d(0)})",
         f"docs/adrs/ADR-0002.md:7:10: DT004 warning: expired on {d(-1)}: re-validate it (move expires forward, "
         "update last_validated) or supersede it",
     ]

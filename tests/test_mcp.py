@@ -168,6 +168,8 @@ def test_search_english_and_japanese_and_get_with_backlinks_and_chain(repo: Vaul
     assert [s["memory_id"] for s in got["superseded_by"]] == ["ADR-0002"] and got["current"]["memory_id"] == "ADR-0002"
     assert {b["memory_id"] for b in got["backlinks"]} == {"ADR-0002"}
     assert by_link["memory_id"] == "ADR-0002"
+    assert got["search_hides"] == [{"reason": "superseded", "show_with": {"include_superseded": True}}]
+    assert by_link["search_hides"] == []
     assert [s["memory_id"] for s in by_link["supersedes"]] == ["ADR-0001"]
     assert {b["memory_id"] for b in by_link["backlinks"]} == {"ADR-0001", "INC-0001"}
     assert {link["memory_id"] for link in by_link["links"]} == {"ADR-0001"}

@@ -4,6 +4,7 @@ allocation, the all-or-nothing validated write, and the review queue's dates."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import re
 from pathlib import Path
@@ -22,7 +23,6 @@ from vaultsync.memory.review import queue
 from vaultsync.memory.workspace import Workspace
 from vaultsync.vault.note import parse_text
 
-TODAY = dt.date.today()
 
 
 @settings(max_examples=200, deadline=None)
@@ -169,10 +169,12 @@ def test_new_with_an_editor_reports_what_the_edit_broke(vault: Vault, tmp_path: 
 
 def test_review_confirm_prints_a_one_line_diff(vault: Vault) -> None:
     vault.write("docs/adrs/A.md", adr("ADR-0001", extra='last_validated: "2020-01-01"\n'))
+    before = dt.date.today().isoformat()  # read around the run: the run may cross midnight
     res = run_cli(["review", "--confirm", "ADR-0001"], vault.root)
     assert res.code == 0
     changed = [ln for ln in res.out.splitlines() if ln[:1] in "+-" and ln[:3] not in ("+++", "---")]
-    assert changed == ['-last_validated: "2020-01-01"', f'+last_validated: "{TODAY.isoformat()}"']
+    assert changed[0] == '-last_validated: "2020-01-01"' and len(changed) == 2
+    assert changed[1] in {f'+last_validated: "{d}"' for d in (before, dt.date.today().isoformat())}
     again = run_cli(["review", "--confirm", "ADR-0001"], vault.root)
     assert again.code == 0 and "already today" in again.out
     assert run_cli(["review", "--confirm", "ADR-0404"], vault.root).code == 2
@@ -205,14 +207,15 @@ def test_review_workflow_step_writes_the_issue_body(vault: Vault) -> None:
     doc = yaml.safe_load((REPO_ROOT / "examples" / "review-workflow.yml").read_text(encoding="utf-8"))
     (step,) = [s["run"] for s in doc["jobs"]["review"]["steps"] if s.get("run", "").startswith("vaultsync ")]
     args = shlex.split(step.split(">")[0])
-    vault.write("docs/adrs/A.md", adr("ADR-0001", extra=f'expires: "{(TODAY + dt.timedelta(days=3)).isoformat()}"\n'))
+    soon = (dt.date.today() + dt.timedelta(days=3)).isoformat()
+    vault.write("docs/adrs/A.md", adr("ADR-0001", extra=f'expires: "{soon}"\n'))
     vault.commit("a")
     res = run_cli(args[1:], vault.root)
     assert res.code == 0
     assert res.out.splitlines()[:3] == [
         "| importance | note | kind | why |", "|---|---|---|---|",
         f"| 5 | `ADR-0001` A decision | expiring | expires in 3 day(s) "
-        f"({(TODAY + dt.timedelta(days=3)).isoformat()}): renew `expires` or retire the note |"]
+        f"({soon}): renew `expires` or retire the note |"]
 
 
 def test_memory_commands_outside_a_repository_say_so(tmp_path: Path) -> None:
@@ -278,6 +281,44 @@ def test_show_finds_a_memory_id_in_any_case_and_suggests_close_ones(vault: Vault
         assert res.code == 0 and res.out.startswith("ADR-0001  Use SQLite"), res.err
     else:
         assert res.code == 2 and "did you mean ADR-0001?" in res.err, res.err
+
+
+@pytest.mark.parametrize("extra, config, reasons", [
+    ('expires: "2020-01-01"\n', "", [("expired 2020-01-01", "--include-expired")]),
+    ("expires: 2020-01-01T09:00:00+02:00\n", "", [("expired 2020-01-01", "--include-expired")]),
+    ("confidence: 0.3\n", "", [("confidence 0.3 < 0.5", "--min-confidence 0.3")]),
+    ("confidence: 0.3\n", "search: {min_confidence: 0.2}\n", []),
+    ("confidence: 0.6\n", "search: {min_confidence: 0.7}\n", [("confidence 0.6 < 0.7", "--min-confidence 0.6")]),
+    ('superseded_by: "[[ADR-0002]]"\nexpires: "2021-05-05"\nconfidence: 0.1\n', "",
+     [("superseded", "--include-superseded"), ("expired 2021-05-05", "--include-expired"),
+      ("confidence 0.1 < 0.5", "--min-confidence 0.1")]),
+    ('expires: "someday"\n', "", [("unreadable expires", "--include-expired")]),
+    ("confidence: high\n", "", [("unreadable confidence", "--min-confidence 0")]),
+    ('expires: "2999-01-01"\nconfidence: 0.5\n', "", []),
+])
+def test_show_says_why_search_hides_the_note(vault: Vault, extra: str, config: str,
+                                             reasons: list[tuple[str, str]]) -> None:
+    """``show`` of an expired, superseded or low-confidence note said nothing of it: a reader who
+    found it by id could not tell that search leaves it out, nor how to see it there."""
+    if config:
+        vault.write(".vaultsync.yaml", vault.root.joinpath(".vaultsync.yaml").read_text() + config)
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", title="Use SQLite for the ledger", extra=extra,
+                                             body="The ledger lives in SQLite.\n"))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", title="Use Postgres", body="Postgres.\n"))
+    vault.commit("init")
+    view = json.loads(run_cli(["show", "ADR-0001", "--format", "json"], vault.root).out)
+    assert [(h["reason"], h["show_with"]) for h in view["search_hides"]] == reasons
+    text = run_cli(["show", "ADR-0001"], vault.root).out.split("\n---\n")[0]
+    said = [ln for ln in text.splitlines() if ln.startswith("search hides it: ")]
+    assert said == ([f"search hides it: {'; '.join(r for r, _ in reasons)} (shown with "
+                     f"{' '.join(dict.fromkeys(f for _, f in reasons))})"] if reasons else [])
+    if not reasons or any(r.startswith("unreadable") for r, _ in reasons):
+        return
+    assert run_cli(["sync"], vault.root).code == 0
+    found = json.loads(run_cli(["search", "ledger SQLite", "--format", "json", "--min-relevance", "0"], vault.root).out)
+    assert "ADR-0001" not in {h["memory_id"] for h in found["hits"]}  # search agrees: hidden, with the same reasons
+    (hidden,) = [n for n in found["hidden"]["notes"] if n["memory_id"] == "ADR-0001"]
+    assert hidden["show_with"] == " ".join(dict.fromkeys(f for _, f in reasons))
 
 
 @pytest.mark.parametrize("argv", [["show", "ADR-0001"], ["review", "--format", "json"], ["show", "ADR-0001", "--format", "json"]])

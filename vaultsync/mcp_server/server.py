@@ -144,6 +144,14 @@ def _call(fn: Callable[[], T]) -> T:
         raise ToolError(f"file system error: {exc}") from None
 
 
+def _agent_view(view: dict[str, Any]) -> dict[str, Any]:
+    """A note's view with the search tool's arguments where the CLI's flags stand (``search_hides``)."""
+    from vaultsync.mcp_server.warm_search import tool_arguments  # only here: it loads the search engine
+
+    hides = [{"reason": h["reason"], "show_with": tool_arguments(h["show_with"])} for h in view["search_hides"]]
+    return {**view, "search_hides": hides}
+
+
 def _committed(ws: Workspace, written: Written, commit: bool, message: str) -> dict[str, Any]:
     if commit:
         written.commit = commit_paths(ws, written.changed, message)
@@ -207,9 +215,11 @@ def build_server(root: Path) -> MCPServer:
 
     @server.tool(description="Read one note by memory_id (ADR-0007), path or [[WikiLink]]: frontmatter, Markdown "
                              "body, outgoing links, backlinks, and its supersession chain (the notes it replaces, "
-                             "the notes that replace it, and the current one).")
+                             "the notes that replace it, and the current one), and search_hides: why search leaves "
+                             "it out by default (superseded, expired, low confidence), each with the search "
+                             "arguments that show it (show_with).")
     def get(note: Annotated[str, Field(description="memory_id, repo-relative path or [[WikiLink]]")]) -> dict[str, Any]:
-        return _call(lambda: note_view(workspace().vault(), note))
+        return _call(lambda: _agent_view(note_view(workspace().vault(), note)))
 
     @server.tool(description="Record a new memory: vaultsync allocates its memory_id, fills created/last_validated "
                              "and status, writes it in the type's folder, and checks it with the whole vault like a "

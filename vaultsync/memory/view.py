@@ -9,6 +9,8 @@ from vaultsync.checks.lifecycle import supersession_edges
 from vaultsync.checks.links import resolve_links
 from vaultsync.diagnostics import terminal_safe, visible
 from vaultsync.memory.lookup import find_note
+from vaultsync.vault.clock import local_today
+from vaultsync.vault.lifecycle_fields import read_lifecycle
 from vaultsync.vault.vault import Vault
 
 
@@ -52,14 +54,39 @@ def chain(vault: Vault, path: str) -> tuple[list[str], list[str]]:
     return preds, succs
 
 
+def search_hides(vault: Vault, path: str, superseded: bool) -> list[dict[str, str]]:
+    """Why search hides the note by default: ``[{reason, show_with}]``, in the search's words and order
+    (superseded, expired, confidence; :func:`vaultsync.search.lifecycle.exclusions`), each with the flag
+    that shows it. Judged as search judges it: today in the checks' time zone, the config's
+    ``search.min_confidence`` (default 0.5); an unreadable field hides the note (ADR-0040)."""
+    life = read_lifecycle(vault.notes[path].frontmatter or {})
+    unreadable = {u.field for u in life.unreadable}
+    floor = vault.config.search.get("min_confidence", 0.5)
+    out = []
+    if superseded or life.superseded_by or life.status == "superseded":
+        out.append({"reason": "superseded", "show_with": "--include-superseded"})
+    elif unreadable & {"status", "supersedes", "superseded_by"}:
+        out.append({"reason": "unreadable supersession field", "show_with": "--include-superseded"})
+    if "expires" in unreadable or (life.expires is not None and life.expires < local_today(vault.config)):
+        out.append({"reason": f"expired {life.expires}" if life.expires else "unreadable expires",
+                    "show_with": "--include-expired"})
+    if "confidence" in unreadable and floor > 0:
+        out.append({"reason": "unreadable confidence", "show_with": "--min-confidence 0"})
+    elif life.confidence is not None and life.confidence < floor:
+        out.append({"reason": f"confidence {life.confidence:g} < {floor:g}",
+                    "show_with": f"--min-confidence {life.confidence:g}"})
+    return out
+
+
 def note_view(vault: Vault, ref: str) -> dict[str, Any]:
     """Everything an agent needs about the note ``ref`` (memory_id, path or WikiLink).
 
     Returns:
         ``{memory_id, path, title, type, status, frontmatter, body, links: [{link, line, field,
         path, memory_id, status}], backlinks: [{path, memory_id, line, field}], supersedes:
-        [summary...], superseded_by: [summary...], current: summary}`` — ``supersedes`` nearest
-        first, ``superseded_by`` up to ``current``, the note that holds today.
+        [summary...], superseded_by: [summary...], current: summary, search_hides: [{reason, show_with}]}``
+        — ``supersedes`` nearest first, ``superseded_by`` up to ``current``, the note that holds
+        today; ``search_hides``: why search leaves the note out by default (:func:`search_hides`).
     Raises:
         MemoryWriteError: no such note, or an ambiguous reference.
     """
@@ -81,7 +108,8 @@ def note_view(vault: Vault, ref: str) -> dict[str, Any]:
     return {**summary(vault, path), "frontmatter": note.frontmatter, "body": note.body, "links": links,
             "backlinks": back, "supersedes": [summary(vault, p) for p in preds],
             "superseded_by": [summary(vault, p) for p in succs],
-            "current": summary(vault, succs[-1] if succs else path)}
+            "current": summary(vault, succs[-1] if succs else path),
+            "search_hides": search_hides(vault, path, bool(succs))}
 
 
 _SHOWN = frozenset({"memory_id", "title", "type", "status", "supersedes", "superseded_by"})  # said on their own lines
@@ -114,6 +142,10 @@ def render_view(view: dict[str, Any], fmt: str = "text") -> str:
         lines.append("supersedes: " + " ← ".join(name(s) for s in view["supersedes"]))
     if view["superseded_by"]:
         lines.append("superseded by: " + " → ".join(name(s) for s in view["superseded_by"]))
+    if view["search_hides"]:
+        hides = view["search_hides"]
+        lines.append("search hides it: " + "; ".join(h["reason"] for h in hides)
+                     + " (shown with " + " ".join(dict.fromkeys(h["show_with"] for h in hides)) + ")")
     out = dict.fromkeys(str(link["memory_id"] or link["path"] or link["link"]) for link in view["links"])
     if out:
         lines.append("links: " + ", ".join(out))
