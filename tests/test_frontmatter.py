@@ -485,6 +485,20 @@ def test_fm13_wikilinks_in_frontmatter(vault):
     ]
 
 
+@pytest.mark.parametrize("field", ["related", "up", "関連", "see-also"])
+@pytest.mark.parametrize("link, code, says", [
+    ("[[B#Missing heading]]", "WL003", "heading not found in docs/B.md: 'Missing heading'"),
+    ("[[B#^nope]]", "WL004", "block ^nope not found in docs/B.md"),
+    ("[[B#Shipping|alias]]", "WL003", "heading not found in docs/B.md: 'Shipping' — did you mean '#Shipped'?"),
+])
+def test_fm13_a_missing_heading_or_block_in_frontmatter_names_the_field(vault, field, link, code, says):
+    """WL001 named the frontmatter field a link came from; WL003 and WL004 did not."""
+    vault.write("docs/B.md", "# Shipped\n\nText ^kept\n")
+    for value, col in ((f'"{link}"', 5), (f'["{link}"]', 6)):
+        vault.write("docs/a.md", f"---\ntitle: x\n{field}: {value}\n---\nBody\n")
+        assert vault.check().lines == [f"docs/a.md:3:{len(field) + col - 1}: {code} {link} (frontmatter '{field}') → {says}"]
+
+
 @pytest.mark.parametrize("value, where", [
     ("  - |\n    x [[Missing]]\n", "5:7"), ("  - >-\n    y\n    z [[Missing]]\n", "6:7"),
     ("  - |2\n     [[Missing]]\n", "5:6"), ("- |\n  決定 [[Missing]]\n", "5:6"),  # an indentation indicator; a flush list

@@ -165,10 +165,10 @@ def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_
                                         "(write the folder: [[folder/name]])")
     if o.status == "heading_missing":
         hint = anchor_hints.hint(o.path, (link.heading or "").split("#")[-1], False) if anchor_hints else ""
-        return Diagnostic(*at, "WL003", f"{link.raw} → heading not found in {o.path}: '{link.heading}'{hint}")
+        return Diagnostic(*at, "WL003", f"{link.raw}{_where(link)} → heading not found in {o.path}: '{link.heading}'{hint}")
     if o.status == "block_missing":
         hint = anchor_hints.hint(o.path, link.block or "", True) if anchor_hints else ""
-        return Diagnostic(*at, "WL004", f"{link.raw} → block ^{link.block} not found in {o.path}{hint}")
+        return Diagnostic(*at, "WL004", f"{link.raw}{_where(link)} → block ^{link.block} not found in {o.path}{hint}")
     if previous is not None:
         before = previous.resolve(link.target, o.source)
         if before.status == "ok" and before.path and before.path not in vault.link_index.files:
