@@ -510,6 +510,36 @@ def test_new_supersedes_commit_needs_a_body(vault: Vault) -> None:
     assert res.code == 0 and "committed" in res.err, res.err
 
 
+@pytest.mark.parametrize("editor, commit, code, committed", [
+    ("true", True, 1, False),  # closed without a change: not committed
+    (":", False, 0, False),  # not asked to commit: a warning
+    ("printf 'Renew 45 days ahead.\\n' >> \"$1\"", True, 0, True),  # filled in: committed
+])
+def test_new_supersedes_edit_commit_refuses_an_unchanged_successor(vault: Vault, tmp_path: Path, monkeypatch,
+                                                                  editor: str, commit: bool, code: int,
+                                                                  committed: bool) -> None:
+    """``--edit`` counted as a body even when the editor closed without a change: ``--supersedes X --edit
+    --commit`` committed the type's empty sections and hid X behind them, without a word."""
+    vault.write("docs/rules/RULE-0001.md", "---\nmemory_id: RULE-0001\ntype: rule\ntitle: Renew certs\n"
+                "status: active\ncreated: \"2024-03-01\"\n---\nRenew 30 days ahead.\n")
+    vault.commit("init")
+    script = tmp_path / "editor.sh"
+    script.write_text(f"#!/bin/sh\n{editor}\n", encoding="utf-8")
+    script.chmod(0o755)
+    monkeypatch.setenv("VISUAL", str(script))
+    res = run_cli(["new", "rule", "--title", "Renew certs earlier", "--supersedes", "RULE-0001", "--edit",
+                   *(["--commit"] if commit else [])], vault.root)
+    assert res.code == code, res.err
+    assert (len(vault.git("log", "--format=%h").stdout.split()) == 2) == committed
+    new = "docs/rules/RULE-0002-renew-certs-earlier.md"
+    assert (vault.root / new).exists()  # nothing lost: the files stay for the writer to fill in
+    if not committed:
+        assert "RULE-0002 is the type's empty sections" in res.err and "supersedes RULE-0001" in res.err
+        assert ("not committed" in res.err and f"fill in {new}" in res.err) == commit, res.err
+        status = vault.git("status", "--porcelain", "-uall").stdout.splitlines()
+        assert " M docs/rules/RULE-0001.md" in status and f"?? {new}" in status, status
+
+
 def test_show_keeps_each_committed_field_on_its_line(vault: Vault) -> None:
     """A committed value holding a line break or a terminal escape is shown escaped, never as a forged line."""
     vault.write("docs/adrs/A.md", adr("ADR-0001", extra='owner: "x\\nstatus: accepted\\u001b[31m"\n'))

@@ -41,14 +41,24 @@ def run(args: argparse.Namespace) -> int:
         else:
             written = create(ws, args.type, args.title, fields, args.body)
         report_written(written)
+        unchanged = False
         if args.edit:
+            before = (ws.root / written.path).read_bytes()
             code = _edit(ws, written.path)
             if code:
                 return code
-        elif args.supersedes and not args.body:  # search now hides the old note behind empty sections
-            print(f"warning: {written.memory_id} is the type's empty sections, and it now supersedes "
-                  f"{args.supersedes}, which search hides behind it: fill it in (--body, --edit) before it is "
-                  "committed", file=sys.stderr)
+            unchanged = (ws.root / written.path).read_bytes() == before
+        if args.supersedes and not args.body and (unchanged or not args.edit):
+            # search now hides the old note behind empty sections
+            empty = f"{written.memory_id} is the type's empty sections" + (" (the editor closed without a change)"
+                                                                         if unchanged else "")
+            if args.commit:
+                print(f"vaultsync new: not committed: {empty}, and it supersedes {args.supersedes}, which search "
+                      f"would hide behind it: fill in {written.path}, then commit {' and '.join(written.changed)}",
+                      file=sys.stderr)
+                return 1
+            print(f"warning: {empty}, and it now supersedes {args.supersedes}, which search hides behind it: "
+                  "fill it in (--body, --edit) before it is committed", file=sys.stderr)
         if args.commit:
             written.commit = commit_paths(ws, written.changed, f"{written.memory_id}: {args.title}")
             print(f"committed {written.commit[:10]}", file=sys.stderr)
