@@ -645,10 +645,46 @@ def test_type_folder_mismatch_and_missing_frontmatter(vault):
     vault.write("docs/free-note.md", "# Outside type folders frontmatter is optional\n")
     lines = vault.check().lines
     assert lines == [
-        f"{P}:3:7: SC001 type: must be 'adr', got 'rule'",
+        f"{P}:3:7: SC004 type: 'rule' notes live in docs/rules/, this one is in docs/adrs/ (type 'adr'): set type: "
+        "adr, or move it to docs/rules/",
         "docs/adrs/ADR-0002.md:1:1: FM012 missing frontmatter: an adr note needs '---' on line 1 with "
         "memory_id, type, title, status, created",
     ]
+
+
+RULE = "---\nmemory_id: RULE-0009\ntype: rule\ntitle: Ack every write\nstatus: active\ncreated: \"2024-03-01\"\n---\nBody.\n"
+INCIDENT = ("---\nmemory_id: INC-0009\ntype: incident\ntitle: Lost orders\nstatus: open\nseverity: SEV2\n"
+            "created: \"2024-03-01\"\n---\nBody.\n")
+
+
+@pytest.mark.parametrize("text, folder, other", [(RULE, "docs/adrs", "rule"), (RULE, "docs/incidents", "rule"),
+                                                 (INCIDENT, "docs/adrs", "incident"), (INCIDENT, "docs/rules", "incident")])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_note_saved_in_another_types_folder_is_told_to_move(vault, text, folder, other, newline):
+    """A rule saved among the ADRs got "type: must be 'adr'" and the ADR schema's complaints about a rule's
+    fields: the fix it needs is a move. It is judged as what it says it is, in one line that names both ways."""
+    here = folder.split("/")[1].rstrip("s")
+    vault.write(f"{folder}/X.md", text.replace("\n", newline))
+    assert vault.check().lines == [
+        f"{folder}/X.md:3:7: SC004 type: '{other}' notes live in docs/{other}s/, this one is in {folder}/ (type "
+        f"'{here}'): move it to docs/{other}s/, or set type: {here}"]
+    vault.write(f"{folder}/X.md", text.replace("title:", "titel:"))  # its own schema still speaks
+    lines = vault.check().lines
+    assert any("title" in ln and " SC00" in ln for ln in lines) and not any("status" in ln for ln in lines), lines
+    assert any(ln.endswith(f"move it to docs/{other}s/, or set type: {here}") for ln in lines), lines
+
+
+@pytest.mark.parametrize("declared", ["rule", "incident"])
+def test_an_adr_whose_type_names_another_type_is_told_to_set_its_type(vault, declared):
+    vault.write(P, adr("ADR-0001").replace("type: adr", f"type: {declared}"))
+    (line,) = vault.check().lines
+    assert line.startswith(f"{P}:3:7: SC004 type: '{declared}'") and line.endswith(
+        f": set type: adr, or move it to docs/{declared}s/"), line
+
+
+def test_a_type_no_folder_holds_keeps_the_schemas_word(vault):
+    vault.write(P, adr("ADR-0001").replace("type: adr", "type: decision"))
+    assert vault.check().lines == [f"{P}:3:7: SC001 type: must be 'adr', got 'decision'"]
 
 
 def test_parsing_never_touches_the_file(tmp_path):

@@ -80,6 +80,18 @@ def test_madr_status_line_counts_as_supersession(vault):
     assert vault.check().lines == []
 
 
+@pytest.mark.parametrize("field, value, col", [
+    ("superseded_by", '"[[ADR-0009]]"', 16), ("supersedes", '["[[ADR-0009]]"]', 14),
+    ("supersedes", '["[[ADR-0009|old one]]"]', 14), ("superseded_by", '" [[Ãdr-0009]]"', 16),
+])
+def test_ss001_of_a_wikilink_says_no_note_of_that_name(vault, field, value, col):
+    """A WikiLink is a name only: "no note with that memory_id or name" sent a reader looking for a memory_id."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", status="superseded" if field == "superseded_by" else "accepted",
+                                             extra=f"{field}: {value}\n"))
+    (ss,) = [ln for ln in vault.check().lines if " SS001 " in ln]
+    assert ss.startswith(f"docs/adrs/ADR-0001.md:7:{col}: SS001 {field}: ") and ss.endswith("→ no note of that name"), ss
+
+
 def test_supersession_errors(vault):
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))  # no back-reference, status not superseded
     vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra='supersedes: ["[[ADR-0001]]", ADR-0099]\n'))

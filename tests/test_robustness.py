@@ -312,7 +312,7 @@ def test_two_types_on_one_folder_are_a_config_error(vault, second):
 def test_a_subfolder_may_hold_another_type(vault):
     vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  adr: {folder: docs}\n  rule: {folder: docs/rules}\n")
     vault.write("docs/rules/r.md", BAD_ADR)
-    assert "SC001 type: must be 'rule'" in vault.check().out
+    assert "SC004 type: 'adr' notes live in docs/, this one is in docs/rules/ (type 'rule')" in vault.check().out
 
 
 @pytest.mark.parametrize("config, message", [

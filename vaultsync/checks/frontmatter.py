@@ -11,7 +11,7 @@ from typing import Any
 from vaultsync.checks.fidelity import check_fidelity
 from vaultsync.checks.schema import field_name, load_validator, validate_frontmatter
 from vaultsync.diagnostics import Diagnostic
-from vaultsync.vault.config import Config
+from vaultsync.vault.config import Config, TypeSpec
 from vaultsync.vault.fields import normalised_frontmatter
 from vaultsync.vault.note import Note
 
@@ -20,20 +20,17 @@ def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic
     """Shape, schema and vocabulary of one note's frontmatter.
 
     Notes outside any type folder only need well-formed YAML (already reported
-    by the parser); notes in a type folder must match the type's schema.
+    by the parser); notes in a type folder must match the type's schema. A note whose
+    ``type:`` names another configured type is judged by whichever of the two schemas it
+    fits better, and SC004 names both ways out: move it, or change ``type:``.
     """
     spec = config.type_for(note.path)
     if spec is None or not note.readable or note.fm_state in ("invalid", "misplaced"):
         return check_fidelity(note, None) if note.fm_state == "mapping" else []
     try:
-        if spec.schema in config.schema_problems:
-            raise FileNotFoundError(f"schema {spec.schema!r} is {config.schema_problems[spec.schema]}")
-        validator = load_validator(spec.schema, str(root), config.schema_texts.get(spec.schema),
-                                   on_disk=not config.from_snapshot)
+        validator = _validator(config, root, spec)
     except (FileNotFoundError, ValueError) as exc:
-        line, col = config.positions.get(("types", spec.name, "schema"), config.positions.get(("types", spec.name),
-                                                                                             (-1, -1)))
-        return [Diagnostic(".vaultsync.yaml", line + 1, col + 1, "CF003", f"type '{spec.name}': {exc}")]
+        return [_schema_problem(config, spec, exc)]
     required = list(validator.schema.get("required", [])) or ["memory_id", "type", "title", "status", "created"]
     if note.fm_state == "none":
         if config.checks.get("require_frontmatter", True) is False:
@@ -48,17 +45,49 @@ def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic
         hint = f" — put a space after the colon: {key}: {rest}" if colon and rest[:1] not in ("", " ", "\t") else ""
         return [Diagnostic(note.path, 1, 1, "FM011", f"frontmatter must be a mapping, got {note.fm_type}{hint}")]
     data = normalised_frontmatter(note.frontmatter, keys=False)  # the schema judges the keys as written
-    found = validate_frontmatter(note, data, validator)
-    rejected = {(d.line, d.col) for d in found if d.code == "SC001"}  # ".inf" in a string field: said once
-    found += [d for d in _non_finite(note, data) if (d.line, d.col) not in rejected]
-    found = _merge_fidelity(note, found, check_fidelity(note, validator.schema))
+    found = _schema_findings(note, data, validator)
     declared = data.get("type")
-    if isinstance(declared, str) and declared != spec.name and not any(d.message.startswith("type:") for d in found):
+    other = next((t for t in config.types if t.name == declared and t is not spec), None)
+    if other is not None:  # a rule saved among the ADRs, or an ADR whose type: was mistyped
+        found = [d for d in found if not d.message.startswith("type:")]
+        try:
+            theirs = [d for d in _schema_findings(note, data, _validator(config, root, other))
+                      if not d.message.startswith("type:")]
+        except (FileNotFoundError, ValueError):
+            theirs = None
+        moved = theirs is not None and len(theirs) < len(found)
+        ways = [f"move it to {other.folder}/", f"set type: {spec.name}"]
+        line, col = note.position(("type",))
+        found = [*(theirs if moved else found), Diagnostic(
+            note.path, line, col, "SC004", f"type: '{other.name}' notes live in {other.folder}/, this one is in "
+                                           f"{spec.folder}/ (type '{spec.name}'): {', or '.join(ways if moved else ways[::-1])}")]
+    elif isinstance(declared, str) and declared != spec.name and not any(d.message.startswith("type:") for d in found):
         line, col = note.position(("type",))
         found.append(Diagnostic(note.path, line, col, "SC004",
                                 f"type: '{declared}' does not match the folder's type '{spec.name}' ({spec.folder}/)"))
+    rejected = {(d.line, d.col) for d in found if d.code == "SC001"}
     found += [d for d in check_vocabulary(config, note) if (d.line, d.col) not in rejected]  # the schema's said it
-    return found
+    return sorted(found, key=lambda d: (d.line, d.col))
+
+
+def _validator(config: Config, root: Path, spec: TypeSpec) -> Any:
+    """The JSON Schema validator of a type. Raises FileNotFoundError / ValueError: its schema cannot load."""
+    if spec.schema in config.schema_problems:
+        raise FileNotFoundError(f"schema {spec.schema!r} is {config.schema_problems[spec.schema]}")
+    return load_validator(spec.schema, str(root), config.schema_texts.get(spec.schema), on_disk=not config.from_snapshot)
+
+
+def _schema_problem(config: Config, spec: TypeSpec, exc: Exception) -> Diagnostic:
+    line, col = config.positions.get(("types", spec.name, "schema"), config.positions.get(("types", spec.name), (-1, -1)))
+    return Diagnostic(".vaultsync.yaml", line + 1, col + 1, "CF003", f"type '{spec.name}': {exc}")
+
+
+def _schema_findings(note: Note, data: dict[str, Any], validator: Any) -> list[Diagnostic]:
+    """The schema's findings, non-finite numbers and where YAML misread the text, one message per value."""
+    found = validate_frontmatter(note, data, validator)
+    rejected = {(d.line, d.col) for d in found if d.code == "SC001"}  # ".inf" in a string field: said once
+    found += [d for d in _non_finite(note, data) if (d.line, d.col) not in rejected]
+    return _merge_fidelity(note, found, check_fidelity(note, validator.schema))
 
 
 def _merge_fidelity(note: Note, schema_found: list[Diagnostic], fidelity: list[Diagnostic]) -> list[Diagnostic]:

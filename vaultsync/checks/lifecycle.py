@@ -159,6 +159,7 @@ def supersession_edges(vault: Vault) -> tuple[list[Supersession], list[Diagnosti
                 if res.status != "ok" or res.path is None:
                     line, col = note.position(where)
                     why = ("ambiguous; candidates: " + ", ".join(res.candidates)) if res.status == "ambiguous" \
+                        else "no note of that name" if ref.lstrip().startswith("[[") \
                         else "no note with that memory_id or name"
                     out.append(Diagnostic(path, line, col, "SS001", f"{field_name}: '{ref}' → {why}"))
                     continue
