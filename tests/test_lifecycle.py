@@ -9,6 +9,8 @@ import subprocess
 
 import pytest
 from conftest import adr
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 def d(days: int) -> str:
     """Today + ``days``, read when called: a date fixed at import goes stale in a run across midnight."""
@@ -169,7 +171,7 @@ def test_fix_leaves_a_status_it_cannot_rewrite_safely(vault, status_lines):
     vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra='supersedes: ["[[ADR-0001]]"]\n'))
     before = (vault.root / "docs/adrs/ADR-0001.md").read_bytes()
     res = vault.check("--fix")
-    assert "not fixed: docs/adrs/ADR-0001.md: set status: superseded by hand" in res.err
+    assert res.err.startswith("not fixed: docs/adrs/ADR-0001.md: ") and res.err.endswith("write by hand status: superseded\n")
     assert (vault.root / "docs/adrs/ADR-0001.md").read_bytes() == before
 
 
@@ -363,6 +365,40 @@ def test_fix_refuses_layouts_it_cannot_edit_safely(vault):
         assert "not fixed: docs/adrs/ADR-0001.md" in res.err and "not fixed: docs/adrs/ADR-0004.md" in res.err
     after = {p.name: p.read_bytes() for p in (vault.root / "docs/adrs").iterdir()}
     assert after == before
+
+
+# how the older note's frontmatter may be laid out around its (missing) back-reference
+_OLD_LAYOUTS = {
+    "absent": "memory_id: ADR-0001\ntype: adr\ntitle: Old\nstatus: superseded\ncreated: \"2024-03-01\"\n",
+    "empty": "memory_id: ADR-0001\ntype: adr\ntitle: Old\nstatus: superseded\ncreated: \"2024-03-01\"\nsuperseded_by:\n",
+    "tilde": "memory_id: ADR-0001\ntype: adr\ntitle: Old\nsuperseded_by: ~ # later\nstatus: superseded\ncreated: \"2024-03-01\"\n",
+    "null": "superseded_by: null\nmemory_id: ADR-0001\ntype: adr\ntitle: Old\nstatus: superseded\ncreated: \"2024-03-01\"\n",
+    "flow": "{memory_id: ADR-0001, type: adr, title: Old, status: superseded, created: \"2024-03-01\"}\n",
+    "indented": "  memory_id: ADR-0001\n  type: adr\n  title: Old\n  status: superseded\n  created: \"2024-03-01\"\n",
+}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(layout=st.sampled_from(sorted(_OLD_LAYOUTS)), crlf=st.booleans(), name=st.sampled_from(["new", "Neu 2", "新しい"]))
+def test_ss002_advises_fix_only_where_fix_makes_the_edit(vault, layout, crlf, name):
+    """SS002 said "run `vaultsync check --fix`" where --fix then declined (a flow mapping, an empty key), and
+    "not fixed" said to add `superseded_by: [[new]]` by hand, which is a nested list in YAML. Now the
+    advice is --fix exactly when --fix makes the edit, else a line that, written by hand, clears the error."""
+    for old in (vault.root / "docs/adrs").glob("*.md"):
+        old.unlink()
+    text = f"---\n{_OLD_LAYOUTS[layout]}---\n# Old\n"
+    vault.write("docs/adrs/old.md", (text.replace("\n", "\r\n") if crlf else text).encode())
+    vault.write(f"docs/adrs/{name}.md", adr("ADR-0002", extra='supersedes: ["[[old]]"]\n'))
+    (ss,) = [ln for ln in vault.check().lines if " SS002 " in ln]
+    advised = ss.endswith("run `vaultsync check --fix`")
+    res = vault.check("--fix")
+    assert ("fixed: docs/adrs/old.md" in res.err and "not fixed" not in res.err) == advised, (ss, res.err)
+    if not advised:
+        line = ss.split("write by hand ", 1)[1].split(" (`--fix`", 1)[0]
+        assert line == f'superseded_by: "[[{name}]]"' and f"write by hand {line}" in res.err
+        flat = "".join(f"{k.strip()}\n" for k in _OLD_LAYOUTS["indented"].splitlines())  # how a person would mend it
+        vault.write("docs/adrs/old.md", f"---\n{flat}{line}\n---\n# Old\n")
+    assert vault.check().lines == [], vault.check().lines
 
 
 def test_fix_only_touches_the_named_files(vault):

@@ -224,13 +224,21 @@ def _reaches(graph: dict[str, list[str]], start: str, goal: str) -> bool:
     return False
 
 
-def _fix_hint(vault: Vault, target: str, source: str, in_cycle: bool = False) -> str:
-    """How to add the back-reference: ``--fix``, or by hand when it can write none, or nothing before the
-    cycle it lies on is resolved."""
+def _fix_hint(vault: Vault, target: str, source: str, field: str, in_cycle: bool = False) -> str:
+    """How to add the back-reference: ``--fix`` when it will make the edit, else the line to write by
+    hand, or nothing before the cycle it lies on is resolved."""
+    from vaultsync.checks.fix_text import Fix, by_hand, fixed_text  # fix_text reads notes: loaded when advising
+
     if in_cycle:
         return "resolve the supersession cycle first (SS003): `--fix` never writes across one"
-    if back_reference(vault, target, source) is not None:
-        return "run `vaultsync check --fix`"
+    ref = back_reference(vault, target, source)
+    if ref is not None:
+        fix = Fix(source, field, ref)
+        note = vault.notes[source]  # a note from the check cache keeps its frontmatter's text only
+        text = note.text or "---\n" + note.yaml_text + ("" if note.yaml_text.endswith("\n") else "\n") + "---\n"
+        if fixed_text(source, text, fix) is not None:
+            return "run `vaultsync check --fix`"
+        return f"write by hand {by_hand(fix)} (`--fix` edits block-style frontmatter with one-line values only)"
     return (f"add it by hand (`--fix` cannot: no [[WikiLink]] names {target}, whose file name holds # | ^ or a "
             "bracket, and no memory_id of its own does)")
 
@@ -265,7 +273,7 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
             out.append(Diagnostic(
                 edge.older, line, col, "SS002",
                 f"superseded_by: missing back-reference to {vault.display_name(edge.newer)} "
-                f"({edge.newer} supersedes this note) — {_fix_hint(vault, edge.newer, edge.older, edge in in_cycle)}",
+                f"({edge.newer} supersedes this note) — {_fix_hint(vault, edge.newer, edge.older, 'superseded_by', edge in in_cycle)}",
             ))
         if edge.declared_by_older and not edge.declared_by_newer and not _unreadable(newer, "supersedes") \
                 and (edge.newer, "supersedes") not in broken:
@@ -274,7 +282,7 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
                 edge.newer, line, col, "SS002",
                 f"supersedes: missing back-reference to {vault.display_name(edge.older)} "
                 f"({edge.older} says it is superseded by this note) — "
-                f"{_fix_hint(vault, edge.older, edge.newer, edge in in_cycle)}",
+                f"{_fix_hint(vault, edge.older, edge.newer, 'supersedes', edge in in_cycle)}",
             ))
     superseded = {e.older for e in edges}
     for path in sorted(superseded):

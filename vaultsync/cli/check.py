@@ -176,14 +176,16 @@ def _run(args: argparse.Namespace) -> int:
             print("vaultsync check: --fix edits the working tree; drop --staged/--rev", file=sys.stderr)
             return 2
         from vaultsync.checks.fix import apply_fix, plan_fixes
+        from vaultsync.checks.fix_text import by_hand
 
         only = {_relative(vault.root, p) for p in args.paths} if args.paths else None
         for fix in plan_fixes(vault, only):
-            done, todo = ("set", "set") if fix.field == "status" else ("added", "add")
             if apply_fix(vault.root, vault, fix):
-                print(f"fixed: {fix.path}: {done} {fix.field}: {fix.ref}", file=sys.stderr)
+                print(f"fixed: {fix.path}: {'set' if fix.field == 'status' else 'added'} {fix.field}: {fix.ref}",
+                      file=sys.stderr)
             else:
-                print(f"not fixed: {fix.path}: {todo} {fix.field}: {fix.ref} by hand", file=sys.stderr)
+                print(f"not fixed: {fix.path}: its frontmatter's layout is not one --fix edits; write by hand "
+                      f"{by_hand(fix)}", file=sys.stderr)
         vault, previous, renamed = _load(root, args)
     diagnostics = run_checks(vault, previous, today=today, renamed=renamed)
     if not args.staged and args.rev is None:
