@@ -285,6 +285,10 @@ def test_pre_commit_framework_post_commit_stage_indexes(vault, hook_repo, precom
     assert memsearch_installed(vault.root, "frameworkium") == "docs/fw.md"
     assert len(info["hooks"]) == 4 and "hooks_problem" not in info  # the framework's hooks count as ours
     assert info["check_hook"] is True and "pre-commit check on" in run_cli(["status"], vault.root).out
+    assert "merges unchecked (run `pre-commit install -t pre-merge-commit`)" in run_cli(["status"], vault.root).out
+    subprocess.run([exe, "install", "-t", "pre-merge-commit"], cwd=vault.root, check=True, capture_output=True)
+    assert status(vault.root)["merge_check_hook"] is True
+    assert "pre-commit check on (vaultsync-check)\n" in run_cli(["status"], vault.root).out
     assert run_cli(["install", "--alias-only"], vault.root).code == 0
     assert vault.git("config", "alias.memsearch").stdout.strip().endswith(("vaultsync search", "-m vaultsync search"))
     found = subprocess.run(["git", "memsearch", "--scope", "..", "frameworkium", "--no-daemon", "--format", "json"],

@@ -60,6 +60,7 @@ def hooked(tmp_path: Path, hook_repo: tuple[Path, str], precommit_home: Path, mo
     v = Vault(root)
     path, sha = hook_repo
     v.write(".pre-commit-config.yaml",
+            f"default_install_hook_types: [pre-commit, pre-merge-commit]\n"  # as the README's adopt steps write it
             f"repos:\n- repo: {path}\n  rev: {sha}\n  hooks:\n  - id: vaultsync-check\n")
     v.write(".vaultsync.yaml", CONFIG)
     v.write("docs/adrs/ADR-0001.md", adr("ADR-0001", body="# ADR-0001\n## Decision\nUse SQLite.\n"))
@@ -92,6 +93,37 @@ def test_wl10_renaming_a_linked_note_fails_the_commit(hooked):
     res = hooked.git("commit", "-m", "rename", check=False)
     assert res.returncode == 1
     assert "WL007 [[ADR-0001]] → target removed in this commit (docs/adrs/ADR-0001.md)" in res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("breaks", ["delete", "rename"])
+def test_a_clean_merge_that_breaks_a_link_is_refused(hooked, breaks):
+    """A merge without conflicts runs git's pre-merge-commit hook, not pre-commit: with plain `pre-commit
+    install` a branch that deleted a note merged cleanly beside a new link to it, and the broken link
+    was committed. The README's config installs both hook types."""
+    hooked.git("checkout", "-q", "-b", "tidy")
+    if breaks == "delete":
+        hooked.git("rm", "-q", "docs/adrs/ADR-0001.md")
+        hooked.write("docs/adrs/ADR-0002.md", adr("ADR-0002", body="Stands alone.\n"))
+    else:
+        hooked.git("mv", "docs/adrs/ADR-0001.md", "docs/adrs/ADR-0001-sqlite.md")
+        hooked.write("docs/adrs/ADR-0002.md", adr("ADR-0002", body="Builds on [[ADR-0001-sqlite]].\n"))
+    hooked.git("add", "-A")
+    assert hooked.git("commit", "-qm", breaks, check=False).returncode == 0
+    hooked.git("checkout", "-q", "main")
+    hooked.write("docs/adrs/ADR-0003.md", adr("ADR-0003", body="See [[ADR-0001]].\n"))
+    hooked.git("add", "-A")
+    assert hooked.git("commit", "-qm", "link", check=False).returncode == 0
+    head = hooked.git("rev-parse", "HEAD").stdout
+    res = hooked.git("merge", "--no-edit", "tidy", check=False)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and "docs/adrs/ADR-0003.md:8:5: WL007 [[ADR-0001]] → target removed" in out, out
+    assert hooked.git("rev-parse", "HEAD").stdout == head  # no merge commit
+
+
+def test_the_readme_installs_the_hook_for_merges_too():
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    adopt = readme.split("cat > .pre-commit-config.yaml <<YAML", 1)[1].split("YAML\n", 1)[0]
+    assert "default_install_hook_types: [pre-commit, pre-merge-commit]" in adopt
 
 
 def test_warnings_show_on_a_passing_commit(hooked):

@@ -53,7 +53,9 @@ def run(args: argparse.Namespace) -> int:
     off = "off (run `pre-commit install`: .pre-commit-config.yaml has vaultsync-check)" if info.get("check_configured") \
         else "off (add vaultsync-check to .pre-commit-config.yaml)"
     print(f"hooks       {', '.join(info['hooks']) or 'none'}; pre-commit check "
-          + ("on (vaultsync-check)" if info.get("check_hook") else off))
+          + (("on (vaultsync-check)" + ("" if info.get("merge_check_hook") else
+                                         "; merges unchecked (run `pre-commit install -t pre-merge-commit`)"))
+             if info.get("check_hook") else off))
     if info["unread"]:
         print(f"warning     {unread_warning(info['unread'])}")
     if info.get("lancedb_behind"):

@@ -65,10 +65,11 @@ def check_configured(repo: pygit2.Repository) -> bool:
     return config.is_file() and "vaultsync-check" in config.read_text(errors="replace")
 
 
-def check_hook(repo: pygit2.Repository) -> bool:
-    """Whether git runs ``vaultsync check`` before each commit: the pre-commit framework's hook with
-    ``vaultsync-check`` in ``.pre-commit-config.yaml``."""
-    hook = hooks_dir(repo) / "pre-commit"
+def check_hook(repo: pygit2.Repository, hook_type: str = "pre-commit") -> bool:
+    """Whether git runs ``vaultsync check`` before each commit (``hook_type`` pre-commit) or each merge
+    without conflicts (pre-merge-commit): the pre-commit framework's hook with ``vaultsync-check`` in
+    ``.pre-commit-config.yaml``."""
+    hook = hooks_dir(repo) / hook_type
     return check_configured(repo) and hook.is_file() and "pre-commit" in hook.read_text(errors="replace")
 
 

@@ -71,6 +71,7 @@ def collect(repo: Any) -> dict[str, Any]:
     present = installed_hooks(repo)
     info["hooks"] = present
     info["check_hook"] = check_hook(repo)
+    info["merge_check_hook"] = check_hook(repo, "pre-merge-commit")
     info["check_configured"] = check_configured(repo)
     missing = [h for h in REQUIRED_HOOKS if h not in present]
     if setting and missing:
