@@ -537,6 +537,33 @@ def test_fm14_non_utf8_and_binary_md_files(vault):
     ]
 
 
+@pytest.mark.parametrize("codec, bom, name", [
+    ("utf-16-le", b"\xff\xfe", "UTF-16LE"), ("utf-16-be", b"\xfe\xff", "UTF-16BE"), ("utf-16-le", b"", "UTF-16LE"),
+    ("utf-16-be", b"", "UTF-16BE"), ("utf-32-le", b"\xff\xfe\x00\x00", "UTF-32LE"),
+    ("utf-32-be", b"\x00\x00\xfe\xff", "UTF-32BE"),
+])
+@pytest.mark.parametrize("text", ["---\ntitle: Deploys\n---\nBody\r\n", "# 東京 ✓ café\n" * 3000, "x"])
+def test_fm14_a_utf16_or_utf32_note_is_told_to_re_save_as_utf8(vault, codec, bom, name, text):
+    """Windows PowerShell's Out-File wrote UTF-16LE with a BOM: it read as "binary content", no encoding
+    named, no fix."""
+    vault.write("docs/ps.md", bom + text.encode(codec))
+    assert vault.check().lines == [f"docs/ps.md:1:1: FM001 {name} text, not UTF-8 — re-save as UTF-8"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(st.characters(blacklist_categories=["Cc", "Cs", "Cn", "Co", "Zl", "Zp"]), min_size=1, max_size=300),
+       st.sampled_from(["utf-16-le", "utf-16-be", "utf-16", "utf-32"]))
+def test_fm14_any_text_in_a_wide_encoding_is_named_not_called_binary(text, codec):
+    from vaultsync.vault.note import decode
+
+    data = text.encode(codec)
+    _, problem = decode("a.md", data)
+    if b"\0" in data:
+        assert problem is not None and problem.code == "FM001" and "re-save as UTF-8" in problem.message
+    else:  # every character with no zero byte in it: nothing says it is not UTF-8 text
+        assert problem is None or problem.code == "FM001"
+
+
 def test_huge_and_pathological_files_never_crash(vault):
     vault.write("docs/big.md", "---\ntitle: x\n---\n" + ("word " * 200_000 + "\n") * 3)
     vault.write("docs/deep.md", "---\nx: " + "[" * 5000 + "]" * 5000 + "\n---\n")

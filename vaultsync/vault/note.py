@@ -8,6 +8,7 @@ exactly like its LF twin. Frontmatter is recognised only when line 1 is
 
 from __future__ import annotations
 
+import codecs
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -154,6 +155,29 @@ class Note:
         return block_ids(self.masked_body) if "^" in self.body else set()
 
 
+_WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32LE"), (b"\x00\x00\xfe\xff", "UTF-32BE"),
+              (b"\xff\xfe", "UTF-16LE"), (b"\xfe\xff", "UTF-16BE"))
+
+
+def _wide_encoding(data: bytes) -> str | None:
+    """``UTF-16LE`` … ``UTF-32BE`` when ``data`` is text in one of them (Windows PowerShell's ``Out-File``
+    wrote UTF-16LE with a BOM), else None: by its BOM, or without one when it decodes in it and reads
+    as text (no control character but tab and line breaks, no unassigned code point; of the two byte
+    orders, the one with more ASCII)."""
+    for bom, name in _WIDE_BOMS:
+        if data.startswith(bom):
+            return name
+    found = []
+    for name in ("UTF-16LE", "UTF-16BE"):
+        try:  # the first 8 KB, a character cut at its end left out
+            text = codecs.getincrementaldecoder(name.lower())().decode(data[:8192], final=False)
+        except UnicodeDecodeError:
+            continue
+        if text and all(c in "\t\r\n" or unicodedata.category(c) not in ("Cc", "Cn") for c in text):
+            found.append((sum(c < "\x80" for c in text), name))  # "x" is b"x\0" in LE, U+7800 read as BE
+    return max(found, key=lambda f: f[0])[1] if found else None
+
+
 def decode(path: str, data: bytes) -> tuple[str | None, Diagnostic | None]:
     """Decode note bytes to text (BOM dropped, CRLF → LF), or explain why not.
 
@@ -164,6 +188,9 @@ def decode(path: str, data: bytes) -> tuple[str | None, Diagnostic | None]:
         size = len(data) / 1024 / 1024
         return None, Diagnostic(path, 1, 1, "FM014", f"file too large to be a note ({size:.0f} MB > 20 MB)")
     if b"\0" in data[:8192]:
+        wide = _wide_encoding(data)
+        if wide:
+            return None, Diagnostic(path, 1, 1, "FM001", f"{wide} text, not UTF-8 — re-save as UTF-8")
         return None, Diagnostic(path, 0, 0, "FM002", "binary content in a .md file")
     try:
         text = data.decode("utf-8")
