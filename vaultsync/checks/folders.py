@@ -2,7 +2,10 @@
 
 A ``vault:`` folder with no files, a type folder outside the vault, and a type folder that holds
 no note while a folder of a close spelling does (``docs/adr`` for ``docs/adrs``): in each case
-no note is ever checked against that type's schema, and nothing else would say so.
+no note is ever checked against that type's schema, and nothing else would say so. The close
+spelling is an error (its fix is certain, and until it is made a commit of those notes passes
+unchecked); the other two are warnings: a new vault may hold no note yet, and a type folder may be
+left outside the vault on purpose.
 """
 
 from __future__ import annotations
@@ -11,18 +14,18 @@ import difflib
 import posixpath
 from collections.abc import Iterable
 
-from vaultsync.diagnostics import WARNING, Diagnostic
+from vaultsync.diagnostics import ERROR, WARNING, Diagnostic
 from vaultsync.vault.vault import Vault
 
 
 def check_folders(vault: Vault) -> list[Diagnostic]:
-    """CF004 warnings at the config lines that name a folder no note is checked under."""
+    """CF004 at the config lines that name a folder no note is checked under (see the module doc)."""
     config = vault.config
     out: list[Diagnostic] = []
 
-    def warn(key: tuple[str, ...], message: str) -> None:
+    def warn(key: tuple[str, ...], message: str, severity: str = WARNING) -> None:
         line, col = config.positions.get(key, (-1, -1))
-        out.append(Diagnostic(".vaultsync.yaml", line + 1, col + 1, "CF004", message, severity=WARNING))
+        out.append(Diagnostic(".vaultsync.yaml", line + 1, col + 1, "CF004", message, severity=severity))
 
     if not vault.files and config.vault != ["."]:
         warn(("vault",), f"vault folder(s) {', '.join(config.vault)} hold no files — check `vault:`")
@@ -38,7 +41,7 @@ def check_folders(vault: Vault) -> list[Diagnostic]:
             meant = _misspelt(spec.folder, folders - typed)
             if meant is not None:
                 warn(key, f"types.{spec.name}.folder: '{spec.folder}' holds no note, but '{meant}' does "
-                          f"(did you mean '{meant}'?): no note is checked as {spec.name}")
+                          f"(did you mean '{meant}'?): no note is checked as {spec.name}", ERROR)
     return out
 
 
