@@ -42,3 +42,14 @@ def test_workflow_step_passes_a_clean_pull_request(vault):
     (step,) = _vaultsync_steps()
     res = run_cli(step[1:], vault.root)
     assert res.code == 0 and res.out == ""
+
+
+def test_every_json_block_of_the_readme_parses():
+    """A reader pastes them into an MCP client's settings: a stray brace there fails far from here."""
+    import json
+    import re
+
+    blocks = re.findall(r"```json\n(.*?)```", (REPO_ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+    assert len(blocks) >= 2
+    for block in blocks:
+        json.loads(block)
