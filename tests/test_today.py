@@ -123,3 +123,45 @@ def test_expiry_before_creation_is_judged_on_the_day_dt004_names(vault, zone, ex
                 .replace("---\nBody", f'expires: "{expires}"\n---\nBody'))
     res = _check_in(vault.root, zone)
     assert ("DT002" in res.stdout) is before_created, res.stdout
+
+
+def test_check_review_show_and_search_agree_on_when_a_moment_expires(vault, model_env):
+    """`expires: "<today>T00:30:00+14:00"` fell on yesterday in UTC: check said expired, while search (the
+    index kept the date as written) returned the note and review said "expires today"; a moment written
+    west of UTC went the other way. Every reader now dates a moment where today is counted."""
+    import json
+
+    from conftest import run_cli
+
+    today = dt.datetime.now(dt.timezone.utc).date()
+    yesterday, tomorrow = today - dt.timedelta(days=1), today + dt.timedelta(days=1)
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  adr: {folder: docs/adrs}\nchecks:\n  timezone: UTC\n")
+    cases = {  # memory_id: (expires as written, its day in UTC)
+        "ADR-0001": (f"{today}T00:30:00+14:00", yesterday),  # written today, a moment of yesterday here
+        "ADR-0002": (f"{yesterday}T20:00:00-08:00", today),  # written yesterday, a moment of today here
+        "ADR-0003": (f"{today}", today),
+        "ADR-0004": (f"{yesterday}T23:00:00Z", yesterday),
+        "ADR-0005": (f"{tomorrow}T01:00:00+0300", today),  # no colon in the offset
+        "ADR-0006": (f"{today}T23:59:00-05:00", tomorrow),
+    }
+    for mid, (expires, _) in cases.items():
+        vault.write(f"docs/adrs/{mid}.md", adr(mid, title=f"Salamander rule {mid[-1]}", extra=f'expires: "{expires}"\n',
+                                               body=f"We feed salamander {mid[-1]} twice a week.\n"))
+    vault.commit("notes")
+    expired = {mid for mid, (_, day) in cases.items() if day < today}
+    dt004 = {ln.split("/")[2][:8] for ln in vault.check().lines if " DT004 " in ln}
+    assert dt004 == expired
+    queue = json.loads(run_cli(["review", "--days", "1", "--format", "json"], vault.root).out)
+    said = {item["memory_id"]: item["reason"] for item in queue["items"] if item["kind"] == "expiring"}
+    for mid, (_, day) in cases.items():
+        assert said[mid].endswith(f"({day}): renew `expires` or retire the note"), said[mid]
+        assert said[mid].startswith("expired 1 day(s) ago" if day < today else "expires today" if day == today
+                                    else "expires in 1 day(s)"), said[mid]
+        hides = json.loads(run_cli(["show", mid, "--format", "json"], vault.root).out)["search_hides"]
+        assert [h["reason"] for h in hides] == ([f"expired {day}"] if mid in expired else [])
+    assert run_cli(["sync"], vault.root).code == 0
+    found = json.loads(run_cli(["search", "salamander feeding", "--format", "json", "--top-k", "10",
+                                "--min-relevance", "0"], vault.root).out)
+    assert {h["memory_id"] for h in found["hits"]} == set(cases) - expired
+    assert {n["memory_id"]: n["reason"] for n in found["hidden"]["notes"]} == {
+        mid: f"expired {cases[mid][1]}" for mid in expired}

@@ -28,8 +28,9 @@ from vaultsync.memory.frontmatter_text import set_fields
 from vaultsync.memory.lookup import find_note
 from vaultsync.memory.view import backlinks, chain
 from vaultsync.memory.workspace import Workspace, today
+from vaultsync.vault.clock import today_in, zone_or_local
 from vaultsync.vault.config import Config
-from vaultsync.vault.fields import normalised_frontmatter, parse_vault_date
+from vaultsync.vault.fields import local_day, normalised_frontmatter, parse_vault_date
 from vaultsync.vault.lifecycle_fields import read_lifecycle
 from vaultsync.vault.vault import Vault
 
@@ -73,7 +74,8 @@ def max_ages(config: Config) -> dict[str, int]:
 def queue(vault: Vault, days: int = DEFAULT_DAYS, on: dt.date | None = None) -> list[ReviewItem]:
     """Every queued reason over ``vault`` on date ``on`` (default today), sorted by importance
     (highest first), then kind (:data:`KINDS` order), then due date and path."""
-    on = on or today()
+    tz = zone_or_local(vault.config)  # days as `check` counts them (ADR-0053)
+    on = on or today_in(tz)
     config = vault.config
     ages = max_ages(config)
     try:  # `vaultsync check` reports a bad value; here it must not stop the review
@@ -100,7 +102,7 @@ def queue(vault: Vault, days: int = DEFAULT_DAYS, on: dt.date | None = None) -> 
         if fm.get("status") == "superseded":
             superseded.add(path)
             continue
-        expires = parse_vault_date(fm.get("expires"))
+        expires = local_day(fm.get("expires"), tz)  # a moment: the day it falls on there
         if expires is not None and (expires - on).days <= days:
             left = (expires - on).days
             when = f"expired {-left} day(s) ago" if left < 0 else ("expires today" if left == 0
@@ -191,11 +193,12 @@ def confirm(ws: Workspace, ref: str) -> tuple[str, str, str]:
 def _still_hidden(vault: Vault, path: str) -> str:
     """Why search goes on hiding a confirmed note (``""``: it does not): confirming records a review,
     it neither renews ``expires`` nor undoes a supersession (MADR's ``status: superseded by X`` too)."""
-    life = read_lifecycle(vault.notes[path].frontmatter)
+    tz = zone_or_local(vault.config)
+    life = read_lifecycle(vault.notes[path].frontmatter, tz)
     if life.status == "superseded" or life.superseded_by:
         by = f" by {life.superseded_by[0]}" if life.superseded_by else ""
         return f"{path} is superseded{by}: search shows its successor instead; confirming does not change that"
-    if life.expires is not None and life.expires < today():
+    if life.expires is not None and life.expires < today_in(tz):
         return (f"{path} is still expired (expires {life.expires.isoformat()}): search keeps hiding it — move `expires` "
                 "forward to keep it in force")
     return ""

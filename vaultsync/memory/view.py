@@ -9,7 +9,7 @@ from vaultsync.checks.lifecycle import supersession_edges
 from vaultsync.checks.links import resolve_links
 from vaultsync.diagnostics import terminal_safe, visible
 from vaultsync.memory.lookup import find_note
-from vaultsync.vault.clock import local_today
+from vaultsync.vault.clock import today_in, zone_or_local
 from vaultsync.vault.lifecycle_fields import read_lifecycle
 from vaultsync.vault.vault import Vault
 
@@ -59,7 +59,8 @@ def search_hides(vault: Vault, path: str, superseded: bool) -> list[dict[str, st
     (superseded, expired, confidence; :func:`vaultsync.search.lifecycle.exclusions`), each with the flag
     that shows it. Judged as search judges it: today in the checks' time zone, the config's
     ``search.min_confidence`` (default 0.5); an unreadable field hides the note (ADR-0040)."""
-    life = read_lifecycle(vault.notes[path].frontmatter or {})
+    tz = zone_or_local(vault.config)
+    life = read_lifecycle(vault.notes[path].frontmatter or {}, tz)
     unreadable = {u.field for u in life.unreadable}
     floor = vault.config.search.get("min_confidence", 0.5)
     out = []
@@ -67,7 +68,7 @@ def search_hides(vault: Vault, path: str, superseded: bool) -> list[dict[str, st
         out.append({"reason": "superseded", "show_with": "--include-superseded"})
     elif unreadable & {"status", "supersedes", "superseded_by"}:
         out.append({"reason": "unreadable supersession field", "show_with": "--include-superseded"})
-    if "expires" in unreadable or (life.expires is not None and life.expires < local_today(vault.config)):
+    if "expires" in unreadable or (life.expires is not None and life.expires < today_in(tz)):
         out.append({"reason": f"expired {life.expires}" if life.expires else "unreadable expires",
                     "show_with": "--include-expired"})
     if "confidence" in unreadable and floor > 0:

@@ -32,6 +32,20 @@ def zone(config: Config | None) -> dt.tzinfo | None:
                          "(use an IANA name such as Europe/Berlin)") from exc
 
 
+def zone_or_local(config: Config | None) -> dt.tzinfo | None:
+    """:func:`zone`, or the process's local zone (None) where ``checks.timezone`` names no known zone:
+    for readers that must not fail on it (the index, the review queue); ``check`` reports it (CF002)."""
+    try:
+        return zone(config)
+    except ValueError:
+        return None
+
+
+def today_in(tz: dt.tzinfo | None) -> dt.date:
+    """Today's date in ``tz`` (None: the process's local zone)."""
+    return dt.datetime.now(dt.timezone.utc).astimezone(tz).date()
+
+
 def local_today(config: Config | None = None, now: dt.datetime | None = None) -> dt.date:
     """Today's date in the checks' time zone (see the module doc).
 

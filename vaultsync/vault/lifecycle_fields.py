@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from vaultsync.vault.fields import LIFECYCLE_FIELDS, normalised_frontmatter, parse_vault_date
+from vaultsync.vault.fields import LIFECYCLE_FIELDS, local_day, normalised_frontmatter, parse_vault_date
 
 # unreadable field -> the search filter it belongs to (None: hides nothing)
 FILTER_OF = {"expires": "expired", "confidence": "confidence", "status": "superseded",
@@ -69,11 +69,13 @@ class Lifecycle:
     unreadable: list[Unreadable] = field(default_factory=list)
 
 
-def read_lifecycle(frontmatter: dict[str, Any]) -> Lifecycle:
+def read_lifecycle(frontmatter: dict[str, Any], tz: dt.tzinfo | None = None) -> Lifecycle:
     """The lifecycle fields of a loaded frontmatter mapping (MADR ``status: superseded by X`` included).
 
     A key that is absent or null (``expires:``) is not set; any other value must
-    be readable or it lands in ``unreadable``. Never raises.
+    be readable or it lands in ``unreadable``. A date-time with an offset is a moment: its date is the
+    day it falls on in ``tz`` (the checks' time zone, None for the process's; ADR-0053), as ``check``
+    counts it, so that check, review and search agree on when a note expires. Never raises.
     """
     fm = normalised_frontmatter(frontmatter)
     out = Lifecycle()
@@ -86,7 +88,7 @@ def read_lifecycle(frontmatter: dict[str, Any]) -> Lifecycle:
             date = parse_vault_date(fm[key])
             if date is None:
                 bad(key)
-            setattr(out, key, date)
+            setattr(out, key, date and local_day(fm[key], tz))
     value = fm.get("confidence")
     if value is not None:
         number = _finite(value)
