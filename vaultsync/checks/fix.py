@@ -11,9 +11,9 @@ with nothing after it (an item is added before ``]``), or the key is empty (``su
 mappings, multi-line flow lists, comments after the list, broken YAML — is
 reported as "not fixed", with the line to write by hand, and left alone; ``check`` itself
 advises ``--fix`` only where it will make the edit (:mod:`vaultsync.checks.fix_text`). Every
-edit is verified by parsing the new text (the field must hold exactly the old items plus the new one, and nothing
-else may change) before the file is replaced atomically; BOM, CRLF, comments and
-key order are kept.
+edit is verified by parsing the new text (the field must hold exactly the old items plus the new
+one, and nothing else may change) before the file is replaced atomically; BOM, CRLF, comments
+and key order are kept.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ from vaultsync.vault.note import parse_text
 
 _BLOCK_ITEM = re.compile(r"^(\s*)-\s")
 _TOP_KEY = re.compile(r"^[^\s#-][^:]*:")
-# words (or nothing, ~, null), plain or quoted, maybe a comment after them
 _EMPTY_VALUE = re.compile(r"^([\w-]+):[ \t]*(?:~|null|Null|NULL)?([ \t]+#.*)?[ \t]*$")  # a key, no value, a comment
+# words (or nothing, ~, null), plain or quoted, maybe a comment after them
 _STATUS_LINE = re.compile(r"""^(status:[ \t]*)(["']?)(?:[A-Za-z][\w-]*(?: [\w-]+)*|~)?\2([ \t]+#.*)?[ \t]*$""")
 
 

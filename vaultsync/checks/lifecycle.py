@@ -273,7 +273,8 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
             out.append(Diagnostic(
                 edge.older, line, col, "SS002",
                 f"superseded_by: missing back-reference to {vault.display_name(edge.newer)} "
-                f"({edge.newer} supersedes this note) — {_fix_hint(vault, edge.newer, edge.older, 'superseded_by', edge in in_cycle)}",
+                f"({edge.newer} supersedes this note) — "
+                f"{_fix_hint(vault, edge.newer, edge.older, 'superseded_by', edge in in_cycle)}",
             ))
         if edge.declared_by_older and not edge.declared_by_newer and not _unreadable(newer, "supersedes") \
                 and (edge.newer, "supersedes") not in broken:

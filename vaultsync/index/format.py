@@ -12,7 +12,9 @@ import unicodedata
 
 DEFAULT_TARGET_TOKENS = 100  # chunk size in tokens, chosen on the evaluation sets (docs/eval.md, chunk-size rows)
 
-SCHEMA_VERSION = "17"  # 17: a moment's expires dated where today is counted (ADR-0111); 16: chunks_words, the short-word index (ADR-0106); 15: confidence outside 0..1 (ADR-0103)
+# 17: a moment's expires dated where today is counted (ADR-0111); 16: chunks_words, the short-word index
+# (ADR-0106); 15: confidence outside 0..1 (ADR-0103)
+SCHEMA_VERSION = "17"
 # how notes are read (YAML values, headings, link resolution, messages): a new one re-indexes every note
 # (embeddings come from the cache), so an index never keeps what older code read
 READER_VERSION = "5"

@@ -138,7 +138,8 @@ def note_record(note: Note, blob: str, index: LinkIndex, warnings: list[str], ta
     aliases = note_aliases(note.frontmatter)
     return NoteRecord(
         path=note.path, blob=blob, title=title, frontmatter=jsonable(note.frontmatter or {}),
-        lifecycle=lifecycle(note, index, zone_or_local(config)), aliases=aliases, name_chunks=title_chunks(note.path, title, aliases),
+        lifecycle=lifecycle(note, index, zone_or_local(config)), aliases=aliases,
+        name_chunks=title_chunks(note.path, title, aliases),
         warnings=warnings, chunks=chunk_note(note.path, title, note.body, note.body_line, target_tokens),
         body=note.body,
         links=link_rows(note, index), refs=ref_rows(note, index),

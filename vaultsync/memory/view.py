@@ -9,6 +9,7 @@ from vaultsync.checks.lifecycle import supersession_edges
 from vaultsync.checks.links import resolve_links
 from vaultsync.diagnostics import terminal_safe, visible
 from vaultsync.memory.lookup import find_note
+from vaultsync.search.options import SearchOptions
 from vaultsync.vault.clock import today_in, zone_or_local
 from vaultsync.vault.lifecycle_fields import read_lifecycle
 from vaultsync.vault.vault import Vault
@@ -58,11 +59,11 @@ def search_hides(vault: Vault, path: str, superseded: bool) -> list[dict[str, st
     """Why search hides the note by default: ``[{reason, show_with}]``, in the search's words and order
     (superseded, expired, confidence; :func:`vaultsync.search.lifecycle.exclusions`), each with the flag
     that shows it. Judged as search judges it: today in the checks' time zone, the config's
-    ``search.min_confidence`` (default 0.5); an unreadable field hides the note (ADR-0040)."""
+    ``search.min_confidence``; an unreadable field hides the note (ADR-0040)."""
     tz = zone_or_local(vault.config)
     life = read_lifecycle(vault.notes[path].frontmatter or {}, tz)
     unreadable = {u.field for u in life.unreadable}
-    floor = vault.config.search.get("min_confidence", 0.5)
+    floor = vault.config.search.get("min_confidence", SearchOptions.min_confidence)
     out = []
     if superseded or life.superseded_by or life.status == "superseded":
         out.append({"reason": "superseded", "show_with": "--include-superseded"})
