@@ -165,3 +165,35 @@ def test_check_review_show_and_search_agree_on_when_a_moment_expires(vault, mode
     assert {h["memory_id"] for h in found["hits"]} == set(cases) - expired
     assert {n["memory_id"]: n["reason"] for n in found["hidden"]["notes"]} == {
         mid: f"expired {cases[mid][1]}" for mid in expired}
+
+
+@pytest.mark.parametrize("sync_tz, search_tz", [("UTC", "Pacific/Pago_Pago"), ("UTC", "Pacific/Kiritimati"),
+                                                 ("Pacific/Kiritimati", "Pacific/Pago_Pago")])
+def test_search_dates_a_moment_in_its_own_zone_whatever_zone_the_index_was_built_in(vault, model_env, sync_tz,
+                                                                                    search_tz):
+    """The index kept a moment's day in the zone of the process that synced it: a search under another
+    `TZ` returned a note `check` called expired, or hid one it found valid. The index keeps the moment
+    as written; search dates it in its own zone."""
+    import json
+
+    def run(tz: str, *args: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "TZ": tz, "PYTHONPATH": str(REPO_ROOT)}
+        return subprocess.run([sys.executable, "-m", "vaultsync", *args], cwd=vault.root, env=env,
+                              capture_output=True, text=True, timeout=300)
+
+    now = dt.datetime.now(dt.timezone.utc)
+    moments = {f"ADR-000{i}": (now + dt.timedelta(hours=h)).strftime("%Y-%m-%dT%H:%M:%S+00:00")
+               for i, h in enumerate((-30, -20, -12, -6, -1, 1, 6, 12, 20, 30), start=0)}
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  adr: {folder: docs/adrs}\n")
+    for mid, moment in moments.items():
+        vault.write(f"docs/adrs/{mid}.md", adr(mid, title=f"Quokka rule {mid}", extra=f'expires: "{moment}"\n',
+                                               body="Feed the zebra quokka at noon.\n"))
+    vault.commit("moments")
+    assert run(sync_tz, "sync").returncode == 0
+    checked = run(search_tz, "check")
+    expired = {ln.split("/")[2][:8] for ln in checked.stdout.splitlines() if " DT004 " in ln}
+    found = json.loads(run(search_tz, "search", "zebra quokka", "--no-daemon", "--format", "json", "--top-k", "20",
+                           "--min-relevance", "0").stdout)
+    assert {h["memory_id"] for h in found["hits"]} == set(moments) - expired
+    assert {n["memory_id"] for n in found["hidden"]["notes"]} == expired
+    assert 0 < len(expired) < len(moments)

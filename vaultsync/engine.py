@@ -158,10 +158,11 @@ def open_vector_table(lance_dir: Path, name: str, dim: int, version: int) -> Any
 def options_for(config: Config, **overrides: Any) -> SearchOptions:
     """Search options: config ``search:`` section, then explicit overrides. TTLs are judged against
     today's date in the checks' time zone (``checks.timezone``, else local), as ``vaultsync check`` does."""
-    from vaultsync.vault.clock import local_today
+    from vaultsync.vault.clock import local_today, zone
 
     values = {k: v for k, v in config.search.items() if k != "rerank"}
     values.setdefault("today", local_today(config))
+    values.setdefault("zone", zone(config))
     return SearchOptions.from_config(values, **overrides)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import math
 import posixpath
@@ -10,9 +9,7 @@ from typing import Any
 
 from vaultsync.index.chunking import chunk_note, title_chunks
 from vaultsync.index.sqlite_store import LinkRow, NoteRecord, RefRow
-from vaultsync.vault.clock import zone_or_local
-from vaultsync.vault.config import Config
-from vaultsync.vault.fields import note_aliases, parse_vault_date
+from vaultsync.vault.fields import normalised_frontmatter, note_aliases, parse_vault_date, parse_vault_instant
 from vaultsync.vault.lifecycle_fields import keys_in_unloadable, read_lifecycle
 from vaultsync.vault.note import Note
 from vaultsync.vault.resolve import LinkIndex
@@ -65,16 +62,17 @@ def _date(value: Any) -> str | None:
     return parsed.isoformat() if parsed else None
 
 
-def lifecycle(note: Note, index: LinkIndex, tz: dt.tzinfo | None = None) -> dict[str, Any]:
-    """The lifecycle columns of ``notes``; ``expires``: the day a moment falls on in ``tz`` (the checks'
-    time zone, None for the process's), as ``check`` counts it.
+def lifecycle(note: Note, index: LinkIndex) -> dict[str, Any]:
+    """The lifecycle columns of ``notes``; ``expires``: a date as ``YYYY-MM-DD``, a moment (a date-time
+    with an offset) as written, which search dates where its today is counted (ADR-0111).
 
     ``unreadable`` is JSON ``{field: value as JSON}`` for every lifecycle field
     that is present but cannot be read (search hides the note, failing closed),
     plus ``frontmatter`` (the parse error) when the YAML did not load; else None.
     """
     fm = note.frontmatter if note.fm_state == "mapping" else {}
-    read = read_lifecycle(fm, tz)
+    read = read_lifecycle(fm)
+    moment = normalised_frontmatter(fm).get("expires") if read.expires else None
     unreadable = {u.field: json.dumps(jsonable(u.value), ensure_ascii=False) for u in read.unreadable}
     if note.fm_state == "invalid":
         problem = next((d.render() for d in note.diagnostics), "frontmatter did not load")
@@ -88,7 +86,7 @@ def lifecycle(note: Note, index: LinkIndex, tz: dt.tzinfo | None = None) -> dict
     return {
         "memory_id": text("memory_id"), "type": text("type"), "status": read.status,
         "created": _date(fm.get("created")), "last_validated": _date(fm.get("last_validated")),
-        "expires": read.expires.isoformat() if read.expires else None,
+        "expires": moment if parse_vault_instant(moment) else read.expires.isoformat() if read.expires else None,
         "confidence": read.confidence,  # a finite float: any fits a REAL column
         "importance": _number(fm.get("importance"), int), "superseded_by": superseded_by,
         "unreadable": json.dumps(unreadable, ensure_ascii=False, sort_keys=True) if unreadable else None,
@@ -130,16 +128,13 @@ def link_rows(note: Note, index: LinkIndex) -> list[LinkRow]:
     return rows
 
 
-def note_record(note: Note, blob: str, index: LinkIndex, warnings: list[str], target_tokens: int,
-                config: Config | None = None) -> NoteRecord:
-    """Everything the SQLite store keeps about ``note`` (chunks included); ``config``: whose time zone
-    dates the lifecycle (:func:`lifecycle`)."""
+def note_record(note: Note, blob: str, index: LinkIndex, warnings: list[str], target_tokens: int) -> NoteRecord:
+    """Everything the SQLite store keeps about ``note`` (chunks included)."""
     title = note_title(note)
     aliases = note_aliases(note.frontmatter)
     return NoteRecord(
         path=note.path, blob=blob, title=title, frontmatter=jsonable(note.frontmatter or {}),
-        lifecycle=lifecycle(note, index, zone_or_local(config)), aliases=aliases,
-        name_chunks=title_chunks(note.path, title, aliases),
+        lifecycle=lifecycle(note, index), aliases=aliases, name_chunks=title_chunks(note.path, title, aliases),
         warnings=warnings, chunks=chunk_note(note.path, title, note.body, note.body_line, target_tokens),
         body=note.body,
         links=link_rows(note, index), refs=ref_rows(note, index),

@@ -274,7 +274,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         for path in list(notes):
             note, warnings = notes.pop(path)  # a parsed note is dropped once its record holds what it needs
             try:
-                records.append(note_record(note, head_notes[path], index, warnings, target, config))
+                records.append(note_record(note, head_notes[path], index, warnings, target))
             except Exception as exc:  # noqa: BLE001 - one odd note must never stop the index
                 report.warnings.append(f"skipping {path}: {type(exc).__name__}: {exc}")
                 dropped |= {path} & indexed.keys()

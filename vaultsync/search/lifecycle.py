@@ -18,6 +18,7 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
+from vaultsync.vault.fields import local_day
 from vaultsync.vault.lifecycle_fields import FILTER_OF
 
 
@@ -31,12 +32,15 @@ class LifecyclePolicy:
         min_confidence: hide notes with ``confidence`` below this (notes without one are kept;
             an unreadable one is hidden unless this is 0 or less).
         today: the date expiry is judged against.
+        zone: the time zone ``today`` is counted in: an ``expires`` moment expires on the day it falls
+            on there (ADR-0111).
     """
 
     include_expired: bool = False
     include_superseded: bool = False
     min_confidence: float = 0.5
     today: dt.date | None = None  # None: today (UTC) at evaluation time
+    zone: dt.tzinfo | None = None  # where an `expires` moment's day is counted (None: the process's)
 
 
 @dataclass(frozen=True)
@@ -77,8 +81,9 @@ def exclusions(db: sqlite3.Connection, policy: LifecyclePolicy) -> Exclusions:
             found.append("superseded")
         elif not policy.include_superseded and "superseded" in hidden_by:
             found.append(f"unreadable {hidden_by['superseded']}")
-        if not policy.include_expired and expires and expires < today:
-            found.append(f"expired {expires}")
+        day = local_day(expires, policy.zone) if expires else None  # a moment is stored as written
+        if not policy.include_expired and day and day.isoformat() < today:
+            found.append(f"expired {day}")
         elif not policy.include_expired and "expired" in hidden_by:
             found.append("unreadable expires")
         if confidence is not None and confidence < policy.min_confidence:

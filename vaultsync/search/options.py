@@ -81,6 +81,8 @@ def check_options(opts: SearchOptions) -> None:
         raise ValueError("scope must be a folder path of at most 1000 characters")
     if opts.today is not None and not isinstance(opts.today, dt.date):
         raise ValueError(f"today must be a date, got {opts.today!r}")
+    if opts.zone is not None and not isinstance(opts.zone, dt.tzinfo):
+        raise ValueError(f"zone must be a time zone, got {opts.zone!r}")
 
 
 @dataclass
@@ -120,6 +122,7 @@ class SearchOptions:
     relative_cut: float = 0.0  # nor under this fraction of the best hit's relevance (0: off)
     rank_by: str = "fused"  # "fused" (the stages' order) | "relevance" (calibrated, when no reranker ran)
     today: dt.date | None = None
+    zone: dt.tzinfo | None = None  # where an `expires` moment's day is counted (None: the process's; ADR-0111)
 
     @classmethod
     def from_config(cls, values: dict[str, Any], **overrides: Any) -> SearchOptions:

@@ -67,7 +67,7 @@ class Searcher(IndexHandles):
         opts = stored_scope(self.db, opts or SearchOptions())
         t0 = time.perf_counter()
         excluded = self.excluded(LifecyclePolicy(opts.include_expired, opts.include_superseded,
-                                                 opts.min_confidence, opts.today))
+                                                 opts.min_confidence, opts.today, opts.zone))
         legs = [(f"dense{i + 1 if i else ''}", leg) for i, leg in enumerate(self.legs)]
         ctx = Context(self, query, opts, [(name, leg) for name, leg in legs if name in opts.legs], excluded,
                       allowed_paths(self.db, opts, excluded))
