@@ -552,16 +552,34 @@ def test_fm14_a_utf16_or_utf32_note_is_told_to_re_save_as_utf8(vault, codec, bom
 
 @settings(max_examples=60, deadline=None)
 @given(st.text(st.characters(blacklist_categories=["Cc", "Cs", "Cn", "Co", "Zl", "Zp"]), min_size=1, max_size=300),
-       st.sampled_from(["utf-16-le", "utf-16-be", "utf-16", "utf-32"]))
-def test_fm14_any_text_in_a_wide_encoding_is_named_not_called_binary(text, codec):
+       st.sampled_from([("utf-16", "UTF-16LE"), ("utf-32", "UTF-32LE"), ("utf-16-be", "UTF-16BE"),
+                        ("utf-16-le", "UTF-16LE"), ("utf-32-be", "UTF-32BE")]),
+       st.booleans())
+def test_fm14_text_in_a_wide_encoding_is_named_not_called_binary(text, codec, markup):
+    """With a BOM always; without one when a note's markup makes half of it ASCII."""
+    from vaultsync.vault.note import decode
+
+    (python_codec, name), text = codec, ("---\ntitle: a note\n---\n# Heading\n" + text if markup else text)
+    data = text.encode(python_codec)
+    _, problem = decode("a.md", data)
+    with_bom = python_codec in ("utf-16", "utf-32")
+    if with_bom or (b"\0" in data and 2 * sum(c < "\x80" for c in text) >= len(text)):
+        assert problem is not None and problem.code == "FM001" and problem.message.startswith(f"{name} text")
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(st.characters(min_codepoint=0x20, max_codepoint=0xFF).filter(lambda c: c.isprintable()),
+               min_size=20, max_size=400),
+       st.lists(st.integers(0, 10_000), min_size=1, max_size=3), st.sampled_from(["utf-8", "latin-1"]))
+def test_fm14_a_nul_in_utf8_or_latin1_text_is_never_called_utf16(text, places, codec):
+    """A stray NUL made a UTF-8 or Latin-1 note "UTF-16LE text": re-saving as UTF-8 fixes nothing there."""
     from vaultsync.vault.note import decode
 
     data = text.encode(codec)
+    for at in sorted(places, reverse=True):
+        data = data[:at % len(data)] + b"\0" + data[at % len(data):]
     _, problem = decode("a.md", data)
-    if b"\0" in data:
-        assert problem is not None and problem.code == "FM001" and "re-save as UTF-8" in problem.message
-    else:  # every character with no zero byte in it: nothing says it is not UTF-8 text
-        assert problem is None or problem.code == "FM001"
+    assert problem is not None and problem.code == "FM002", problem
 
 
 def test_huge_and_pathological_files_never_crash(vault):

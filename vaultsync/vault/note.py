@@ -161,21 +161,25 @@ _WIDE_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32LE"), (b"\x00\x00\xfe\xff", "UTF-32BE
 
 def _wide_encoding(data: bytes) -> str | None:
     """``UTF-16LE`` … ``UTF-32BE`` when ``data`` is text in one of them (Windows PowerShell's ``Out-File``
-    wrote UTF-16LE with a BOM), else None: by its BOM, or without one when it decodes in it and reads
-    as text (no control character but tab and line breaks, no unassigned code point; of the two byte
-    orders, the one with more ASCII)."""
+    wrote UTF-16LE with a BOM), else None: by its BOM, or without one when its length fits the code
+    unit, it decodes, holds no control character but tab and line breaks and no unassigned code
+    point, and at least half of it is ASCII (a note's markup is; a NUL in a UTF-8 or Latin-1 file
+    reads as rare CJK characters)."""
     for bom, name in _WIDE_BOMS:
         if data.startswith(bom):
             return name
-    found = []
-    for name in ("UTF-16LE", "UTF-16BE"):
+    head = data[:8192]
+    for name, unit in (("UTF-32LE", 4), ("UTF-32BE", 4), ("UTF-16LE", 2), ("UTF-16BE", 2)):
+        if len(data) == len(head) and len(data) % unit:
+            continue
         try:  # the first 8 KB, a character cut at its end left out
-            text = codecs.getincrementaldecoder(name.lower())().decode(data[:8192], final=False)
+            text = codecs.getincrementaldecoder(name.lower())().decode(head, final=False)
         except UnicodeDecodeError:
             continue
-        if text and all(c in "\t\r\n" or unicodedata.category(c) not in ("Cc", "Cn") for c in text):
-            found.append((sum(c < "\x80" for c in text), name))  # "x" is b"x\0" in LE, U+7800 read as BE
-    return max(found, key=lambda f: f[0])[1] if found else None
+        if text and all(c in "\t\r\n" or unicodedata.category(c) not in ("Cc", "Cn") for c in text) \
+                and 2 * sum(c < "\x80" for c in text) >= len(text):
+            return name
+    return None
 
 
 def decode(path: str, data: bytes) -> tuple[str | None, Diagnostic | None]:
@@ -187,10 +191,11 @@ def decode(path: str, data: bytes) -> tuple[str | None, Diagnostic | None]:
     if len(data) > MAX_NOTE_BYTES:
         size = len(data) / 1024 / 1024
         return None, Diagnostic(path, 1, 1, "FM014", f"file too large to be a note ({size:.0f} MB > 20 MB)")
-    if b"\0" in data[:8192]:
-        wide = _wide_encoding(data)
-        if wide:
-            return None, Diagnostic(path, 1, 1, "FM001", f"{wide} text, not UTF-8 — re-save as UTF-8")
+    nul = b"\0" in data[:8192]
+    wide = _wide_encoding(data) if nul or data.startswith((b"\xff\xfe", b"\xfe\xff")) else None
+    if wide:
+        return None, Diagnostic(path, 1, 1, "FM001", f"{wide} text, not UTF-8 — re-save as UTF-8")
+    if nul:
         return None, Diagnostic(path, 0, 0, "FM002", "binary content in a .md file")
     try:
         text = data.decode("utf-8")
