@@ -691,7 +691,7 @@ def test_type_folder_mismatch_and_missing_frontmatter(vault):
     lines = vault.check().lines
     assert lines == [
         f"{P}:3:7: SC004 type: 'rule' notes live in docs/rules/, this one is in docs/adrs/ (type 'adr'): set type: "
-        "adr, or move it to docs/rules/",
+        "adr, or move it to docs/rules/ and give it the rule schema's fields",
         "docs/adrs/ADR-0002.md:1:1: FM012 missing frontmatter: an adr note needs '---' on line 1 with "
         "memory_id, type, title, status, created",
     ]
@@ -712,11 +712,16 @@ def test_a_note_saved_in_another_types_folder_is_told_to_move(vault, text, folde
     vault.write(f"{folder}/X.md", text.replace("\n", newline))
     assert vault.check().lines == [
         f"{folder}/X.md:3:7: SC004 type: '{other}' notes live in docs/{other}s/, this one is in {folder}/ (type "
-        f"'{here}'): move it to docs/{other}s/, or set type: {here}"]
+        f"'{here}'): move it to docs/{other}s/, or set type: {here} and give it the {here} schema's fields"]
+    (vault.root / folder / "X.md").unlink()  # the first way out leaves nothing to mend
+    vault.write(f"docs/{other}s/X.md", text.replace("\n", newline))
+    assert vault.check().lines == []
+    (vault.root / f"docs/{other}s/X.md").unlink()
     vault.write(f"{folder}/X.md", text.replace("title:", "titel:"))  # its own schema still speaks
     lines = vault.check().lines
     assert any("title" in ln and " SC00" in ln for ln in lines) and not any("status" in ln for ln in lines), lines
-    assert any(ln.endswith(f"move it to docs/{other}s/, or set type: {here}") for ln in lines), lines
+    assert any(ln.endswith(f"move it to docs/{other}s/, or set type: {here} and give it the {here} schema's fields")
+               for ln in lines), lines
 
 
 @pytest.mark.parametrize("declared", ["rule", "incident"])
@@ -724,7 +729,9 @@ def test_an_adr_whose_type_names_another_type_is_told_to_set_its_type(vault, dec
     vault.write(P, adr("ADR-0001").replace("type: adr", f"type: {declared}"))
     (line,) = vault.check().lines
     assert line.startswith(f"{P}:3:7: SC004 type: '{declared}'") and line.endswith(
-        f": set type: adr, or move it to docs/{declared}s/"), line
+        f": set type: adr, or move it to docs/{declared}s/ and give it the {declared} schema's fields"), line
+    vault.write(P, adr("ADR-0001"))  # the first way out leaves nothing to mend
+    assert vault.check().lines == []
 
 
 def test_a_type_no_folder_holds_keeps_the_schemas_word(vault):

@@ -401,6 +401,17 @@ def test_ss002_advises_fix_only_where_fix_makes_the_edit(vault, layout, crlf, na
     assert vault.check().lines == [], vault.check().lines
 
 
+@pytest.mark.parametrize("value", ['""', "5", "[[ADR-0002]]", "{a: b}", "'  '"])
+def test_fix_says_nothing_of_a_back_reference_check_does_not_ask_for(vault, value):
+    """An unreadable superseded_by is LC001 and asks no back-reference (no SS002): --fix still printed
+    "not fixed: … write by hand", for an error check never showed."""
+    vault.write("docs/adrs/old.md", adr("ADR-0001", status="superseded", extra=f"superseded_by: {value}\n"))
+    vault.write("docs/adrs/new.md", adr("ADR-0002", extra='supersedes: ["[[old]]"]\n'))
+    assert not any(" SS002 " in ln for ln in vault.check().lines)
+    res = vault.check("--fix")
+    assert "not fixed" not in res.err and "fixed:" not in res.err, res.err
+
+
 def test_fix_only_touches_the_named_files(vault):
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra="supersedes: [ADR-0002, ADR-0003]\n"))
     vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", status="superseded"))

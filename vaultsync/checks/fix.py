@@ -29,6 +29,7 @@ from vaultsync.checks.lifecycle import (
     extra_successors,
     status_superseded,
     supersession_edges,
+    unreadable_field,
     unresolved_fields,
 )
 from vaultsync.vault.vault import Vault
@@ -52,7 +53,9 @@ def plan_fixes(vault: Vault, only: set[str] | None = None) -> list[Fix]:
             fixes.append(Fix(e.newer, "supersedes", back_reference(vault, e.older, e.newer)))
         if not status_superseded(vault.notes[e.older].frontmatter) and Fix(e.older, "status", "superseded") not in fixes:
             fixes.append(Fix(e.older, "status", "superseded"))  # SS004
-    return [f for f in fixes if f.ref is not None and (f.path, f.field) not in broken and (only is None or f.path in only)]
+    # a field LC001 cannot read is mended by hand first, as check asks no back-reference of it (SS002)
+    return [f for f in fixes if f.ref is not None and (f.path, f.field) not in broken and (only is None or f.path in only)
+            and not (f.field != "status" and unreadable_field(vault.notes[f.path], f.field))]
 
 
 def apply_fix(root: Path, vault: Vault, fix: Fix) -> bool:

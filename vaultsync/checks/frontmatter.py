@@ -56,11 +56,14 @@ def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic
         except (FileNotFoundError, ValueError):
             theirs = None
         moved = theirs is not None and len(theirs) < len(found)
-        ways = [f"move it to {other.folder}/", f"set type: {spec.name}"]
+        # the way that fits the note as it is comes first; the other asks for that type's fields too
+        move, retype = f"move it to {other.folder}/", f"set type: {spec.name}"
+        ways = (f"{move}, or {retype} and give it the {spec.name} schema's fields" if moved
+                else f"{retype}, or {move} and give it the {other.name} schema's fields")
         line, col = note.position(("type",))
         found = [*(theirs if moved else found), Diagnostic(
             note.path, line, col, "SC004", f"type: '{other.name}' notes live in {other.folder}/, this one is in "
-                                           f"{spec.folder}/ (type '{spec.name}'): {', or '.join(ways if moved else ways[::-1])}")]
+                                           f"{spec.folder}/ (type '{spec.name}'): {ways}")]
     elif isinstance(declared, str) and declared != spec.name and not any(d.message.startswith("type:") for d in found):
         line, col = note.position(("type",))
         found.append(Diagnostic(note.path, line, col, "SC004",

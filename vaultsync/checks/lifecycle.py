@@ -122,7 +122,7 @@ def _refs(value: Any) -> list[str]:
     return [v for v in items if isinstance(v, str) and v.strip()]
 
 
-def _unreadable(note: Note, field_name: str) -> bool:
+def unreadable_field(note: Note, field_name: str) -> bool:
     """Whether ``field_name`` is written but cannot be read (``superseded_by: [[X]]`` unquoted is a
     list in a list): LC001 says so, and no back-reference is "missing"."""
     return any(bad.field == field_name for bad in read_lifecycle(note.frontmatter).unreadable)
@@ -267,7 +267,7 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
         if edge.older in extra:
             continue
         # a field holding a reference that resolves nowhere (SS001: often a rename) is fixed by hand first
-        if edge.declared_by_newer and not edge.declared_by_older and not _unreadable(older, "superseded_by") \
+        if edge.declared_by_newer and not edge.declared_by_older and not unreadable_field(older, "superseded_by") \
                 and (edge.older, "superseded_by") not in broken:
             line, col = older.position(("superseded_by",), key=True)
             out.append(Diagnostic(
@@ -276,7 +276,7 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
                 f"({edge.newer} supersedes this note) — "
                 f"{_fix_hint(vault, edge.newer, edge.older, 'superseded_by', edge in in_cycle)}",
             ))
-        if edge.declared_by_older and not edge.declared_by_newer and not _unreadable(newer, "supersedes") \
+        if edge.declared_by_older and not edge.declared_by_newer and not unreadable_field(newer, "supersedes") \
                 and (edge.newer, "supersedes") not in broken:
             line, col = newer.position(("supersedes",), key=True)
             out.append(Diagnostic(
