@@ -91,7 +91,7 @@ CREATE INDEX IF NOT EXISTS refs_source ON refs(source);
 
 # sha256(SCHEMA_VERSION + DDL)[:16], written out so that the hook path need not import hashlib;
 # tests/test_fastpath.py fails when the DDL changes and this does not
-SCHEMA_FINGERPRINT = "66214dbc810ae6cd"
+SCHEMA_FINGERPRINT = "cf37a3c7d0741c80"
 
 
 def fold(text: str) -> str:
