@@ -295,6 +295,10 @@ def test_show_finds_a_memory_id_in_any_case_and_suggests_close_ones(vault: Vault
     ('expires: "someday"\n', "", [("unreadable expires", "--include-expired")]),
     ("confidence: high\n", "", [("unreadable confidence", "--min-confidence 0")]),
     ('expires: "2999-01-01"\nconfidence: 0.5\n', "", []),
+    ('expires: "2020-01-01"\n', "search: {include_expired: true}\n", []),  # the config shows expired notes
+    ('superseded_by: "[[ADR-0002]]"\n', "search: {include_superseded: true}\n", []),
+    ("confidence: 0.3\n", "search: {min_confidence: high}\n", [("confidence 0.3 < 0.5", "--min-confidence 0.3")]),
+    ("confidence: 0.3\n", "search: {min_confidence: [1]}\n", [("confidence 0.3 < 0.5", "--min-confidence 0.3")]),
 ])
 def test_show_says_why_search_hides_the_note(vault: Vault, extra: str, config: str,
                                              reasons: list[tuple[str, str]]) -> None:
@@ -312,8 +316,9 @@ def test_show_says_why_search_hides_the_note(vault: Vault, extra: str, config: s
     said = [ln for ln in text.splitlines() if ln.startswith("search hides it: ")]
     assert said == ([f"search hides it: {'; '.join(r for r, _ in reasons)} (shown with "
                      f"{' '.join(dict.fromkeys(f for _, f in reasons))})"] if reasons else [])
-    if not reasons or any(r.startswith("unreadable") for r, _ in reasons):
-        return
+    invalid = config.startswith(("search: {min_confidence: high", "search: {min_confidence: ["))
+    if not reasons or any(r.startswith("unreadable") for r, _ in reasons) or invalid:
+        return  # an invalid committed value (CF002) stops search; show judges by the default
     assert run_cli(["sync"], vault.root).code == 0
     found = json.loads(run_cli(["search", "ledger SQLite", "--format", "json", "--min-relevance", "0"], vault.root).out)
     assert "ADR-0001" not in {h["memory_id"] for h in found["hits"]}  # search agrees: hidden, with the same reasons

@@ -9,6 +9,7 @@ from vaultsync.checks.lifecycle import supersession_edges
 from vaultsync.checks.links import resolve_links
 from vaultsync.diagnostics import terminal_safe, visible
 from vaultsync.memory.lookup import find_note
+from vaultsync.search.lifecycle import LifecyclePolicy, hiding_reasons
 from vaultsync.search.options import SearchOptions
 from vaultsync.vault.clock import today_in, zone_or_local
 from vaultsync.vault.lifecycle_fields import read_lifecycle
@@ -56,28 +57,33 @@ def chain(vault: Vault, path: str) -> tuple[list[str], list[str]]:
 
 
 def search_hides(vault: Vault, path: str, superseded: bool) -> list[dict[str, str]]:
-    """Why search hides the note by default: ``[{reason, show_with}]``, in the search's words and order
-    (superseded, expired, confidence; :func:`vaultsync.search.lifecycle.exclusions`), each with the flag
-    that shows it. Judged as search judges it: today in the checks' time zone, the config's
-    ``search.min_confidence``; an unreadable field hides the note (ADR-0040)."""
+    """Why search hides the note by default: ``[{reason, show_with}]``, the search's own reasons
+    (:func:`vaultsync.search.lifecycle.hiding_reasons`), each with the flag that shows it. Judged as
+    search judges it: today in the checks' time zone, the config's ``search:`` lifecycle options (the
+    defaults where a committed value is invalid: ``check`` reports it, CF002)."""
     tz = zone_or_local(vault.config)
+    try:
+        opts = SearchOptions.from_config({k: v for k, v in vault.config.search.items() if k in _LIFECYCLE_OPTIONS})
+    except (ValueError, TypeError):
+        opts = SearchOptions()
+    policy = LifecyclePolicy(opts.include_expired, opts.include_superseded, opts.min_confidence, today_in(tz), tz)
     life = read_lifecycle(vault.notes[path].frontmatter or {}, tz)
-    unreadable = {u.field for u in life.unreadable}
-    floor = vault.config.search.get("min_confidence", SearchOptions.min_confidence)
-    out = []
-    if superseded or life.superseded_by or life.status == "superseded":
-        out.append({"reason": "superseded", "show_with": "--include-superseded"})
-    elif unreadable & {"status", "supersedes", "superseded_by"}:
-        out.append({"reason": "unreadable supersession field", "show_with": "--include-superseded"})
-    if "expires" in unreadable or (life.expires is not None and life.expires < today_in(tz)):
-        out.append({"reason": f"expired {life.expires}" if life.expires else "unreadable expires",
-                    "show_with": "--include-expired"})
-    if "confidence" in unreadable and floor > 0:
-        out.append({"reason": "unreadable confidence", "show_with": "--min-confidence 0"})
-    elif life.confidence is not None and life.confidence < floor:
-        out.append({"reason": f"confidence {life.confidence:g} < {floor:g}",
-                    "show_with": f"--min-confidence {life.confidence:g}"})
-    return out
+    superseded = superseded or bool(life.superseded_by) or life.status == "superseded"
+    reasons = hiding_reasons(policy, today_in(tz).isoformat(), superseded, {u.field for u in life.unreadable},
+                             life.expires.isoformat() if life.expires else None, life.confidence)
+    return [{"reason": r, "show_with": _show_with(r)} for r in reasons]
+
+
+_LIFECYCLE_OPTIONS = ("include_expired", "include_superseded", "min_confidence")
+
+
+def _show_with(reason: str) -> str:
+    """The search flag that shows a note hidden for ``reason`` (one of :func:`hiding_reasons`)."""
+    if reason.startswith(("expired", "unreadable expires")):
+        return "--include-expired"
+    if reason.startswith("confidence"):
+        return f"--min-confidence {reason.split()[1]}"
+    return "--min-confidence 0" if reason == "unreadable confidence" else "--include-superseded"
 
 
 def note_view(vault: Vault, ref: str) -> dict[str, Any]:

@@ -73,23 +73,9 @@ def exclusions(db: sqlite3.Connection, policy: LifecyclePolicy) -> Exclusions:
     reasons: dict[str, str] = {}
     also: dict[str, list[str]] = {}
     for path, _, expires, status, confidence, unreadable in rows:
-        bad = json.loads(unreadable) if unreadable else {}
-        bad.pop("frontmatter", None)
-        hidden_by = {FILTER_OF.get(f): f for f in bad}
-        found: list[str] = []
-        if not policy.include_superseded and ((status or "").casefold() == "superseded" or path in superseded):
-            found.append("superseded")
-        elif not policy.include_superseded and "superseded" in hidden_by:
-            found.append(f"unreadable {hidden_by['superseded']}")
-        day = local_day(expires, policy.zone) if expires else None  # a moment is stored as written
-        if not policy.include_expired and day and day.isoformat() < today:
-            found.append(f"expired {day}")
-        elif not policy.include_expired and "expired" in hidden_by:
-            found.append("unreadable expires")
-        if confidence is not None and confidence < policy.min_confidence:
-            found.append(f"confidence {confidence:g} < {policy.min_confidence:g}")
-        elif "confidence" in hidden_by and policy.min_confidence > 0:
-            found.append("unreadable confidence")
+        bad = set(json.loads(unreadable)) - {"frontmatter"} if unreadable else set()
+        found = hiding_reasons(policy, today, (status or "").casefold() == "superseded" or path in superseded,
+                               bad, expires, confidence)
         if found:
             reasons[path] = found[0]
             if len(found) > 1:
@@ -108,6 +94,41 @@ def exclusions(db: sqlite3.Connection, policy: LifecyclePolicy) -> Exclusions:
         if by and by not in reasons and by not in seen:
             replacement[path] = by
     return Exclusions(reasons, replacement, latest, also)
+
+
+def hiding_reasons(policy: LifecyclePolicy, today: str, superseded: bool, unreadable: set[str],
+                   expires: str | None, confidence: float | None) -> list[str]:
+    """Every reason ``policy`` hides a note, in order: superseded, expired, confidence (each filter once).
+
+    Args:
+        today: ``YYYY-MM-DD``, the day expiry is judged against.
+        superseded: the note is superseded (from either side, or by its status).
+        unreadable: the lifecycle fields written but unreadable (ADR-0040: each hides the note under
+            its filter).
+        expires: ``YYYY-MM-DD``, or a moment as written (dated in ``policy.zone``, ADR-0111).
+    Returns:
+        ``superseded`` / ``unreadable <field>``, ``expired <day>`` / ``unreadable expires``,
+        ``confidence <c> < <min>`` / ``unreadable confidence``.
+    """
+    hidden_by = {FILTER_OF.get(f): f for f in unreadable}
+    found: list[str] = []
+    if not policy.include_superseded and superseded:
+        found.append("superseded")
+    elif not policy.include_superseded and "superseded" in hidden_by:
+        found.append(f"unreadable {hidden_by['superseded']}")
+    day = expires
+    if expires and len(expires) > 10:  # a moment, stored as written: the day it falls on in policy.zone
+        moment_day = local_day(expires, policy.zone)
+        day = moment_day.isoformat() if moment_day else expires[:10]
+    if not policy.include_expired and day and day < today:
+        found.append(f"expired {day}")
+    elif not policy.include_expired and "expired" in hidden_by:
+        found.append("unreadable expires")
+    if confidence is not None and confidence < policy.min_confidence:
+        found.append(f"confidence {confidence:g} < {policy.min_confidence:g}")
+    elif "confidence" in hidden_by and policy.min_confidence > 0:
+        found.append("unreadable confidence")
+    return found
 
 
 def _supersession(db: sqlite3.Connection, notes: list[tuple]) -> tuple[set[str], dict[str, str]]:
