@@ -400,6 +400,18 @@ def test_check_reads_status_case_insensitively_for_supersession(vault):
     assert any("LC002" in line for line in lines)
 
 
+@pytest.mark.parametrize("key", ["Status", "STATUS", "status", "sTaTuS"])
+def test_ss004_names_the_key_it_wants_replaced(make_vault, key):
+    """SS004's "set status: superseded" says which key to replace when the note wrote it in another case
+    (a second `status:` under the miscased one would be a duplicate key for readers that fold case)."""
+    old = plain("old", f'{key}: accepted\nsuperseded_by: "[[new]]"\n')
+    vault = make_vault({f"{UNTYPED}/old.md": old, f"{UNTYPED}/new.md": plain("new", 'supersedes: ["[[old]]"]\n')})
+    ss004 = [line for line in vault.check().lines if "SS004" in line]
+    assert len(ss004) == 1, ss004
+    assert ss004[0].endswith("set status: superseded" + ("" if key == "status" else
+                                                          f" (in place of {key}:, a key in another case)"))
+
+
 def test_notes_are_never_rewritten(vault):
     files = {f"{UNTYPED}/a.md": plain("x", 'expires: "2020-1-1"\n'), f"{UNTYPED}/b.md": "---\ntitle: \x07\n---\n"}
     for path, text in files.items():

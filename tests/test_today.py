@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO_ROOT, adr
+from conftest import REPO_ROOT, adr, run_cli
 
 from vaultsync.vault.clock import local_today
 from vaultsync.vault.config import Config
@@ -32,6 +32,20 @@ def test_an_unknown_zone_is_a_config_error(vault):
     assert res.code == 1
     assert res.err.strip() == (".vaultsync.yaml:3:13: CF002 checks.timezone: unknown time zone 'Mars/Olympus' "
                                "(use an IANA name such as Europe/Berlin)")
+
+
+@pytest.mark.parametrize("command", [["show", "ADR-0001"], ["review"], ["review", "--format", "json"]])
+@pytest.mark.parametrize("name", ["Mars/Olympus", "Europe/Berln", "../../etc/passwd"])
+def test_readers_say_they_date_in_the_local_zone_when_the_zone_is_unknown(vault, command, name):
+    """``show`` and ``review`` carry on with an unknown ``checks.timezone`` (``check`` refuses it), and say so."""
+    vault.write(".vaultsync.yaml", f"vault: docs\ntypes:\n  adr: {{folder: docs/adrs}}\nchecks:\n  timezone: '{name}'\n")
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    res = run_cli(command, vault.root)
+    assert res.code == 0 and "Traceback" not in res.err, res.err
+    assert f"warning: checks.timezone: unknown time zone '{name}'" in res.err
+    assert "dates are judged in this machine's zone" in res.err
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  adr: {folder: docs/adrs}\nchecks:\n  timezone: Asia/Tokyo\n")
+    assert "warning" not in run_cli(command, vault.root).err
 
 
 def _check_in(root, tz: str, *args: str) -> subprocess.CompletedProcess[str]:

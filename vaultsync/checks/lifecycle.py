@@ -15,6 +15,7 @@ from typing import Any
 
 from vaultsync.diagnostics import ERROR, WARNING, Diagnostic
 from vaultsync.vault.fields import (
+    key_variants,
     local_day,
     normalised_frontmatter,
     parse_vault_date,
@@ -292,8 +293,10 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
         if note.fm_state == "mapping" and not status_superseded(note.frontmatter):
             line, col = note.position(("status",))
             said = "missing" if status is None else f"'{status}'" if isinstance(status, str) else f"{status!r}"
+            written = next((k for k, name in key_variants(note.frontmatter) if name == "status"), None)
+            instead = f" (in place of {written}:, a key in another case)" if written else ""
             out.append(Diagnostic(path, line, col, "SS004",
-                                  f"status: is {said} but the note is superseded — set status: superseded"))
+                                  f"status: is {said} but the note is superseded — set status: superseded{instead}"))
     for path, note in vault.notes.items():
         if note.fm_state == "mapping" and path not in superseded:
             status = normalised_frontmatter(note.frontmatter).get("status")

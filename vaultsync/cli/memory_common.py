@@ -16,7 +16,9 @@ def run_memory(command: str, action: Callable[[Workspace], int], commit: bool = 
     ``path:line:col: CODE message`` lines on stderr and exit status 1, bad requests exit 2.
     ``commit``: the write will be committed on its own (:attr:`Workspace.committing`)."""
     try:
-        return action(Workspace.open(Path.cwd(), committing=commit))
+        ws = Workspace.open(Path.cwd(), committing=commit)
+        _warn_unknown_zone(command, ws)
+        return action(ws)
     except WriteRefused as exc:
         for d in exc.diagnostics:
             print(d.render(), file=sys.stderr)
@@ -27,6 +29,19 @@ def run_memory(command: str, action: Callable[[Workspace], int], commit: bool = 
     except (MemoryWriteError, OSError) as exc:
         print(f"vaultsync {command}: {exc}", file=sys.stderr)
         return 2
+
+
+def _warn_unknown_zone(command: str, ws: Workspace) -> None:
+    """Say on stderr that dates are judged in this machine's zone where ``checks.timezone`` names no known
+    zone (``check`` refuses it, CF002; ``search`` stops on it)."""
+    from vaultsync.diagnostics import visible
+    from vaultsync.vault.clock import zone
+
+    try:
+        zone(ws.config)
+    except ValueError as exc:
+        print(f"vaultsync {command}: warning: {visible(str(exc))}; dates are judged in this machine's zone",
+              file=sys.stderr)
 
 
 def parse_sets(values: list[str] | None) -> dict[str, Any]:
