@@ -140,6 +140,31 @@ def test_forms_yaml_readers_disagree_on_are_errors_in_any_field(vault, text, whe
     assert code == 1 and lines == [f"{FREE}:{where}: FM017 {message}"]
 
 
+@pytest.mark.parametrize("field", ["importance", "confidence"])  # integer and number in the core schema
+@pytest.mark.parametrize("written", ["1e1", "010", "0o7", "5e-1", "1e0", "+1", "0.5 #x", "7 #note", "1_0", "0:10",
+                                     "0b1", ".5e0", "1 #重要"])
+def test_advice_in_a_numeric_field_clears_the_error_when_followed(vault, field, written):
+    """"Quote it" turned a number into text that a numeric field refuses: in a field the schema declares
+    numeric the advice is only the number to write (or how to keep a comment), and following it passes."""
+    vault.write(P, adr("ADR-0001", extra=f"{field}: {written}\n"))
+    res = vault.check()
+    fm017 = [line for line in res.lines if "FM017" in line]
+    if not fm017:
+        return  # read as written: nothing to follow (the range check may still speak)
+    assert len(fm017) == 1 and "quote it" not in fm017[0], fm017
+    advice = fm017[0].rsplit(" — ", 1)[1]
+    if advice.startswith("write '# '"):
+        fixed = written.replace(" #", " # ", 1)
+    elif advice.startswith("write it as a plain number"):
+        fixed = {"1_0": "10", "0:10": "10", "0b1": "1"}[written]
+    else:
+        fixed = advice.removeprefix("write ")
+    vault.write(P, adr("ADR-0001", extra=f"{field}: {fixed}\n"))
+    after = [line for line in vault.check().lines if "FM017" in line or "SC001" in line or "LC001" in line]
+    in_range = float(fixed.split("#")[0]) <= 1 if field == "confidence" else float(fixed.split("#")[0]).is_integer()
+    assert after == [] or not in_range, after
+
+
 @pytest.mark.parametrize("text, reported", [
     ("id: !!int 010\n", True),       # YAML 1.1 readers still read 8
     ("id: !!str 010\n", False),      # a string in every YAML version

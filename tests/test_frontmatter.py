@@ -602,6 +602,31 @@ def test_schema_errors_suggest_the_fix(vault):
     ]
 
 
+@pytest.mark.parametrize("first, second, field", [
+    ("title: T", "Title: U", "title"), ("owner: a", "Owner: b", "owner"), ("Tags: [database]", "tags: [ops]", "tags"),
+    ("title: T", "titel: U", "title"), ("title: T", "TITLE: 題名", "title"), ("owner: a", "ownr: b", "owner"),
+])
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_an_extra_key_beside_the_field_it_spells_is_not_told_to_become_it(vault, first, second, field, eol):
+    """"did you mean 'title'?" beside a 'title' the note already sets: renaming, as told, made a duplicate key
+    (FM007). The message says the two are one field written twice, and keeping one of them passes."""
+    head = ["memory_id: ADR-0001", "type: adr", "status: accepted", 'created: "2024-03-01"'] + \
+        (["title: T0"] if field != "title" else [])
+
+    def note(keys: list[str]) -> str:
+        return eol.join(["---", *head, *keys, "---", "Body.", ""])
+
+    vault.write(P, note([first, second]))
+    fields = [key.split(":")[0] for key in (first, second)]
+    line_of = {k: len(head) + 2 + i for i, k in enumerate(fields)}
+    extra = next(k for k in fields if k != field)
+    assert [line for line in vault.check().lines if "SC003" in line] == [
+        f"{P}:{line_of[extra]}:1: SC003 {extra}: additional property not allowed — a second spelling of '{field}', "
+        f"which this note sets on line {line_of[field]}: keep one of the two"]
+    vault.write(P, note([first if fields[0] == field else second]))
+    assert vault.check().lines == []
+
+
 @pytest.mark.parametrize("value", ['"ADR-0001\\n"', "|\n  ADR-0001\n", '"ADR-0001\\n\\n"', "ADR-\u0661\u0662\u0663\u0664",
                                    "ADR-\uff11\uff12"])
 def test_schema_patterns_are_read_as_ecma_262(vault, value):

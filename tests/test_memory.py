@@ -156,6 +156,16 @@ def test_review_counts_from_created_when_never_validated(make_vault) -> None:  #
     assert queue(_ws(v).vault(), on=dt.date(2024, 3, 20)) == []
 
 
+@pytest.mark.parametrize("review", ["", "review:\n  max_age_days: {adr: 30}\n", "review: {}\n"])
+def test_review_says_when_no_note_is_queued_for_its_age(make_vault, review: str) -> None:  # type: ignore[no-untyped-def]
+    """"nothing to review" read as "every note is fresh" where age checks were simply not configured."""
+    v = make_vault({".vaultsync.yaml": CONFIG + review, "docs/adrs/A.md": adr("ADR-0001")})
+    res = run_cli(["review"], v.root)
+    assert res.code == 0 and "Traceback" not in res.err
+    assert ("set review.max_age_days in .vaultsync.yaml" in res.err) == ("max_age_days" not in review), res.err
+    assert "note:" not in run_cli(["review", "--format", "json"], v.root).err  # machine formats stay quiet
+
+
 def test_new_with_an_editor_reports_what_the_edit_broke(vault: Vault, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     vault.commit("config")
     editor = tmp_path / "editor.sh"
@@ -543,6 +553,28 @@ def test_new_supersedes_edit_commit_refuses_an_unchanged_successor(vault: Vault,
         assert ("not committed" in res.err and f"fill in {new}" in res.err) == commit, res.err
         status = vault.git("status", "--porcelain", "-uall").stdout.splitlines()
         assert " M docs/rules/RULE-0001.md" in status and f"?? {new}" in status, status
+
+
+@pytest.mark.parametrize("kind, title, extra", [
+    ("adr", "Use ILM for log indices", []), ("rule", "Rotate keys", []),
+    ("incident", "Disk full", ["--set", "severity=SEV2"]), ("adr", "ログの保存期間", []),
+])
+@pytest.mark.parametrize("body", [False, True])
+def test_new_edit_commit_never_commits_an_untouched_skeleton(vault: Vault, tmp_path: Path, monkeypatch, kind: str,
+                                                             title: str, extra: list[str], body: bool) -> None:
+    """``new --edit --commit`` committed the type's empty sections when the editor closed without a change;
+    with ``--body`` the text was already written, so an unchanged editor accepts it."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.commit("init")
+    monkeypatch.setenv("VISUAL", "true")
+    res = run_cli(["new", kind, "--title", title, *extra, *(["--body", "Why we chose it."] if body else []),
+                   "--edit", "--commit"], vault.root)
+    assert (res.code, len(vault.git("log", "--format=%h").stdout.split())) == ((0, 2) if body else (1, 1)), res.err
+    status = vault.git("-c", "core.quotepath=off", "status", "--porcelain", "-uall").stdout
+    written = [p for p in status.splitlines() if p.startswith("??")]
+    assert len(written) == (0 if body else 1)  # nothing lost: the skeleton stays to be filled in
+    if not body:
+        assert "not committed" in res.err and f"fill in {written[0][3:]}" in res.err, res.err
 
 
 def test_show_keeps_each_committed_field_on_its_line(vault: Vault) -> None:

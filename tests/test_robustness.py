@@ -267,6 +267,37 @@ def test_a_schema_that_is_a_symlink_is_never_followed(vault, tmp_path, where):
         assert "CF003 type 'adr': schema 's/s.json' is a symbolic link" in res.out, res.out
 
 
+@pytest.mark.parametrize("vault_folder, linked, target", [
+    ("notes", "notes", "outside"), ("notes", "notes", "absolute"), ("docs/notes", "docs", "outside"),
+    ("ノート", "ノート", "outside"), ("notes", "notes", "inside"),
+])
+def test_a_vault_folder_that_is_a_symlink_is_never_read(vault, tmp_path, vault_folder, linked, target):
+    """A committed ``vault:`` folder that is (or lies under) a symbolic link may lead anywhere on the machine:
+    ``check``, ``show``, the workspace of the MCP server and writes read nothing through it; ``check`` says why."""
+    from vaultsync.memory.workspace import Workspace
+
+    outside = tmp_path / "outside"
+    (outside / "notes").mkdir(parents=True)
+    for folder in (outside, outside / "notes"):
+        (folder / "secret.md").write_text("---\nmemory_id: SECRET-1\ntitle: SECRET_TITLE\n---\nSECRET_BODY [[x]]\n")
+    vault.write(".vaultsync.yaml", f"vault: {vault_folder}\n")
+    if target == "inside":
+        vault.write("real/secret.md", "---\nmemory_id: SECRET-1\ntitle: SECRET_TITLE\n---\nSECRET_BODY\n")
+    link = vault.root / linked
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to({"outside": os.path.relpath(outside, link.parent), "absolute": str(outside),
+                     "inside": "real"}[target])
+    vault.commit("linked vault")
+    for res in (vault.check(), vault.check("--staged"), vault.check("--rev", "HEAD")):
+        assert res.code == 1 and "SECRET" not in res.out + res.err, res.out + res.err
+        where = "is" if linked == vault_folder else f"lies under {linked}, which is"
+        assert f"CF004 vault: '{vault_folder}' {where} a symbolic link: vaultsync never reads through one" in res.out
+    for ref in ("SECRET-1", f"{vault_folder}/secret.md"):
+        res = run_cli(["show", ref], vault.root)
+        assert res.code == 2 and "SECRET_BODY" not in res.out, res.out
+    assert Workspace.open(vault.root).vault().files == []
+
+
 def test_a_config_that_is_a_symlink_is_never_followed(vault, tmp_path):
     outside = tmp_path / "cfg.yaml"
     outside.write_text("root:x:0:0:root:/root:/bin/bash\n")

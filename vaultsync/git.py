@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 from vaultsync.gitcmd import GIT_ENV_KEPT, no_git_env, run_git  # noqa: F401 - the git layer's API
 from vaultsync.gitopen import open_repo, unreadable_repository, why_not_opened  # noqa: F401 - the git layer's API
 from vaultsync.lfs import LFS_POINTER, lfs_content
+from vaultsync.symlinks import symlinked_part
 
 
 def _regular_modes() -> tuple[int, int]:
@@ -265,6 +266,9 @@ class WorktreeSnapshot:
         ignored = _IgnoredUntracked(repo)
         for folder in roots:
             base = root if folder == "." else root / folder
+            if folder != "." and (link := symlinked_part(root, folder)):  # never walked: it may lead anywhere
+                self._links += [link] if link not in self._links else []
+                continue
             for dirpath, dirnames, filenames in os.walk(base):
                 rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
                 rel_dir = "" if rel_dir == "." else rel_dir + "/"

@@ -42,10 +42,11 @@ def check_fidelity(note: Note, schema: dict[str, Any] | None) -> list[Diagnostic
 
 
 def _message(f: Finding, types: set[str] | None) -> str | None:
+    numeric = bool(types) and types <= _NUMERIC | {"null"}  # type: ignore[operator]  # quoting would fail the schema
     if f.kind == "comment":
         kept = "an empty value (null)" if f.stored is None else f"'{f.stored}'"
-        return (f"YAML reads ' #' as the start of a comment and stores {kept}, not '{f.written}' "
-                f"— quote it: {quote(f.written)}")
+        fix = "write '# ' with a space if it is a comment, or remove it" if numeric else f"quote it: {quote(f.written)}"
+        return f"YAML reads ' #' as the start of a comment and stores {kept}, not '{f.written}' — {fix}"
     if f.kind == "escape":  # the text as typed (`\\srv` is a share), but `\"` can only have meant a quote
         single = "'" + f.written[1:-1].replace('\\"', '"').replace("'", "''") + "'"
         found = odd_escape(f.written)
@@ -101,11 +102,14 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
     if f.kind == "portable":
         other = _yaml11_reading(f.written)
         ours = "the text" if isinstance(f.stored, str) else f"the number {canonical_number(f.stored)}"
-        plain = "" if isinstance(f.stored, str) or f.stored is None else f", or write {canonical_number(f.stored)}"
+        number = None if isinstance(f.stored, str) or f.stored is None else canonical_number(
+            int(f.stored) if types == {"integer"} and float(f.stored).is_integer() else f.stored)
+        fix = ("write it as a plain number (digits, one '.', a leading '-')" if number is None else f"write {number}") \
+            if numeric else f"quote it: {quote(f.written)}" + (f", or write {number}" if number is not None else "")
         return (f"YAML readers disagree on {f.written}: vaultsync (YAML 1.2) stores {ours}, YAML 1.1 readers "
-                f"{other} — quote it: {quote(f.written)}{plain}")
+                f"{other} — {fix}")
     if f.kind == "number":
-        if types is not None and types and types <= _NUMERIC | {"null"}:
+        if numeric:
             return None
         if types is not None and "string" in types and not types & _NUMERIC:
             return None  # the schema check says "expected string, got <text>"

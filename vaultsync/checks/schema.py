@@ -236,6 +236,18 @@ def _suggest(word: str, choices: list[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+def _extra_key(note: Note, path: tuple[Any, ...], key: str, known: list[str], mapping: dict[str, Any]) -> str:
+    """SC003 for ``key``: the known key it may misspell, or, when the note sets that key too, that the
+    two are one field written twice (renaming would make a duplicate key)."""
+    folded = {k.casefold(): k for k in reversed(known)}  # `TITLE` is as close to `title` as `Title` is
+    close = [folded[k] for k in difflib.get_close_matches(key.casefold(), list(folded), n=1, cutoff=0.6)]
+    if close and close[0] in mapping:
+        line, _ = note.position((*path, close[0]), key=True)
+        return (f"{key}: additional property not allowed — a second spelling of '{close[0]}', which this note "
+                f"sets on line {line}: keep one of the two")
+    return f"{key}: additional property not allowed" + (f" (did you mean '{close[0]}'?)" if close else "")
+
+
 def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ...], str, bool]:
     """(path, message, at_key) for one validation error."""
     path = tuple(err.absolute_path)
@@ -267,9 +279,7 @@ def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ..
     if kw in ("additionalProperties", "unevaluatedProperties"):
         known = list((err.schema.get("properties") or {}).keys()) + _ref_properties(err)
         extras = [k for k in value if k not in known] if isinstance(value, dict) else []
-        return path, "; ".join(
-            f"{key}: additional property not allowed{_suggest(key, known)}" for key in extras
-        ) or err.message, True
+        return path, "; ".join(_extra_key(note, path, key, known, value) for key in extras) or err.message, True
     if kw == "enum":
         options = [str(o) for o in err.validator_value]
         return path, f"{name}: {shown} is not one of: {', '.join(options)}{_suggest(str(value), options)}", False

@@ -59,6 +59,10 @@ def run(args: argparse.Namespace) -> int:
                 return 1
             print(f"warning: {empty}, and it now supersedes {args.supersedes}, which search hides behind it: "
                   "fill it in (--body, --edit) before it is committed", file=sys.stderr)
+        if args.commit and unchanged and not args.body:
+            print(f"vaultsync new: not committed: {written.memory_id} is the type's empty sections (the editor "
+                  f"closed without a change): fill in {written.path}, then commit it", file=sys.stderr)
+            return 1
         if args.commit:
             written.commit = commit_paths(ws, written.changed, f"{written.memory_id}: {args.title}")
             print(f"committed {written.commit[:10]}", file=sys.stderr)

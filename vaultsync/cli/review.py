@@ -45,6 +45,9 @@ def run(args: argparse.Namespace) -> int:
         text = review.render(items, args.format)
         if text:
             print(text)
+        if args.format == "text" and not review.max_ages(ws.config):
+            print("note: no note is queued for its age: set review.max_age_days in .vaultsync.yaml "
+                  "(e.g. {rule: 90, adr: 365})", file=sys.stderr)
         if args.format == "text" and items:
             print(f"{len(items)} item(s) to review", file=sys.stderr)
         return 1 if args.fail_on_items and items else 0

@@ -16,6 +16,7 @@ from filelock import FileLock, Timeout
 from vaultsync.checks.runner import load_checked_vault
 from vaultsync.git import Snapshot, TreeSnapshot, WorktreeSnapshot, head_tree, open_repo, unreadable_repository, workdir
 from vaultsync.memory.errors import MemoryWriteError
+from vaultsync.symlinks import symlinked_part
 from vaultsync.vault.config import Config, ConfigError, load_config
 from vaultsync.vault.vault import Vault
 
@@ -142,12 +143,9 @@ class Workspace:
             raise MemoryWriteError(f"{rel}: not a plain path inside the repository")
         if not self.config.in_vault(rel):
             raise MemoryWriteError(f"{rel}: outside the vault folder(s) {', '.join(self.config.vault)}")
-        here = self.root
-        for part in rel.split("/"):
-            here = here / part
-            if here.is_symlink():
-                raise MemoryWriteError(f"{rel}: {here.relative_to(self.root).as_posix()} is a symbolic link; "
-                                       "notes are never written or removed through one")
+        link = symlinked_part(self.root, rel)
+        if link is not None:
+            raise MemoryWriteError(f"{rel}: {link} is a symbolic link; notes are never written or removed through one")
 
     def check_target(self, rel: str) -> None:
         """Refuse a destination :meth:`check_inside` refuses, or one matching an ephemeral glob."""
