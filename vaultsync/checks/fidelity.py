@@ -42,7 +42,7 @@ def check_fidelity(note: Note, schema: dict[str, Any] | None) -> list[Diagnostic
 
 
 def _message(f: Finding, types: set[str] | None) -> str | None:
-    numeric = bool(types) and types <= _NUMERIC | {"null"}  # type: ignore[operator]  # quoting would fail the schema
+    numeric = bool(types is not None and types and types <= _NUMERIC | {"null"})  # quoting would fail the schema
     if f.kind == "comment":
         kept = "an empty value (null)" if f.stored is None else f"'{f.stored}'"
         fix = "write '# ' with a space if it is a comment, or remove it" if numeric else f"quote it: {quote(f.written)}"
