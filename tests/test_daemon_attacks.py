@@ -518,30 +518,42 @@ def test_a_stale_or_garbled_port_record_is_not_asked(served_repo, record) -> Non
     assert res.returncode == 0 and "ROUTE in-process" in res.stderr and "warning" not in res.stderr, res.stderr
 
 
-def test_a_daemon_that_could_not_listen_leaves_nothing_the_cli_would_ask(served_repo) -> None:  # type: ignore[no-untyped-def]
-    """``serve`` failing on the default port, held by another repository's daemon, left the repository's
-    secret behind, and every later search asked that daemon and warned that it was not this repository's.
-    With no port record, nothing is asked."""
-    from vaultsync.serve.client import DEFAULT_PORT
+class _OtherDaemon(BaseHTTPRequestHandler):
+    """Another program on a port: answers every GET with ``{}``."""
 
-    class OtherDaemon(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            return
+    def log_message(self, *args: object) -> None:
+        return
 
-        def do_GET(self) -> None:  # noqa: N802
-            self.send_response(200)
-            self.send_header("Content-Length", "2")
-            self.end_headers()
-            self.wfile.write(b"{}")
+    def do_GET(self) -> None:  # noqa: N802
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
 
-    root, env, cli = served_repo
+
+@contextlib.contextmanager
+def _held(port: int):  # type: ignore[no-untyped-def]
+    """``port`` held by another program for the block (skips the test where it is already taken)."""
     try:
-        other = HTTPServer(("127.0.0.1", DEFAULT_PORT), OtherDaemon)
+        other = HTTPServer(("127.0.0.1", port), _OtherDaemon)
     except OSError:
-        pytest.skip(f"port {DEFAULT_PORT} is in use here")
+        pytest.skip(f"port {port} is in use here")
     threading.Thread(target=other.serve_forever, daemon=True).start()
     try:
-        res = cli("serve")
+        yield
+    finally:
+        other.shutdown()
+        other.server_close()
+
+
+def test_a_daemon_that_could_not_listen_on_a_port_asked_for_leaves_nothing_the_cli_would_ask(served_repo) -> None:  # type: ignore[no-untyped-def]
+    """``serve --port N`` failing on a port another program holds left the repository's secret behind, and
+    every later search asked that program and warned that it was not this repository's daemon. With no
+    port record, nothing is asked."""
+    root, env, cli = served_repo
+    port = _free_port()
+    with _held(port):
+        res = cli("serve", "--port", str(port))
         assert res.returncode == 1 and "cannot listen" in res.stderr, res.stderr
         assert (root / ".git" / "vaultsync" / "daemon.token").exists()  # the secret stays; no record is written
         assert not (root / ".git" / "vaultsync" / "daemon.port").exists()
@@ -549,9 +561,33 @@ def test_a_daemon_that_could_not_listen_leaves_nothing_the_cli_would_ask(served_
             found = cli("search", "durable queue", env=run_env)
             assert found.returncode == 0 and "ROUTE in-process" in found.stderr, found.stderr
             assert "not this repository's daemon" not in found.stderr and "warning" not in found.stderr
-    finally:
-        other.shutdown()
-        other.server_close()
+
+
+def test_the_default_port_held_by_another_program_gives_the_daemon_a_free_port(served_repo) -> None:  # type: ignore[no-untyped-def]
+    """A second repository's daemon could never start on one machine: 30001 was the first one's. With no
+    port asked for, the daemon takes a free port, says which, and the CLI finds it through the record."""
+    import subprocess
+    import sys
+
+    from vaultsync.serve.client import DEFAULT_PORT
+
+    root, env, cli = served_repo
+    record = root / ".git" / "vaultsync" / "daemon.port"
+    with _held(DEFAULT_PORT):
+        daemon = subprocess.Popen([sys.executable, "-m", "vaultsync", "serve"], cwd=root, env=env,
+                                  stderr=subprocess.PIPE, text=True)
+        try:
+            _wait_for(record, True)
+            port = int(record.read_text().split()[0])
+            assert port != DEFAULT_PORT
+            res = cli("search", "durable queue", "--format", "json")
+            assert res.returncode == 0 and "ROUTE daemon" in res.stderr and "warning" not in res.stderr, res.stderr
+            assert json.loads(res.stdout)["hits"][0]["path"] == "docs/adrs/ADR-0001.md"
+        finally:
+            daemon.terminate()
+            said = daemon.communicate(timeout=30)[1]
+    assert f"port {DEFAULT_PORT} is taken by another program; this daemon takes port {port}" in said, said
+    _wait_for(record, False)
 
 
 def test_the_light_route_finds_the_git_dir_git_finds(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

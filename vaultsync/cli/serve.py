@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import ipaddress
+import os
 import sys
 from pathlib import Path
 
@@ -47,12 +49,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"vaultsync serve: this repository's daemon already listens on 127.0.0.1:{running}; one daemon "
               "serves a repository (stop it to start another)", file=sys.stderr)
         return 1
+    chosen = args.port or os.environ.get("VAULTSYNC_PORT") or config.search.get("port")
     try:
         server = serve(repo, args.host, port, allow_remote=not loopback)
     except OSError as exc:
-        print(f"vaultsync serve: cannot listen on {args.host}:{port}: {exc.strerror or exc} ({_holder(index_dir, port)})",
-              file=sys.stderr)
-        return 1
+        holder = _holder(index_dir, port)
+        if chosen or exc.errno != errno.EADDRINUSE or holder.startswith("this repository's"):
+            print(f"vaultsync serve: cannot listen on {args.host}:{port}: {exc.strerror or exc} ({holder})",
+                  file=sys.stderr)
+            return 1
+        server = serve(repo, args.host, 0, allow_remote=not loopback)  # the default port is another's: any free one
+        port = server.server_address[1]
+        print(f"vaultsync serve: port {DEFAULT_PORT} is taken by another program; this daemon takes port {port}, "
+              "recorded for `vaultsync search` and `git memsearch` in this repository", file=sys.stderr)
     print(f"vaultsync serve: listening on http://{args.host}:{port} (Ctrl-C to stop)", file=sys.stderr, flush=True)
     import signal
 
