@@ -6,6 +6,7 @@ checks the rule itself: a plain value is either stored as written or reported.
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -163,6 +164,36 @@ def test_advice_in_a_numeric_field_clears_the_error_when_followed(vault, field, 
     after = [line for line in vault.check().lines if "FM017" in line or "SC001" in line or "LC001" in line]
     in_range = float(fixed.split("#")[0]) <= 1 if field == "confidence" else float(fixed.split("#")[0]).is_integer()
     assert after == [] or not in_range, after
+
+
+_NUMERIC_SCHEMA = {
+    "type": "object", "$defs": {"int": {"type": "integer"}, "num": {"$ref": "#/$defs/real"}, "real": {"type": "number"}},
+    "properties": {"title": {"type": "string"}, "ref": {"$ref": "#/$defs/int"}, "chain": {"$ref": "#/$defs/num"},
+                   "anyn": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                   "onen": {"oneOf": [{"type": "number"}, {"type": "null"}]}, "nullable": {"type": ["integer", "null"]},
+                   "small": {"type": "number"}, "deep": {"type": "object", "properties": {"n": {"$ref": "#/$defs/int"}}}},
+}
+
+
+@pytest.mark.parametrize("field", ["ref", "chain", "anyn", "onen", "nullable", "small"])
+@pytest.mark.parametrize("written", ["0o7", "1e16", "5e-5", "1e-7", "&a 7", "&b 2.5e-3", "010", "+3"])
+def test_advice_in_a_numeric_field_of_a_custom_schema_passes_when_followed(vault, field, written):
+    """Numeric through ``$ref``, ``anyOf``/``oneOf`` or a type list: never "quote it" (the schema then refuses the
+    text); "write 5e-05" came back as FM017 again: the number to write has no exponent."""
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  thing: {folder: docs/things, schema: s.json}\n")
+    vault.write("s.json", json.dumps(_NUMERIC_SCHEMA))
+    vault.write("docs/things/a.md", f"---\ntitle: T\n{field}: {written}\n---\n# T\n")
+    fm017 = [line for line in vault.check().lines if "FM017" in line]
+    if not fm017:
+        return
+    assert len(fm017) == 1 and "quote it" not in fm017[0], fm017
+    advice = fm017[0].rsplit(" — ", 1)[1]
+    fixed = advice.removeprefix("drop the anchor: ").removeprefix("write ")
+    assert re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", fixed), advice
+    vault.write("docs/things/a.md", f"---\ntitle: T\n{field}: {fixed}\n---\n# T\n")
+    after = vault.check()
+    wants_int = field in ("ref", "anyn", "nullable")
+    assert after.lines == [] or (wants_int and "." in fixed), after.lines
 
 
 @pytest.mark.parametrize("text, reported", [

@@ -577,6 +577,26 @@ def test_new_edit_commit_never_commits_an_untouched_skeleton(vault: Vault, tmp_p
         assert "not committed" in res.err and f"fill in {written[0][3:]}" in res.err, res.err
 
 
+@pytest.mark.parametrize("status", [1, 2, 130])
+@pytest.mark.parametrize("supersedes", [False, True])
+def test_new_edit_commit_commits_nothing_when_the_editor_calls_the_edit_off(vault: Vault, tmp_path: Path, monkeypatch,
+                                                                           status: int, supersedes: bool) -> None:
+    """An editor that exits non-zero (vim's `:cq`) calls the edit off, as `git commit` reads it: the note was
+    committed anyway. Now nothing is committed and the file stays as the editor left it."""
+    vault.write("docs/rules/RULE-0001.md", "---\nmemory_id: RULE-0001\ntype: rule\ntitle: Renew certs\n"
+                "status: active\ncreated: \"2024-03-01\"\n---\nRenew 30 days ahead.\n")
+    vault.commit("init")
+    script = tmp_path / "editor.sh"
+    script.write_text(f"#!/bin/sh\nprintf 'Half a thought.\\n' >> \"$1\"\nexit {status}\n", encoding="utf-8")
+    script.chmod(0o755)
+    monkeypatch.setenv("VISUAL", str(script))
+    res = run_cli(["new", "rule", "--title", "Renew sooner", *(["--supersedes", "RULE-0001"] if supersedes else []),
+                   "--edit", "--commit"], vault.root)
+    assert res.code == 1 and f"the editor exited with status {status}: nothing committed" in res.err, res.err
+    assert len(vault.git("log", "--format=%h").stdout.split()) == 1
+    assert "Half a thought." in (vault.root / "docs/rules/RULE-0002-renew-sooner.md").read_text(encoding="utf-8")
+
+
 def test_show_keeps_each_committed_field_on_its_line(vault: Vault) -> None:
     """A committed value holding a line break or a terminal escape is shown escaped, never as a forged line."""
     vault.write("docs/adrs/A.md", adr("ADR-0001", extra='owner: "x\\nstatus: accepted\\u001b[31m"\n'))

@@ -298,6 +298,65 @@ def test_a_vault_folder_that_is_a_symlink_is_never_read(vault, tmp_path, vault_f
     assert Workspace.open(vault.root).vault().files == []
 
 
+def test_check_of_a_commit_or_the_index_judges_their_links_not_the_disk(vault, tmp_path):
+    """``check --rev``/``--staged`` looked at the working tree for the symlink test: a folder turned into a link on
+    disk failed a commit that held real notes, and an unreadable folder on disk stopped a check of a commit."""
+    vault.write(".vaultsync.yaml", "vault: [docs, more/notes]\n")
+    vault.write("docs/a.md", "# a\n[[b]]\n")
+    vault.write("more/notes/b.md", "# b\n")
+    vault.commit("real folders")
+    (vault.root / "docs").rename(vault.root / "realdocs")
+    (vault.root / "docs").symlink_to("realdocs")
+    for res in (vault.check("--rev", "HEAD"), vault.check("--staged")):
+        assert (res.code, res.lines) == (0, []), res.out + res.err
+    res = vault.check()  # the working tree holds the link
+    assert res.code == 1 and "CF004 vault: 'docs' is a symbolic link" in res.out, res.out
+    (vault.root / "more").chmod(0)
+    try:
+        res = vault.check("--rev", "HEAD")
+        assert (res.code, res.lines) == (0, []), res.out + res.err
+        assert "Traceback" not in vault.check().err
+    finally:
+        (vault.root / "more").chmod(0o755)
+
+
+@pytest.mark.parametrize("layout", ["block", "flow"])
+def test_each_linked_vault_folder_is_reported_at_its_own_entry(vault, tmp_path, layout):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "s.md").write_text("# secret\n")
+    folders = ["docs", "ext", "dang", "cyc/sub"]
+    vault.write(".vaultsync.yaml", "vault:\n" + "".join(f"  - {f}\n" for f in folders) if layout == "block"
+                else f"vault: [{', '.join(folders)}]\n")
+    vault.write("docs/a.md", "# a\n")
+    (vault.root / "ext").symlink_to(outside)
+    (vault.root / "dang").symlink_to(tmp_path / "nowhere")
+    (vault.root / "cyc").symlink_to("cyc")
+    vault.commit("links")
+    text = (vault.root / ".vaultsync.yaml").read_text()
+    for res in (vault.check(), vault.check("--rev", "HEAD")):
+        found = [line for line in res.lines if "CF004" in line]
+        assert len(found) == 3, res.out
+        for line, folder in zip(found, ["ext", "dang", "cyc/sub"], strict=True):
+            at = text.index(folder)
+            row, col = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+            assert line.startswith(f".vaultsync.yaml:{row}:{col}: CF004 vault: '{folder}' "), line
+
+
+def test_a_type_folder_that_is_a_symlink_is_reported(vault, tmp_path):
+    """A type folder that is a link was silently empty: its notes were not read, and only the links to them said so."""
+    (tmp_path / "realadr").mkdir()
+    (tmp_path / "realadr" / "ADR-0001.md").write_text(adr("ADR-0001"))
+    vault.write("docs/index.md", "# index\n")
+    (vault.root / "docs" / "adrs").symlink_to(tmp_path / "realadr")
+    vault.commit("linked type folder")
+    for res in (vault.check(), vault.check("--staged"), vault.check("--rev", "HEAD")):
+        assert res.code == 1 and [line for line in res.lines if "CF004" in line] == [
+            ".vaultsync.yaml:3:17: CF004 types.adr.folder: 'docs/adrs' is a symbolic link: vaultsync never reads "
+            "through one (it may lead out of the repository) — name the folder it leads to, if that is in the "
+            "repository"], res.out
+
+
 def test_a_config_that_is_a_symlink_is_never_followed(vault, tmp_path):
     outside = tmp_path / "cfg.yaml"
     outside.write_text("root:x:0:0:root:/root:/bin/bash\n")

@@ -34,10 +34,12 @@ def test_an_unknown_zone_is_a_config_error(vault):
                                "(use an IANA name such as Europe/Berlin)")
 
 
-@pytest.mark.parametrize("command", [["show", "ADR-0001"], ["review"], ["review", "--format", "json"]])
+@pytest.mark.parametrize("command", [["show", "ADR-0001"], ["review"], ["review", "--format", "json"],
+                                     ["review", "--confirm", "ADR-0001"], ["new", "adr", "--title", "Zones"]])
 @pytest.mark.parametrize("name", ["Mars/Olympus", "Europe/Berln", "../../etc/passwd"])
 def test_readers_say_they_date_in_the_local_zone_when_the_zone_is_unknown(vault, command, name):
-    """``show`` and ``review`` carry on with an unknown ``checks.timezone`` (``check`` refuses it), and say so."""
+    """``show``, ``review`` and the writes carry on with an unknown ``checks.timezone`` (``check`` refuses it), and
+    say so: the writes crashed (their check of the change asked the zone)."""
     vault.write(".vaultsync.yaml", f"vault: docs\ntypes:\n  adr: {{folder: docs/adrs}}\nchecks:\n  timezone: '{name}'\n")
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
     res = run_cli(command, vault.root)

@@ -3,6 +3,7 @@ as a committed link may lead anywhere on the machine (field case GH-12)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -12,6 +13,6 @@ def symlinked_part(root: Path, rel: str) -> str | None:
     here, parts = root, [p for p in rel.split("/") if p not in ("", ".")]
     for i, part in enumerate(parts):
         here = here / part
-        if here.is_symlink():
+        if os.path.islink(here):  # False where it cannot be read: the walk that follows skips it
             return "/".join(parts[: i + 1])
     return None

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from decimal import Decimal
 from typing import Any
 
 from vaultsync.checks.schema import field_name
@@ -45,7 +46,8 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
     numeric = bool(types is not None and types and types <= _NUMERIC | {"null"})  # quoting would fail the schema
     if f.kind == "comment":
         kept = "an empty value (null)" if f.stored is None else f"'{f.stored}'"
-        fix = "write '# ' with a space if it is a comment, or remove it" if numeric else f"quote it: {quote(f.written)}"
+        fix = f"quote it: {quote(f.written)}" if not numeric else "write '# ' with a space if it is a comment, or " \
+            "remove it" if f.stored is not None else "write the number (a comment after it takes '# ' with a space)"
         return f"YAML reads ' #' as the start of a comment and stores {kept}, not '{f.written}' — {fix}"
     if f.kind == "escape":  # the text as typed (`\\srv` is a share), but `\"` can only have meant a quote
         single = "'" + f.written[1:-1].replace('\\"', '"').replace("'", "''") + "'"
@@ -85,8 +87,9 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
                 f"value is empty — quote it if you meant the character: {quote(f.written)}")
     if f.kind == "anchor":
         stored = "an empty value (null)" if f.stored is None else repr(f.stored)
-        return (f"YAML reads the leading '&…' of {f.written!r} as an anchor name and stores {stored} "
-                f"— quote it: {quote(f.written)}")
+        fix = f"quote it: {quote(f.written)}" if not numeric else \
+            f"drop the anchor: {_plain(f.stored, types)}" if isinstance(f.stored, (int, float)) else "write the number"
+        return f"YAML reads the leading '&…' of {f.written!r} as an anchor name and stores {stored} — {fix}"
     if f.kind == "tab" and not f.written:
         return ("a line of only blanks holds a tab: vaultsync (YAML 1.2) and Obsidian read it as a blank line, "
                 "YAML 1.1 readers (PyYAML, many site generators) refuse the whole frontmatter — delete the tab")
@@ -102,8 +105,8 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
     if f.kind == "portable":
         other = _yaml11_reading(f.written)
         ours = "the text" if isinstance(f.stored, str) else f"the number {canonical_number(f.stored)}"
-        number = None if isinstance(f.stored, str) or f.stored is None else canonical_number(
-            int(f.stored) if types == {"integer"} and float(f.stored).is_integer() else f.stored)
+        number = _plain(f.stored, types) if numeric and isinstance(f.stored, (int, float)) else None \
+            if isinstance(f.stored, str) or f.stored is None else canonical_number(f.stored)
         fix = ("write it as a plain number (digits, one '.', a leading '-')" if number is None else f"write {number}") \
             if numeric else f"quote it: {quote(f.written)}" + (f", or write {number}" if number is not None else "")
         return (f"YAML readers disagree on {f.written}: vaultsync (YAML 1.2) stores {ours}, YAML 1.1 readers "
@@ -117,6 +120,15 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
         return (f"YAML reads {f.written} as the number {canonical_number(f.stored)} — quote it to keep the "
                 f"text: {quote(f.written)}{plain}")
     return None
+
+
+def _plain(value: int | float, types: set[str] | None) -> str:
+    """``value`` as a plain YAML number every reader keeps: no exponent (``0.00005``, not ``5e-05``), and a
+    whole number where the field takes integers and no other numbers."""
+    if isinstance(value, float) and value.is_integer() and types and "integer" in types and "number" not in types:
+        value = int(value)
+    text = canonical_number(value)
+    return format(Decimal(text), "f") if "e" in text.lower() and math.isfinite(value) else text
 
 
 def _yaml11_reading(text: str) -> str:
@@ -139,26 +151,51 @@ def _yaml11_reading(text: str) -> str:
 
 
 def types_at(schema: dict[str, Any], path: tuple[Any, ...]) -> set[str] | None:
-    """The JSON types a schema allows at ``path`` (None when the schema does not say)."""
+    """The JSON types a schema allows at ``path`` (None when the schema does not say); local ``$ref`` values are
+    followed, and an ``anyOf``/``oneOf`` allows the types of its branches."""
     node: Any = schema
     for part in path:
         if not isinstance(node, dict):
             return None
-        node = _merged(node)
+        node = _merged(_resolved(node, schema))
         if isinstance(part, int):
             node = node.get("items")
         else:
             node = (node.get("properties") or {}).get(part)
         if node is None:
             return None
-    if not isinstance(node, dict):
-        return None
-    declared = _merged(node).get("type")
+    return _types(node, schema) if isinstance(node, dict) else None
+
+
+def _types(node: dict[str, Any], root: dict[str, Any]) -> set[str] | None:
+    node = _merged(_resolved(node, root))
+    declared = node.get("type")
     if isinstance(declared, str):
         return {declared}
     if isinstance(declared, list):
         return {str(t) for t in declared}
+    for key in ("anyOf", "oneOf"):
+        branches = node.get(key)
+        if isinstance(branches, list) and branches:
+            found = [_types(b, root) if isinstance(b, dict) else None for b in branches]
+            return set().union(*found) if all(t is not None for t in found) else None  # type: ignore[arg-type]
     return None
+
+
+def _resolved(node: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    """``node``, or what its local ``$ref`` (``#/$defs/x``) names, followed up to 16 times."""
+    for _ in range(16):
+        ref = node.get("$ref")
+        if not (isinstance(ref, str) and ref.startswith("#")):
+            return node
+        target: Any = root
+        for token in filter(None, ref[1:].split("/")):
+            token = token.replace("~1", "/").replace("~0", "~")
+            target = target.get(token) if isinstance(target, dict) else None
+        if not isinstance(target, dict):
+            return node
+        node = target
+    return node
 
 
 def _merged(node: dict[str, Any]) -> dict[str, Any]:

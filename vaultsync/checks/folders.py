@@ -1,6 +1,6 @@
 """CF004: the folders named in ``.vaultsync.yaml`` against the notes the vault holds.
 
-A ``vault:`` folder that is (or lies under) a symbolic link is an error: nothing is read through one.
+A ``vault:`` or type folder that is (or lies under) a symbolic link is an error: nothing is read through one.
 A ``vault:`` folder with no files, a type folder outside the vault, and a type folder that holds
 no note while a folder of a close spelling does (``docs/adr`` for ``docs/adrs``): in each case
 no note is ever checked against that type's schema, and nothing else would say so. The close
@@ -14,10 +14,8 @@ from __future__ import annotations
 import difflib
 import posixpath
 from collections.abc import Iterable
-from pathlib import Path
 
 from vaultsync.diagnostics import ERROR, WARNING, Diagnostic
-from vaultsync.symlinks import symlinked_part
 from vaultsync.vault.vault import Vault
 
 
@@ -30,14 +28,18 @@ def check_folders(vault: Vault) -> list[Diagnostic]:
         line, col = config.positions.get(key, (-1, -1))
         out.append(Diagnostic(".vaultsync.yaml", line + 1, col + 1, "CF004", message, severity=severity))
 
-    linked = {f: link for f in config.vault if f != "."
-              and (link := (f if f in vault.symlinks else None) or symlinked_part(Path(vault.root), f))}
-    for folder, link in linked.items():
-        where = "is" if link == folder else f"lies under {link}, which is"
-        warn(("vault",), f"vault: '{folder}' {where} a symbolic link: vaultsync never reads through one (it may "
-                         "lead out of the repository) — name the folder it leads to, if that is in the repository",
-             ERROR)
-    if not vault.files and config.vault != ["."] and not linked:
+    listed = isinstance(config.raw.get("vault"), list)
+    for i, folder in enumerate(config.vault):
+        if (link := vault.linked_folders.get(folder)) is not None:
+            warn(("vault", i) if listed else ("vault",), f"vault: '{folder}' {_is_link(folder, link)}", ERROR)
+    linked_roots = [f for f in config.vault if f in vault.linked_folders]  # said once, at the vault folder
+    for spec in config.types:
+        link = vault.linked_folders.get(spec.folder)
+        if link is not None and config.in_vault(spec.folder + "/x") \
+                and not any(spec.folder == f or spec.folder.startswith(f + "/") for f in linked_roots):
+            warn(("types", spec.name, "folder"), f"types.{spec.name}.folder: '{spec.folder}' "
+                                                 f"{_is_link(spec.folder, link)}", ERROR)
+    if not vault.files and config.vault != ["."] and not vault.linked_folders:
         warn(("vault",), f"vault folder(s) {', '.join(config.vault)} hold no files — check `vault:`")
     folders = _note_folders(vault.notes)
     typed = {spec.folder for spec in config.types}
@@ -53,6 +55,12 @@ def check_folders(vault: Vault) -> list[Diagnostic]:
                 warn(key, f"types.{spec.name}.folder: '{spec.folder}' holds no note, but '{meant}' does "
                           f"(did you mean '{meant}'?): no note is checked as {spec.name}", ERROR)
     return out
+
+
+def _is_link(folder: str, link: str) -> str:
+    where = "is" if link == folder else f"lies under {link}, which is"
+    return (f"{where} a symbolic link: vaultsync never reads through one (it may lead out of the repository) — "
+            "name the folder it leads to, if that is in the repository")
 
 
 def _misspelt(folder: str, folders: set[str]) -> str | None:

@@ -24,7 +24,7 @@ from vaultsync.checks.links import check_links
 from vaultsync.checks.paths import check_paths
 from vaultsync.diagnostics import WARNING, Diagnostic
 from vaultsync.git import Snapshot
-from vaultsync.vault.clock import local_today, zone
+from vaultsync.vault.clock import today_in, zone_or_local
 from vaultsync.vault.config import Config
 from vaultsync.vault.note import Note
 from vaultsync.vault.resolve import LinkIndex
@@ -65,14 +65,14 @@ def run_checks(vault: Vault, previous: LinkIndex | None = None, today: dt.date |
             checks run here).
         previous: link resolution over the vault at HEAD, to explain links broken by this commit.
         today: the date expiry is judged against (default: today in the checks' time zone,
-            :func:`vaultsync.vault.clock.local_today`).
+            :func:`vaultsync.vault.clock.zone_or_local`).
         renamed: ``{path at HEAD: new path}`` of notes renamed by this commit.
     Returns:
         Diagnostics sorted by path, line, column, code.
     """
-    today = today or local_today(vault.config)
     config = vault.config
-    tz = zone(config)
+    tz = zone_or_local(config)  # an unknown zone is CF002 in `check`; the write path carries on (and warns)
+    today = today or today_in(tz)
     out: list[Diagnostic] = list(check_paths(vault))
     out.extend(check_folders(vault))
     for path in sorted(vault.notes):

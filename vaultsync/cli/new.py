@@ -73,12 +73,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _edit(ws, path: str) -> int:  # type: ignore[no-untyped-def]
-    """Open ``path`` in the editor, then check the vault's view of it; 1 when it has errors."""
+    """Open ``path`` in the editor, then check the vault's view of it; 1 when it has errors or the editor
+    exited with a non-zero status (the edit was called off)."""
     from vaultsync.checks.runner import run_checks
     from vaultsync.diagnostics import ERROR
 
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    subprocess.run([*shlex.split(editor), str(ws.root / path)], check=False)
+    status = subprocess.run([*shlex.split(editor), str(ws.root / path)], check=False).returncode
+    if status:  # `:cq` in vim: the writer called the edit off, as `git commit` reads it
+        print(f"vaultsync new: the editor exited with status {status}: nothing committed; {path} stays as the "
+              "editor left it", file=sys.stderr)
+        return 1
     found = [d for d in run_checks(ws.vault()) if d.path == path]
     for d in found:
         print(d.render(), file=sys.stderr)

@@ -38,6 +38,8 @@ class Vault:
             except ephemeral (scratch) files, which are never notes.
         all_files: every regular file of the snapshot (for the ephemeral-path check).
         symlinks: the symbolic links under the vault folders: a link may name one, nothing reads one.
+        linked_folders: ``{folder of the config (vault or type folder): the symbolic link on its path}``:
+            nothing under such a folder is read (CF004).
         notes: parsed notes by path.
         findings: per-note diagnostics of the ``analyse`` step of :func:`load_vault`.
     """
@@ -48,6 +50,7 @@ class Vault:
     all_files: list[str]
     notes: dict[str, Note] = field(default_factory=dict)
     symlinks: list[str] = field(default_factory=list)
+    linked_folders: dict[str, str] = field(default_factory=dict)
     findings: dict[str, list[Diagnostic]] = field(default_factory=dict)
 
     @cached_property
@@ -132,8 +135,12 @@ def load_vault(
     """
     all_files = snapshot.paths()
     files = [p for p in all_files if config.in_vault(p) and not config.is_ephemeral(p)]
-    links = [p for p in snapshot.symlinks() if config.in_vault(p) and not config.is_ephemeral(p)]
-    vault = Vault(root=root, config=config, files=files, all_files=all_files, symlinks=links)
+    every_link = set(snapshot.symlinks())
+    links = [p for p in every_link if config.in_vault(p) and not config.is_ephemeral(p)]
+    folders = [*config.vault, *(spec.folder for spec in config.types)]
+    linked = {f: link for f in folders if f != "." and (link := _link_on(f, every_link))}
+    vault = Vault(root=root, config=config, files=files, all_files=all_files, symlinks=sorted(links),
+                  linked_folders=linked)
     snapshot_oid = getattr(snapshot, "oid", None)
     misses: list[tuple[str, str | None, bytes | None]] = []  # (path, blob id when known, bytes when read)
     for path in files:
@@ -233,3 +240,9 @@ def _load_one(analyse: NoteAnalysis | None, pack: Callable[[Note, list[Diagnosti
         note = parse_note(path, data)
         found = analyse(note) if analyse else []
     return pack(note, found) if pack is not None else (note, found)
+
+
+def _link_on(folder: str, links: set[str]) -> str | None:
+    """The first prefix of ``folder`` (``a``, ``a/b``, …) that is one of ``links``, or None."""
+    parts = folder.split("/")
+    return next(("/".join(parts[:i]) for i in range(1, len(parts) + 1) if "/".join(parts[:i]) in links), None)
