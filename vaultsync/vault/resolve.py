@@ -274,6 +274,7 @@ class HeadingLookup:
             while open_ and headings[open_[-1]][0] >= level:
                 self._end[open_.pop()] = i
             open_.append(i)
+        self._matched: dict[str, str | None] = {}  # a link's subpath → its match: links repeat (WL-04)
 
     def _positions(self, part: str) -> dict[int, str]:
         """Heading index → ``"exact"`` or ``"normalised"`` for one subpath part."""
@@ -283,12 +284,18 @@ class HeadingLookup:
 
     def match(self, wanted: str) -> str | None:
         """``"exact"``, ``"normalised"`` or None for a link's heading subpath (see :func:`match_heading_path`)."""
+        if wanted not in self._matched:
+            self._matched[wanted] = self._match(wanted)
+        return self._matched[wanted]
+
+    def _match(self, wanted: str) -> str | None:
         parts = [p for p in wanted.split("#") if p.strip()]  # empty parts ("H#", "#H", "H##") name nothing
         if not parts:
             return None
-        if len(parts) == 1:
-            found = set(self._positions(parts[0]).values())
-            return "exact" if "exact" in found else "normalised" if found else None
+        if len(parts) == 1:  # any heading of that name will do: no walk over the many that share it
+            part = parts[0].strip()
+            return "exact" if part in self._exact else \
+                "normalised" if any(key in self._normalised for key in _subpath_keys(part)) else None
         # from the last part back: the headings where the subpath's rest completes, each with the match
         # of the first completion in document order (the one a reader following the path finds)
         done: list[tuple[int, str]] = sorted(self._positions(parts[-1]).items())
