@@ -100,6 +100,25 @@ def test_a_url_encoded_hint_offers_only_names_one_could_write(vault, link, tail)
 
 # --- escapes ----------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("stem", [" lead", "trailing ", "  both  ", " 日本"])
+@pytest.mark.parametrize("folder", ["", "notes/"])
+@pytest.mark.parametrize("link", ["[[{name}]]", "[[{name}|shown]]", "[x]({enc}.md)"])
+def test_a_suggestion_is_always_a_link_that_resolves(vault, stem, folder, link):
+    """A note named with a leading or trailing space cannot be linked by its name (link text is trimmed): the
+    hint repeated the failing link ("[[ lead]] → no such note — did you mean [[ lead]]?"). A hint is now a
+    link that resolves (the folder-qualified name, where there is one), or nothing."""
+    vault.write(f"docs/{folder}{stem}.md", "# x\n")
+    written = link.format(name=stem, enc=stem.replace(" ", "%20"))
+    vault.write("docs/s.md", f"see {written}\n")
+    dangling = [line for line in vault.check().lines if "WL001" in line]
+    assert len(dangling) <= 1, dangling  # `[x](trailing%20.md)` names the file whole: it resolves
+    if dangling and "did you mean " in dangling[0]:
+        suggested = dangling[0].split("did you mean ", 1)[1].split("?")[0]
+        assert suggested != written and folder, dangling
+        vault.write("docs/s.md", f"see {suggested}\n")
+        assert [line for line in vault.check().lines if "WL00" in line] == []
+
+
 @pytest.mark.parametrize("text, expected", [
     (r"\[[a]] [[b]]", [("b", False)]),
     (r"\\[[a]]", [("a", False)]),             # an escaped backslash does not escape the bracket

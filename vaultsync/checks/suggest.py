@@ -75,6 +75,10 @@ def _stem(path: str) -> str:
     return name[:-3] if is_note_path(name) else name
 
 
+
+class _NoLink(Exception):
+    """No link text resolves to the note a suggestion would name."""
+
 class Suggester:
     """Suggestions over one vault's files (built once per check run)."""
 
@@ -97,10 +101,20 @@ class Suggester:
         if index.resolve(stem, source).path == path:
             return rebuild(link, stem)
         rel = path[len(index.root):] if index.root and path.startswith(index.root) else path
-        return rebuild(link, rel[:-3] if is_note_path(rel) else rel)
+        name = rel[:-3] if is_note_path(rel) else rel
+        if index.resolve(name, source).path != path:  # ` lead.md`: link text is trimmed, no link names it
+            raise _NoLink
+        return rebuild(link, name)
 
     def hint(self, source: str, link: WikiLink) -> str:
-        """`` — did you mean …?`` (with why) for a link that resolves to nothing, or ``""``."""
+        """`` — did you mean …?`` (with why) for a link that resolves to nothing, or ``""`` (also where no
+        link could name the note meant: a suggestion is always a link that resolves)."""
+        try:
+            return self._hint(source, link)
+        except _NoLink:
+            return ""
+
+    def _hint(self, source: str, link: WikiLink) -> str:
         target = link.target.strip()
         key = name_key(target)
         ids = self._ids.get(key)
