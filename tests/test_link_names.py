@@ -119,6 +119,19 @@ def test_a_suggestion_is_always_a_link_that_resolves(vault, stem, folder, link):
         assert [line for line in vault.check().lines if "WL00" in line] == []
 
 
+@pytest.mark.parametrize("new_name", [" lead", "lead ", " 日本 "])
+def test_a_rename_to_a_name_no_link_can_hold_says_so_without_a_fix(vault, new_name):
+    """WL007's "update the link to …" is a link that resolves; a rename to a name with an outer space has none."""
+    vault.write("docs/lead.md", "# x\n")
+    vault.write("docs/s.md", "see [[lead]]\n")
+    vault.commit("init")
+    vault.git("mv", "docs/lead.md", f"docs/{new_name}.md")
+    res = vault.check("--staged")
+    assert res.code == 1 and "Traceback" not in res.err
+    assert [line for line in res.lines if "WL007" in line] == [
+        "docs/s.md:1:5: WL007 [[lead]] → target removed in this commit (docs/lead.md)"], res.lines
+
+
 @pytest.mark.parametrize("text, expected", [
     (r"\[[a]] [[b]]", [("b", False)]),
     (r"\\[[a]]", [("a", False)]),             # an escaped backslash does not escape the bracket

@@ -173,8 +173,8 @@ def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_
         before = previous.resolve(link.target, o.source)
         if before.status == "ok" and before.path and before.path not in vault.link_index.files:
             now = renamed.get(before.path)
-            if now and suggester is not None:
-                fix = suggester.link_to(now, o.source, original)
+            fix = suggester.link_to(now, o.source, original) if now and suggester is not None else None
+            if fix is not None:
                 return Diagnostic(*at, "WL007", f"{link.raw} → target removed in this commit ({before.path}): "
                                                 f"renamed to {now} in this commit — update the link to {fix}")
             return Diagnostic(*at, "WL007", f"{link.raw} → target removed in this commit ({before.path})")

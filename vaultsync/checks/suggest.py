@@ -94,17 +94,22 @@ class Suggester:
         self._stems = sorted(self._by_stem)
         self._ids = {name_key(mid): paths for mid, paths in vault.by_memory_id.items()}
 
-    def link_to(self, path: str, source: str, link: WikiLink) -> str:
-        """The shortest link from ``source`` that resolves to ``path``, keeping ``link``'s subpath and alias."""
+    def link_to(self, path: str, source: str, link: WikiLink) -> str | None:
+        """The shortest link from ``source`` that resolves to ``path``, keeping ``link``'s subpath and alias;
+        None where no link names it (`` lead.md``: link text is trimmed)."""
         index = self.vault.link_index
         stem = _stem(path)
         if index.resolve(stem, source).path == path:
             return rebuild(link, stem)
         rel = path[len(index.root):] if index.root and path.startswith(index.root) else path
         name = rel[:-3] if is_note_path(rel) else rel
-        if index.resolve(name, source).path != path:  # ` lead.md`: link text is trimmed, no link names it
+        return rebuild(link, name) if index.resolve(name, source).path == path else None
+
+    def _link(self, path: str, source: str, link: WikiLink) -> str:
+        found = self.link_to(path, source, link)
+        if found is None:
             raise _NoLink
-        return rebuild(link, name)
+        return found
 
     def hint(self, source: str, link: WikiLink) -> str:
         """`` — did you mean …?`` (with why) for a link that resolves to nothing, or ``""`` (also where no
@@ -119,7 +124,7 @@ class Suggester:
         key = name_key(target)
         ids = self._ids.get(key)
         if ids and len(ids) == 1:
-            return (f" — did you mean {self.link_to(ids[0], source, link)}? ('{target}' is the memory_id of "
+            return (f" — did you mean {self._link(ids[0], source, link)}? ('{target}' is the memory_id of "
                     f"{ids[0]}; links name the file)")
         if _URL_ESCAPE.search(target) and link.raw.endswith("]]"):  # (a Markdown link's target is decoded already)
             decoded = unquote(target)
@@ -130,12 +135,12 @@ class Suggester:
         base = posixpath.basename(key).removesuffix(".md")  # `[x](Note.md)`: names compare without it
         prefixed = self._prefixed(base) if _ID_LIKE.match(target) else []
         if len(prefixed) == 1:
-            return f" — did you mean {self.link_to(prefixed[0], source, link)}?"
+            return f" — did you mean {self._link(prefixed[0], source, link)}?"
         head = _ID_HEAD.match(base)
         if head:  # `[[ADR-0004-sessions-in-redix]]`: the id names one note, the rest is misspelt or renamed
             same = self._prefixed(head.group(1)) or self._ids.get(head.group(1), [])
             if len(set(same)) == 1 and same[0] != source:
-                return (f" — did you mean {self.link_to(same[0], source, link)}? (the id "
+                return (f" — did you mean {self._link(same[0], source, link)}? (the id "
                         f"{posixpath.basename(target)[:len(head.group(1))]} matches, the rest of the name does not)")
         folded = self._by_fold.get(nfc(posixpath.basename(target)).casefold(), [])
         if len(folded) == 1:
@@ -143,12 +148,12 @@ class Suggester:
             why = "the name matches, the folder does not" if name_key(stem) == name_key(posixpath.basename(target)) \
                 else "the names differ only where full case folding merges letters ('ß' and 'ss', 'ﬁ' and 'fi'), " \
                 "which Obsidian tells apart"
-            return f" — did you mean {self.link_to(folded[0], source, link)}? ({why})"
+            return f" — did you mean {self._link(folded[0], source, link)}? ({why})"
         if self._fuzzy_left > 0 and base and not any(c.isdigit() for c in base):
             self._fuzzy_left -= 1
             close = difflib.get_close_matches(base, self._stems, n=1, cutoff=0.8)
             if close and len(self._by_stem[close[0]]) == 1 and self._by_stem[close[0]][0] != source:
-                return f" — did you mean {self.link_to(self._by_stem[close[0]][0], source, link)}?"
+                return f" — did you mean {self._link(self._by_stem[close[0]][0], source, link)}?"
         return ""
 
     def _prefixed(self, base: str) -> list[str]:

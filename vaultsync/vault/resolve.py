@@ -35,7 +35,10 @@ from functools import lru_cache
 
 from vaultsync.vault.inline_spans import code_spans
 
-_EXTENSION = re.compile(r"\.(?=[0-9]*[A-Za-z])[A-Za-z0-9]{1,8}$")  # ".png", ".mp3", ".7z"; not ".2" of "v1.2"
+# ".png", ".mp3", ".7z", ".docx"; not ".2" of "v1.2", nor ".final" of "Release v1.final" (Obsidian makes that a
+# note): a longer suffix names a file only when it is a known one
+_EXTENSION = re.compile(r"\.((?=[0-9]*[A-Za-z])[A-Za-z0-9]{1,4}|[A-Za-z]{5,10})$")
+_LONG_EXTENSIONS = frozenset({"canvas", "drawio", "excalidraw", "ipynb", "markdown", "mermaid", "sketch", "graffle"})
 _TRAILING_PUNCT = frozenset(".?!:;,")
 _SPACES = re.compile(r"\s+")
 
@@ -163,7 +166,8 @@ class LinkIndex:
 def is_attachment(target: str) -> bool:
     """A target naming a non-Markdown file (``arch.png``), judged by its extension."""
     m = _EXTENSION.search(target.strip())
-    return bool(m) and m.group(0).lower() != ".md"
+    suffix = m.group(1).lower() if m else ""
+    return suffix != "md" and (0 < len(suffix) <= 4 or suffix in _LONG_EXTENSIONS)
 
 
 def normalise_heading(text: str) -> str:
