@@ -248,6 +248,32 @@ def test_block_and_heading_anchors(vault):
     ]
 
 
+@pytest.mark.parametrize("body, named", [
+    ("line one ^mid\nline two\n", False),                  # mid-paragraph: the paragraph goes on
+    ("line one ^mid\n  indented more text\n", False),
+    ("- item ^mid\n  lazy continuation\n", False),
+    ("> quoted ^mid\n> more of the quote\n", False),
+    ("line one\nline two ^mid\n", True),                   # the paragraph's end
+    ("line one ^mid\n\nnext paragraph\n", True),
+    ("line one ^mid", True),                                # end of the file
+    ("- item ^mid\n- next item\n", True),                   # each list item is a block
+    ("1. item ^mid\n2) next\n", True),
+    ("> quoted ^mid\n>\n> next\n", True),
+    ("para ^mid\n## Heading\n", True),
+    ("| a | b |\n|---|---|\n| 1 | 2 |\n\n^mid\n", True),   # a table's id on its own line after it
+    ("text ^mid\n---\n", True),
+    ("日本語の段落 ^mid\n\n", True),
+])
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_a_block_id_names_a_block_only_at_its_end(vault, body, named, eol):
+    """Obsidian reads ``^id`` at the end of a block: at the end of a line the same paragraph goes on after, it
+    names nothing, and a link to it dangles."""
+    vault.write("docs/n.md", "# N\n\n" + body.replace("\n", eol))
+    vault.write("docs/a.md", "see [[n#^mid]]\n")
+    lines = [line for line in vault.check().lines if line.startswith("docs/a.md")]
+    assert lines == ([] if named else ["docs/a.md:1:5: WL004 [[n#^mid]] → block ^mid not found in docs/n.md"]), lines
+
+
 @pytest.mark.parametrize("link, hint", [
     ("[[n#Rollbak plan]]", " — did you mean '#Rollback plan'?"),                # a letter short
     ("[[n#rollback]]", " — did you mean '#Rollback plan'?"),                    # a word short, case

@@ -27,6 +27,8 @@ _ORDERED_NOT_ONE = re.compile(r"[ ]{0,3}(?!0*1[.)])[0-9]{1,9}[.)]")
 _INDENTED_HASH = re.compile(r"^(?:[ ]{0,3}>[ ]?)*+[ ]{0,3}(?:\t|[ ]{4})[ \t]*(?:>[ \t]*)*#", re.MULTILINE)
 _ITEM = re.compile(r"[ ]*(?:[-+*]|[0-9]{1,9}[.)])(?:[ ]|$)")  # after tab expansion; its indentation judged apart
 
+_NEW_BLOCK = re.compile(r"[ \t]*(?:$|#{1,6}(?:[ \t]|$)|[-*+](?:[ \t]|$)|[0-9]{1,9}[.)](?:[ \t]|$)|>|\||```|~~~|"
+                        r"\^[A-Za-z0-9][A-Za-z0-9-]*[ \t]*$|(?:[-*_][ \t]*){3,}$|=+[ \t]*$)")
 _BLOCK_ID = re.compile(r"(?:^|\s|\]\])\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$")
 
 
@@ -248,5 +250,16 @@ def _in_containers(line: str) -> str:
 
 
 def block_ids(masked: str) -> set[str]:
-    """Obsidian block ids (``^id`` at the end of a line) of code-masked Markdown."""
-    return {m.group(1) for line in masked.split("\n") if "^" in line for m in [_BLOCK_ID.search(line)] if m}
+    """Obsidian block ids of code-masked Markdown: ``^id`` at the end of a block, i.e. of a line the next one does
+    not continue (``line one ^mid`` followed by ``line two`` of the same paragraph names no block)."""
+    lines = masked.split("\n")
+    return {m.group(1) for i, line in enumerate(lines) if "^" in line for m in [_BLOCK_ID.search(line)]
+            if m and (i + 1 == len(lines) or not _continues(line, lines[i + 1]))}
+
+
+def _continues(line: str, after: str) -> bool:
+    """Whether ``after`` is more text of the paragraph ``line`` ends (a lazy continuation line), not a blank line
+    or the start of another block (heading, list item, quote, table row, fence, rule, a lone ``^id``)."""
+    if line.lstrip().startswith(">") and after.lstrip().startswith(">"):  # inside one quote: judge its content
+        line, after = _in_quotes(line), _in_quotes(after)
+    return not _NEW_BLOCK.match(after)
