@@ -141,6 +141,28 @@ def test_the_bad_note_stays_recorded_after_syncs_that_do_not_touch_it(vault):
     assert status(vault)["warnings"] == []
 
 
+@pytest.mark.parametrize("frontmatter, kind", [
+    ("- a\n- b\n", "list"), ("just a string\n", "str"), ("42\n", "int"), ("- expires: 2020-01-01\n", "list"),
+    ("[a, b]\n", "list"), ("ただの文字列\n", "str"),
+])
+def test_a_frontmatter_that_is_no_mapping_is_named_in_the_syncs_warnings(vault, frontmatter, kind):
+    """A note whose frontmatter is a list or a scalar (FM011) was indexed without it and named nowhere, while a
+    frontmatter that did not load (FM005) is named by the sync and by `status` until it is fixed."""
+    bad = "docs/rules/odd.md"
+    vault.write(bad, f"---\n{frontmatter}---\nThe okapi note.\n")
+    vault.commit("odd", "--no-verify")
+    res = sync(vault)
+    checked = [line for line in vault.check().lines if line.startswith(bad)]
+    assert checked[0].startswith(f"{bad}:1:1: FM011 frontmatter must be a mapping, got ") and kind in checked[0]
+    said = f"{checked[0]} — indexed without its frontmatter"  # the check's own words
+    assert said in res.err, res.err
+    assert any(w.startswith(said) for w in status(vault)["warnings"]), status(vault)["warnings"]
+    vault.write(bad, "---\ntitle: odd\n---\nThe okapi note.\n")
+    vault.commit("fixed", "--no-verify")
+    sync(vault)
+    assert status(vault)["warnings"] == []
+
+
 def test_a_lifecycle_key_in_frontmatter_that_did_not_load_hides_the_note(vault):
     vault.write(f"{UNTYPED}/ttl.md", '---\nexpires: "2099-01-01"\ntitle: x\x07\n---\nThe echidna note.\n')
     vault.write(f"{UNTYPED}/plain.md", "---\ntitle: x\x07\n---\nThe ermine note.\n")

@@ -251,3 +251,33 @@ def test_the_shim_starts_a_sync_without_setsid(shimmed, tmp_path):
     env = {**no_git_env(), "PATH": str(bare)}
     subprocess.run(["git", "commit", "-qm", "a"], cwd=vault.root, env=env, check=True)
     assert syncs(starts(record)) == [("post-commit", vault.git("rev-parse", "HEAD").stdout.strip())]
+
+
+def test_under_pre_commits_migration_mode_the_shim_keeps_its_name_and_the_users_hook(shimmed, tmp_path, monkeypatch):
+    """`pre-commit install -t post-commit` over `vaultsync install` moves the shim to post-commit.legacy and runs it
+    from there: the shim took ".legacy" for its hook name, so a cherry-pick synced at every pick, the user's
+    chained hook (post-commit.vaultsync-chained) never ran, and `status` called the hook missing."""
+    from test_precommit_e2e import _precommit_bin
+
+    from vaultsync.git import open_repo
+    from vaultsync.index.hooks import installed_hooks
+
+    vault, record = shimmed
+    hooks = vault.root / ".git" / "hooks"
+    user = hooks / "post-commit.vaultsync-chained"
+    user.write_text('#!/bin/sh\necho ran >> "$(git rev-parse --git-dir)/user.txt"\n')
+    user.chmod(0o755)
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
+    vault.write(".pre-commit-config.yaml", "repos: []\n")
+    subprocess.run([_precommit_bin(), "install", "-t", "post-commit"], cwd=vault.root, check=True,
+                   capture_output=True)
+    assert (hooks / "post-commit.legacy").is_file() and "pre-commit" in (hooks / "post-commit").read_text()
+    vault.write("docs/a.md", "# a\n")
+    vault.commit("a")
+    assert syncs(starts(record)) == [("post-commit", vault.git("rev-parse", "HEAD").stdout.strip())]
+    assert (vault.root / ".git" / "user.txt").read_text().split() == ["ran"]
+    _feature(vault, 3)
+    syncs(starts(record))
+    vault.git("cherry-pick", "main..feature")
+    assert syncs(starts(record)) == [("post-commit", vault.git("rev-parse", "HEAD").stdout.strip())]
+    assert "post-commit" in installed_hooks(open_repo(vault.root))

@@ -110,6 +110,27 @@ def test_a_hook_sync_after_an_older_schema_does_not_stop_at_the_fast_path(hooked
     assert fingerprint == SCHEMA_FINGERPRINT
 
 
+@pytest.mark.parametrize("key, value, said", [
+    ("schema_fingerprint", "0123456789abcdef", "built by another vaultsync version; the next sync rebuilds it"),
+    ("config_key", "|0.0.1|17|5|100", "read by another vaultsync version; the next sync reads every note again"),
+])
+def test_status_does_not_call_an_index_of_another_version_up_to_date(hooked, key, value, said):
+    """An index an older vaultsync wrote (another schema, or notes read by another reader) was reported "up to
+    date" while the next sync would rebuild or re-read it."""
+    _notes(hooked, 2)
+    assert _commit_and_wait(hooked, "init")["up_to_date"] is True
+    db = sqlite3.connect(hooked.root / ".git/vaultsync/index.sqlite")
+    with db:
+        db.execute("UPDATE meta SET value = ? WHERE key = ?", (value, key))
+    db.close()
+    info = status(hooked.root)
+    assert info["up_to_date"] is False and said in info["index_problem"], info
+    assert said in run_cli(["status"], hooked.root).out
+    assert run_cli(["sync", "--wait", "60"], hooked.root).code == 0
+    info = status(hooked.root)
+    assert info["up_to_date"] is True and "index_problem" not in info, info
+
+
 def test_a_lancedb_table_with_another_schema_is_rebuilt_by_the_next_hook_sync(hooked):
     import lancedb
     import pyarrow as pa

@@ -17,7 +17,7 @@ DEFAULT_TARGET_TOKENS = 100  # chunk size in tokens, chosen on the evaluation se
 SCHEMA_VERSION = "17"
 # how notes are read (YAML values, headings, link resolution, messages): a new one re-indexes every note
 # (embeddings come from the cache), so an index never keeps what older code read
-READER_VERSION = "5"
+READER_VERSION = "6"  # 6: FM011 recorded as unreadable, block ids only at a block's end
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -7,6 +7,7 @@ import math
 import posixpath
 from typing import Any
 
+from vaultsync.diagnostics import Diagnostic
 from vaultsync.index.chunking import chunk_note, title_chunks
 from vaultsync.index.sqlite_store import LinkRow, NoteRecord, RefRow
 from vaultsync.vault.fields import normalised_frontmatter, note_aliases, parse_vault_date, parse_vault_instant
@@ -74,9 +75,10 @@ def lifecycle(note: Note, index: LinkIndex) -> dict[str, Any]:
     read = read_lifecycle(fm)
     moment = normalised_frontmatter(fm).get("expires") if read.expires else None
     unreadable = {u.field: json.dumps(jsonable(u.value), ensure_ascii=False) for u in read.unreadable}
-    if note.fm_state == "invalid":
-        problem = next((d.render() for d in note.diagnostics), "frontmatter did not load")
-        unreadable["frontmatter"] = problem
+    if note.fm_state in ("invalid", "not-mapping"):  # `---\n- a\n---`: a list, not fields (FM011)
+        problem = next((d.render() for d in note.diagnostics), None) if note.fm_state == "invalid" else \
+            Diagnostic(note.path, 1, 1, "FM011", f"frontmatter must be a mapping, got {note.fm_type}").render()
+        unreadable["frontmatter"] = problem or "frontmatter did not load"
         unreadable.update({key: "(frontmatter not loaded)" for key in keys_in_unloadable(note.yaml_text)})
     superseded_by = None
     if read.superseded_by:

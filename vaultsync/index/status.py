@@ -10,7 +10,8 @@ import sqlite3
 from typing import Any
 
 from vaultsync.git import head_commit_id, head_tree, workdir
-from vaultsync.index.fastpath import config_at
+from vaultsync.index.fastpath import config_at, config_blob_id, config_key
+from vaultsync.index.format import SCHEMA_FINGERPRINT
 from vaultsync.index.hooks import REQUIRED_HOOKS, check_configured, check_hook, hooks_path_setting, installed_hooks
 from vaultsync.index.layout import layout_for
 from vaultsync.index.lock import is_alive, read_owner
@@ -49,7 +50,14 @@ def collect(repo: Any) -> dict[str, Any]:
     else:
         info["indexed_commit"] = None
     info["unread"] = json.loads(meta.get("retry_paths") or "[]") if meta else []  # content not fetched (ADR-0098)
-    info["up_to_date"] = info["indexed_commit"] == head and head is not None and not info["unread"]
+    if meta and meta.get("schema_fingerprint") != SCHEMA_FINGERPRINT:
+        info.setdefault("index_problem", "the index was built by another vaultsync version; the next sync rebuilds it")
+    elif meta and meta.get("config_key") != config_key(config_blob_id(head_tree(repo))) and head is not None \
+            and info["indexed_commit"] == head:  # HEAD's config, read by another vaultsync version
+        info.setdefault("index_problem", "the index was read by another vaultsync version; the next sync reads "
+                                         "every note again (embeddings come from the cache)")
+    info["up_to_date"] = info["indexed_commit"] == head and head is not None and not info["unread"] \
+        and "index_problem" not in info
     owner = read_owner(layout.lock)  # read, never taken: a colliding hook's sync must find the lock free
     alive = owner is not None and is_alive(owner)
     info["sync_running"] = alive
