@@ -447,6 +447,52 @@ def test_a_hidden_superseded_note_names_its_hidden_successor_and_a_cycle(tmp_pat
 
 
 
+@pytest.mark.parametrize("confidence, flag", [(0.00001, "0.00001"), (1e-7, "0.0000001"), (0.3, "0.3"),
+                                              (0.000123, "0.000123")])
+def test_the_flag_for_a_tiny_confidence_shows_the_note(tmp_path, embedder, confidence, flag):
+    """``confidence: 0.00001`` was reported "to show it: --min-confidence 1" (``1e-05`` cut at its 'e'):
+    following it showed nothing. The value is written out without an exponent, and following it shows the note."""
+    vault = init_vault(tmp_path / "tiny")
+    vault.write("docs/moon.md", f"---\ntitle: Moonquill exports\nconfidence: {confidence}\n---\n"
+                                "Moonquill exports are archived to cold storage weekly.\n")
+    vault.write("docs/other.md", "---\ntitle: Lunch\n---\nThe canteen opens at noon.\n")
+    vault.commit("init")
+    s = synced_searcher(vault.root)
+    try:
+        hidden = {n["path"]: n for n in _search(s, "moonquill exports archive").hidden["notes"]}
+        assert hidden["docs/moon.md"]["show_with"] == f"--min-confidence {flag}", hidden
+        assert f"confidence {flag} < 0.5" in hidden["docs/moon.md"]["reason"]
+        shown = _search(s, "moonquill exports archive", min_confidence=float(flag))
+        assert "docs/moon.md" in [h.path for h in shown.hits]
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("top_k", [1, 3])
+def test_a_note_a_hit_replaces_is_always_reported_hidden(tmp_path, embedder, monkeypatch, top_k):
+    """A successor's hit said ``replaces`` a superseded note, yet the hidden report, read off a second, shallower
+    unfiltered pass, did not name it where that pass ranked it past its first notes. Here that pass finds
+    nothing at all: the replaced note is reported all the same."""
+    import vaultsync.search.hidden as hidden
+
+    vault = init_vault(tmp_path / "many")
+    vault.write("docs/old.md", "---\ntitle: Vortexhammer tuning\nstatus: superseded\nsuperseded_by: new\n---\n"
+                               "The vortexhammer compactor runs with eight workers.\n")
+    vault.write("docs/new.md", "---\ntitle: Compaction\nsupersedes: [old]\n---\nCompaction runs nightly.\n")
+    vault.write("docs/other.md", "---\ntitle: Lunch\n---\nThe canteen opens at noon.\n")
+    vault.commit("init")
+    s = synced_searcher(vault.root)
+    try:
+        monkeypatch.setattr(hidden, "UNFILTERED_STAGES", ())  # the second pass ranks no note
+        result = _search(s, "vortexhammer compactor workers", top_k=top_k)
+        assert [(h.path, h.replaces) for h in result.hits][:1] == [("docs/new.md", "docs/old.md")]
+        assert [(n["path"], n["show_with"]) for n in result.hidden["notes"]] == [
+            ("docs/old.md", "--include-superseded")], result.hidden
+        assert result.hidden["count"] == 1 and result.hidden["by_reason"] == {"superseded": 1}
+    finally:
+        s.close()
+
+
 _OLD_DEPLOYS = """## Context
 CI jobs run with cluster credentials and call the cluster directly.
 

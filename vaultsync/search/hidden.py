@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from vaultsync.search.candidates import Candidates, Context
-from vaultsync.search.lifecycle import Exclusions
+from vaultsync.search.lifecycle import Exclusions, plain
 from vaultsync.search.rows import TAGGED, tags_wanted
 from vaultsync.search.stages.chunks import chunks
 from vaultsync.search.stages.fuse import fuse
@@ -57,11 +57,24 @@ def hidden_matches(ctx: Context, cands: Candidates, shown: set[str]) -> dict[str
         seen.add(path)
         if path in shown or path in ctx.allowed and path not in ctx.excluded:
             continue
-        why = _why(ctx, row)
-        by_reason[why[0][0]] = by_reason.get(why[0][0], 0) + 1
-        notes.append({"path": path, "memory_id": row["memory_id"], "reason": "; ".join(r for _, r, _ in why),
-                      "show_with": _flags(why)})
+        notes.append(_report(ctx, row, by_reason))
+    # a hit that stands in for a superseded note says that note matched: it is among the hidden, however
+    # deep the unfiltered pass ranked it
+    reported = {n["path"] for n in notes}
+    for old in dict.fromkeys(h.replaces for h in cands.hits if h.replaces and h.replaces not in reported):
+        found = ctx.index.db.execute("SELECT path, memory_id, type, confidence FROM notes WHERE path = ?",
+                                     (old,)).fetchone()
+        if found is not None and old in ctx.excluded:
+            notes.append(_report(ctx, dict(zip(("path", "memory_id", "type", "confidence"), found)), by_reason))
     return {"count": len(notes), "by_reason": by_reason, "notes": notes}
+
+
+def _report(ctx: Context, row: dict[str, Any], by_reason: dict[str, int]) -> dict[str, Any]:
+    """One hidden note's entry (its first reason counted in ``by_reason``)."""
+    why = _why(ctx, row)
+    by_reason[why[0][0]] = by_reason.get(why[0][0], 0) + 1
+    return {"path": row["path"], "memory_id": row["memory_id"], "reason": "; ".join(r for _, r, _ in why),
+            "show_with": _flags(why)}
 
 
 def _why(ctx: Context, row: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -96,7 +109,7 @@ def _lifecycle(ctx: Context, row: dict[str, Any], reason: str) -> tuple[str, str
     if reason.startswith("expired"):
         return "expired", reason, "--include-expired"
     if reason.startswith("confidence"):
-        return "confidence", reason, f"--min-confidence {row['confidence'] or 0:g}"
+        return "confidence", reason, f"--min-confidence {plain(row['confidence'] or 0)}"
     return "superseded", _superseded_reason(ctx, row["path"]), "--include-superseded"
 
 

@@ -17,6 +17,7 @@ import datetime as dt
 import json
 import sqlite3
 from dataclasses import dataclass
+from decimal import Decimal
 
 from vaultsync.vault.fields import local_day
 from vaultsync.vault.lifecycle_fields import FILTER_OF
@@ -125,7 +126,7 @@ def hiding_reasons(policy: LifecyclePolicy, today: str, superseded: bool, unread
     elif not policy.include_expired and "expired" in hidden_by:
         found.append("unreadable expires")
     if confidence is not None and confidence < policy.min_confidence:
-        found.append(f"confidence {confidence:g} < {policy.min_confidence:g}")
+        found.append(f"confidence {plain(confidence)} < {plain(policy.min_confidence)}")
     elif "confidence" in hidden_by and policy.min_confidence > 0:
         found.append("unreadable confidence")
     return found
@@ -157,3 +158,8 @@ def _supersession(db: sqlite3.Connection, notes: list[tuple]) -> tuple[set[str],
             superseded.add(other)
             implied.setdefault(other, source)
     return superseded, implied | declared
+
+
+def plain(value: float) -> str:
+    """``value`` written out without an exponent (``0.00001``, not ``1e-05``), as a flag's value is typed."""
+    return format(Decimal(repr(float(value))), "f").rstrip("0").rstrip(".") or "0"
