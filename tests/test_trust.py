@@ -74,6 +74,53 @@ def test_hidden_by_confidence_and_expiry_is_reported_not_silent(team):
         assert all(h.relevance is not None and h.relevance < hidden_relevance(s, query, mid) for h in result.hits)
 
 
+@pytest.mark.parametrize("query", ["kerberos sidecar tickets", "zanzibar tuple store", "ImageMagick thumbnails",
+                                   "how do I bake sourdough bread", "Wie erneuern Dienstkonten ihre Tickets?",
+                                   "サムネイルはどこで作られますか", "durable outbox queue"])
+@pytest.mark.parametrize("top_k", [1, 3, 5])
+def test_following_the_flags_of_a_hidden_note_shows_it(team, query, top_k):
+    """A hidden note was judged "matching" by a shallower, other pass than the search: following the flags showed
+    nothing (an off-topic question was told of two matching notes). What is reported is what the search itself
+    answers with the flags (together: a note's relevance is judged among the notes beside it)."""
+    _, s = team
+    notes = _search(s, query, top_k=top_k).hidden["notes"]
+    flags = " ".join(n["show_with"] for n in notes).split()  # together (a note's relevance is judged among the rest)
+    floors = [float(flags[i + 1]) for i, f in enumerate(flags) if f == "--min-confidence"]
+    shown = _search(s, query, top_k=max(top_k, 5), include_superseded="--include-superseded" in flags,
+                    include_expired="--include-expired" in flags, min_confidence=min(floors, default=0.5))
+    assert {n["path"] for n in notes} <= {h.path for h in shown.hits}, (notes, [h.path for h in shown.hits])
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory, embedder):  # type: ignore[no-untyped-def]
+    """The bundled example vault, committed and indexed once for the module."""
+    import shutil
+
+    from conftest import REPO_ROOT, git
+
+    root = tmp_path_factory.mktemp("example") / "vault"
+    shutil.copytree(REPO_ROOT / "examples/vault", root)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "init", "--no-verify")
+    s = synced_searcher(root)
+    yield s
+    s.close()
+
+
+@pytest.mark.parametrize("query", ["how do I bake sourdough bread", "how do we retry webhooks?", "Redis cache stampede",
+                                   "Wie lange werden Webhooks wiederholt?", "データベースの移行はどうする？"])
+@pytest.mark.parametrize("top_k", [1, 5])
+def test_following_the_flags_shows_the_hidden_notes_of_the_example_vault(example, query, top_k):
+    """On the example vault an off-topic question was told of two matching hidden notes that no flag showed."""
+    notes = _search(example, query, top_k=top_k).hidden["notes"]
+    flags = " ".join(n["show_with"] for n in notes).split()
+    floors = [float(flags[i + 1]) for i, f in enumerate(flags) if f == "--min-confidence"]
+    shown = _search(example, query, top_k=max(top_k, 5), include_superseded="--include-superseded" in flags,
+                    include_expired="--include-expired" in flags, min_confidence=min(floors, default=0.5))
+    assert {n["path"] for n in notes} <= {h.path for h in shown.hits}, (notes, [h.path for h in shown.hits])
+
+
 def hidden_relevance(s, query: str, mid: str) -> float:  # type: ignore[no-untyped-def]
     """The hidden note's relevance when the filters are lifted."""
     hits = _search(s, query, min_confidence=0.0, include_expired=True, min_relevance=0.0).hits
@@ -85,7 +132,14 @@ def test_a_term_only_in_a_superseded_adr_leads_to_its_successor(team):
     result = _search(s, "ImageMagick thumbnails")
     assert result.hits and result.hits[0].memory_id == "ADR-0004", [h.memory_id for h in result.hits]
     assert result.hits[0].trace["supersedes"] == {"replaces": "docs/adrs/ADR-0003.md"}
-    assert {n["memory_id"]: n["show_with"] for n in result.hidden["notes"]} == {"ADR-0003": "--include-superseded"}
+    reported = {n["memory_id"]: n["show_with"] for n in result.hidden["notes"]}
+    assert reported["ADR-0003"] == "--include-superseded", reported
+    # what is reported is what the search answers with the flags: each reported note is then shown
+    for mid, flags in reported.items():
+        shown = _search(s, "ImageMagick thumbnails", include_superseded="--include-superseded" in flags,
+                        min_confidence=float(flags.split()[-1]) if "--min-confidence" in flags else 0.5,
+                        include_expired="--include-expired" in flags)
+        assert mid in [h.memory_id for h in shown.hits], (mid, flags)
     # the hit says whose match it stands in for, in every format (its relevance is that note's)
     assert result.hits[0].replaces == "docs/adrs/ADR-0003.md"
     assert all(h.replaces is None for h in _search(s, "durable outbox queue for webhooks").hits)

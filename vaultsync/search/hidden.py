@@ -1,10 +1,11 @@
 """What the filters hid: the matching notes that lifecycle filters and ``--type/--tag/--scope`` removed.
 
-A filtered search is run a second time without any filter and shallower (retrieve, fuse,
-chunks and relevance only, ``2 × top_k`` candidates per leg but at least :data:`HIDDEN_MIN_CANDIDATES`,
-on the query vectors the first pass computed); the notes of its top ``top_k`` chunks (at least
-:data:`HIDDEN_MIN_NOTES`) that pass the relevance floor and that the filters removed are reported
-with every reason and the flags that show them. A superseded note names its successor.
+A filtered search is run a second time without any filter, through the same stages but the rerank
+and the supersession step (on the query vectors the first pass computed), for at least
+:data:`HIDDEN_MIN_NOTES` hits; the notes of the hits it delivers (the relevance floor and the cut applied) that
+the filters removed are reported with every reason and the flags that show them: "matching" means what the
+search itself would answer with those flags. A superseded note names its successor, and a note a hit
+replaces is always reported.
 """
 
 from __future__ import annotations
@@ -18,15 +19,14 @@ from vaultsync.search.candidates import Candidates, Context
 from vaultsync.search.lifecycle import Exclusions, plain
 from vaultsync.search.rows import TAGGED, tags_wanted
 from vaultsync.search.stages.chunks import chunks
+from vaultsync.search.stages.finish import finish
 from vaultsync.search.stages.fuse import fuse
+from vaultsync.search.stages.graph_hop import graph_hop
 from vaultsync.search.stages.relevance import relevance
 from vaultsync.search.stages.retrieve import retrieve
 
-UNFILTERED_STAGES = (retrieve, fuse, chunks, relevance)
-# candidates per leg of the unfiltered pass at least: with 2 (``--top-k 1``) fusion ranked another note
-# first than the search itself does
-HIDDEN_MIN_CANDIDATES = 20
-# notes of the unfiltered ranking looked at, at least: with ``--top-k 1`` a superseded note took the one
+UNFILTERED_STAGES = (retrieve, fuse, graph_hop, chunks, relevance, finish)
+# hits of the unfiltered pass looked at, at least: with ``--top-k 1`` a superseded note took the one
 # place and its successor, the best match, went unreported
 HIDDEN_MIN_NOTES = 5
 _FLAG = re.compile(r"without --\S+|--\S+(?: [0-9.]+)?")  # one flag of a reason's flags, with its value
@@ -37,27 +37,21 @@ def hidden_matches(ctx: Context, cands: Candidates, shown: set[str]) -> dict[str
     no filter is active); ``shown``: the paths already among the hits."""
     if ctx.allowed is None:
         return {}
-    # shallower than the search, never so shallow that its order differs from the search's own top notes
-    depth = min(ctx.opts.candidates, max(2 * ctx.opts.top_k, HIDDEN_MIN_CANDIDATES))
-    opts = replace(ctx.opts, types=(), tags=(), scope=None, candidates=depth)
+    # the search with every filter lifted: what the flags, together, would show (at least HIDDEN_MIN_NOTES hits)
+    top_k = max(ctx.opts.top_k, HIDDEN_MIN_NOTES)
+    opts = replace(ctx.opts, types=(), tags=(), scope=None, top_k=top_k,
+                   budget=max(ctx.opts.budget, 10 ** 6))  # the notes it would deliver, not the tokens
     free = replace(ctx, opts=opts, excluded=Exclusions({}, {}), allowed=None)
     pass2 = Candidates(query_vectors=dict(cands.query_vectors))
     for stage in UNFILTERED_STAGES:
         pass2 = stage(free, pass2)
     notes: list[dict[str, Any]] = []
     by_reason: dict[str, int] = {}
-    seen: set[str] = set()
-    for rowid, _ in pass2.ranked:
-        row = pass2.rows[rowid]
-        path, p = row["path"], pass2.relevance.get(rowid)
-        if len(seen) >= max(ctx.opts.top_k, HIDDEN_MIN_NOTES):
-            break
-        if path in seen or (p is not None and p < ctx.opts.min_relevance):
-            continue
-        seen.add(path)
+    rows = {r["path"]: r for r in pass2.rows.values()}
+    for path in dict.fromkeys(h.path for h in pass2.hits):
         if path in shown or path in ctx.allowed and path not in ctx.excluded:
             continue
-        notes.append(_report(ctx, row, by_reason))
+        notes.append(_report(ctx, rows[path], by_reason))
     # a hit that stands in for a superseded note says that note matched: it is among the hidden, however
     # deep the unfiltered pass ranked it
     reported = {n["path"] for n in notes}
