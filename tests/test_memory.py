@@ -525,6 +525,17 @@ def test_new_supersedes_commit_needs_a_body(vault: Vault) -> None:
     assert res.code == 0 and "committed" in res.err, res.err
 
 
+def _rule_and_editor(vault: Vault, tmp_path: Path, monkeypatch, editor: str) -> None:  # type: ignore[no-untyped-def]
+    """RULE-0001 committed, and ``$VISUAL`` a script running ``editor`` (shell lines; ``$1`` is the file)."""
+    vault.write("docs/rules/RULE-0001.md", "---\nmemory_id: RULE-0001\ntype: rule\ntitle: Renew certs\n"
+                "status: active\ncreated: \"2024-03-01\"\n---\nRenew 30 days ahead.\n")
+    vault.commit("init")
+    script = tmp_path / "editor.sh"
+    script.write_text(f"#!/bin/sh\n{editor}\n", encoding="utf-8")
+    script.chmod(0o755)
+    monkeypatch.setenv("VISUAL", str(script))
+
+
 @pytest.mark.parametrize("editor, commit, code, committed", [
     ("true", True, 1, False),  # closed without a change: not committed
     (":", False, 0, False),  # not asked to commit: a warning
@@ -535,13 +546,7 @@ def test_new_supersedes_edit_commit_refuses_an_unchanged_successor(vault: Vault,
                                                                   committed: bool) -> None:
     """``--edit`` counted as a body even when the editor closed without a change: ``--supersedes X --edit
     --commit`` committed the type's empty sections and hid X behind them, without a word."""
-    vault.write("docs/rules/RULE-0001.md", "---\nmemory_id: RULE-0001\ntype: rule\ntitle: Renew certs\n"
-                "status: active\ncreated: \"2024-03-01\"\n---\nRenew 30 days ahead.\n")
-    vault.commit("init")
-    script = tmp_path / "editor.sh"
-    script.write_text(f"#!/bin/sh\n{editor}\n", encoding="utf-8")
-    script.chmod(0o755)
-    monkeypatch.setenv("VISUAL", str(script))
+    _rule_and_editor(vault, tmp_path, monkeypatch, editor)
     res = run_cli(["new", "rule", "--title", "Renew certs earlier", "--supersedes", "RULE-0001", "--edit",
                    *(["--commit"] if commit else [])], vault.root)
     assert res.code == code, res.err
@@ -583,13 +588,7 @@ def test_new_edit_commit_commits_nothing_when_the_editor_calls_the_edit_off(vaul
                                                                            status: int, supersedes: bool) -> None:
     """An editor that exits non-zero (vim's `:cq`) calls the edit off, as `git commit` reads it: the note was
     committed anyway. Now nothing is committed and the file stays as the editor left it."""
-    vault.write("docs/rules/RULE-0001.md", "---\nmemory_id: RULE-0001\ntype: rule\ntitle: Renew certs\n"
-                "status: active\ncreated: \"2024-03-01\"\n---\nRenew 30 days ahead.\n")
-    vault.commit("init")
-    script = tmp_path / "editor.sh"
-    script.write_text(f"#!/bin/sh\nprintf 'Half a thought.\\n' >> \"$1\"\nexit {status}\n", encoding="utf-8")
-    script.chmod(0o755)
-    monkeypatch.setenv("VISUAL", str(script))
+    _rule_and_editor(vault, tmp_path, monkeypatch, f"printf 'Half a thought.\\n' >> \"$1\"\nexit {status}")
     res = run_cli(["new", "rule", "--title", "Renew sooner", *(["--supersedes", "RULE-0001"] if supersedes else []),
                    "--edit", "--commit"], vault.root)
     assert res.code == 1 and f"the editor exited with status {status}: nothing committed" in res.err, res.err
