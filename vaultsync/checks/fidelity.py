@@ -46,8 +46,12 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
     numeric = bool(types is not None and types and types <= _NUMERIC | {"null"})  # quoting would fail the schema
     if f.kind == "comment":
         kept = "an empty value (null)" if f.stored is None else f"'{f.stored}'"
-        fix = f"quote it: {quote(f.written)}" if not numeric else "write '# ' with a space if it is a comment, or " \
-            "remove it" if f.stored is not None else "write the number (a comment after it takes '# ' with a space)"
+        if not numeric:
+            fix = f"quote it: {quote(f.written)}"
+        elif f.stored is not None:
+            fix = "write '# ' with a space if it is a comment, or remove it"
+        else:
+            fix = "write the number (a comment after it takes '# ' with a space)"
         return f"YAML reads ' #' as the start of a comment and stores {kept}, not '{f.written}' — {fix}"
     if f.kind == "escape":  # the text as typed (`\\srv` is a share), but `\"` can only have meant a quote
         single = "'" + f.written[1:-1].replace('\\"', '"').replace("'", "''") + "'"
@@ -87,8 +91,11 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
                 f"value is empty — quote it if you meant the character: {quote(f.written)}")
     if f.kind == "anchor":
         stored = "an empty value (null)" if f.stored is None else repr(f.stored)
-        fix = f"quote it: {quote(f.written)}" if not numeric else \
-            f"drop the anchor: {_plain(f.stored, types)}" if isinstance(f.stored, (int, float)) else "write the number"
+        if not numeric:
+            fix = f"quote it: {quote(f.written)}"
+        else:
+            fix = f"drop the anchor: {_plain(f.stored, types)}" if isinstance(f.stored, (int, float)) else \
+                "write the number"
         return f"YAML reads the leading '&…' of {f.written!r} as an anchor name and stores {stored} — {fix}"
     if f.kind == "tab" and not f.written:
         return ("a line of only blanks holds a tab: vaultsync (YAML 1.2) and Obsidian read it as a blank line, "
@@ -105,10 +112,12 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
     if f.kind == "portable":
         other = _yaml11_reading(f.written)
         ours = "the text" if isinstance(f.stored, str) else f"the number {canonical_number(f.stored)}"
-        number = _plain(f.stored, types) if numeric and isinstance(f.stored, (int, float)) else None \
-            if isinstance(f.stored, str) or f.stored is None else canonical_number(f.stored)
-        fix = ("write it as a plain number (digits, one '.', a leading '-')" if number is None else f"write {number}") \
-            if numeric else f"quote it: {quote(f.written)}" + (f", or write {number}" if number is not None else "")
+        is_number = isinstance(f.stored, (int, float))
+        if numeric:  # quoting would fail the schema: only the number to write
+            fix = f"write {_plain(f.stored, types)}" if is_number else \
+                "write it as a plain number (digits, one '.', a leading '-')"
+        else:
+            fix = f"quote it: {quote(f.written)}" + (f", or write {canonical_number(f.stored)}" if is_number else "")
         return (f"YAML readers disagree on {f.written}: vaultsync (YAML 1.2) stores {ours}, YAML 1.1 readers "
                 f"{other} — {fix}")
     if f.kind == "number":
