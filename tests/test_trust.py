@@ -547,6 +547,34 @@ def test_a_note_a_hit_replaces_is_always_reported_hidden(tmp_path, embedder, mon
         s.close()
 
 
+@pytest.mark.parametrize("old_type, new_type, tags, filters", [
+    ("rule", "adr", ("", ""), {"types": ("adr",)}),
+    ("incident", "adr", ("", ""), {"types": ("adr",)}),
+    ("adr", "rule", ("", ""), {"types": ("rule",)}),
+    ("rule", "rule", ("tags: [legacy]\n", "tags: [paging]\n"), {"tags": ("paging",)}),
+])
+def test_a_filtered_out_note_leads_to_its_successor_that_passes_the_filter(tmp_path, embedder, old_type, new_type,
+                                                                          tags, filters):
+    """A rule superseded by an ADR: ``--type adr`` filtered the rule out before ranking, so its match never
+    reached the ADR that replaces it (an ADR, which the filter keeps): the search came back empty."""
+    vault = init_vault(tmp_path / "cross")
+    head = "---\ntitle: {t}\ntype: {k}\nstatus: {s}\n{extra}---\n{body}\n"
+    vault.write("docs/old.md", head.format(t="Old pager", k=old_type, s="superseded", extra="superseded_by: new\n" +
+                                           tags[0], body="Alerts page the on-call engineer via the owlbeacon pager app."))
+    vault.write("docs/new.md", head.format(t="Paging", k=new_type, s="accepted", extra="supersedes: [old]\n" + tags[1],
+                                           body="Alerts go to PagerDuty, which pages the on-call engineer."))
+    vault.write("docs/other.md", head.format(t="Lunch", k=new_type, s="accepted", extra=tags[1],
+                                             body="The canteen opens at noon."))
+    vault.commit("init")
+    s = synced_searcher(vault.root)
+    try:
+        result = _search(s, "owlbeacon pager app", **filters)
+        assert [(h.path, h.replaces) for h in result.hits][:1] == [("docs/new.md", "docs/old.md")], result.hits
+        assert "docs/old.md" in {n["path"] for n in result.hidden["notes"]}
+    finally:
+        s.close()
+
+
 _OLD_DEPLOYS = """## Context
 CI jobs run with cluster credentials and call the cluster directly.
 

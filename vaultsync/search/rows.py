@@ -51,8 +51,11 @@ def allowed_paths(db: sqlite3.Connection, opts: SearchOptions, excluded: Exclusi
     if not clauses and not excluded.reasons:
         return None
     sql = "SELECT path FROM notes" + (" WHERE " + " AND ".join(clauses) if clauses else "")
-    # Superseded notes with a successor stay in the legs: they are swapped for it after fusion.
-    return {p for (p,) in db.execute(sql, params) if p not in excluded or p in excluded.replacement}
+    passing = {p for (p,) in db.execute(sql, params)}
+    # Superseded notes with a successor stay in the legs: they are swapped for it after fusion. So does one
+    # the filters leave out whose successor they keep (a rule superseded by an ADR, under --type adr).
+    return {p for p in passing if p not in excluded or p in excluded.replacement} | \
+        {p for p, successor in excluded.replacement.items() if successor in passing}
 
 
 def stored_scope(db: sqlite3.Connection, opts: SearchOptions) -> SearchOptions:
