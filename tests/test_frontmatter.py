@@ -851,3 +851,18 @@ def test_a_wikilink_hint_followed_literally_gives_a_valid_list(vault, field, wri
         fix = f"{field}:\n  - {hints[0]}"
     vault.write("docs/adrs/ADR-0007.md", adr("ADR-0007", extra=fix + "\n"))
     assert [x for x in vault.check().lines if "ADR-0007.md" in x and "SS0" not in x] == [], (first, fix)
+
+
+@pytest.mark.parametrize("yaml_text, path, where", [
+    ("tags: &t [payments]\nprojects: *t\n", ("projects", 0), (3, 11)),          # an alias after its key
+    ("tags: &t [a, b]\nprojects: *t\n", ("projects", 1), (3, 11)),               # any item of it
+    ("tags: &t [a]\nprojects:\n  - x\n  - *t\n", ("projects", 1), (5, 5)),          # a block item
+    ("tags: &t a\nprojects: [x, *t, *t]\n", ("projects", 2), (3, 19)),            # the second of two on a line
+    ("owner: &o\n  name: x\nteam: {lead: *o}\n", ("team", "lead", "name"), (4, 14)),  # in a flow mapping
+    ("confidence: &c 2\nimportance:\n  *c\n", ("importance",), (4, 3)),           # on the next line
+    ("tags: &t [payments]\nprojects: *t\n", ("tags", 0), (2, 11)),                # the anchor's own value stays
+])
+def test_a_value_from_an_alias_is_placed_at_the_alias(yaml_text, path, where):
+    """``projects: *t`` was reported on the ``tags: &t [...]`` line: a composed alias is the anchor's node."""
+    note = parse_text("n.md", f"---\n{yaml_text}---\nbody\n")
+    assert note.position(path) == where

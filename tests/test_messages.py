@@ -202,3 +202,26 @@ def test_a_file_name_cannot_forge_a_diagnostic_line(vault, name):
     vault.write(f"docs/{name}", "[[missing]]\n")
     res = vault.check()
     assert res.code == 1 and len(res.lines) == 1 and res.lines[0].startswith("docs/") and "WL001" in res.lines[0]
+
+
+KEY_TEXT = st.lists(st.sampled_from([*"ab;:, #-/_.", "é", "名", "😀", "; ", ": "]), min_size=1, max_size=8).map("".join)
+
+
+@given(st.lists(KEY_TEXT, min_size=1, max_size=3, unique=True), st.integers(0, 5), st.sampled_from(["\n", "\r\n"]))
+@settings(max_examples=120, deadline=None)
+def test_every_unknown_key_is_one_sc003_at_its_own_line(keys, at, newline):
+    """``"todo; later": x`` gave two SC003s (``later`` and ``todo``) and ``see:: x`` one for ``see``, all at 1:1:
+    the keys' messages were joined with ``; `` and split again, a key cut at its first ``:``. Any unknown keys,
+    quoted, with ``;``, ``:``, spaces or other scripts, anywhere among the fields: one SC003 each, at its line."""
+    import json
+
+    from vaultsync.checks.schema import load_validator, validate_frontmatter
+    from vaultsync.vault.note import parse_text
+
+    known = ["memory_id: ADR-0001", "type: adr", "title: T", "status: accepted", 'created: "2024-03-01"']
+    keys = [k for k in keys if k.strip() and k.casefold() not in {"memory_id", "type", "title", "status", "created"}]
+    lines = known[:at] + [f"{json.dumps(k, ensure_ascii=False)}: x" for k in keys] + known[at:]
+    note = parse_text("n.md", newline.join(["---", *lines, "---", "Body.", ""]))
+    found = [d for d in validate_frontmatter(note, note.frontmatter, load_validator("adr")) if d.code == "SC003"]
+    assert sorted((d.line, d.col) for d in found) == [(2 + min(at, 5) + i, 1) for i in range(len(keys))], found
+    assert all(" additional property not allowed" in d.message for d in found)

@@ -275,3 +275,32 @@ def test_a_tab_in_a_block_scalars_text_stays_text_however_many_blank_tab_lines(n
     doc = load_yaml(text)
     assert doc.data["summary"] == "a\n\t\nb\n" and doc.data["list"] == [f"i{i}" for i in range(n)]
     assert [f.line for f in doc.findings if f.kind == "tab"] == [7 + 2 * i for i in range(n)]
+
+
+ITEMS = st.lists(st.sampled_from(["payments", '"a]"', "'b}'", "データ", "x y", '"[[Note]]"']), max_size=3, unique=True)
+
+
+@given(ITEMS, st.sampled_from(["[", "{"]), st.booleans(), st.integers(0, 2), st.sampled_from(["tags", "名前", "deciders"]))
+@settings(max_examples=150, deadline=None)
+def test_a_bracket_left_open_on_the_last_line_is_named_at_its_opener(items, opener, comma, before, key):
+    """``tags: [payments,`` as the frontmatter's last line got PyYAML's own "did not find expected node content",
+    at the closing ``---``, where the same line above another key named the open bracket: any items, quoted
+    brackets among them, a trailing comma or not, in a list or a mapping, after other keys."""
+    from vaultsync.vault.yamlsafety import YamlProblem
+
+    body = ", ".join(items if opener == "[" else [f"k{i}: {v}" for i, v in enumerate(items)])
+    text = "".join(f"f{i}: v\n" for i in range(before)) + f"{key}: {opener}{body}{',' if comma and items else ''}\n"
+    with pytest.raises(YamlProblem) as err:
+        load_yaml(text)
+    assert (err.value.line, err.value.col) == (before, len(key) + 2), err.value.message
+    assert err.value.message.startswith(f"the '{opener}' opened here is never closed"), err.value.message
+
+
+@pytest.mark.parametrize("line, col", [("tags: [payments, , database]", 17), ("tags: [, a]", 7),
+                                       ("owner: {a: 1, , b: 2}", 14), ("名前: [データ, , x]", 10)])
+def test_an_empty_item_in_a_flow_list_names_the_extra_comma(line, col):
+    from vaultsync.vault.yamlsafety import YamlProblem
+
+    with pytest.raises(YamlProblem) as err:
+        load_yaml(line + "\n")
+    assert (err.value.line, err.value.col) == (0, col) and "an empty item" in err.value.message, err.value.message

@@ -241,11 +241,22 @@ def _extra_key(note: Note, path: tuple[Any, ...], key: str, known: list[str], ma
     two are one field written twice (renaming would make a duplicate key)."""
     folded = {k.casefold(): k for k in reversed(known)}  # `TITLE` is as close to `title` as `Title` is
     close = [folded[k] for k in difflib.get_close_matches(key.casefold(), list(folded), n=1, cutoff=0.6)]
+    key = key if _PLAIN_ITEM.fullmatch(key) else quote(key)  # `'a: b': additional…` reads as one key
     if close and close[0] in mapping:
         line, _ = note.position((*path, close[0]), key=True)
         return (f"{key}: additional property not allowed — a second spelling of '{close[0]}', which this note "
                 f"sets on line {line}: keep one of the two")
     return f"{key}: additional property not allowed" + (f" (did you mean '{close[0]}'?)" if close else "")
+
+
+def _extra_keys(err: jsonschema.ValidationError, note: Note) -> list[tuple[Any, str]]:
+    """``(key, SC003 message)`` for each key an ``additionalProperties``/``unevaluatedProperties`` error
+    refuses (none when the instance is no mapping)."""
+    if not isinstance(err.instance, dict):
+        return []
+    path = tuple(err.absolute_path)
+    known = list((err.schema.get("properties") or {}).keys()) + _ref_properties(err)
+    return [(key, _extra_key(note, path, str(key), known, err.instance)) for key in err.instance if key not in known]
 
 
 def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ...], str, bool]:
@@ -277,9 +288,7 @@ def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ..
         what = missing[0] if missing else err.message
         return path, f"missing required field '{what}'", True
     if kw in ("additionalProperties", "unevaluatedProperties"):
-        known = list((err.schema.get("properties") or {}).keys()) + _ref_properties(err)
-        extras = [k for k in value if k not in known] if isinstance(value, dict) else []
-        return path, "; ".join(_extra_key(note, path, key, known, value) for key in extras) or err.message, True
+        return path, "; ".join(message for _, message in _extra_keys(err, note)) or err.message, True
     if kw == "enum":
         options = [str(o) for o in err.validator_value]
         return path, f"{name}: {shown} is not one of: {', '.join(options)}{_suggest(str(value), options)}", False
@@ -336,13 +345,13 @@ def validate_frontmatter(note: Note, data: dict[str, Any], validator: jsonschema
     for err in errors:
         if err.validator in ("$ref", "allOf"):
             continue
-        path, message, at_key = _message(err, note)
-        if err.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(err.instance, dict):
-            for part in message.split("; "):
-                key = part.split(":", 1)[0]
-                line, col = note.position(path + (key,), key=True)
-                out.append(Diagnostic(note.path, line, col, "SC003", part))
+        if extras := (_extra_keys(err, note) if err.validator in ("additionalProperties", "unevaluatedProperties")
+                      else []):
+            for key, message in extras:  # each refused key at its own line
+                line, col = note.position((*err.absolute_path, key), key=True)
+                out.append(Diagnostic(note.path, line, col, "SC003", message))
             continue
+        path, message, at_key = _message(err, note)
         if "propertyNames" in err.absolute_schema_path and isinstance(err.instance, str):  # a key, at the key
             path, at_key = path + (err.instance,), True
             message = (f"{field_name(path[:-1])}: " if path[:-1] else "") + "key " + message.split(": ", 1)[-1]

@@ -127,6 +127,15 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
         closer = "]" if opener == "[" else "}"
         return ctx.line, ctx.column, (f"the '{opener}' opened here is never closed — add '{closer}', or quote the "
                                       "value if the bracket is text")
+    if "flow node" in context and "node content" in problem:  # `[a, , b]`, or `[a,` on the last line
+        if _char(lines, line, col) in (",", "]", "}"):
+            return line, col, ("an empty item in a flow list or mapping — delete the extra ',' or write a value "
+                               "before it")
+        opened = _open_bracket(lines, line, col)
+        if opened is not None:
+            at, start, opener = opened
+            return at, start, (f"the '{opener}' opened here is never closed — add '{']' if opener == '[' else '}'}', "
+                               "or quote the value if the bracket is text")
     if "cannot start any token" in problem:
         ch = _char(lines, line, col)
         if ch == "\t":
@@ -210,6 +219,26 @@ def _comment_hides_closer(lines: list[str], line: int, ctx: yaml.Mark | None) ->
         return at, hash_at + 1, (f"the ' #' in '{item}' starts a comment, which hides the rest of the line (the "
                                  f"closing '{closer}' too) — quote the {'value' if sep else 'item'}: {fix}")
     return None
+
+
+def _open_bracket(lines: list[str], line: int, col: int) -> tuple[int, int, str] | None:
+    """``(line, col, bracket)`` of the last ``[`` or ``{`` still open before ``line``/``col`` (quoted text and
+    comments skipped), or None."""
+    stack: list[tuple[int, int, str]] = []
+    for i, text in enumerate(lines[:line + 1]):
+        quote_char = ""
+        for j, ch in enumerate(text[:col] if i == line else text):
+            if quote_char:
+                quote_char = "" if ch == quote_char else quote_char
+            elif ch in "'\"" and (j == 0 or text[j - 1] in " [{,:"):
+                quote_char = ch
+            elif ch == "#" and (j == 0 or text[j - 1] in " \t"):
+                break
+            elif ch in "[{":
+                stack.append((i, j, ch))
+            elif ch in "]}" and stack:
+                stack.pop()
+    return stack[-1] if stack else None
 
 
 def _outside_quotes(text: str, at: int) -> bool:

@@ -208,7 +208,7 @@ def load_yaml(text: str, with_positions: bool = True) -> YamlDocument:
         positions: dict[tuple[Any, ...], tuple[int, int]] = {}
         key_positions: dict[tuple[Any, ...], tuple[int, int]] = {}
         if with_positions:
-            _index_positions(node, (), positions, key_positions, depth=0)
+            _index_positions(node, (), positions, key_positions, depth=0, lines=text.split("\n"))
         findings = scalar_findings(node, text, data, odd_numbers=loader.odd_numbers)
         if blanked:  # each a tab on a line of blanks, which YAML 1.1 readers refuse
             findings = sorted(findings + [Finding("tab", (), line, col, "", None) for line, col in blanked],
@@ -288,21 +288,48 @@ def _index_positions(
     depth: int,
     raw: dict[tuple[Any, ...], str] | None = None,
     lines: list[str] | None = None,
-) -> None:
+    seen: set[int] | None = None,
+    after: tuple[int, int] | None = None,
+) -> tuple[int, int] | None:
+    """Fill the tables for ``node`` at ``path``; return where its source ends, ``(line, col)``, when known.
+
+    An alias (a node met again) sits at its ``*name`` — the first after ``after``, the end of what precedes
+    it — not at its anchor's value: ``projects: *t`` is reported on its own line.
+    """
     if path in positions or depth > 50:
-        return
+        return None
     start = node.start_mark
-    positions[path] = (start.line, start.column)
-    if isinstance(node, yaml.MappingNode):
+    seen = set() if seen is None else seen
+    alias = _alias_at(lines, after) if id(node) in seen and lines is not None and after is not None else None
+    seen.add(id(node))
+    positions[path] = alias[0] if alias else (start.line, start.column)
+    if alias is None and isinstance(node, yaml.MappingNode):
         for k, v in node.value:
             child = path + (str(k.value),)
             key_positions[child] = (k.start_mark.line, k.start_mark.column)
-            _index_positions(v, child, positions, key_positions, depth + 1, raw, lines)
-    elif isinstance(node, yaml.SequenceNode):
+            _index_positions(v, child, positions, key_positions, depth + 1, raw, lines, seen,
+                             (k.end_mark.line, k.end_mark.column))
+    elif alias is None and isinstance(node, yaml.SequenceNode):
+        cursor: tuple[int, int] | None = (start.line, start.column + 1)
         for i, v in enumerate(node.value):
-            _index_positions(v, path + (i,), positions, key_positions, depth + 1, raw, lines)
-    elif raw is not None and lines is not None and start.line == node.end_mark.line < len(lines):
+            cursor = _index_positions(v, path + (i,), positions, key_positions, depth + 1, raw, lines, seen, cursor)
+    if isinstance(node, yaml.ScalarNode) and raw is not None and lines is not None \
+            and start.line == node.end_mark.line < len(lines):
         raw[path] = lines[start.line][start.column:node.end_mark.column]
+    return alias[1] if alias else (node.end_mark.line, node.end_mark.column)
+
+
+_ALIAS = re.compile(r"\*[^\s,\[\]{}]+")
+
+
+def _alias_at(lines: list[str], after: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """``(start, end)`` of the first ``*name`` at or after ``after`` (0-based line and column), or None."""
+    line, col = after
+    for i in range(line, min(line + 50, len(lines))):  # an alias follows its key or the item before it closely
+        found = _ALIAS.search(lines[i], col if i == line else 0)
+        if found:
+            return (i, found.start()), (i, found.end())
+    return None
 
 
 def _problem_from(exc: yaml.MarkedYAMLError, text: str) -> YamlProblem:
