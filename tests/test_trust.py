@@ -4,8 +4,8 @@ say what the filters hid (issue: the three hiding cases, abstention, formats, ca
 from __future__ import annotations
 
 import itertools
-
 import json
+import re
 import unicodedata
 from pathlib import Path
 
@@ -121,6 +121,38 @@ def test_following_the_flags_shows_the_hidden_notes_of_the_example_vault(example
     assert {n["path"] for n in notes} <= {h.path for h in shown.hits}, (notes, [h.path for h in shown.hits])
 
 
+FILTERS = [{"types": ("rule",)}, {"types": ("adr",)}, {"types": ("incident",)}, {"tags": ("payments",)},
+           {"tags": ("deploys",)}, {"scope": "docs/rules/"}, {"min_confidence": 0.9}, {"include_expired": True}]
+
+
+@pytest.mark.parametrize("filters", FILTERS, ids=lambda f: "-".join(f"{k}={v}" for k, v in f.items()))
+@pytest.mark.parametrize("top_k", [1, 3, 5])
+def test_following_every_flag_of_a_filtered_search_shows_what_it_lists(example, filters, top_k):
+    """``replica lag --type rule`` listed INC-0001 "without --type"; without it INC-0001 was not among the hits
+    (the report lifted every filter at once, the superseded one too, which no listed note's flags did).
+    Queries on and off the vault, in three languages, under each filter: the flags together show the list."""
+    for query in ("replica lag", "exchange rate", "how do I bake sourdough bread", "webhook retries",
+                  "canary deploy on Friday", "Wie werden Webhooks wiederholt?", "冪等性キー"):
+        result = _search(example, query, top_k=top_k, **filters)
+        notes = result.hidden["notes"]
+        shown = _search(example, query, **_follow(" ".join(n["show_with"] for n in notes), filters, top_k))
+        assert {n["path"] for n in notes} <= {h.path for h in shown.hits}, (query, notes, shown.hits)
+        assert result.hidden["count"] == len(notes) == sum(result.hidden["by_reason"].values())
+
+
+def _follow(flags: str, filters: dict, top_k: int) -> dict:  # type: ignore[type-arg]
+    """The search options an agent sets when it follows every flag at once (as the README tells it)."""
+    opts = {**filters, "top_k": max(top_k, 5)}
+    opts["include_superseded"] = "--include-superseded" in flags
+    opts["include_expired"] = opts.get("include_expired", False) or "--include-expired" in flags
+    floors = [float(f) for f in re.findall(r"--min-confidence ([0-9.]+)", flags)]
+    opts["min_confidence"] = min([opts.get("min_confidence", 0.5), *floors])
+    for key, flag in (("types", "without --type"), ("tags", "without --tag"), ("scope", "without --scope")):
+        if flag in flags:
+            opts.pop(key, None)
+    return opts
+
+
 def hidden_relevance(s, query: str, mid: str) -> float:  # type: ignore[no-untyped-def]
     """The hidden note's relevance when the filters are lifted."""
     hits = _search(s, query, min_confidence=0.0, include_expired=True, min_relevance=0.0).hits
@@ -234,6 +266,20 @@ def test_a_filter_value_no_note_has_is_a_warning_naming_the_known_values(team):
     out = run_cli(["search", "webhook", "--no-daemon", "--type", "addr"], vault.root).out
     assert "warning: no note has type 'addr' (known: adr)" in out
     assert any("--scope 'nowhere/'" in w for w in _search(s, "webhook", scope="nowhere/").warnings)
+
+
+@pytest.mark.parametrize("scope, expected", [
+    ("docs/ADR/", "(folders: docs/adr/, docs/incidents/, docs/rules/); did you mean 'docs/adr/'?"),  # case
+    ("docs/adrs/", "(folders: docs/adr/, docs/incidents/, docs/rules/); did you mean 'docs/adr/'?"),  # plural
+    ("docs/adr/team-a/", "(folders: docs/adr/, docs/incidents/, docs/rules/); did you mean 'docs/adr/'?"),  # deeper
+    ("doc/", "(folders: docs/); did you mean 'docs/'?"), ("zzz/", "(folders: docs/)"),
+    ("dócs/rules/", "(folders: docs/adr/, docs/incidents/, docs/rules/); did you mean 'docs/rules/'?"),
+])
+def test_a_scope_that_holds_no_note_names_the_folders_that_do(example, scope, expected):
+    """``--scope docs/ADR`` was warned "no note is under --scope 'docs/ADR/'" with no folder named, where a
+    misspelt ``--type`` or ``--tag`` names the known values and the closest one."""
+    (warning,) = [w for w in _search(example, "redis cache", scope=scope).warnings if "--scope" in w]
+    assert warning == f"no note is under --scope {scope!r} {expected}"
 
 
 @pytest.mark.parametrize("value, hint", [("addr", "; did you mean 'adr'?"), ("ADR", "; did you mean 'adr'?"),

@@ -3,20 +3,24 @@
 A filtered search is run a second time without any filter, through the same stages but the rerank
 and the supersession step (on the query vectors the first pass computed), for at least
 :data:`HIDDEN_MIN_NOTES` hits; the notes of the hits it delivers (the relevance floor and the cut applied) that
-the filters removed are reported with every reason and the flags that show them: "matching" means what the
-search itself would answer with those flags. A superseded note names its successor, and a note a hit
-replaces is always reported.
+the filters removed are the candidates, each with every reason and the flags that show it. A superseded note
+names its successor, and a note a hit replaces is a candidate too. What is reported is what the search itself
+answers when every flag of the report is followed at once (:func:`followed`): lifting every filter together
+ranks notes among others that the flags do not bring back, so a candidate that search does not show is left
+out, until the flags of what is left show all of it.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
 from vaultsync.search.candidates import Candidates, Context
 from vaultsync.search.lifecycle import Exclusions, plain
+from vaultsync.search.options import SearchOptions
 from vaultsync.search.rows import TAGGED, tags_wanted
 from vaultsync.search.stages.chunks import chunks
 from vaultsync.search.stages.finish import finish
@@ -32,12 +36,14 @@ HIDDEN_MIN_NOTES = 5
 _FLAG = re.compile(r"without --\S+|--\S+(?: [0-9.]+)?")  # one flag of a reason's flags, with its value
 
 
-def hidden_matches(ctx: Context, cands: Candidates, shown: set[str]) -> dict[str, Any]:
+def hidden_matches(ctx: Context, cands: Candidates, shown: set[str],
+                   shown_with: Callable[[SearchOptions], set[str]]) -> dict[str, Any]:
     """``{"count", "by_reason", "notes": [{"path", "memory_id", "reason", "show_with"}]}`` (empty dict when
-    no filter is active); ``shown``: the paths already among the hits."""
+    no filter is active); ``shown``: the paths already among the hits; ``shown_with(opts)``: the paths the
+    search delivers under other options (the query's own pipeline)."""
     if ctx.allowed is None:
         return {}
-    # the search with every filter lifted: what the flags, together, would show (at least HIDDEN_MIN_NOTES hits)
+    # the search with every filter lifted: the candidates (at least HIDDEN_MIN_NOTES hits)
     top_k = max(ctx.opts.top_k, HIDDEN_MIN_NOTES)
     opts = replace(ctx.opts, types=(), tags=(), scope=None, top_k=top_k,
                    budget=max(ctx.opts.budget, 10 ** 6))  # the notes it would deliver, not the tokens
@@ -45,30 +51,43 @@ def hidden_matches(ctx: Context, cands: Candidates, shown: set[str]) -> dict[str
     pass2 = Candidates(query_vectors=dict(cands.query_vectors))
     for stage in UNFILTERED_STAGES:
         pass2 = stage(free, pass2)
-    notes: list[dict[str, Any]] = []
-    by_reason: dict[str, int] = {}
     rows = {r["path"]: r for r in pass2.rows.values()}
-    for path in dict.fromkeys(h.path for h in pass2.hits):
-        if path in shown or path in ctx.allowed and path not in ctx.excluded:
-            continue
-        notes.append(_report(ctx, rows[path], by_reason))
-    # a hit that stands in for a superseded note says that note matched: it is among the hidden, however
-    # deep the unfiltered pass ranked it
-    reported = {n["path"] for n in notes}
-    for old in dict.fromkeys(h.replaces for h in cands.hits if h.replaces and h.replaces not in reported):
-        found = ctx.index.db.execute("SELECT path, memory_id, type, confidence FROM notes WHERE path = ?",
-                                     (old,)).fetchone()
-        if found is not None and old in ctx.excluded:
-            notes.append(_report(ctx, dict(zip(("path", "memory_id", "type", "confidence"), found)), by_reason))
+    found = {path: rows[path] for path in dict.fromkeys(h.path for h in pass2.hits)
+             if path not in shown and (path not in ctx.allowed or path in ctx.excluded)}
+    # a hit that stands in for a superseded note says that note matched, however deep the pass ranked it
+    for old in dict.fromkeys(h.replaces for h in cands.hits if h.replaces and h.replaces not in found):
+        row = ctx.index.db.execute("SELECT path, memory_id, type, confidence FROM notes WHERE path = ?",
+                                   (old,)).fetchone()
+        if row is not None and old in ctx.excluded:
+            found[old] = dict(zip(("path", "memory_id", "type", "confidence"), row))
+    why = {path: _why(ctx, row) for path, row in found.items()}
+    while why:  # keep what following every flag at once shows, until the flags of what is kept show all of it
+        seen = shown_with(followed(ctx.opts, (flag for reasons in why.values() for _, _, flag in reasons)))
+        kept = {path: reasons for path, reasons in why.items() if path in seen}
+        if len(kept) == len(why):
+            break
+        why = kept
+    by_reason: dict[str, int] = {}
+    for reasons in why.values():  # a note counts under its first reason
+        by_reason[reasons[0][0]] = by_reason.get(reasons[0][0], 0) + 1
+    notes = [{"path": path, "memory_id": found[path]["memory_id"], "reason": "; ".join(r for _, r, _ in reasons),
+              "show_with": _flags(reasons)} for path, reasons in why.items()]
     return {"count": len(notes), "by_reason": by_reason, "notes": notes}
 
 
-def _report(ctx: Context, row: dict[str, Any], by_reason: dict[str, int]) -> dict[str, Any]:
-    """One hidden note's entry (its first reason counted in ``by_reason``)."""
-    why = _why(ctx, row)
-    by_reason[why[0][0]] = by_reason.get(why[0][0], 0) + 1
-    return {"path": row["path"], "memory_id": row["memory_id"], "reason": "; ".join(r for _, r, _ in why),
-            "show_with": _flags(why)}
+def followed(opts: SearchOptions, flags: Iterable[str]) -> SearchOptions:
+    """The options of a search that follows every one of ``flags`` (``--include-superseded``,
+    ``--include-expired``, ``--min-confidence X``, ``without --type/--tag/--scope``; one string may hold
+    several) at once, for at least :data:`HIDDEN_MIN_NOTES` hits."""
+    found = set(_FLAG.findall(" ".join(flags)))
+    floors = [float(flag.split()[1]) for flag in found if flag.startswith("--min-confidence ")]
+    return replace(opts, include_superseded=opts.include_superseded or "--include-superseded" in found,
+                   include_expired=opts.include_expired or "--include-expired" in found,
+                   min_confidence=min([opts.min_confidence, *floors]),
+                   types=() if "without --type" in found else opts.types,
+                   tags=() if "without --tag" in found else opts.tags,
+                   scope=None if "without --scope" in found else opts.scope,
+                   top_k=max(opts.top_k, HIDDEN_MIN_NOTES))
 
 
 def _why(ctx: Context, row: dict[str, Any]) -> list[tuple[str, str, str]]:

@@ -36,7 +36,7 @@ from vaultsync.search.handles import IndexHandles
 from vaultsync.search.hidden import hidden_matches
 from vaultsync.search.lifecycle import LifecyclePolicy
 from vaultsync.search.options import SearchOptions
-from vaultsync.search.query import parse_query
+from vaultsync.search.query import Query, parse_query
 from vaultsync.search.results import SearchResult
 from vaultsync.search.rows import allowed_paths, stored_scope, unknown_filter_values
 from vaultsync.search.stages.chunks import chunks
@@ -66,21 +66,33 @@ class Searcher(IndexHandles):
         query = parse_query(raw_query)
         opts = stored_scope(self.db, opts or SearchOptions())
         t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+        ctx, cands = self._run(query, opts, Candidates(), timings)
+        started = time.perf_counter()
+        vectors = cands.query_vectors  # the flags followed are searched on the same query vectors
+
+        def shown_with(followed: SearchOptions) -> set[str]:
+            return {h.path for h in self._run(query, followed, Candidates(query_vectors=dict(vectors)))[1].hits}
+
+        hidden = hidden_matches(ctx, cands, {h.path for h in cands.hits}, shown_with)
+        timings["hidden"] = (time.perf_counter() - started) * 1000
+        timings["total"] = (time.perf_counter() - t0) * 1000
+        return self._result(ctx, cands, head, timings, hidden)
+
+    def _run(self, query: Query, opts: SearchOptions, cands: Candidates,
+             timings: dict[str, float] | None = None) -> tuple[Context, Candidates]:
+        """Every stage of :data:`STAGES` over ``cands``; ``timings``: milliseconds per stage, filled in when given."""
         excluded = self.excluded(LifecyclePolicy(opts.include_expired, opts.include_superseded,
                                                  opts.min_confidence, opts.today, opts.zone))
         legs = [(f"dense{i + 1 if i else ''}", leg) for i, leg in enumerate(self.legs)]
         ctx = Context(self, query, opts, [(name, leg) for name, leg in legs if name in opts.legs], excluded,
                       allowed_paths(self.db, opts, excluded))
-        cands, timings = Candidates(), {}
         for name, stage in STAGES:
             started = time.perf_counter()
             cands = stage(ctx, cands)
-            timings[name] = (time.perf_counter() - started) * 1000
-        started = time.perf_counter()
-        hidden = hidden_matches(ctx, cands, {h.path for h in cands.hits})
-        timings["hidden"] = (time.perf_counter() - started) * 1000
-        timings["total"] = (time.perf_counter() - t0) * 1000
-        return self._result(ctx, cands, head, timings, hidden)
+            if timings is not None:
+                timings[name] = (time.perf_counter() - started) * 1000
+        return ctx, cands
 
     def _result(self, ctx: Context, cands: Candidates, head: str | None, timings: dict[str, float],
                 hidden: dict[str, Any]) -> SearchResult:

@@ -95,8 +95,23 @@ def unknown_filter_values(db: sqlite3.Connection, opts: SearchOptions) -> list[s
                 out.append(f"no note has {flag} {shown(value)} (known: {listed or 'none'}){hint}")
     if opts.scope and db.execute("SELECT 1 FROM notes WHERE substr(path, 1, ?) = ? LIMIT 1",
                                  (len(opts.scope), opts.scope)).fetchone() is None:
-        out.append(f"no note is under --scope {shown(opts.scope)}")
+        out.append(_unknown_scope(db, opts.scope))
     return out
+
+
+def _unknown_scope(db: sqlite3.Connection, scope: str) -> str:
+    """The warning for a ``--scope`` folder that holds no note: the folders of notes as deep as it (the
+    deepest level above it when none is), and the one it may misspell."""
+    depth = scope.count("/")
+    paths = [p for (p,) in db.execute("SELECT path FROM notes")]
+    for level in range(depth, 0, -1):
+        folders = sorted({"/".join(p.split("/")[:level]) + "/" for p in paths if p.count("/") >= level})
+        if folders:
+            break
+    listed = ", ".join(folders[:20]) + (" …" if len(folders) > 20 else "")
+    close = difflib.get_close_matches(scope.casefold(), [f.casefold() for f in folders], n=1, cutoff=0.6)
+    hint = f"; did you mean {folders[[f.casefold() for f in folders].index(close[0])]!r}?" if close else ""
+    return f"no note is under --scope {shown(scope)} (folders: {listed or 'none'}){hint}"
 
 
 def chunk_paths(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
