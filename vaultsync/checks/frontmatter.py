@@ -109,7 +109,7 @@ def _merge_fidelity(note: Note, schema_found: list[Diagnostic], fidelity: list[D
         if f.kind == "merge":
             merged.add((f.line + 2, f.col + 1))
     kept = [d for d in schema_found if not (d.code == "SC001" and (d.line, d.col) in drop)
-            and not (d.code == "SC003" and (d.line, d.col) in merged and d.message.startswith("<<:"))]
+            and not (d.code == "SC003" and (d.line, d.col) in merged and d.message.startswith(("<<:", "\"<<\":")))]
     located = {(d.line, d.col) for d in kept}
     return kept + [d for d in fidelity if (d.line, d.col) not in located]
 
