@@ -208,6 +208,23 @@ def test_confirming_a_note_search_still_hides_says_so(vault: Vault, status, extr
     assert (f"vaultsync review: docs/adrs/A.md {said}" in res.err) if said else res.err == "", res.err
 
 
+@pytest.mark.parametrize("extra, kind, said", [
+    ("expires: \"{soon}\"\n", "expiring", "expires in 3 day(s) ({soon}): renew `expires`"),
+    ("confidence: 0.3\n", "low_confidence", "confidence 0.3 is below the search threshold 0.5"),
+    ("expires: \"{soon}\"\nconfidence: 0.2\n", "expiring", "expires in 3 day(s)"),
+])
+def test_confirming_a_note_the_queue_keeps_says_why_it_stays(vault: Vault, extra, kind, said) -> None:
+    """``review --confirm`` of an expiring note said "last_validated is already today", exit 0, and the note
+    stayed in the queue with no word why: confirming settles a note's age, not its ``expires`` or confidence."""
+    soon = (dt.date.today() + dt.timedelta(days=3)).isoformat()
+    vault.write("docs/adrs/A.md", adr("ADR-0001", extra=extra.format(soon=soon)))
+    vault.commit("a")
+    for _ in range(2):  # the edit, then the second confirm that changes nothing
+        res = run_cli(["review", "--confirm", "ADR-0001"], vault.root)
+        assert res.code == 0 and f"vaultsync review: docs/adrs/A.md stays in the queue ({kind}): " in res.err, res.err
+        assert said.format(soon=soon) in res.err
+
+
 def test_review_workflow_step_writes_the_issue_body(vault: Vault) -> None:
     import shlex
 
@@ -639,6 +656,8 @@ def test_supersede_commit_never_carries_the_users_own_uncommitted_edits(vault: V
     vault.git("checkout", "--", ".")
     res = run_cli(["supersede", "ADR-0001", "ADR-0002", "--commit"], vault.root)
     assert res.code == 0 and "A private draft line." not in vault.git("show", "HEAD").stdout, res.err
+    # it says what it committed, as `new --commit` does (it printed only the paths)
+    assert f"committed {vault.git('rev-parse', 'HEAD').stdout.strip()[:10]}" in res.err, res.err
 
 
 @pytest.mark.parametrize("command", [
@@ -734,3 +753,20 @@ def test_a_multi_line_memory_id_or_status_written_by_hand_is_shown_on_one_line(m
     for fmt in ("text", "markdown"):
         out = run_cli(["search", "pangolin", "--format", fmt, "--no-daemon"], v.root).out
         assert "PX PY · acc epted" in out and "\nPY" not in out and "\u2028" not in out, out
+
+
+@pytest.mark.parametrize("written, shown", [
+    ('related: ["[[ADR-0002]]"]\n', 'related: ["[[ADR-0002]]"]'),                  # was [[[ADR-0002]]]
+    ('related: ["[[ADR-0002]]", "[[ADR-0002#Why]]"]\n', 'related: ["[[ADR-0002]]", "[[ADR-0002#Why]]"]'),
+    ("projects: [checkout, ledger-v2]\n", "projects: [checkout, ledger-v2]"),      # plain items stay plain
+    ('projects: ["a, b", "x: y"]\n', 'projects: ["a, b", "x: y"]'),              # one item each, read back
+    ('owner: {team: "[core]"}\n', 'owner: {team: "[core]"}'),
+])
+def test_show_writes_a_list_of_links_as_the_yaml_it_reads_back_as(vault: Vault, written, shown) -> None:
+    """``show`` printed ``related: [[[ADR-0002]]]`` for a list of one link: an item is quoted where bare it
+    would read as something else."""
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", body="# ADR-0002\n## Why\nText.\n"))
+    vault.write("docs/free/A.md", f"---\ntitle: A\n{written}---\nBody.\n")
+    vault.commit("a")
+    res = run_cli(["show", "docs/free/A.md"], vault.root)
+    assert res.code == 0 and shown in res.out.splitlines()[2].split("   "), res.out

@@ -357,6 +357,32 @@ def test_a_type_folder_that_is_a_symlink_is_reported(vault, tmp_path):
             "repository"], res.out
 
 
+@pytest.mark.parametrize("asked", ["docs/index.md", "docs/adrs/ADR-0001.md", "docs/", "docs/adrs/"])
+def test_a_config_error_is_reported_whatever_paths_are_checked(vault, tmp_path, asked):
+    """``check docs/adrs/ADR-0001.md`` under a linked type folder said "0 notes checked", exit 0: the CF004
+    error, which leaves the folder unchecked, was filtered out with every diagnostic of a path not asked for
+    (as pre-commit asks for the staged notes only). An error of the config concerns every note."""
+    (tmp_path / "realadr").mkdir()
+    (tmp_path / "realadr" / "ADR-0001.md").write_text(adr("ADR-0001"))
+    vault.write("docs/index.md", "# index\n")
+    (vault.root / "docs" / "adrs").symlink_to(tmp_path / "realadr")
+    vault.commit("linked type folder")
+    res = vault.check(asked)
+    assert res.code == 1 and any(line.startswith(".vaultsync.yaml:3:17: CF004 ") for line in res.lines), res.out
+
+
+def test_a_config_warning_stays_out_of_a_check_of_other_paths(vault):
+    """Only errors of the config are kept: a warning (a type folder outside the vault) is for a whole-vault check."""
+    vault.write("docs/index.md", "# index\n")
+    config = (vault.root / ".vaultsync.yaml").read_text()
+    vault.write(".vaultsync.yaml", config.replace("  rule: {folder: docs/rules}\n",
+                                                  "  rule: {folder: docs/rules}\n  memo: {folder: memos}\n"))
+    vault.commit("a type with no folder yet")
+    whole = vault.check()
+    assert any(" CF" in line for line in whole.lines), whole.out
+    assert not any(" CF" in line for line in vault.check("docs/index.md").lines)
+
+
 def test_a_config_that_is_a_symlink_is_never_followed(vault, tmp_path):
     outside = tmp_path / "cfg.yaml"
     outside.write_text("root:x:0:0:root:/root:/bin/bash\n")

@@ -51,7 +51,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("--no-cache", action="store_true",
                    help="parse every note again instead of reusing the results kept for unchanged notes")
     p.add_argument("--root", type=Path, default=None, help="repository or vault folder (default: current directory)")
-    p.add_argument("paths", nargs="*", help="only report problems in these files (the whole vault is still read)")
+    p.add_argument("paths", nargs="*", help="only report problems in these files (the whole vault is still read; "
+                                            "an error in the config is always reported)")
     p.set_defaults(run=run)
 
 
@@ -193,7 +194,9 @@ def _run(args: argparse.Namespace) -> int:
     checked = len(vault.notes)
     if args.paths:
         wanted = _wanted(vault, args.paths)
-        diagnostics = [d for d in diagnostics if d.path in wanted] + _missing_paths(vault, wanted)
+        # an error in the config concerns every note (CF004: a folder left unchecked): it is never filtered out
+        diagnostics = [d for d in diagnostics if d.path in wanted or d.path == CONFIG_NAME and d.severity == ERROR] \
+            + _missing_paths(vault, wanted)
         checked = len(wanted & set(vault.notes))
     report(diagnostics, args.format, sys.stdout, checked=checked)
     return 1 if any(d.severity == ERROR for d in diagnostics) else 0

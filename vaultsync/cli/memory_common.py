@@ -68,6 +68,15 @@ def report_uncommitted(committed: bool) -> None:
         print(f"note: {NOT_COMMITTED.format(how='pass --commit')}", file=sys.stderr)
 
 
+def commit_written(ws: Workspace, paths: list[str], message: str) -> str:
+    """Commit ``paths`` (:func:`vaultsync.memory.commit.commit_paths`) and say so on stderr; the commit's id."""
+    from vaultsync.memory.commit import commit_paths
+
+    commit = commit_paths(ws, paths, message)
+    print(f"committed {commit[:10]}", file=sys.stderr)
+    return commit
+
+
 def report_written(written: Any) -> None:
     """The changed paths on stdout, warnings on stderr."""
     for w in written.warnings:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 from vaultsync.cli.argtypes import utf8_text
-from vaultsync.cli.memory_common import parse_sets, report_uncommitted, report_written, run_memory
+from vaultsync.cli.memory_common import commit_written, parse_sets, report_uncommitted, report_written, run_memory
 from vaultsync.memory.errors import MemoryWriteError
 
 
@@ -28,7 +28,6 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 
 def run(args: argparse.Namespace) -> int:
     def action(ws) -> int:  # type: ignore[no-untyped-def]
-        from vaultsync.memory.commit import commit_paths
         from vaultsync.memory.create import create
         from vaultsync.memory.supersede import supersede_with_new
 
@@ -64,8 +63,7 @@ def run(args: argparse.Namespace) -> int:
                   f"closed without a change): fill in {written.path}, then commit it", file=sys.stderr)
             return 1
         if args.commit:
-            written.commit = commit_paths(ws, written.changed, f"{written.memory_id}: {args.title}")
-            print(f"committed {written.commit[:10]}", file=sys.stderr)
+            written.commit = commit_written(ws, written.changed, f"{written.memory_id}: {args.title}")
         report_uncommitted(args.commit)
         return 0
 

@@ -17,15 +17,14 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 
 
 def run(args: argparse.Namespace) -> int:
-    from vaultsync.cli.memory_common import report_uncommitted, report_written, run_memory
-    from vaultsync.memory.commit import commit_paths
+    from vaultsync.cli.memory_common import commit_written, report_uncommitted, report_written, run_memory
     from vaultsync.memory.promote import promote
 
     def action(ws) -> int:  # type: ignore[no-untyped-def]
         written = promote(ws, args.path, args.type_name, args.title)
         report_written(written)
         if args.commit:
-            commit_paths(ws, [written.path], f"{written.memory_id}: promoted from {args.path}")
+            commit_written(ws, [written.path], f"{written.memory_id}: promoted from {args.path}")
         report_uncommitted(args.commit)
         return 0
 

@@ -40,6 +40,10 @@ def run(args: argparse.Namespace) -> int:
             print(diff or f"{path}: last_validated is already today", end="" if diff else "\n")
             if caveat:
                 print(f"vaultsync review: {visible(caveat)}", file=sys.stderr)  # it quotes a committed field
+            for item in review.queue(ws.vault(), args.days):  # what a review of the note does not settle
+                if item.path == path and not caveat:
+                    print(f"vaultsync review: {path} stays in the queue ({item.kind}): {visible(item.reason)}",
+                          file=sys.stderr)
             return 0
         items = review.queue(ws.vault(), args.days)
         text = review.render(items, args.format)

@@ -13,6 +13,7 @@ from vaultsync.search.lifecycle import LifecyclePolicy, hiding_reasons
 from vaultsync.search.options import SearchOptions
 from vaultsync.vault.clock import today_in, zone_or_local
 from vaultsync.vault.lifecycle_fields import read_lifecycle
+from vaultsync.vault.scalars import PLAIN_FLOW_ITEM, quote
 from vaultsync.vault.vault import Vault
 
 
@@ -123,13 +124,17 @@ def note_view(vault: Vault, ref: str) -> dict[str, Any]:
 _SHOWN = frozenset({"memory_id", "title", "type", "status", "supersedes", "superseded_by"})  # said on their own lines
 
 
-def _flow(value: Any) -> str:
-    """A frontmatter value on one line: ``[a, b]`` for a list, ``{k: v}`` for a mapping."""
+def _flow(value: Any, inner: bool = False) -> str:
+    """A frontmatter value on one line: ``[a, b]`` for a list, ``{k: v}`` for a mapping; an item that would
+    not read back as itself there is quoted (``["[[ADR-0002]]"]``, not ``[[[ADR-0002]]]``)."""
     if isinstance(value, list):
-        return "[" + ", ".join(_flow(v) for v in value) + "]"
+        return "[" + ", ".join(_flow(v, True) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{k}: {_flow(v, True)}" for k, v in value.items()) + "}"
+    if isinstance(value, str) and inner and not PLAIN_FLOW_ITEM.fullmatch(value):
+        return quote(value)
     return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
 
 
 def render_view(view: dict[str, Any], fmt: str = "text") -> str:

@@ -393,6 +393,9 @@ def _is_unquoted_wikilink(node: yaml.SequenceNode, lines: list[str]) -> bool:
     return start.line < len(lines) and lines[start.line].startswith("[[", start.column)
 
 
+PLAIN_FLOW_ITEM = re.compile(r"[\w][\w .\-/]*")  # a flow-list item YAML reads as this same text
+
+
 def quote(text: str) -> str:
     """``text`` as a YAML quoted scalar that reads back unchanged (double quotes unless it needs escapes)."""
     if '"' not in text and "\\" not in text:
