@@ -861,6 +861,10 @@ def test_a_wikilink_hint_followed_literally_gives_a_valid_list(vault, field, wri
     ("owner: &o\n  name: x\nteam: {lead: *o}\n", ("team", "lead", "name"), (4, 14)),  # in a flow mapping
     ("confidence: &c 2\nimportance:\n  *c\n", ("importance",), (4, 3)),           # on the next line
     ("tags: &t [payments]\nprojects: *t\n", ("tags", 0), (2, 11)),                # the anchor's own value stays
+    ("title: &t T\ntags:\n  - a # see *oops\n  - *t\n", ("tags", 1), (5, 5)),      # a `*` in a comment before it
+    ("title: &t T\nowner: # see *note\n  *t\n", ("owner",), (4, 3)),
+    ("title: &t T\nprojects: [x, # *y\n   *t]\n", ("projects", 1), (4, 4)),
+    ("title: &t T\nsummary: a*b\nowner: *t\n", ("owner",), (4, 8)),               # `a*b` is no alias
 ])
 def test_a_value_from_an_alias_is_placed_at_the_alias(yaml_text, path, where):
     """``projects: *t`` was reported on the ``tags: &t [...]`` line: a composed alias is the anchor's node."""

@@ -213,11 +213,15 @@ def test_reasons_and_warnings_name_the_tools_arguments(text, wording) -> None:
 @pytest.mark.parametrize("flag, arguments", [
     ("--include-expired", {"include_expired": True}), ("--include-superseded", {"include_superseded": True}),
     ("--min-confidence 0.3", {"min_confidence": 0.3}), ("--min-confidence 0", {"min_confidence": 0.0}),
-    ("without --scope", {"scope": None}), ("without --type", {"types": None}), ("without --tag", {"tags": None}),
+    ("without --scope", {"scope": ""}), ("without --type", {"types": []}), ("without --tag", {"tags": []}),
     ("--include-superseded --include-expired", {"include_superseded": True, "include_expired": True}),
-    ("--min-confidence 0.35 without --scope", {"min_confidence": 0.35, "scope": None}),
-    ("without --type --include-expired --min-confidence 0", {"types": None, "include_expired": True,
+    ("--min-confidence 0.35 without --scope", {"min_confidence": 0.35, "scope": ""}),
+    ("without --type --include-expired --min-confidence 0", {"types": [], "include_expired": True,
                                                               "min_confidence": 0.0}),
+    # a filter the config's `search:` set: null left it in force, an empty value lifts it
+    ("without search.types", {"types": []}), ("without search.tags --include-expired", {"tags": [],
+                                                                                         "include_expired": True}),
+    ("without search.scope", {"scope": ""}),
 ])
 def test_every_flag_the_report_names_is_a_search_tool_argument(flag, arguments) -> None:
     from vaultsync.mcp_server.warm_search import tool_arguments
@@ -729,3 +733,39 @@ def test_the_end_of_input_waits_for_each_answer_owed_and_no_more(repo: Vault, ta
         assert len(ids) <= 2, res.stdout
     else:
         assert sorted(map(str, ids[1:])) == sorted(map(str, answered)), res.stdout
+
+
+@pytest.mark.parametrize("search_config, asked", [
+    ("search:\n  types: [rule]\n", {}),                   # only rules, by the team's default
+    ("search:\n  tags: [webhooks]\n", {}),
+    ("search:\n  scope: docs/rules\n", {}),
+    ("", {"types": ["rule"]}),                              # the same filter asked for, for comparison
+])
+def test_a_filter_the_config_sets_is_named_as_such_and_its_arguments_lift_it(vault: Vault, embedder, search_config,
+                                                                             asked) -> None:
+    """``search: {types: [rule]}`` in the config: the report said "without --type", which no flag does for a
+    config's filter, and its MCP arguments ``{"types": null}`` left the filter in force: following them
+    showed nothing. The report names ``search.types``; ``{"types": []}`` lifts it, and ``show_all`` shows
+    every listed note."""
+    from vaultsync.git import open_repo
+    from vaultsync.index.sync import sync
+
+    seed(vault)
+    vault.write(".vaultsync.yaml", CONFIG + search_config)
+    vault.commit("seed")
+    sync(open_repo(vault.root), wait=60, embedder_factory=factory_with(embedder))
+    query = "retries of merchant webhooks and duplicate charges"
+
+    async def body(s: ClientSession) -> Any:
+        first = await call(s, "search", query=query, top_k=5, min_relevance=0, **asked)
+        again = await call(s, "search", query=query, top_k=5, min_relevance=0,
+                           **{**asked, **first["hidden"]["show_all"]})
+        return first["hidden"], again
+
+    hidden, again = with_server(vault.root, body)[0]
+    assert hidden["notes"], hidden
+    assert {n["path"] for n in hidden["notes"]} <= {h["path"] for h in again["hits"]}, (hidden, again["hits"])
+    text = run_cli(["search", query, "--no-daemon", "--min-relevance", "0",
+                    *[f"--type={t}" for t in asked.get("types", [])]], vault.root).out
+    named = "without search." if search_config else "without --type"
+    assert named in text and ("without --" not in text if search_config else True), text

@@ -225,3 +225,18 @@ def test_every_unknown_key_is_one_sc003_at_its_own_line(keys, at, newline):
     found = [d for d in validate_frontmatter(note, note.frontmatter, load_validator("adr")) if d.code == "SC003"]
     assert sorted((d.line, d.col) for d in found) == [(2 + min(at, 5) + i, 1) for i in range(len(keys))], found
     assert all(" additional property not allowed" in d.message for d in found)
+
+
+@pytest.mark.parametrize("key, shown", [("trail ", '"trail "'), ("a: b", '"a: b"'), ("x;y", '"x;y"'),
+                                        ("plain_key", "plain_key"), ("名前", "名前"), ("-lead", '"-lead"')])
+def test_an_unknown_key_is_written_as_it_reads_back(key, shown):
+    """``"trail ": 14`` was named ``trail :``, which YAML reads as ``trail``: a key that is not plain is quoted."""
+    import json
+
+    from vaultsync.checks.schema import load_validator, validate_frontmatter
+    from vaultsync.vault.note import parse_text
+
+    note = parse_text("n.md", "---\nmemory_id: ADR-0001\ntype: adr\ntitle: T\nstatus: accepted\n"
+                              f'created: "2024-03-01"\n{json.dumps(key, ensure_ascii=False)}: 1\n---\n')
+    (found,) = [d for d in validate_frontmatter(note, note.frontmatter, load_validator("adr")) if d.code == "SC003"]
+    assert found.message.startswith(f"{shown}: additional property not allowed"), found.message

@@ -739,3 +739,55 @@ def test_an_answer_holds_a_hit_that_reaches_the_floor(team, query, top_k):
         assert result.best_rejected is None
     else:
         assert result.best_rejected is not None and result.best_rejected["relevance"] < result.min_relevance
+
+
+def test_show_all_is_one_set_of_flags_that_shows_every_listed_note(tmp_path, embedder):
+    """Two notes hidden below --min-confidence 0.1 and 0.3: following "all the flags" as typed,
+    ``--min-confidence 0.1 --min-confidence 0.3``, kept the last and hid the first again. ``show_all``
+    (JSON) and "to show them all" (text) give one flag, the lowest."""
+    import shlex
+
+    vault = init_vault(tmp_path / "floors")
+    for i, (confidence, body) in enumerate([(0.1, "Kafka topic retention must be seven days."),
+                                            (0.3, "Kafka topics keep twelve partitions; retention is set per topic."),
+                                            (0.9, "The canteen opens at noon.")]):
+        vault.write(f"docs/rules/R-{i}.md", f"---\ntitle: R{i}\nconfidence: {confidence}\n---\n{body}\n")
+    vault.commit("init")
+    synced_searcher(vault.root).close()
+    query = "kafka topic retention"
+    found = json.loads(run_cli(["search", query, "--no-daemon", "--format", "json"], vault.root).out)["hidden"]
+    assert len({n["show_with"] for n in found["notes"]}) > 1, found
+    assert found["show_all"].count("--min-confidence") == 1, found
+    text = run_cli(["search", query, "--no-daemon"], vault.root).out
+    assert f"to show them all: {found['show_all']}" in text, text
+    shown = json.loads(run_cli(["search", query, "--no-daemon", "--format", "json", *shlex.split(found["show_all"])],
+                               vault.root).out)
+    assert {n["path"] for n in found["notes"]} <= {h["path"] for h in shown["hits"]}, (found, shown["hits"])
+
+
+@pytest.mark.parametrize("scope", ["nowhere", "", "docs"])
+def test_a_scope_without_a_slash_from_the_api_is_a_warning_not_a_crash(example, scope):
+    """``SearchOptions(scope="nowhere")`` (the API, ``vaultsync eval``) raised UnboundLocalError in the warning."""
+    result = _search(example, "redis cache", scope=scope)
+    assert all("Traceback" not in w for w in result.warnings)
+    if scope == "nowhere":
+        assert any(w.startswith("no note is under --scope 'nowhere'") and "(folders: docs/)" in w
+                   for w in result.warnings), result.warnings
+
+
+def test_a_scope_typed_composed_is_matched_to_a_folder_committed_decomposed(tmp_path, embedder):
+    """A folder committed in NFD (as macOS names it) and a misspelt scope typed in NFC: no suggestion was made,
+    where the same scope typed in NFD got one."""
+    import unicodedata
+
+    vault = init_vault(tmp_path / "nfd")
+    folder = unicodedata.normalize("NFD", "étés")
+    vault.write(f"docs/{folder}/summer.md", "---\ntitle: Summer\n---\nThe summer rota.\n")
+    vault.commit("init")
+    s = synced_searcher(vault.root)
+    try:
+        for typed in ("docs/été/", unicodedata.normalize("NFD", "docs/été/")):
+            (warning,) = [w for w in _search(s, "summer rota", scope=typed).warnings if "--scope" in w]
+            assert warning.endswith(f"did you mean 'docs/{folder}/'?"), warning
+    finally:
+        s.close()

@@ -277,7 +277,8 @@ def test_a_tab_in_a_block_scalars_text_stays_text_however_many_blank_tab_lines(n
     assert [f.line for f in doc.findings if f.kind == "tab"] == [7 + 2 * i for i in range(n)]
 
 
-ITEMS = st.lists(st.sampled_from(["payments", '"a]"', "'b}'", "データ", "x y", '"[[Note]]"']), max_size=3, unique=True)
+ITEMS = st.lists(st.sampled_from(["payments", '"a]"', "'b}'", "データ", "x y", '"[[Note]]"', '"x\\" ["', "'it''s [x'"]),
+                 max_size=3, unique=True)  # brackets in quotes, escaped quotes around them too
 
 
 @given(ITEMS, st.sampled_from(["[", "{"]), st.booleans(), st.integers(0, 2), st.sampled_from(["tags", "名前", "deciders"]))
@@ -304,3 +305,15 @@ def test_an_empty_item_in_a_flow_list_names_the_extra_comma(line, col):
     with pytest.raises(YamlProblem) as err:
         load_yaml(line + "\n")
     assert (err.value.line, err.value.col) == (0, col) and "an empty item" in err.value.message, err.value.message
+
+
+@pytest.mark.parametrize("line, opener, closer", [("tags: [a, }", "[", "}"), ("tags: [}]", "[", "}"),
+                                                  ("owner: {a: 1, ]", "{", "]"), ("名前: [データ, }", "[", "}")])
+def test_a_bracket_closed_with_the_other_kind_names_both(line, opener, closer):
+    """``tags: [a, }`` was told "an empty item … delete the extra ','": the fault is the closer."""
+    from vaultsync.vault.yamlsafety import YamlProblem
+
+    with pytest.raises(YamlProblem) as err:
+        load_yaml(line + "\n")
+    assert (err.value.line, err.value.col) == (0, line.index(opener))
+    assert err.value.message.startswith(f"the '{opener}' opened here is closed with '{closer}'"), err.value.message

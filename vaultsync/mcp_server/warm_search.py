@@ -96,6 +96,8 @@ class WarmSearch:
         for note in (result.get("hidden") or {}).get("notes", []):
             note["show_with"] = tool_arguments(note["show_with"])
             note["reason"] = tool_wording(note["reason"])
+        if "show_all" in (result.get("hidden") or {}):
+            result["hidden"]["show_all"] = tool_arguments(result["hidden"]["show_all"])
         result["warnings"] = [tool_wording(w) for w in result.get("warnings", [])]
         return result
 
@@ -117,14 +119,16 @@ def tool_wording(text: str) -> str:
 
 def tool_arguments(flags: str) -> dict[str, Any]:
     """The search tool's arguments that show a hidden note, for the CLI flags the report names
-    (``--include-expired`` → ``{"include_expired": true}``, ``without --type`` → ``{"types": null}``,
+    (``--include-expired`` → ``{"include_expired": true}``, ``without --type`` and ``without search.types``
+    → ``{"types": []}``, which lifts the config's filter too, ``without --scope`` → ``{"scope": ""}``,
     ``--min-confidence 0.3`` → ``{"min_confidence": 0.3}``; several flags, several arguments)."""
     words, out = flags.split(), {}
     while words:
         word = words.pop(0)
         if word == "without" and words:
-            name = words.pop(0).removeprefix("--")
-            out[_ARGUMENT.get(name, name)] = None
+            name = words.pop(0).removeprefix("--").removeprefix("search.")
+            name = _ARGUMENT.get(name, name)
+            out[name] = "" if name == "scope" else []
         elif words and not words[0].startswith("--") and words[0] != "without":
             out[word.removeprefix("--").replace("-", "_")] = float(words.pop(0))
         else:

@@ -33,13 +33,13 @@ UNFILTERED_STAGES = (retrieve, fuse, graph_hop, chunks, relevance, finish)
 # hits of the unfiltered pass looked at, at least: with ``--top-k 1`` a superseded note took the one
 # place and its successor, the best match, went unreported
 HIDDEN_MIN_NOTES = 5
-_FLAG = re.compile(r"without --\S+|--\S+(?: [0-9.]+)?")  # one flag of a reason's flags, with its value
+_FLAG = re.compile(r"without (?:--|search\.)\S+|--\S+(?: [0-9.]+)?")  # one flag of a reason's flags, with its value
 
 
 def hidden_matches(ctx: Context, cands: Candidates, shown: set[str],
                    shown_with: Callable[[SearchOptions], set[str]]) -> dict[str, Any]:
-    """``{"count", "by_reason", "notes": [{"path", "memory_id", "reason", "show_with"}]}`` (empty dict when
-    no filter is active); ``shown``: the paths already among the hits; ``shown_with(opts)``: the paths the
+    """``{"count", "by_reason", "notes": [{"path", "memory_id", "reason", "show_with"}], "show_all"}`` (empty
+    dict when no filter is active; ``show_all``: the flags that show every listed note at once); ``shown``: the paths already among the hits; ``shown_with(opts)``: the paths the
     search delivers under other options (the query's own pipeline)."""
     if ctx.allowed is None:
         return {}
@@ -72,21 +72,23 @@ def hidden_matches(ctx: Context, cands: Candidates, shown: set[str],
         by_reason[reasons[0][0]] = by_reason.get(reasons[0][0], 0) + 1
     notes = [{"path": path, "memory_id": found[path]["memory_id"], "reason": "; ".join(r for _, r, _ in reasons),
               "show_with": _flags(reasons)} for path, reasons in why.items()]
-    return {"count": len(notes), "by_reason": by_reason, "notes": notes}
+    return {"count": len(notes), "by_reason": by_reason, "notes": notes,
+            "show_all": _flags([r for reasons in why.values() for r in reasons], lowest=True)}
 
 
 def followed(opts: SearchOptions, flags: Iterable[str]) -> SearchOptions:
     """The options of a search that follows every one of ``flags`` (``--include-superseded``,
-    ``--include-expired``, ``--min-confidence X``, ``without --type/--tag/--scope``; one string may hold
-    several) at once, for at least :data:`HIDDEN_MIN_NOTES` hits."""
+    ``--include-expired``, ``--min-confidence X``, ``without --type/--tag/--scope`` or ``without search.types``
+    and the like for a filter the config set; one string may hold several) at once, for at least
+    :data:`HIDDEN_MIN_NOTES` hits."""
     found = set(_FLAG.findall(" ".join(flags)))
     floors = [float(flag.split()[1]) for flag in found if flag.startswith("--min-confidence ")]
     return replace(opts, include_superseded=opts.include_superseded or "--include-superseded" in found,
                    include_expired=opts.include_expired or "--include-expired" in found,
                    min_confidence=min([opts.min_confidence, *floors]),
-                   types=() if "without --type" in found else opts.types,
-                   tags=() if "without --tag" in found else opts.tags,
-                   scope=None if "without --scope" in found else opts.scope,
+                   types=() if found & {"without --type", "without search.types"} else opts.types,
+                   tags=() if found & {"without --tag", "without search.tags"} else opts.tags,
+                   scope=None if found & {"without --scope", "without search.scope"} else opts.scope,
                    top_k=max(opts.top_k, HIDDEN_MIN_NOTES))
 
 
@@ -99,17 +101,30 @@ def _why(ctx: Context, row: dict[str, Any]) -> list[tuple[str, str, str]]:
     first = ctx.excluded.reasons.get(path)
     out = [_lifecycle(ctx, row, r) for r in ([first, *ctx.excluded.also.get(path, [])] if first else [])]
     if opts.scope and not path.startswith(opts.scope):
-        out.append(("scope", f"outside --scope {opts.scope}", "without --scope"))
+        out.append(("scope", f"outside {_filter(opts, 'scope')} {opts.scope}", f"without {_filter(opts, 'scope')}"))
     if opts.types and row["type"] not in opts.types:
-        out.append(("type", f"type {row['type'] or 'unset'} (not --type {', '.join(opts.types)})", "without --type"))
+        out.append(("type", f"type {row['type'] or 'unset'} (not {_filter(opts, 'types')} {', '.join(opts.types)})",
+                    f"without {_filter(opts, 'types')}"))
     if not out or (opts.tags and not _tagged(ctx, path)):  # nothing else removed it: the tag filter did
-        out.append(("tag", f"no tag of --tag {', '.join(opts.tags)}", "without --tag"))
+        out.append(("tag", f"no tag of {_filter(opts, 'tags')} {', '.join(opts.tags)}", f"without {_filter(opts, 'tags')}"))
     return out
 
 
-def _flags(why: list[tuple[str, str, str]]) -> str:
-    """The flags of every ``(filter, reason, flags)``, each once, in order: together they show the note."""
-    return " ".join(dict.fromkeys(f for _, _, flags in why for f in _FLAG.findall(flags)))
+def _filter(opts: SearchOptions, key: str) -> str:
+    """How a filter was set: ``--type`` (a flag lifts it) or ``search.types`` (the committed config's
+    ``search:`` section, which no flag lifts: over MCP, ``types: []`` does)."""
+    return f"search.{key}" if key in opts.config_filters else {"types": "--type", "tags": "--tag"}.get(key, "--scope")
+
+
+def _flags(why: list[tuple[str, str, str]], lowest: bool = False) -> str:
+    """The flags of every ``(filter, reason, flags)``, each once, in order: together they show the note;
+    ``lowest``: one ``--min-confidence``, the lowest (a flag given twice counts once, the last)."""
+    flags = list(dict.fromkeys(f for _, _, flags in why for f in _FLAG.findall(flags)))
+    floors = [f for f in flags if f.startswith("--min-confidence ")]
+    if lowest and len(floors) > 1:
+        keep = min(floors, key=lambda f: float(f.split()[1]))
+        flags = [f for f in flags if f == keep or f not in floors]
+    return " ".join(flags)
 
 
 def _lifecycle(ctx: Context, row: dict[str, Any], reason: str) -> tuple[str, str, str]:

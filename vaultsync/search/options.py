@@ -122,6 +122,7 @@ class SearchOptions:
     relative_cut: float = 0.0  # nor under this fraction of the best hit's relevance (0: off)
     rank_by: str = "fused"  # "fused" (the stages' order) | "relevance" (calibrated, when no reranker ran)
     today: dt.date | None = None
+    config_filters: tuple[str, ...] = ()  # of types/tags/scope, those the config's `search:` set (no flag lifts them)
     zone: dt.tzinfo | None = None  # where an `expires` moment's day is counted (None: the process's; ADR-0111)
 
     @classmethod
@@ -151,6 +152,8 @@ class SearchOptions:
                 merged[key] = tuple(names)
         if isinstance(merged.get("scope"), str):
             merged["scope"] = folder_prefix(merged["scope"])
+        merged["config_filters"] = tuple(k for k in ("types", "tags", "scope")
+                                         if values.get(k) and overrides.get(k) is None)
         opts = cls(**merged)
         check_options(opts)
         return opts

@@ -46,6 +46,8 @@ def hidden_lines(result: SearchResult) -> list[str]:
     for n in notes:
         mid = f" ({n['memory_id']})" if n.get("memory_id") else ""
         lines.append(f"  {n['path']}{mid}: {n['reason']} — to show it: {n['show_with']}")
+    if len(notes) > 1 and result.hidden.get("show_all"):
+        lines.append(f"  to show them all: {result.hidden['show_all']}")
     return lines
 
 

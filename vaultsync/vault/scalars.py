@@ -393,7 +393,7 @@ def _is_unquoted_wikilink(node: yaml.SequenceNode, lines: list[str]) -> bool:
     return start.line < len(lines) and lines[start.line].startswith("[[", start.column)
 
 
-PLAIN_FLOW_ITEM = re.compile(r"[\w][\w .\-/]*")  # a flow-list item YAML reads as this same text
+PLAIN_FLOW_ITEM = re.compile(r"\w(?:[\w .\-/]*[\w.\-/])?")  # a flow item YAML reads as this same text
 
 
 def quote(text: str) -> str:

@@ -127,11 +127,14 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
         closer = "]" if opener == "[" else "}"
         return ctx.line, ctx.column, (f"the '{opener}' opened here is never closed — add '{closer}', or quote the "
                                       "value if the bracket is text")
-    if "flow node" in context and "node content" in problem:  # `[a, , b]`, or `[a,` on the last line
-        if _char(lines, line, col) in (",", "]", "}"):
+    if "flow node" in context and "node content" in problem:  # `[a, , b]`, `[a, }`, or `[a,` on the last line
+        opened = _open_bracket(lines, line, col)
+        if _char(lines, line, col) == ",":
             return line, col, ("an empty item in a flow list or mapping — delete the extra ',' or write a value "
                                "before it")
-        opened = _open_bracket(lines, line, col)
+        if _char(lines, line, col) in ("]", "}") and opened is not None:  # `[a, }`: the wrong closer
+            return opened[0], opened[1], (f"the '{opened[2]}' opened here is closed with '{_char(lines, line, col)}' "
+                                          f"— write '{']' if opened[2] == '[' else '}'}'")
         if opened is not None:
             at, start, opener = opened
             return at, start, (f"the '{opener}' opened here is never closed — add '{']' if opener == '[' else '}'}', "
@@ -226,10 +229,13 @@ def _open_bracket(lines: list[str], line: int, col: int) -> tuple[int, int, str]
     comments skipped), or None."""
     stack: list[tuple[int, int, str]] = []
     for i, text in enumerate(lines[:line + 1]):
-        quote_char = ""
+        quote_char, skip = "", False
         for j, ch in enumerate(text[:col] if i == line else text):
-            if quote_char:
-                quote_char = "" if ch == quote_char else quote_char
+            if skip:  # the second character of `\"` or `''`
+                skip = False
+            elif quote_char:
+                skip = (ch == "\\" and quote_char == '"') or (ch == quote_char == "'" and text[j + 1:j + 2] == "'")
+                quote_char = "" if ch == quote_char and not skip else quote_char
             elif ch in "'\"" and (j == 0 or text[j - 1] in " [{,:"):
                 quote_char = ch
             elif ch == "#" and (j == 0 or text[j - 1] in " \t"):

@@ -319,14 +319,18 @@ def _index_positions(
     return alias[1] if alias else (node.end_mark.line, node.end_mark.column)
 
 
-_ALIAS = re.compile(r"\*[^\s,\[\]{}]+")
+_ALIAS = re.compile(r"(?:^|(?<=[\s,\[{:-]))\*[^\s,\[\]{}]+")  # `*name` where a value starts
+_COMMENT = re.compile(r"(?:^|\s)#")
 
 
 def _alias_at(lines: list[str], after: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]] | None:
-    """``(start, end)`` of the first ``*name`` at or after ``after`` (0-based line and column), or None."""
+    """``(start, end)`` of the first ``*name`` at or after ``after`` (0-based line and column), a comment's
+    text skipped, or None."""
     line, col = after
     for i in range(line, min(line + 50, len(lines))):  # an alias follows its key or the item before it closely
-        found = _ALIAS.search(lines[i], col if i == line else 0)
+        text = lines[i]
+        comment = _COMMENT.search(text, col if i == line else 0)
+        found = _ALIAS.search(text[:comment.start() if comment else len(text)], col if i == line else 0)
         if found:
             return (i, found.start()), (i, found.end())
     return None
