@@ -46,7 +46,7 @@ def hidden_lines(result: SearchResult) -> list[str]:
     for n in notes:
         mid = f" ({n['memory_id']})" if n.get("memory_id") else ""
         lines.append(f"  {n['path']}{mid}: {n['reason']} — to show it: {n['show_with']}")
-    if len(notes) > 1 and result.hidden.get("show_all"):
+    if len({n["show_with"] for n in notes}) > 1 and result.hidden.get("show_all"):  # the notes need other flags
         lines.append(f"  to show them all: {result.hidden['show_all']}")
     return lines
 
