@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from vaultsync.checks.fidelity import check_fidelity
 from vaultsync.vault.note import parse_text
-from vaultsync.vault.scalars import canonical_number, quote
+from vaultsync.vault.scalars import canonical_number
+from vaultsync.vault.yamlquote import quote
 from vaultsync.vault.yamlload import YamlProblem, load_yaml
 
 P = "docs/adrs/ADR-0001.md"

@@ -24,8 +24,9 @@ from typing import Any
 from vaultsync.checks.schema import field_name
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.vault.note import Note
-from vaultsync.vault.scalars import Finding, canonical_number, odd_escape, quote
+from vaultsync.vault.scalars import Finding, canonical_number, odd_escape
 from vaultsync.vault.wikilinks import link_texts
+from vaultsync.vault.yamlquote import quote
 
 CODE = "FM017"
 _NUMERIC = {"number", "integer"}

@@ -28,8 +28,8 @@ from vaultsync.resources import data_dir
 from vaultsync.vault.config import SCHEMA_LINKED
 from vaultsync.vault.fields import parse_vault_date
 from vaultsync.vault.note import Note
-from vaultsync.vault.scalars import PLAIN_FLOW_ITEM, quote
 from vaultsync.vault.wikilinks import link_texts
+from vaultsync.vault.yamlquote import flow_item, quote
 
 _JSON_TYPES = {
     "string": "string", "number": "number", "integer": "integer", "boolean": "boolean",
@@ -240,7 +240,7 @@ def _extra_key(note: Note, path: tuple[Any, ...], key: str, known: list[str], ma
     two are one field written twice (renaming would make a duplicate key)."""
     folded = {k.casefold(): k for k in reversed(known)}  # `TITLE` is as close to `title` as `Title` is
     close = [folded[k] for k in difflib.get_close_matches(key.casefold(), list(folded), n=1, cutoff=0.6)]
-    key = key if PLAIN_FLOW_ITEM.fullmatch(key) else quote(key)  # `'a: b': additional…` reads as one key
+    key = flow_item(key)  # `"a: b": additional…` reads as one key
     if close and close[0] in mapping:
         line, _ = note.position((*path, close[0]), key=True)
         return (f"{key}: additional property not allowed — a second spelling of '{close[0]}', which this note "
@@ -280,7 +280,7 @@ def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ..
         if expected == "list" and isinstance(value, str) and value.strip():  # `tags: orders`: one item, written bare
             items = [v.strip() for v in value.split(",") if v.strip()] if "[[" not in value else \
                 link_texts(value) or [value.strip()]
-            hint = f" — write a list: [{', '.join(v if PLAIN_FLOW_ITEM.fullmatch(v) else quote(v) for v in items)}]"
+            hint = f" — write a list: [{', '.join(map(flow_item, items))}]"
         return path, f"{name}: expected {expected}, got {shown}{hint}", False
     if kw == "required":
         missing = re.findall(r"'([^']+)' is a required property", err.message)

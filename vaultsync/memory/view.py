@@ -13,8 +13,8 @@ from vaultsync.search.lifecycle import LifecyclePolicy, hiding_reasons
 from vaultsync.search.options import SearchOptions
 from vaultsync.vault.clock import today_in, zone_or_local
 from vaultsync.vault.lifecycle_fields import read_lifecycle
-from vaultsync.vault.scalars import PLAIN_FLOW_ITEM, quote
 from vaultsync.vault.vault import Vault
+from vaultsync.vault.yamlquote import flow_item
 
 
 def summary(vault: Vault, path: str) -> dict[str, Any]:
@@ -131,8 +131,8 @@ def _flow(value: Any, inner: bool = False) -> str:
         return "[" + ", ".join(_flow(v, True) for v in value) + "]"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k}: {_flow(v, True)}" for k, v in value.items()) + "}"
-    if isinstance(value, str) and inner and not PLAIN_FLOW_ITEM.fullmatch(value):
-        return quote(value)
+    if isinstance(value, str) and inner:
+        return flow_item(value)
     return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
 
 

@@ -392,12 +392,3 @@ def _is_unquoted_wikilink(node: yaml.SequenceNode, lines: list[str]) -> bool:
     start = node.start_mark
     return start.line < len(lines) and lines[start.line].startswith("[[", start.column)
 
-
-PLAIN_FLOW_ITEM = re.compile(r"\w(?:[\w .\-/]*[\w.\-/])?")  # a flow item YAML reads as this same text
-
-
-def quote(text: str) -> str:
-    """``text`` as a YAML quoted scalar that reads back unchanged (double quotes unless it needs escapes)."""
-    if '"' not in text and "\\" not in text:
-        return f'"{text}"'
-    return "'" + text.replace("'", "''") + "'"

@@ -21,8 +21,8 @@ import unicodedata
 
 import yaml
 
-from vaultsync.vault.scalars import quote
 from vaultsync.vault.wikilinks import link_texts
+from vaultsync.vault.yamlquote import quote
 
 _KEY = re.compile(r"^(?P<indent>[ ]*)(?:-[ ]+)?(?P<key>[^\s#'\"\[\]{}][^:#]*?|\"[^\"]*\"|'[^']*'):(?:[ \t]+|$)")
 _RESERVED = {"@": "'@'", "`": "a backtick", "%": "'%'", "*": "'*'", "|": "'|'", ">": "'>'"}

@@ -1,0 +1,19 @@
+"""A text written back as YAML: quoted where, written bare, YAML would read something else."""
+
+from __future__ import annotations
+
+import re
+
+PLAIN_FLOW_ITEM = re.compile(r"\w(?:[\w .\-/]*[\w.\-/])?")  # a flow item YAML reads as this same text
+
+
+def quote(text: str) -> str:
+    """``text`` as a YAML quoted scalar that reads back unchanged (double quotes unless it needs escapes)."""
+    if '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    return "'" + text.replace("'", "''") + "'"
+
+
+def flow_item(text: str) -> str:
+    """``text`` as an item of a flow list or mapping (``[a, "b, c"]``): bare when it reads back as itself."""
+    return text if PLAIN_FLOW_ITEM.fullmatch(text) else quote(text)
