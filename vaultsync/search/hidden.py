@@ -39,8 +39,10 @@ _FLAG = re.compile(r"without (?:--|search\.)\S+|--\S+(?: [0-9.]+)?")  # one flag
 def hidden_matches(ctx: Context, cands: Candidates, shown: set[str],
                    shown_with: Callable[[SearchOptions], set[str]]) -> dict[str, Any]:
     """``{"count", "by_reason", "notes": [{"path", "memory_id", "reason", "show_with"}], "show_all"}`` (empty
-    dict when no filter is active; ``show_all``: the flags that show every listed note at once); ``shown``: the paths already among the hits; ``shown_with(opts)``: the paths the
-    search delivers under other options (the query's own pipeline)."""
+    dict when no filter is active; ``show_all``: the flags that show every listed note at once).
+
+    ``shown``: the paths already among the hits; ``shown_with(opts)``: the paths the search delivers under
+    other options (the query's own pipeline)."""
     if ctx.allowed is None:
         return {}
     # the search with every filter lifted: the candidates (at least HIDDEN_MIN_NOTES hits)
