@@ -582,3 +582,19 @@ def test_a_tab_between_tokens_is_fm017_at_the_tab(vault, line, where):
 def test_a_tab_inside_quotes_a_block_or_a_comment_is_text(vault, line):
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=line + "\n"))
     assert not [x for x in vault.check().lines if "tab" in x]
+
+
+@pytest.mark.parametrize("schema, expected", [
+    ({"properties": {"n": {"$ref": "#/$defs/num"}}, "$defs": {"num": {"type": "number"}}}, {"number"}),
+    ({"properties": {"n": {"anyOf": [{"$ref": "#/$defs/a"}, {"type": "null"}]}},
+      "$defs": {"a": {"type": "integer"}}}, {"integer", "null"}),
+    ({"properties": {"n": {"$ref": "#/$defs/a~1b"}}, "$defs": {"a/b": {"type": "number"}}}, {"number"}),  # escaped
+    ({"properties": {"n": {"$ref": "#/$defs/nowhere"}}}, None),                                           # dangling
+    ({"properties": {"n": {"$ref": "#/$defs/a"}}, "$defs": {"a": {"anyOf": [{"$ref": "#/$defs/a"}]}}}, None),  # loop
+])
+def test_the_types_a_field_takes_follow_references_through_the_schema_library(schema, expected):
+    """A committed schema's references are resolved by ``referencing`` (a hand-walked JSON pointer before), and a
+    loop of ``anyOf`` and ``$ref`` ends instead of recursing without end."""
+    from vaultsync.checks.fidelity import types_at
+
+    assert types_at(schema, ("n",)) == expected

@@ -791,3 +791,25 @@ def test_a_scope_typed_composed_is_matched_to_a_folder_committed_decomposed(tmp_
             assert warning.endswith(f"did you mean 'docs/{folder}/'?"), warning
     finally:
         s.close()
+
+
+@given(st.floats(min_value=1e-12, max_value=1e21, allow_nan=False, allow_infinity=False))
+@settings(max_examples=300, deadline=None)
+def test_a_number_written_for_a_flag_or_a_fix_has_no_exponent_and_reads_back(value):
+    """One writer for ``--min-confidence 0.00001`` and FM017's "write N" (two copies differed: one cut the zeros
+    of ``1e+20`` to ``1``)."""
+    from vaultsync.vault.yamlquote import plain_number
+
+    text = plain_number(value)
+    assert "e" not in text.lower() and float(text) == value, (value, text)
+
+
+def test_a_committed_config_cannot_set_which_filters_came_from_it():
+    """``config_filters`` is derived from the config, not read from it: a committed ``search.config_filters``
+    is an unknown option like any other."""
+    from vaultsync.search.options import SearchOptions
+
+    with pytest.raises(ValueError, match="unknown search option"):
+        SearchOptions.from_config({"config_filters": ["types"]})
+    assert SearchOptions.from_config({"types": ["rule"]}).config_filters == ("types",)
+    assert SearchOptions.from_config({"types": ["rule"]}, types=["adr"]).config_filters == ()

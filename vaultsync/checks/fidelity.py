@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from decimal import Decimal
 from typing import Any
 
 from vaultsync.checks.schema import field_name
@@ -26,7 +25,7 @@ from vaultsync.diagnostics import Diagnostic
 from vaultsync.vault.note import Note
 from vaultsync.vault.scalars import Finding, canonical_number, odd_escape
 from vaultsync.vault.wikilinks import link_texts
-from vaultsync.vault.yamlquote import quote
+from vaultsync.vault.yamlquote import plain_number, quote
 
 CODE = "FM017"
 _NUMERIC = {"number", "integer"}
@@ -138,7 +137,7 @@ def _plain(value: int | float, types: set[str] | None) -> str:
     if isinstance(value, float) and value.is_integer() and types and "integer" in types and "number" not in types:
         value = int(value)
     text = canonical_number(value)
-    return format(Decimal(text), "f") if "e" in text.lower() and math.isfinite(value) else text
+    return plain_number(value) if "e" in text.lower() and math.isfinite(value) else text
 
 
 def _yaml11_reading(text: str) -> str:
@@ -162,23 +161,24 @@ def _yaml11_reading(text: str) -> str:
 
 def types_at(schema: dict[str, Any], path: tuple[Any, ...]) -> set[str] | None:
     """The JSON types a schema allows at ``path`` (None when the schema does not say); local ``$ref`` values are
-    followed, and an ``anyOf``/``oneOf`` allows the types of its branches."""
+    followed (``referencing``), and an ``anyOf``/``oneOf`` allows the types of its branches."""
+    resolver = _resolver(schema)
     node: Any = schema
     for part in path:
         if not isinstance(node, dict):
             return None
-        node = _merged(_resolved(node, schema))
+        node = _merged(_resolved(node, resolver))
         if isinstance(part, int):
             node = node.get("items")
         else:
             node = (node.get("properties") or {}).get(part)
         if node is None:
             return None
-    return _types(node, schema) if isinstance(node, dict) else None
+    return _types(node, resolver) if isinstance(node, dict) else None
 
 
-def _types(node: dict[str, Any], root: dict[str, Any]) -> set[str] | None:
-    node = _merged(_resolved(node, root))
+def _types(node: dict[str, Any], resolver: Any, depth: int = 0) -> set[str] | None:
+    node = _merged(_resolved(node, resolver))
     declared = node.get("type")
     if isinstance(declared, str):
         return {declared}
@@ -186,22 +186,33 @@ def _types(node: dict[str, Any], root: dict[str, Any]) -> set[str] | None:
         return {str(t) for t in declared}
     for key in ("anyOf", "oneOf"):
         branches = node.get(key)
-        if isinstance(branches, list) and branches:
-            found = [_types(b, root) if isinstance(b, dict) else None for b in branches]
+        if isinstance(branches, list) and branches and depth < 16:  # a committed schema may nest them without end
+            found = [_types(b, resolver, depth + 1) if isinstance(b, dict) else None for b in branches]
             return set().union(*found) if all(t is not None for t in found) else None  # type: ignore[arg-type]
     return None
 
 
-def _resolved(node: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+_SCHEMA_URI = "urn:vaultsync:checked-schema"
+
+
+def _resolver(schema: dict[str, Any]) -> Any:
+    """A ``referencing`` resolver of the schema's own references (nothing else is read)."""
+    from referencing import Registry
+    from referencing.jsonschema import DRAFT202012
+
+    return Registry().with_resource(_SCHEMA_URI, DRAFT202012.create_resource(schema)).resolver(base_uri=_SCHEMA_URI)
+
+
+def _resolved(node: dict[str, Any], resolver: Any) -> dict[str, Any]:
     """``node``, or what its local ``$ref`` (``#/$defs/x``) names, followed up to 16 times."""
     for _ in range(16):
         ref = node.get("$ref")
         if not (isinstance(ref, str) and ref.startswith("#")):
             return node
-        target: Any = root
-        for token in filter(None, ref[1:].split("/")):
-            token = token.replace("~1", "/").replace("~0", "~")
-            target = target.get(token) if isinstance(target, dict) else None
+        try:
+            target = resolver.lookup(ref).contents
+        except Exception:  # noqa: BLE001 - referencing raises several types; an unresolved $ref says nothing here
+            return node
         if not isinstance(target, dict):
             return node
         node = target

@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from vaultsync.search.candidates import Candidates, Context
-from vaultsync.search.lifecycle import Exclusions, plain
+from vaultsync.search.lifecycle import Exclusions
 from vaultsync.search.options import SearchOptions
 from vaultsync.search.rows import TAGGED, tags_wanted
 from vaultsync.search.stages.chunks import chunks
@@ -28,6 +28,7 @@ from vaultsync.search.stages.fuse import fuse
 from vaultsync.search.stages.graph_hop import graph_hop
 from vaultsync.search.stages.relevance import relevance
 from vaultsync.search.stages.retrieve import retrieve
+from vaultsync.vault.yamlquote import plain_number
 
 UNFILTERED_STAGES = (retrieve, fuse, graph_hop, chunks, relevance, finish)
 # hits of the unfiltered pass looked at, at least: with ``--top-k 1`` a superseded note took the one
@@ -139,7 +140,7 @@ def _lifecycle(ctx: Context, row: dict[str, Any], reason: str) -> tuple[str, str
     if reason.startswith("expired"):
         return "expired", reason, "--include-expired"
     if reason.startswith("confidence"):
-        return "confidence", reason, f"--min-confidence {plain(row['confidence'] or 0)}"
+        return "confidence", reason, f"--min-confidence {plain_number(row['confidence'] or 0)}"
     return "superseded", _superseded_reason(ctx, row["path"]), "--include-superseded"
 
 

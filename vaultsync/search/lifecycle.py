@@ -17,10 +17,10 @@ import datetime as dt
 import json
 import sqlite3
 from dataclasses import dataclass
-from decimal import Decimal
 
 from vaultsync.vault.fields import local_day
 from vaultsync.vault.lifecycle_fields import FILTER_OF
+from vaultsync.vault.yamlquote import plain_number
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ def hiding_reasons(policy: LifecyclePolicy, today: str, superseded: bool, unread
     elif not policy.include_expired and "expired" in hidden_by:
         found.append("unreadable expires")
     if confidence is not None and confidence < policy.min_confidence:
-        found.append(f"confidence {plain(confidence)} < {plain(policy.min_confidence)}")
+        found.append(f"confidence {plain_number(confidence)} < {plain_number(policy.min_confidence)}")
     elif "confidence" in hidden_by and policy.min_confidence > 0:
         found.append("unreadable confidence")
     return found
@@ -159,7 +159,3 @@ def _supersession(db: sqlite3.Connection, notes: list[tuple]) -> tuple[set[str],
             implied.setdefault(other, source)
     return superseded, implied | declared
 
-
-def plain(value: float) -> str:
-    """``value`` written out without an exponent (``0.00001``, not ``1e-05``), as a flag's value is typed."""
-    return format(Decimal(repr(float(value))), "f").rstrip("0").rstrip(".") or "0"

@@ -135,7 +135,7 @@ class SearchOptions:
         """
         merged = dict(values)
         merged.update({k: v for k, v in overrides.items() if v is not None})
-        unknown = sorted(set(merged) - set(cls.__dataclass_fields__) - {"port"})
+        unknown = sorted(set(merged) - set(cls.__dataclass_fields__) - {"port"} | set(values) & {"config_filters"})
         if unknown:
             import difflib
 
