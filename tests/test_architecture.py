@@ -15,7 +15,7 @@ PACKAGE = ROOT / "vaultsync"
 
 # Lowest first. A module may import its own layer and the layers below it, never one above.
 LAYERS: list[tuple[str, ...]] = [
-    ("vaultsync", "vaultsync.diagnostics", "vaultsync.heap", "vaultsync.resources", "vaultsync.settings", "vaultsync.git", "vaultsync.gitcmd", "vaultsync.gitopen", "vaultsync.lfs",
+    ("vaultsync", "vaultsync.diagnostics", "vaultsync.heap", "vaultsync.resources", "vaultsync.settings", "vaultsync.git", "vaultsync.gitcmd", "vaultsync.gitignore", "vaultsync.gitopen", "vaultsync.lfs",
      "vaultsync.logs", "vaultsync.sqlite_uri", "vaultsync.symlinks"),
     ("vaultsync.vault",),
     ("vaultsync.models",),

@@ -147,15 +147,15 @@ def test_gh12_submodules_and_symlinks_are_skipped(repo, tmp_path):
     assert repo.check("--staged").code == 0
 
 
-@pytest.mark.parametrize("target", ["ADR-0001.md", "../../README.md", "/etc/hostname", "missing.md", "../rules"])
+@pytest.mark.parametrize("target", ["ADR-0001.md", "../../README.md", "../rules", "../../.vaultsync.yaml"])
 def test_a_link_to_a_symlinked_note_resolves_and_nothing_reads_it(repo, target):
-    """GH-12 / WL kind: Obsidian shows a symlinked ``.md`` as a note, so ``[[link]]`` is no dangling link;
-    vaultsync still never reads a symlink (its target may be outside the repository). Every check mode
-    and the index agree, and the index equals a rebuild."""
+    """GH-12 / WL kind: Obsidian shows a symlinked ``.md`` as a note, so ``[[link]]`` to a symlink that
+    leads to a file or folder of the repository is no dangling link; vaultsync still never reads a
+    symlink. Every check mode and the index agree, and the index equals a rebuild."""
     repo.write("README.md", "# Project\n")
     repo.write("docs/adrs/ADR-0001.md", "# Real\nA real note.\n")
+    repo.write("docs/rules/RULE-0001.md", "# Rule\n")
     repo.write("docs/adrs/ADR-0002.md", "# Uses\nSee [[link]], [[link#Anything]] and ![[link]].\n")
-    (repo.root / "docs/rules").mkdir(parents=True, exist_ok=True)
     os.symlink(target, repo.root / "docs/adrs/link.md")
     repo.git("add", "-A")
     for mode in ([], ["--staged"]):
@@ -173,6 +173,29 @@ def test_a_link_to_a_symlinked_note_resolves_and_nothing_reads_it(repo, target):
     os.remove(repo.root / "docs/adrs/link.md")
     repo.git("add", "-A")
     assert "WL001 [[link]]" in repo.check("--staged").out  # gone: dangling again
+
+
+@pytest.mark.parametrize("target", ["missing.md", "/etc/hostname", "../../../outside.md", "link.md", "loop-b.md",
+                                    "../empty", "sub/../../../x.md", "bad\nname.md"])
+def test_a_link_to_a_symlink_that_leads_nowhere_in_the_repository_dangles(repo, target):
+    """GH-12 / WL kind: a symlink whose target is missing, outside the repository (absolute, or ``..``
+    past the root), a loop (itself, or through a second link) or an empty folder git does not keep is
+    no note: ``[[link]]`` dangles in every check mode, says why, and the index leaves it unresolved.
+    Nothing is read through the link (the outside file is never opened)."""
+    repo.write("docs/adrs/ADR-0002.md", "# Uses\nSee [[link]] and ![[link.md]].\n")
+    (repo.root / "docs/empty").mkdir(parents=True)
+    os.symlink("link.md", repo.root / "docs/adrs/loop-b.md")
+    os.symlink(target, repo.root / "docs/adrs/link.md")
+    repo.git("add", "-A")
+    repo.git("commit", "-qm", "dead link")
+    for mode in ([], ["--staged"], ["--rev", "HEAD"]):
+        res = repo.check(*mode)
+        assert res.code == 1 and res.out.count("WL001") == 2, (mode, res.out)
+        assert "docs/adrs/link.md is a symbolic link to '" in res.out and "which is no file of the repository" in res.out
+        assert "\n" not in res.out.splitlines()[0]  # a control character in the target is shown escaped
+    sync(repo.root)
+    resolved = dict(db(repo.root).execute("SELECT target, resolved FROM links WHERE source = 'docs/adrs/ADR-0002.md'"))
+    assert resolved["link"] is None
 
 
 def test_ix01_short_and_cjk_terms(repo):

@@ -982,23 +982,28 @@ def test_an_empty_type_folder_with_no_close_spelling_is_not_a_warning(vault, wri
     assert not any("CF004" in line for line in vault.check().lines)
 
 
+@pytest.mark.parametrize("outside", [False, True])
 @pytest.mark.parametrize("declared_by", ["both", "newer", "older"])
-def test_a_supersession_naming_a_symlinked_note_never_crashes_the_check(vault, tmp_path, declared_by):
-    """A note that is a symbolic link is never read (GH-12), but links resolve to its name: a supersession
-    naming it raised KeyError (exit 3) in check, --staged and --fix. It is left out of supersession."""
-    outside = tmp_path / "shared" / "real-old.md"
-    outside.parent.mkdir()
+def test_a_supersession_naming_a_symlinked_note_never_crashes_the_check(vault, tmp_path, declared_by, outside):
+    """A note that is a symbolic link is never read (GH-12), but links resolve to its name when it leads to
+    a file of the repository: a supersession naming it raised KeyError (exit 3) in check, --staged and
+    --fix. It is left out of supersession. A link that leads out of the repository is no note: the
+    supersession link dangles (WL001), still without a crash, and nothing is written through it."""
+    shared = tmp_path if outside else vault.root
+    target = shared / "shared" / "real-old.md"
+    target.parent.mkdir()
     back = 'superseded_by: "[[ADR-0101]]"\n' if declared_by in ("both", "older") else ""
-    outside.write_text(adr("ADR-0100", status="superseded", extra=back))
+    target.write_text(adr("ADR-0100", status="superseded", extra=back))
     (vault.root / "docs/adrs").mkdir(parents=True, exist_ok=True)
-    (vault.root / "docs/adrs/ADR-0100.md").symlink_to(outside)
+    (vault.root / "docs/adrs/ADR-0100.md").symlink_to(target if outside else Path("../../shared/real-old.md"))
     forward = 'supersedes: ["[[ADR-0100]]"]\n' if declared_by in ("both", "newer") else ""
     vault.write("docs/adrs/ADR-0101.md", adr("ADR-0101", extra=forward))
     vault.git("add", "-A")
     for args in ([], ["--staged"], ["--fix"]):
         res = vault.check(*args)
-        assert res.code == 0 and "internal error" not in res.err, (args, res.out, res.err)
-    assert outside.read_text() == adr("ADR-0100", status="superseded", extra=back)  # never written through
+        assert "internal error" not in res.err and res.code == (1 if outside and forward else 0), (args, res.out, res.err)
+        assert ("WL001" in res.out) == bool(outside and forward), (args, res.out)
+    assert target.read_text() == adr("ADR-0100", status="superseded", extra=back)  # never written through
 
 
 @pytest.mark.parametrize("pattern, gives_up", [("^(a|a)*$", True), ("^(a|aa)+$", True), ("^(a+)+$", False)])

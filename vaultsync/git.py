@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import pygit2
 
 from vaultsync.gitcmd import GIT_ENV_KEPT, no_git_env, run_git  # noqa: F401 - the git layer's API
+from vaultsync.gitignore import IgnoredUntracked, is_ignored  # noqa: F401 - the git layer's API
 from vaultsync.gitopen import open_repo, unreadable_repository, why_not_opened  # noqa: F401 - the git layer's API
 from vaultsync.lfs import LFS_POINTER, lfs_content
 from vaultsync.symlinks import symlinked_part
@@ -110,19 +111,23 @@ class _EntriesSnapshot:
     def __init__(self, repo: pygit2.Repository, entries: Iterable[pygit2.IndexEntry | IndexEntry]) -> None:
         self._repo = repo
         self._oids: dict[str, pygit2.Oid] = {}
-        self._links: list[str] = []
+        self._links: dict[str, pygit2.Oid] = {}
         regular = _regular_modes()
         for entry in entries:
             if entry.mode in regular:
                 self._oids[entry.path] = entry.id
             elif entry.mode == stat.S_IFLNK:  # 0o120000
-                self._links.append(entry.path)
+                self._links[entry.path] = entry.id
 
     def paths(self) -> list[str]:
         return list(self._oids)
 
     def symlinks(self) -> list[str]:
         return list(self._links)
+
+    def link_target(self, path: str) -> str:
+        """What the symbolic link ``path`` holds (its target, never followed)."""
+        return read_blob(self._repo, self._links[path]).decode("utf-8", "surrogateescape")
 
     def read(self, path: str) -> bytes:
         return read_blob(self._repo, self._oids[path])
@@ -263,7 +268,7 @@ class WorktreeSnapshot:
         seen: set[str] = set()
         self._paths: list[str] = []
         self._links: list[str] = []
-        ignored = _IgnoredUntracked(repo)
+        ignored = IgnoredUntracked(repo)
         for folder in roots:
             base = root if folder == "." else root / folder
             if folder != "." and (link := symlinked_part(root, folder)):  # never walked: it may lead anywhere
@@ -300,11 +305,8 @@ class WorktreeSnapshot:
                         or not any(f in ("", ".") or path.startswith(f + "/") for f in folders)):
                     continue
                 seen.add(path)
-                if entry.mode == pygit2.GIT_FILEMODE_LINK:
-                    self._links.append(path)
-                else:
-                    self._paths.append(path)
-                    self._staged[path] = entry.id
+                (self._links if entry.mode == pygit2.GIT_FILEMODE_LINK else self._paths).append(path)
+                self._staged[path] = entry.id
             self._repo = repo
 
     def paths(self) -> list[str]:
@@ -313,6 +315,21 @@ class WorktreeSnapshot:
     def symlinks(self) -> list[str]:
         return list(self._links)
 
+    def link_target(self, path: str) -> str:
+        """What the symbolic link ``path`` holds (its target, never followed). Raises OSError."""
+        if path in self._staged:
+            return read_blob(self._repo, self._staged[path]).decode("utf-8", "surrogateescape")
+        return os.readlink(self._root / path)
+
+    def holds(self, path: str) -> bool:
+        """Whether ``path`` is a file, or a folder that is not empty (git keeps no other), on disk that no
+        symbolic link leads to (metadata only): what a link may lead to outside the files listed."""
+        full = self._root / path
+        if symlinked_part(self._root, path) is not None or not full.is_dir():
+            return symlinked_part(self._root, path) is None and full.is_file()
+        with os.scandir(full) as entries:
+            return next(entries, None) is not None
+
     def read(self, path: str) -> bytes:
         if path in self._staged:  # outside the sparse checkout: as the index holds it
             return read_blob(self._repo, self._staged[path])
@@ -320,47 +337,6 @@ class WorktreeSnapshot:
         if data.startswith(LFS_POINTER) and self._git_dir:  # git-lfs is not installed here, or did not smudge it
             return lfs_content(self._git_dir, data)
         return data
-
-
-class _IgnoredUntracked:
-    """``(rel, parent) -> bool``: git ignores ``rel`` (a folder ends in ``/``; ``parent`` is the folder
-    it is in) and tracks nothing there. Inside an ignored folder, walked only for the files it tracks,
-    everything untracked stays ignored: git never re-includes a path under an excluded folder, whatever
-    a ``!`` rule says, though libgit2 asked about the path alone would. The index is read once, on the
-    first ignored path."""
-
-    def __init__(self, repo: pygit2.Repository | None) -> None:
-        self._repo = repo
-        self._tracked: set[str] | None = None
-        self._ignored_dirs: set[str] = set()  # folders walked into only for what they track
-
-    def __call__(self, rel: str, parent: str) -> bool:
-        if parent not in self._ignored_dirs and not is_ignored(self._repo, rel):
-            return False
-        if self._tracked is None:
-            self._tracked = set()
-            for entry in self._repo.index:  # type: ignore[union-attr]  # is_ignored is False without a repo
-                parts = entry.path.split("/")
-                self._tracked.update("/".join(parts[:i]) + "/" for i in range(1, len(parts)))
-                self._tracked.add(entry.path)
-        if rel not in self._tracked:
-            return True
-        if rel.endswith("/"):
-            self._ignored_dirs.add(rel)
-        return False
-
-
-def is_ignored(repo: pygit2.Repository | None, rel: str) -> bool:
-    """Whether git's ignore rules (.gitignore, info/exclude, core.excludesFile) match ``rel``; False
-    without a repository or for a name git cannot read."""
-    if repo is None:
-        return False
-    import pygit2
-
-    try:
-        return bool(repo.path_is_ignored(rel))
-    except (pygit2.GitError, UnicodeError):
-        return False
 
 
 def first_parent_ancestors(repo: pygit2.Repository, start: str, limit: int) -> list[str]:

@@ -179,6 +179,9 @@ def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_
                                                 f"renamed to {now} in this commit — update the link to {fix}")
             return Diagnostic(*at, "WL007", f"{link.raw} → target removed in this commit ({before.path})")
     hint = suggester.hint(o.source, original) if suggester is not None else ""
+    if (dead := vault.dead_link_index.resolve(link.target, o.source)).status == "ok" and dead.path:
+        held = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in vault.dead_links[dead.path])
+        hint = f"; {dead.path} is a symbolic link to '{held}', which is no file of the repository"
     if is_attachment(link.target):
         return Diagnostic(*at, "WL006", f"{link.raw}{_where(link)} → missing attachment '{link.target}'{hint}")
     return Diagnostic(*at, "WL001", f"{link.raw}{_where(link)} → no such note{hint}")

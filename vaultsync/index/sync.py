@@ -64,7 +64,7 @@ from vaultsync.vault.fields import note_aliases
 from vaultsync.vault.lifecycle_fields import FILTER_OF
 from vaultsync.vault.note import parse_note
 from vaultsync.vault.resolve import LinkIndex
-from vaultsync.vault.vault import is_note_path
+from vaultsync.vault.vault import is_note_path, link_names
 
 
 @dataclass
@@ -267,7 +267,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         before = store.aliases()
         after = {p: a for p, a in before.items() if p not in changed and p not in removed}
         after.update({p: note_aliases(n.frontmatter) for p, (n, _) in notes.items()})
-        files = _vault_files(snapshot, config)
+        files = link_names(snapshot, config)
         index = LinkIndex(files, _alias_index(after), config.link_root)
         files_key = hashlib.sha256("\0".join(sorted(files)).encode("utf-8", "surrogateescape")).hexdigest()[:16]
         records = []
@@ -394,7 +394,3 @@ def unreadable_warnings(store: SqliteStore) -> list[str]:
             out.append(f"{path}: unreadable lifecycle field ({values})" + ("; hidden from search" if lifecycle else ""))
     return out
 
-
-def _vault_files(snapshot: TreeSnapshot, config: Config) -> list[str]:
-    """What a link may name: the vault's files and its symlinks (never read)."""
-    return [p for p in snapshot.paths() + snapshot.symlinks() if config.in_vault(p) and not config.is_ephemeral(p)]

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.git import Snapshot, is_valid_utf8_path, read_blob
 from vaultsync.lfs import LfsObjectMissing
+from vaultsync.symlinks import dead_links
 from vaultsync.vault.config import Config
 from vaultsync.vault.fields import note_aliases
 from vaultsync.vault.note import Note, parse_note
@@ -37,7 +38,10 @@ class Vault:
         files: every regular file under the vault folders (notes and attachments),
             except ephemeral (scratch) files, which are never notes.
         all_files: every regular file of the snapshot (for the ephemeral-path check).
-        symlinks: the symbolic links under the vault folders: a link may name one, nothing reads one.
+        symlinks: the symbolic links under the vault folders that lead to a file or folder of the
+            repository: a link may name one, nothing reads one.
+        dead_links: ``{symbolic link under the vault folders: what it holds}`` for those that lead
+            nowhere in the repository (:func:`vaultsync.symlinks.dead_links`): a link naming one dangles.
         linked_folders: ``{folder of the config (vault or type folder): the symbolic link on its path}``:
             nothing under such a folder is read (CF004).
         notes: parsed notes by path.
@@ -50,6 +54,7 @@ class Vault:
     all_files: list[str]
     notes: dict[str, Note] = field(default_factory=dict)
     symlinks: list[str] = field(default_factory=list)
+    dead_links: dict[str, str] = field(default_factory=dict)
     linked_folders: dict[str, str] = field(default_factory=dict)
     findings: dict[str, list[Diagnostic]] = field(default_factory=dict)
 
@@ -66,6 +71,11 @@ class Vault:
     def link_index(self) -> LinkIndex:
         """Resolution tables over ``files`` plus note ``aliases``."""
         return LinkIndex(self.files + self.symlinks, self.aliases, root=self.config.link_root)
+
+    @cached_property
+    def dead_link_index(self) -> LinkIndex:
+        """Resolution tables over ``dead_links`` alone: why a link dangles when it names one."""
+        return LinkIndex(list(self.dead_links), {}, root=self.config.link_root)
 
     @cached_property
     def by_memory_id(self) -> dict[str, list[str]]:
@@ -136,11 +146,11 @@ def load_vault(
     all_files = snapshot.paths()
     files = [p for p in all_files if config.in_vault(p) and not config.is_ephemeral(p)]
     every_link = set(snapshot.symlinks())
-    links = [p for p in every_link if config.in_vault(p) and not config.is_ephemeral(p)]
+    links, dead = named_links(snapshot, config)
     folders = [*config.vault, *(spec.folder for spec in config.types)]
     linked = {f: link for f in folders if f != "." and (link := _link_on(f, every_link))}
-    vault = Vault(root=root, config=config, files=files, all_files=all_files, symlinks=sorted(links),
-                  linked_folders=linked)
+    vault = Vault(root=root, config=config, files=files, all_files=all_files, symlinks=links,
+                  dead_links=dead, linked_folders=linked)
     snapshot_oid = getattr(snapshot, "oid", None)
     misses: list[tuple[str, str | None, bytes | None]] = []  # (path, blob id when known, bytes when read)
     for path in files:
@@ -185,6 +195,23 @@ def load_vault(
 
 
 _Item = tuple[str, bytes | None, str, str | None]  # (path, bytes, read error, blob id for the worker to read)
+
+
+def named_links(snapshot: Snapshot, config: Config) -> tuple[list[str], dict[str, str]]:
+    """The symbolic links under the vault folders (not ephemeral) that a WikiLink may name, sorted, and
+    those that lead nowhere in the repository, ``{link: what it holds}`` (:func:`dead_links`)."""
+    def named(p: str) -> bool:
+        return config.in_vault(p) and not config.is_ephemeral(p)
+
+    dead = {p: held for p, held in dead_links(snapshot).items() if named(p)}
+    return sorted(p for p in snapshot.symlinks() if named(p) and p not in dead), dead
+
+
+def link_names(snapshot: Snapshot, config: Config) -> list[str]:
+    """What a WikiLink may name: the vault's files (not ephemeral) and the symlinks among them that lead
+    into the repository (:func:`named_links`; never read)."""
+    files = [p for p in snapshot.paths() if config.in_vault(p) and not config.is_ephemeral(p)]
+    return files + named_links(snapshot, config)[0]
 
 
 def _item(snapshot: Snapshot, path: str, oid: str | None, data: bytes | None, worker_reads: bool) -> _Item:
