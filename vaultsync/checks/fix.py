@@ -27,6 +27,7 @@ from vaultsync.checks.lifecycle import (
     back_reference,
     cycle_edges,
     extra_successors,
+    in_force,
     status_superseded,
     supersession_edges,
     unreadable_field,
@@ -47,6 +48,8 @@ def plan_fixes(vault: Vault, only: set[str] | None = None) -> list[Fix]:
     for e in edges:
         if e in in_cycle or e.older in extra:
             continue  # a cycle (SS003) or a second successor (SS005): for a person to resolve
+        if not e.declared_by_older and not in_force(vault.notes[e.newer]):
+            continue  # a draft/proposed/rejected successor: the older note stands until it is in force
         if e.declared_by_newer and not e.declared_by_older:
             fixes.append(Fix(e.older, "superseded_by", back_reference(vault, e.newer, e.older)))
         elif e.declared_by_older and not e.declared_by_newer:

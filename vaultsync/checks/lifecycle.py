@@ -22,7 +22,7 @@ from vaultsync.vault.fields import (
     parse_vault_instant,
     with_lifecycle_keys,
 )
-from vaultsync.vault.lifecycle_fields import read_lifecycle
+from vaultsync.vault.lifecycle_fields import NOT_IN_FORCE, read_lifecycle
 from vaultsync.vault.note import Note
 from vaultsync.vault.vault import Vault
 
@@ -87,6 +87,13 @@ def status_superseded(frontmatter: dict[str, Any]) -> bool:
     """``status:`` says superseded (in any case, or as MADR's ``superseded by X``)."""
     status = normalised_frontmatter(frontmatter).get("status")
     return isinstance(status, str) and status.strip().casefold() == "superseded"
+
+
+def in_force(note: Note) -> bool:
+    """Whether the note's ``supersedes`` takes effect: its status is none of ``draft``, ``proposed``,
+    ``rejected`` (:data:`vaultsync.search.lifecycle.NOT_IN_FORCE`; the older note stands until then)."""
+    status = normalised_frontmatter(note.frontmatter).get("status")
+    return not (isinstance(status, str) and status.strip().casefold() in NOT_IN_FORCE)
 
 
 def _superseded(note: Note) -> bool:
@@ -269,7 +276,7 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
             continue
         # a field holding a reference that resolves nowhere (SS001: often a rename) is fixed by hand first
         if edge.declared_by_newer and not edge.declared_by_older and not unreadable_field(older, "superseded_by") \
-                and (edge.older, "superseded_by") not in broken:
+                and (edge.older, "superseded_by") not in broken and in_force(newer):
             line, col = older.position(("superseded_by",), key=True)
             out.append(Diagnostic(
                 edge.older, line, col, "SS002",
@@ -286,7 +293,7 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
                 f"({edge.older} says it is superseded by this note) — "
                 f"{_fix_hint(vault, edge.older, edge.newer, 'supersedes', edge in in_cycle)}",
             ))
-    superseded = {e.older for e in edges}
+    superseded = {e.older for e in edges if e.declared_by_older or in_force(vault.notes[e.newer])}
     for path in sorted(superseded):
         note = vault.notes[path]
         status = normalised_frontmatter(note.frontmatter).get("status")

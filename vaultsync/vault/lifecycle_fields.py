@@ -20,6 +20,9 @@ from typing import Any
 
 from vaultsync.vault.fields import LIFECYCLE_FIELDS, local_day, normalised_frontmatter, parse_vault_date
 
+# a successor with one of these statuses hides nothing yet: its `supersedes` waits until it is in force
+NOT_IN_FORCE = frozenset({"draft", "proposed", "rejected"})
+
 # unreadable field -> the search filter it belongs to (None: hides nothing)
 FILTER_OF = {"expires": "expired", "confidence": "confidence", "status": "superseded",
              "supersedes": "superseded", "superseded_by": "superseded", "last_validated": None}

@@ -1,0 +1,58 @@
+"""A successor that is not in force yet (``status`` draft, proposed or rejected) supersedes nothing: the
+note it names stays in search, and ``check`` asks no back-reference or ``status: superseded`` of it
+until the successor is in force (ADR-0114). The older note's own word (``superseded_by``, ``status:
+superseded``) still hides it."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from conftest import adr
+
+from vaultsync.git import open_repo
+from vaultsync.index.layout import layout_for
+from vaultsync.index.sync import sync
+from vaultsync.search.lifecycle import LifecyclePolicy, exclusions
+
+OLD = "docs/adrs/ADR-0001.md"
+
+
+def _hidden(vault) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    vault.commit("notes")
+    repo = open_repo(vault.root)
+    sync(repo, wait=60)
+    with sqlite3.connect(layout_for(repo).sqlite) as db:
+        return exclusions(db, LifecyclePolicy()).reasons
+
+
+def _rule(mid: str, status: str, extra: str = "") -> str:
+    return f"---\nmemory_id: {mid}\ntype: rule\ntitle: A rule\nstatus: {status}\ncreated: \"2024-03-01\"\n{extra}---\nBody.\n"
+
+
+@pytest.mark.parametrize("kind, status", [("adr", "proposed"), ("adr", "rejected"), ("rule", "draft")])
+@pytest.mark.parametrize("ref", ['["[[ADR-0001]]"]', "[ADR-0001]", '\n  - "[[docs/adrs/ADR-0001]]"'])
+def test_a_successor_not_in_force_hides_nothing_and_asks_nothing(vault, hashed_models, kind, status, ref):
+    vault.write(OLD, adr("ADR-0001"))
+    new = f"docs/{kind}s/NEW-0002.md"
+    note = adr("ADR-0002", status=status, extra=f"supersedes: {ref}\n") if kind == "adr" else \
+        _rule("RULE-0002", status, extra=f"supersedes: {ref}\n")
+    vault.write(new, note)
+    res = vault.check()
+    assert res.code == 0 and "SS00" not in res.out, res.out
+    assert vault.check("--fix").code == 0 and "superseded" not in (vault.root / OLD).read_text()
+    assert OLD not in _hidden(vault)
+    # once in force, the supersession takes effect: check asks for both sides, search hides the old note
+    vault.write(new, note.replace(f"status: {status}", "status: accepted" if kind == "adr" else "status: active"))
+    assert [line.split(" ")[1] for line in vault.check().lines] == ["SS002", "SS004"]
+    assert _hidden(vault).get(OLD) == "superseded"
+
+
+@pytest.mark.parametrize("older_says", ['status: superseded\nsuperseded_by: "[[ADR-0002]]"\n', ""])
+def test_the_older_notes_own_word_still_hides_it(vault, hashed_models, older_says):
+    """``superseded_by`` / ``status: superseded`` on the older note is its author's word: it hides the note
+    whatever the successor's status; a bare ``status: superseded`` line is read the same way."""
+    vault.write(OLD, adr("ADR-0001", status="superseded", extra='superseded_by: "[[ADR-0002]]"\n')
+                if older_says else adr("ADR-0001", status="superseded"))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", status="proposed", extra="supersedes: [ADR-0001]\n"))
+    assert _hidden(vault).get(OLD) == "superseded"
