@@ -16,28 +16,30 @@ from hypothesis import strategies as st
 from conftest import git
 
 from vaultsync.git import IndexSnapshot, TreeSnapshot, WorktreeSnapshot
-from vaultsync.symlinks import MAX_HOPS, dead_links
+from vaultsync.symlinks import dead_links
 
 FILES = ["docs/a.md", "docs/sub/b.md", "docs/sub/deep/c.png", "top.md", "other/d.md"]
 LINK_DIRS = ["docs", "docs/sub", "docs/sub/deep", "other"]
 
 
 def _disk_dead(root: Path, links: list[str]) -> set[str]:
-    """The oracle: follow each link on disk with readlink; absolute or past the root or missing is dead."""
+    """The oracle: the operating system resolves each link; alive when it leads to a file, or a folder
+    holding one, inside the repository and outside ``.git``, through relative targets only."""
     dead = set()
+    top = root.resolve()
     for link in links:
-        here = link
-        for _ in range(MAX_HOPS + 1):
-            full = root / here
-            if not full.is_symlink():
-                alive = full.is_file()
-                break
-            target = os.readlink(full)
-            here = posixpath.normpath(posixpath.join(posixpath.dirname(here), target))
-            if target.startswith("/") or here == ".." or here.startswith("../"):
-                alive = False
-                break
-        else:
+        full = root / link
+        try:
+            os.stat(full)  # follows every link: ENOENT, ENOTDIR (a "/" after a file), ELOOP
+            chain, here = [], full  # no absolute target on the way
+            while here.is_symlink() and len(chain) < 50:
+                chain.append(os.readlink(here))
+                here = here.parent / chain[-1]
+            real = Path(os.path.realpath(full))
+            inside = real.is_relative_to(top) and real.relative_to(top).parts[:1] != (".git",)
+            alive = inside and not any(t.startswith("/") for t in chain) and (
+                real.is_file() or any(names for folder, _, names in os.walk(real) if ".git" not in Path(folder).parts))
+        except OSError:
             alive = False
         if not alive:
             dead.add(link)
@@ -45,13 +47,14 @@ def _disk_dead(root: Path, links: list[str]) -> set[str]:
 
 
 targets = st.one_of(
-    st.sampled_from(FILES + ["docs/missing.md", "nowhere/x.md"]),  # a file, or a name that is not one
-    st.integers(0, 7).map(lambda i: f"@link{i}"),  # another link of the same tree (or itself)
-    st.sampled_from(["/etc/hostname", "@abs", "../../../../outside.md"]),  # out of the repository
-)
+    st.sampled_from(FILES + ["docs/missing.md", "nowhere/x.md", "docs/sub", "other", "docs", ".git/config", ".git"]),
+    st.tuples(st.integers(0, 7), st.sampled_from(["", "/", "/b.md", "/../a.md", "/c.png"])).map(
+        lambda t: f"@link{t[0]}{t[1]}"),  # another link of the tree (or itself), maybe as a folder
+    st.sampled_from(["/etc/hostname", "../../../../outside.md"]),  # out of the repository
+).flatmap(lambda t: st.sampled_from([t, t + "/"]) if not t.startswith(("@", "/", "../")) else st.just(t))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from(LINK_DIRS), targets), min_size=1, max_size=8))
 def test_every_snapshot_finds_the_dead_links_the_disk_finds(tmp_path, links):
     root = tmp_path / "repo"
@@ -61,14 +64,15 @@ def test_every_snapshot_finds_the_dead_links_the_disk_finds(tmp_path, links):
     for f in FILES:
         (root / f).parent.mkdir(parents=True, exist_ok=True)
         (root / f).write_text("x\n")
-    names = [f"{folder}/link{i}.md" for i, (folder, _) in enumerate(links)]
+    names = [f"{folder}/link{i}" + (".md" if i % 2 else "") for i, (folder, _) in enumerate(links)]
     for name, (folder, target) in zip(names, links):
-        if target == "@abs":
-            wanted = str(root / "top.md")  # in the repository on this disk, yet absolute: no file of the repository
-        elif target.startswith("@link"):
-            wanted = posixpath.relpath(names[int(target[5:]) % len(names)], folder)
+        if target.startswith("@link"):
+            i, rest = int(target[5]), target[6:]
+            wanted = posixpath.relpath(names[i % len(names)], folder) + rest
+        elif target.startswith(("/", "../")):
+            wanted = target
         else:
-            wanted = posixpath.relpath(target, folder) if not target.startswith(("/", "../")) else target
+            wanted = posixpath.relpath(target.rstrip("/"), folder) + ("/" if target.endswith("/") else "")
         os.symlink(wanted, root / name)
     git(root, "add", "-A")
     git(root, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "links")

@@ -176,13 +176,19 @@ def test_a_link_to_a_symlinked_note_resolves_and_nothing_reads_it(repo, target):
 
 
 @pytest.mark.parametrize("target", ["missing.md", "/etc/hostname", "../../../outside.md", "link.md", "loop-b.md",
-                                    "../empty", "sub/../../../x.md", "bad\nname.md"])
+                                    "../empty", "sub/../../../x.md", "bad\nname.md", "../../.git/config", "../../.git",
+                                    "../../build/out.md", "a" * 300 + ".md", "ADR-0002.md/", "ADR-0002.md/../ADR-0002.md",
+                                    "../folder-link/../adrs/ADR-0002.md"])
 def test_a_link_to_a_symlink_that_leads_nowhere_in_the_repository_dangles(repo, target):
     """GH-12 / WL kind: a symlink whose target is missing, outside the repository (absolute, or ``..``
-    past the root), a loop (itself, or through a second link) or an empty folder git does not keep is
-    no note: ``[[link]]`` dangles in every check mode, says why, and the index leaves it unresolved.
-    Nothing is read through the link (the outside file is never opened)."""
+    past the root, into ``.git``), a loop (itself, or through a second link), an empty folder git does not
+    keep, a file git ignores, a name too long for the file system, or a file used as a folder
+    (``ADR-0002.md/``, through a link too) is no note: ``[[link]]`` dangles in every check mode, says
+    why, and the index leaves it unresolved. Nothing is read through the link."""
     repo.write("docs/adrs/ADR-0002.md", "# Uses\nSee [[link]] and ![[link.md]].\n")
+    repo.write(".gitignore", "build/\n")
+    repo.write("build/out.md", "# Built\n")  # ignored, untracked: in no snapshot of the repository
+    os.symlink("../docs/adrs/ADR-0002.md", repo.root / "docs/folder-link")  # a link to a file, used as a folder
     (repo.root / "docs/empty").mkdir(parents=True)
     os.symlink("link.md", repo.root / "docs/adrs/loop-b.md")
     os.symlink(target, repo.root / "docs/adrs/link.md")
@@ -738,3 +744,17 @@ def test_tag_terms_read_lists_strings_and_hashes_and_are_bounded():
     assert tag_terms({"tags": None}) == tag_terms({}) == tag_terms({"tags": 7}) == []
     many = tag_terms({"tags": [f"t{i}" * 100 for i in range(20_000)]})
     assert len(many) == MAX_TAGS and all(len(t) <= MAX_TAG_CHARS for t in many)
+
+
+def test_a_symlink_into_a_folder_a_sparse_checkout_left_out_still_leads_there(repo):
+    """GH-12 / WL kind: the working tree of a sparse checkout lacks the files outside its folders, but
+    the index holds them: a link into one is as alive as in ``--staged`` and ``--rev``."""
+    repo.write("src/b.md", "# B\n")
+    repo.write("docs/src.md", "# Src\n[[tosrc]]\n")
+    os.symlink("../src/b.md", repo.root / "docs/tosrc.md")
+    repo.commit("sparse")
+    repo.git("sparse-checkout", "set", "docs")
+    assert not (repo.root / "src/b.md").exists()
+    for mode in ([], ["--staged"], ["--rev", "HEAD"]):
+        res = repo.check(*mode)
+        assert res.code == 0, (mode, res.out)

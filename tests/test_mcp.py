@@ -458,7 +458,7 @@ def test_cli_new_show_supersede_promote_review(vault: Vault) -> None:
     assert "severity: SEV3" in fields.split("   ") and fields.startswith("created: ") and "status" not in fields
     assert vault.check().code == 0
     args = ["new", "adr", "--title", "Queue with a dead-letter topic", "--supersedes", "ADR-0002",
-            "--set", "tags=[webhooks]", "--commit"]
+            "--set", "tags=[webhooks]", "--set", "status=accepted", "--commit"]
     empty = run_cli(args, vault.root)  # empty sections would hide ADR-0002 behind nothing, committed
     assert empty.code == 2 and "needs --body or --edit" in empty.err, empty.err
     sup = run_cli([*args, "--body", "Failed deliveries go to a dead-letter topic."], vault.root)

@@ -565,7 +565,7 @@ def test_new_supersedes_edit_commit_refuses_an_unchanged_successor(vault: Vault,
     --commit`` committed the type's empty sections and hid X behind them, without a word."""
     _rule_and_editor(vault, tmp_path, monkeypatch, editor)
     res = run_cli(["new", "rule", "--title", "Renew certs earlier", "--supersedes", "RULE-0001", "--edit",
-                   *(["--commit"] if commit else [])], vault.root)
+                   "--set", "status=active", *(["--commit"] if commit else [])], vault.root)
     assert res.code == code, res.err
     assert (len(vault.git("log", "--format=%h").stdout.split()) == 2) == committed
     new = "docs/rules/RULE-0002-renew-certs-earlier.md"

@@ -5,10 +5,11 @@ superseded``) still hides it."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
-from conftest import adr
+from conftest import adr, run_cli
 
 from vaultsync.git import open_repo
 from vaultsync.index.layout import layout_for
@@ -56,3 +57,45 @@ def test_the_older_notes_own_word_still_hides_it(vault, hashed_models, older_say
                 if older_says else adr("ADR-0001", status="superseded"))
     vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", status="proposed", extra="supersedes: [ADR-0001]\n"))
     assert _hidden(vault).get(OLD) == "superseded"
+
+
+def test_the_commands_leave_the_older_note_standing_until_the_successor_is_accepted(vault, hashed_models):
+    """``new --supersedes`` writes a note of the schema's first status (``proposed``), and ``supersede OLD
+    NEW`` may name a draft: both used to retire OLD at once. Now they write only the new note's
+    ``supersedes`` and say so (SS007); ``show`` and the search agree that OLD stands; once the new note
+    is accepted, ``check`` asks for the old side and ``check --fix`` writes it."""
+    vault.write(OLD, adr("ADR-0001"))
+    vault.write("docs/rules/RULE-0001.md", _rule("RULE-0001", "active"))
+    vault.write("docs/rules/RULE-0002.md", _rule("RULE-0002", "draft"))
+    vault.commit("init")
+    made = run_cli(["new", "adr", "--title", "Durable queue", "--supersedes", "ADR-0001", "--body", "Use a queue."],
+                   vault.root)
+    assert made.code == 0 and "SS007" in made.err and "ADR-0001 stays in force" in made.err, made.err
+    assert vault.git("status", "--porcelain").stdout.split() == ["??", "docs/adrs/ADR-0002-durable-queue.md"]
+    moved = run_cli(["supersede", "RULE-0001", "RULE-0002"], vault.root)
+    assert moved.code == 0 and "SS007 warning: status: draft" in moved.err, moved.err
+    assert "superseded" not in (vault.root / "docs/rules/RULE-0001.md").read_text()
+    assert vault.check().code == 0
+    shown = json.loads(run_cli(["show", "ADR-0001", "--format", "json"], vault.root).out)
+    assert shown["superseded_by"] == [] and shown["search_hides"] == [], shown
+    assert _hidden(vault).keys().isdisjoint({OLD, "docs/rules/RULE-0001.md"})
+    new = vault.root / "docs/adrs/ADR-0002-durable-queue.md"
+    new.write_text(new.read_text().replace("status: proposed", "status: accepted"))
+    assert {line.split(" ")[1] for line in vault.check().lines} == {"SS002", "SS004"}
+    assert vault.check("--fix").code == 0
+    assert "status: superseded" in (vault.root / OLD).read_text()
+    shown = json.loads(run_cli(["show", "ADR-0001", "--format", "json"], vault.root).out)
+    assert [s["memory_id"] for s in shown["superseded_by"]] == ["ADR-0002"] and shown["search_hides"], shown
+
+
+def test_only_successors_in_force_count_as_a_notes_successors(vault, hashed_models):
+    """SS005 (several notes supersede one) counts the successors in force: a proposal beside a rejected
+    one is no conflict, and an accepted one beside a rejected one is a plain SS002/SS004 that --fix
+    completes."""
+    vault.write(OLD, adr("ADR-0001"))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", status="proposed", extra="supersedes: [ADR-0001]\n"))
+    vault.write("docs/adrs/ADR-0003.md", adr("ADR-0003", status="rejected", extra="supersedes: [ADR-0001]\n"))
+    assert vault.check().code == 0
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra="supersedes: [ADR-0001]\n"))
+    assert {line.split(" ")[1] for line in vault.check().lines} == {"SS002", "SS004"}
+    assert vault.check("--fix").code == 0 and "ADR-0002" in (vault.root / OLD).read_text()

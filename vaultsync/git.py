@@ -268,7 +268,8 @@ class WorktreeSnapshot:
         seen: set[str] = set()
         self._paths: list[str] = []
         self._links: list[str] = []
-        ignored = IgnoredUntracked(repo)
+        ignored = self._ignored = IgnoredUntracked(repo)
+        self._repo_any, self._sparse_tree = repo, None
         for folder in roots:
             base = root if folder == "." else root / folder
             if folder != "." and (link := symlinked_part(root, folder)):  # never walked: it may lead anywhere
@@ -321,14 +322,31 @@ class WorktreeSnapshot:
             return read_blob(self._repo, self._staged[path]).decode("utf-8", "surrogateescape")
         return os.readlink(self._root / path)
 
-    def holds(self, path: str) -> bool:
-        """Whether ``path`` is a file, or a folder that is not empty (git keeps no other), on disk that no
-        symbolic link leads to (metadata only): what a link may lead to outside the files listed."""
-        full = self._root / path
-        if symlinked_part(self._root, path) is not None or not full.is_dir():
-            return symlinked_part(self._root, path) is None and full.is_file()
-        with os.scandir(full) as entries:
-            return next(entries, None) is not None
+    def holds(self, path: str) -> str | None:
+        """What ``path``, which the walk did not list, is on disk (metadata only): ``"link"``, ``"file"``,
+        ``"folder"`` (one holding a file) or None: missing, unreadable, in ``.git``, or ignored by git and
+        not tracked. In a sparse checkout, a file the index holds is one. What a link may lead to."""
+        if path == ".git" or path.startswith(".git/"):
+            return None
+        if self._repo_any is not None and _sparse(self._repo_any):  # what is left out is in the index
+            if self._sparse_tree is None:
+                entries = [e.path for e in self._repo_any.index]
+                self._sparse_tree = {**{p[:i]: "folder" for p in entries for i, c in enumerate(p) if c == "/"},
+                                     **{e.path: "link" if e.mode == stat.S_IFLNK else "file" for e in self._repo_any.index}}
+            if path in self._sparse_tree and not os.path.lexists(self._root / path):
+                return self._sparse_tree[path]
+        full, parent = self._root / path, path.rpartition("/")[0] + "/" if "/" in path else ""
+        try:
+            mode = os.lstat(full).st_mode
+            if stat.S_ISLNK(mode):
+                return "link"
+            if stat.S_ISREG(mode) and not self._ignored(path, parent):
+                return "file"
+            if stat.S_ISDIR(mode) and not self._ignored(path + "/", parent):
+                return "folder" if any(names for _, _, names in os.walk(full)) else None
+        except (OSError, ValueError):
+            pass
+        return None
 
     def read(self, path: str) -> bytes:
         if path in self._staged:  # outside the sparse checkout: as the index holds it

@@ -5,7 +5,6 @@ lead to no file of the repository (a WikiLink naming one dangles)."""
 from __future__ import annotations
 
 import os
-import posixpath
 import re
 from pathlib import Path
 
@@ -22,40 +21,70 @@ def symlinked_part(root: Path, rel: str) -> str | None:
 
 
 MAX_HOPS = 40  # as the kernel's ELOOP: a longer chain of links leads nowhere
+_ABSOLUTE = re.compile(r"/|[A-Za-z]:[\\/]")  # a POSIX root, or a Windows drive
 
 
 def dead_links(snapshot: object) -> dict[str, str]:
     """``{symbolic link: what it holds}`` for each link of ``snapshot`` that leads to no file or folder
-    of the snapshot: its target is missing, outside the repository (absolute, or ``..`` past the
-    root), unreadable, or a loop. Only the links' own text is read, never what they point to. A
-    snapshot without ``link_target`` (a test double) has none; one with ``holds(path)`` (the working
-    tree, walked in the vault folders only) is asked about the paths it does not list.
+    of the snapshot: its target is empty, missing, outside the repository (absolute, ``..`` past the
+    root, or in ``.git``), unreadable, or a loop. A target is resolved as the file system would, one
+    part at a time, a link on the way replaced by what it holds (``sub/../b.md`` with ``sub`` a link
+    leaves from where ``sub`` leads; a part followed by more, a trailing ``/`` too, must be a folder); only the links' own text is
+    read, never what they point to. A snapshot without ``link_target`` (a test double) has none; one
+    with ``holds(path)`` (the working tree, walked in the vault folders only) is asked what a path it
+    does not list is: ``"file"``, ``"folder"``, ``"link"`` or None.
     """
     links, read = snapshot.symlinks(), getattr(snapshot, "link_target", None)  # type: ignore[attr-defined]
     if not links or read is None:
         return {}
     files, holds = set(snapshot.paths()), getattr(snapshot, "holds", None)  # type: ignore[attr-defined]
-    folders = {p[:i] for p in files for i, ch in enumerate(p) if ch == "/"}
+    folders = {p[:i] for p in [*files, *links] for i, ch in enumerate(p) if ch == "/"}
     held: dict[str, str | None] = {}
-    for link in links:
-        try:
-            held[link] = read(link)
-        except (OSError, KeyError, ValueError):
-            held[link] = None
+
+    def target_of(link: str) -> str | None:
+        if link not in held:
+            try:
+                held[link] = read(link)
+            except (OSError, KeyError, ValueError):
+                held[link] = None
+        return held[link]
+
+    def is_link(path: str) -> bool:
+        return path in held or path in link_set or (holds is not None and path not in files
+                                                     and path not in folders and holds(path) == "link")
+
+    def is_folder(path: str) -> bool:
+        return not path or path in folders or (holds is not None and path not in files and holds(path) == "folder")
 
     def leads_in(link: str) -> bool:
-        for _ in range(MAX_HOPS):
-            target = held[link]
-            if target is None or target.startswith(("/", "\\")) or re.match(r"[A-Za-z]:", target):
+        parts, hops = link.split("/")[:-1], 0
+        pending = (target_of(link) or "").split("/")
+        if not any(pending) or _ABSOLUTE.match(held[link] or ""):
+            return False
+        while pending:
+            part = pending.pop(0)
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if not parts:
+                    return False  # past the root
+                parts.pop()
+                continue
+            here = "/".join([*parts, part])
+            if here == ".git" or here.startswith(".git/"):
                 return False
-            here = posixpath.normpath(posixpath.join(posixpath.dirname(link), target.replace("\\", "/")))
-            if here == ".." or here.startswith("../"):
+            if is_link(here):
+                hops += 1
+                target = target_of(here)
+                if hops > MAX_HOPS or not target or _ABSOLUTE.match(target):
+                    return False
+                pending = target.split("/") + pending
+                continue
+            parts.append(part)
+            if pending and not is_folder(here):  # "a.md/", "a.md/..", "missing/..": no folder to go on from
                 return False
-            if here in files or here in folders or here == ".":
-                return True
-            if here not in held:
-                return holds is not None and bool(holds(here))
-            link = here
-        return False
+        path = "/".join(parts)
+        return is_folder(path) or path in files or (holds is not None and holds(path) == "file")
 
-    return {link: held[link] or "" for link in links if not leads_in(link)}
+    link_set = set(links)
+    return {link: held.get(link) or "" for link in links if not leads_in(link)}

@@ -96,6 +96,11 @@ def in_force(note: Note) -> bool:
     return not (isinstance(status, str) and status.strip().casefold() in NOT_IN_FORCE)
 
 
+def in_force_edges(vault: Vault, edges: list[Supersession]) -> list[Supersession]:
+    """The edges that take effect: the older note says so itself, or the newer one is :func:`in_force`."""
+    return [e for e in edges if e.declared_by_older or in_force(vault.notes[e.newer])]
+
+
 def _superseded(note: Note) -> bool:
     """The note says it is superseded (``status: superseded``, MADR's ``superseded by X``, or ``superseded_by``)."""
     return status_superseded(note.frontmatter) or bool(normalised_frontmatter(note.frontmatter).get("superseded_by"))
@@ -140,7 +145,7 @@ def extra_successors(vault: Vault, edges: list[Supersession]) -> dict[str, list[
     """Older note → its successors (sorted), for each note that more than one note supersedes while its
     ``superseded_by`` holds at most one reference (a note has one successor)."""
     by_older: dict[str, list[str]] = {}
-    for e in edges:
+    for e in in_force_edges(vault, edges):
         by_older.setdefault(e.older, []).append(e.newer)
     return {old: sorted(new) for old, new in by_older.items() if len(new) > 1
             and not isinstance(normalised_frontmatter(vault.notes[old].frontmatter).get("superseded_by"), list)}
@@ -293,7 +298,7 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
                 f"({edge.older} says it is superseded by this note) — "
                 f"{_fix_hint(vault, edge.older, edge.newer, 'supersedes', edge in in_cycle)}",
             ))
-    superseded = {e.older for e in edges if e.declared_by_older or in_force(vault.notes[e.newer])}
+    superseded = {e.older for e in in_force_edges(vault, edges)}
     for path in sorted(superseded):
         note = vault.notes[path]
         status = normalised_frontmatter(note.frontmatter).get("status")

@@ -238,7 +238,9 @@ def build_server(root: Path) -> MCPServer:
 
     @server.tool(description="Replace an old note with a newer one in one checked change: the new note gets "
                              "supersedes, the old one superseded_by and status: superseded. Give `new` to use an "
-                             "existing note, or title and body (and optionally type, fields) to write the new note.")
+                             "existing note, or title and body (and optionally type, fields) to write the new note. "
+                             "A new note not in force (status draft/proposed/rejected, the type's default unless "
+                             "fields set status) only proposes it: the old note stays until it is accepted (SS007).")
     def supersede(
         old: Annotated[str, Field(description="the note being replaced: memory_id, path or [[WikiLink]]")],
         new: Annotated[str | None, Field(description="an existing note that replaces it")] = None,

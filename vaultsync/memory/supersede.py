@@ -1,5 +1,7 @@
 """Supersession as one validated change: the new note ``supersedes`` the old one, the old note
-points back with ``superseded_by`` and says ``status: superseded``."""
+points back with ``superseded_by`` and says ``status: superseded``. A new note that is not in force
+yet (``draft``, ``proposed``, ``rejected``: ADR-0114) only says ``supersedes``: the old note stands
+until the new one is accepted, when ``check`` asks for the old side and ``check --fix`` writes it."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ from vaultsync.memory.frontmatter_text import set_fields
 from vaultsync.memory.lookup import find_note, ref_to
 from vaultsync.memory.workspace import Workspace
 from vaultsync.vault.fields import normalised_frontmatter, parse_vault_date
+from vaultsync.vault.lifecycle_fields import NOT_IN_FORCE
+from vaultsync.vault.note import Note, parse_note
 from vaultsync.vault.vault import Vault
 
 
@@ -46,9 +50,22 @@ def supersede(ws: Workspace, old_ref: str, new_ref: str) -> Written:
             raise MemoryWriteError("a note cannot supersede itself")
         new_text = set_fields((ws.root / new).read_bytes().decode("utf-8"),
                               {"supersedes": _supersedes(vault.notes[new].frontmatter, ref_to(vault, old))})
-        changes = {old: _old_side(ws, vault, old, ref_to(vault, new)), new: new_text}
+        pending = _not_in_force(vault, old, vault.notes[new])
+        changes = {new: new_text} if pending else {old: _old_side(ws, vault, old, ref_to(vault, new)), new: new_text}
         warnings = transaction.apply(ws, changes)
-    return Written(vault.display_name(new), new, [new, old], warnings + _older(ws, vault, old, new))
+    return Written(vault.display_name(new), new, list(changes)[::-1], warnings + pending + _older(ws, vault, old, new))
+
+
+def _not_in_force(vault: Vault, old: str, new: Note) -> list[Diagnostic]:
+    """SS007 (a warning of these commands) when the superseding note is not in force: the old note is
+    left as it is, and stays in search, until the new one is accepted."""
+    status = normalised_frontmatter(new.frontmatter).get("status")
+    if not isinstance(status, str) or status.strip().casefold() not in NOT_IN_FORCE:
+        return []
+    line, col = new.position(("status",))
+    return [Diagnostic(new.path, line, col, "SS007", f"status: {status.strip()} — {vault.display_name(old)} stays in "
+                       "force, and in search, until this note is accepted; then `vaultsync check --fix` marks it "
+                       "superseded", severity=WARNING)]
 
 
 def _older(ws: Workspace, vault: Vault, old: str, new: str) -> list[Diagnostic]:
@@ -96,6 +113,7 @@ def supersede_with_new(ws: Workspace, old_ref: str, type_name: str | None, title
         memory_id, path, text = draft(ws, type_name, title, fields, body, vault=vault,
                                       inherited=old_fields if same_type else None)
         stem = path.rsplit("/", 1)[-1].removesuffix(".md")
-        changes = {path: text, old: _old_side(ws, vault, old, f"[[{stem}]]")}
+        pending = _not_in_force(vault, old, parse_note(path, text.encode("utf-8")))
+        changes = {path: text} if pending else {path: text, old: _old_side(ws, vault, old, f"[[{stem}]]")}
         warnings = transaction.apply(ws, changes, create={path})
-    return Written(memory_id, path, [path, old], warnings)
+    return Written(memory_id, path, list(changes), warnings + pending)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from vaultsync.checks.lifecycle import supersession_edges
+from vaultsync.checks.lifecycle import in_force_edges, supersession_edges
 from vaultsync.checks.links import resolve_links
 from vaultsync.diagnostics import terminal_safe, visible
 from vaultsync.memory.lookup import find_note
@@ -35,12 +35,14 @@ def backlinks(vault: Vault) -> dict[str, list[tuple[str, int, str | None]]]:
 
 def chain(vault: Vault, path: str) -> tuple[list[str], list[str]]:
     """(predecessors, successors) of ``path``: every note it transitively supersedes (nearest
-    first), and the notes that supersede it in turn up to the current one."""
+    first), and the notes that supersede it in turn up to the current one (a successor not in force,
+    a draft or a proposal, supersedes nothing yet: :func:`vaultsync.checks.lifecycle.in_force`)."""
     edges, _ = supersession_edges(vault)
     older: dict[str, list[str]] = defaultdict(list)
     newer: dict[str, str] = {}
     for e in edges:
         older[e.newer].append(e.older)
+    for e in in_force_edges(vault, edges):
         newer.setdefault(e.older, e.newer)
     preds: list[str] = []
     queue = list(older.get(path, []))

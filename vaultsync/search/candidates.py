@@ -59,6 +59,8 @@ class Candidates:
         weights: leg name → fusion weight for this query (:mod:`vaultsync.search.weights`).
         chunk_scores: chunk rowid → fused chunk score (orders a note's chunks).
         notes: note path → fused note score; supersession and the graph hop rewrite it.
+        named: the notes the query names by ``memory_id`` (:mod:`vaultsync.search.named`), in its order;
+            ``names_only``: the query holds nothing else.
         replaced: successor path → the superseded note it stands in for.
         graph_added: note path → how the graph hop reached it (seed, depth, score).
         ranked: ``(chunk rowid, score)`` best first: a note's best chunks, then the rerank's order.
@@ -76,6 +78,8 @@ class Candidates:
     weights: dict[str, float] = field(default_factory=dict)
     chunk_scores: dict[int, float] = field(default_factory=dict)
     notes: dict[str, float] = field(default_factory=dict)
+    named: tuple[str, ...] = ()
+    names_only: bool = False
     replaced: dict[str, str] = field(default_factory=dict)
     graph_added: dict[str, dict[str, Any]] = field(default_factory=dict)
     ranked: list[tuple[int, float]] = field(default_factory=list)

@@ -12,7 +12,8 @@ features and the probability go into the trace (``relevance``), which is also wh
 model is trained from (``training/relevance``). A successor standing in for a superseded note
 (:mod:`vaultsync.search.stages.supersede`) is as relevant as the old note's best chunk, at
 least: the old note matched the query and the new one is what replaces it. A chunk holding only
-its note's name (:func:`name_only`) is scaled by :data:`NAME_ONLY_FACTOR`.
+its note's name (:func:`name_only`) is scaled by :data:`NAME_ONLY_FACTOR`. A chunk of a note the
+query names by ``memory_id`` is at least :data:`vaultsync.search.named.NAMED_RELEVANCE`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from vaultsync.search.candidates import Candidates, Context
+from vaultsync.search.named import NAMED_RELEVANCE
 from vaultsync.search.relevance import RelevanceModel, unit_coverage
 from vaultsync.search.rows import chunk_rows
 from vaultsync.search.short_terms import contains
@@ -58,6 +60,9 @@ def relevance(ctx: Context, cands: Candidates) -> Candidates:
         if name_only(cands.rows[rowid]):
             out[rowid] *= NAME_ONLY_FACTOR
             cands.traced(rowid)["relevance"]["name_only"] = round(out[rowid], 4)
+        if cands.rows[rowid]["path"] in cands.named and out[rowid] < NAMED_RELEVANCE:
+            out[rowid] = NAMED_RELEVANCE
+            cands.traced(rowid)["relevance"]["named"] = NAMED_RELEVANCE
     return replace(cands, relevance=out)
 
 

@@ -1,0 +1,95 @@
+"""A query that names a note by ``memory_id`` gets that note first (:mod:`vaultsync.search.named`): an
+identifier is no meaning an embedding holds, and the notes citing it outrank the note itself in BM25."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import adr, run_cli
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from vaultsync.search.named import NAMED_RELEVANCE, named_notes, query_names
+
+CITING = "Unlike ADR-0002, ADR-0002 said retries; see ADR-0002 and ADR-0002 again. ADR-0002 ADR-0002.\n"
+
+
+def _vault(vault) -> None:  # type: ignore[no-untyped-def]
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", title="Webhook retries",
+                                             body="# Webhook retries\n\nRetry webhooks five times.\n\n## Later\n\nMore.\n"))
+    for i in range(3, 7):
+        vault.write(f"docs/adrs/ADR-000{i}.md", adr(f"ADR-000{i}", title=f"Citing {i}", body=CITING))
+    vault.write("docs/rules/RULE-0001.md", "---\nmemory_id: rule_7\ntype: rule\ntitle: Freeze\nstatus: active\n"
+                                           "created: \"2024-03-01\"\n---\nNo deploys on Friday.\n")
+    vault.write("docs/adrs/ADR-0008.md", adr("ADR-0008", status="superseded", extra='superseded_by: "[[ADR-0009]]"\n'))
+    vault.write("docs/adrs/ADR-0009.md", adr("ADR-0009", title="The successor", extra="supersedes: [ADR-0008]\n"))
+    vault.commit("notes")
+    res = run_cli(["sync", "--wait", "60"], vault.root)
+    assert res.code == 0, res.err
+
+
+def _search(vault, query: str, **opts):  # type: ignore[no-untyped-def]
+    from vaultsync.cli.common import committed_config
+    from vaultsync.engine import open_searcher, options_for
+    from vaultsync.git import open_repo
+
+    repo = open_repo(vault.root)
+    searcher, head = open_searcher(repo, committed_config(repo), rerank="none")
+    try:
+        return searcher.search(query, options_for(committed_config(repo), **opts), head=head)
+    finally:
+        searcher.close()
+
+
+@pytest.mark.parametrize("query", ["ADR-0002", "adr-0002", "[[ADR-0002]]", "ADR-0002?", "What did ADR-0002 decide?",
+                                   "ADR-0002について教えて", "Was sagt «ADR-0002»", "retries (ADR-0002)"])
+def test_a_note_named_by_memory_id_comes_first(vault, hashed_models, query):
+    _vault(vault)
+    result = _search(vault, query)
+    first = result.hits[0]
+    assert first.path == "docs/adrs/ADR-0002.md" and first.relevance is not None and first.relevance >= NAMED_RELEVANCE
+    if query.strip("[]?").casefold() == "adr-0002":  # nothing but the name: the note from its start
+        assert first.chunk_id.endswith("#0")
+
+
+def test_names_in_the_query_order_and_the_filters_still_apply(vault, hashed_models):
+    _vault(vault)
+    assert [h.path for h in _search(vault, "RULE_7 ADR-0002").hits[:2]] == ["docs/rules/RULE-0001.md",
+                                                                          "docs/adrs/ADR-0002.md"]
+    typed = _search(vault, "rule_7", types=["adr"])
+    assert "docs/rules/RULE-0001.md" not in [h.path for h in typed.hits]
+    assert "docs/rules/RULE-0001.md" in [n["path"] for n in typed.hidden.get("notes", [])]
+    # a superseded note named: its successor stands in for it, and the result says what it hid
+    old = _search(vault, "ADR-0008")
+    assert old.hits[0].path == "docs/adrs/ADR-0009.md" and old.hits[0].replaces == "docs/adrs/ADR-0008.md"
+    assert _search(vault, "ADR-0008", include_superseded=True).hits[0].path == "docs/adrs/ADR-0008.md"
+
+
+def test_an_unknown_or_partial_name_names_nothing(vault, hashed_models):
+    _vault(vault)
+    for query in ("ADR-00", "ADR-0002x", "ADR-99999"):
+        assert all(h.path != "docs/adrs/ADR-0002.md" or (h.relevance or 0) < NAMED_RELEVANCE
+                   for h in _search(vault, query).hits), query
+
+
+ids = st.from_regex(r"[A-Za-zÄÖ]{1,6}[-_][0-9]{1,5}", fullmatch=True)
+text = st.text(alphabet=st.sampled_from(list("abc xyz,.?!")), max_size=12)
+
+
+@given(ids, text, text, st.sampled_from(["{}", "[[{}]]", "({})", "«{}»", "{}?", "{}について"]))
+def test_a_name_is_found_wherever_the_query_holds_it(memory_id, before, after, form):
+    """Property: a ``memory_id`` written in any case, in brackets, quotes or before CJK text, between any
+    words, names its note; the table is read only because a word could be a name."""
+    assume(form != "{}について" or memory_id.isascii())  # a run of ASCII is what a text without spaces gives
+    table = {memory_id.casefold(): ["docs/x.md"]}
+    query = f"{before} {form.format(memory_id.swapcase())} {after}"
+    assert named_notes(query, lambda: table)[0] == ["docs/x.md"]
+    assert memory_id.casefold() in query_names(query)
+
+
+def test_a_query_without_a_word_that_could_be_a_name_reads_no_table():
+    def boom() -> dict[str, list[str]]:
+        raise AssertionError("read")
+
+    assert named_notes("why do we retry webhooks", boom) == ([], False)
+    assert named_notes("ADR-0002 ADR-0003", lambda: {"adr-0002": ["a.md"], "adr-0003": ["b.md"]}) == (["a.md", "b.md"], True)
+    assert named_notes("ADR-0002 retries", lambda: {"adr-0002": ["a.md"]}) == (["a.md"], False)
