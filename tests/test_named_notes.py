@@ -3,6 +3,8 @@ identifier is no meaning an embedding holds, and the notes citing it outrank the
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 from conftest import adr, run_cli
 from hypothesis import assume, given
@@ -10,14 +12,16 @@ from hypothesis import strategies as st
 
 from vaultsync.search.named import NAMED_RELEVANCE, named_notes, query_names
 
+TODAY = dt.date.today().isoformat()
 CITING = "Unlike ADR-0002, ADR-0002 said retries; see ADR-0002 and ADR-0002 again. ADR-0002 ADR-0002.\n"
 
 
 def _vault(vault) -> None:  # type: ignore[no-untyped-def]
     vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", title="Webhook retries",
                                              body="# Webhook retries\n\nRetry webhooks five times.\n\n## Later\n\nMore.\n"))
-    for i in range(3, 7):
-        vault.write(f"docs/adrs/ADR-000{i}.md", adr(f"ADR-000{i}", title=f"Citing {i}", body=CITING))
+    for i in range(3, 7):  # more important and newer than the named note: the blend must not put them first
+        vault.write(f"docs/adrs/ADR-000{i}.md", adr(f"ADR-000{i}", title=f"Citing {i}", body=CITING,
+                                                    extra=f'importance: 10\nlast_validated: "{TODAY}"\n'))
     vault.write("docs/rules/RULE-0001.md", "---\nmemory_id: rule_7\ntype: rule\ntitle: Freeze\nstatus: active\n"
                                            "created: \"2024-03-01\"\n---\nNo deploys on Friday.\n")
     vault.write("docs/adrs/ADR-0008.md", adr("ADR-0008", status="superseded", extra='superseded_by: "[[ADR-0009]]"\n'))
@@ -41,13 +45,14 @@ def _search(vault, query: str, **opts):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("query", ["ADR-0002", "adr-0002", "[[ADR-0002]]", "ADR-0002?", "What did ADR-0002 decide?",
-                                   "ADR-0002について教えて", "Was sagt «ADR-0002»", "retries (ADR-0002)"])
+                                   "ADR-0002について教えて", "Was sagt «ADR-0002»", "retries (ADR-0002)", "_ADR-0002_",
+                                   "docs/adrs/ADR-0002.md", "ADR\u20110002", "ＡＤＲ－０００２", "ADR-0002,ADR-0003"])
 def test_a_note_named_by_memory_id_comes_first(vault, hashed_models, query):
     _vault(vault)
     result = _search(vault, query)
     first = result.hits[0]
     assert first.path == "docs/adrs/ADR-0002.md" and first.relevance is not None and first.relevance >= NAMED_RELEVANCE
-    if query.strip("[]?").casefold() == "adr-0002":  # nothing but the name: the note from its start
+    if query.strip("[]?_").casefold() == "adr-0002":  # nothing but the name: the note from its start
         assert first.chunk_id.endswith("#0")
 
 
@@ -59,9 +64,17 @@ def test_names_in_the_query_order_and_the_filters_still_apply(vault, hashed_mode
     assert "docs/rules/RULE-0001.md" not in [h.path for h in typed.hits]
     assert "docs/rules/RULE-0001.md" in [n["path"] for n in typed.hidden.get("notes", [])]
     # a superseded note named: its successor stands in for it, and the result says what it hid
-    old = _search(vault, "ADR-0008")
-    assert old.hits[0].path == "docs/adrs/ADR-0009.md" and old.hits[0].replaces == "docs/adrs/ADR-0008.md"
+    for query in ("ADR-0008", "what did ADR-0008 decide?"):
+        old = _search(vault, query, top_k=1)
+        assert old.hits[0].path == "docs/adrs/ADR-0009.md" and old.hits[0].replaces == "docs/adrs/ADR-0008.md"
+        assert old.hits[0].relevance is not None and old.hits[0].relevance >= NAMED_RELEVANCE, query
     assert _search(vault, "ADR-0008", include_superseded=True).hits[0].path == "docs/adrs/ADR-0008.md"
+
+
+def test_a_query_of_several_names_gets_each_note_from_its_start_before_any_second_chunk(vault, hashed_models):
+    _vault(vault)
+    hits = _search(vault, "ADR-0006 ADR-0005 ADR-0004 ADR-0003 ADR-0002", top_k=5).hits
+    assert [h.chunk_id for h in hits] == [f"docs/adrs/ADR-000{i}.md#0" for i in (6, 5, 4, 3, 2)]
 
 
 def test_an_unknown_or_partial_name_names_nothing(vault, hashed_models):

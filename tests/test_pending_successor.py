@@ -99,3 +99,27 @@ def test_only_successors_in_force_count_as_a_notes_successors(vault, hashed_mode
     vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra="supersedes: [ADR-0001]\n"))
     assert {line.split(" ")[1] for line in vault.check().lines} == {"SS002", "SS004"}
     assert vault.check("--fix").code == 0 and "ADR-0002" in (vault.root / OLD).read_text()
+
+
+def test_a_proposal_cannot_take_an_old_note_already_superseded_nor_be_made_twice(vault, hashed_models):
+    """``supersede``/``new --supersedes`` with a successor not in force refuse an older note that already
+    names its successor, as they do for one in force; a proposal made again is refused, not "written";
+    a rejected successor is told it supersedes nothing; a proposal is committed as one."""
+    vault.write(OLD, adr("ADR-0001", status="superseded", extra='superseded_by: "[[ADR-0002]]"\n'))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra="supersedes: [ADR-0001]\n"))
+    vault.write("docs/adrs/ADR-0003.md", adr("ADR-0003", status="proposed"))
+    vault.write("docs/adrs/ADR-0004.md", adr("ADR-0004"))
+    vault.write("docs/adrs/ADR-0005.md", adr("ADR-0005", status="rejected"))
+    vault.commit("init")
+    for args in (["supersede", "ADR-0001", "ADR-0003"], ["new", "adr", "--title", "T", "--supersedes", "ADR-0001",
+                                                          "--body", "B."]):
+        res = run_cli(args, vault.root)
+        assert res.code == 2 and "already superseded by" in res.err and "SS007" not in res.err, (args, res.err)
+    assert vault.git("status", "--porcelain").stdout == ""
+    first = run_cli(["supersede", "ADR-0004", "ADR-0003", "--commit"], vault.root)
+    assert first.code == 0 and "SS007" in first.err, first.err
+    assert vault.git("log", "-1", "--format=%s").stdout.strip() == "ADR-0003 proposes to supersede ADR-0004"
+    again = run_cli(["supersede", "ADR-0004", "ADR-0003", "--commit"], vault.root)
+    assert again.code == 2 and "already lists ADR-0004 in supersedes" in again.err and "Traceback" not in again.err
+    rejected = run_cli(["supersede", "ADR-0004", "ADR-0005"], vault.root)
+    assert rejected.code == 0 and "a rejected note supersedes nothing" in rejected.err, rejected.err

@@ -24,15 +24,18 @@ MAX_HOPS = 40  # as the kernel's ELOOP: a longer chain of links leads nowhere
 _ABSOLUTE = re.compile(r"/|[A-Za-z]:[\\/]")  # a POSIX root, or a Windows drive
 
 
-def dead_links(snapshot: object) -> dict[str, str]:
-    """``{symbolic link: what it holds}`` for each link of ``snapshot`` that leads to no file or folder
+def dead_links(snapshot: object) -> dict[str, tuple[str, str]]:
+    """``{symbolic link: (what it holds, why it leads nowhere)}`` for each link of ``snapshot`` that
+    leads to no file or folder
     of the snapshot: its target is empty, missing, outside the repository (absolute, ``..`` past the
     root, or in ``.git``), unreadable, or a loop. A target is resolved as the file system would, one
     part at a time, a link on the way replaced by what it holds (``sub/../b.md`` with ``sub`` a link
     leaves from where ``sub`` leads; a part followed by more, a trailing ``/`` too, must be a folder); only the links' own text is
     read, never what they point to. A snapshot without ``link_target`` (a test double) has none; one
     with ``holds(path)`` (the working tree, walked in the vault folders only) is asked what a path it
-    does not list is: ``"file"``, ``"folder"``, ``"link"`` or None.
+    does not list is: ``"file"``, ``"folder"``, ``"link"`` or None. Why: ``"loop"`` (a chain of links
+    that goes round, or longer than :data:`MAX_HOPS`), ``"outside"`` (out of the repository or into
+    ``.git``), ``"missing"`` (anything else).
     """
     links, read = snapshot.symlinks(), getattr(snapshot, "link_target", None)  # type: ignore[attr-defined]
     if not links or read is None:
@@ -56,35 +59,40 @@ def dead_links(snapshot: object) -> dict[str, str]:
     def is_folder(path: str) -> bool:
         return not path or path in folders or (holds is not None and path not in files and holds(path) == "folder")
 
-    def leads_in(link: str) -> bool:
+    def why_dead(link: str) -> str | None:
         parts, hops = link.split("/")[:-1], 0
         pending = (target_of(link) or "").split("/")
-        if not any(pending) or _ABSOLUTE.match(held[link] or ""):
-            return False
+        if not any(pending):
+            return "missing"
+        if _ABSOLUTE.match(held[link] or ""):
+            return "outside"
         while pending:
             part = pending.pop(0)
             if part in ("", "."):
                 continue
             if part == "..":
                 if not parts:
-                    return False  # past the root
+                    return "outside"  # past the root
                 parts.pop()
                 continue
             here = "/".join([*parts, part])
             if here == ".git" or here.startswith(".git/"):
-                return False
+                return "outside"
             if is_link(here):
                 hops += 1
                 target = target_of(here)
-                if hops > MAX_HOPS or not target or _ABSOLUTE.match(target):
-                    return False
+                if hops > MAX_HOPS:
+                    return "loop"
+                if not target or _ABSOLUTE.match(target):
+                    return "outside" if target else "missing"
                 pending = target.split("/") + pending
                 continue
             parts.append(part)
             if pending and not is_folder(here):  # "a.md/", "a.md/..", "missing/..": no folder to go on from
-                return False
+                return "missing"
         path = "/".join(parts)
-        return is_folder(path) or path in files or (holds is not None and holds(path) == "file")
+        alive = is_folder(path) or path in files or (holds is not None and holds(path) == "file")
+        return None if alive else "missing"
 
     link_set = set(links)
-    return {link: held.get(link) or "" for link in links if not leads_in(link)}
+    return {link: (held.get(link) or "", why) for link in links if (why := why_dead(link)) is not None}

@@ -115,6 +115,10 @@ def check_links(vault: Vault, previous: LinkIndex | None = None, empty_severity:
     return out
 
 
+_DEAD_BECAUSE = {"loop": "a chain of links that goes round in a loop", "outside": "which leads out of the repository",
+                 "missing": "which is no file of the repository"}
+
+
 def _where(link: WikiLink) -> str:
     return f" (frontmatter '{link.field}')" if link.field else ""
 
@@ -180,8 +184,9 @@ def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_
             return Diagnostic(*at, "WL007", f"{link.raw} → target removed in this commit ({before.path})")
     hint = suggester.hint(o.source, original) if suggester is not None else ""
     if (dead := vault.dead_link_index.resolve(link.target, o.source)).status == "ok" and dead.path:
-        held = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in vault.dead_links[dead.path])
-        hint = f"; {dead.path} is a symbolic link to '{held}', which is no file of the repository"
+        held, why = vault.dead_links[dead.path]
+        shown = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in held)
+        hint = f"; {dead.path} is a symbolic link to '{shown}', {_DEAD_BECAUSE[why]}"
     if is_attachment(link.target):
         return Diagnostic(*at, "WL006", f"{link.raw}{_where(link)} → missing attachment '{link.target}'{hint}")
     return Diagnostic(*at, "WL001", f"{link.raw}{_where(link)} → no such note{hint}")

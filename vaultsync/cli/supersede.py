@@ -17,13 +17,13 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 
 def run(args: argparse.Namespace) -> int:
     from vaultsync.cli.memory_common import commit_written, report_uncommitted, report_written, run_memory
-    from vaultsync.memory.supersede import supersede
+    from vaultsync.memory.supersede import commit_message, supersede
 
     def action(ws) -> int:  # type: ignore[no-untyped-def]
         written = supersede(ws, args.old, args.new)
         report_written(written)
         if args.commit:
-            commit_written(ws, written.changed, f"{written.memory_id} supersedes {args.old}")
+            commit_written(ws, written.changed, commit_message(written, args.old))
         report_uncommitted(args.commit)
         return 0
 

@@ -31,8 +31,8 @@ from vaultsync.memory.create import Written, create
 from vaultsync.memory.errors import MemoryWriteError
 from vaultsync.memory.lookup import find_note
 from vaultsync.memory.promote import promote as promote_note
+from vaultsync.memory.supersede import commit_message, supersede_with_new
 from vaultsync.memory.supersede import supersede as supersede_notes
-from vaultsync.memory.supersede import supersede_with_new
 from vaultsync.memory.view import note_view
 from vaultsync.memory.workspace import Workspace
 
@@ -258,7 +258,7 @@ def build_server(root: Path) -> MCPServer:
             written = _call(lambda: supersede_notes(ws, old, new))
         else:
             written = _call(lambda: supersede_with_new(ws, old, type, title or "", fields, body))
-        return _call(lambda: _committed(ws, written, commit, f"{written.memory_id} supersedes {old}"))
+        return _call(lambda: _committed(ws, written, commit, commit_message(written, old)))
 
     @server.tool(description="Turn a scratch note (a file matching the vault's ephemeral globs) into a permanent "
                              "note of a type: complete frontmatter, moved to the type's folder, scratch file removed.")

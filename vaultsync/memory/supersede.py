@@ -20,14 +20,23 @@ from vaultsync.vault.note import Note, parse_note
 from vaultsync.vault.vault import Vault
 
 
-def _old_side(ws: Workspace, vault: Vault, old: str, new_ref: str) -> str:
-    note = vault.notes[old]
-    text = (ws.root / old).read_bytes().decode("utf-8")
-    fm = normalised_frontmatter(note.frontmatter)
+def _not_superseded(vault: Vault, old: str) -> None:
+    """Raise MemoryWriteError when ``old`` already names its successor (a note has one)."""
+    fm = normalised_frontmatter(vault.notes[old].frontmatter)
     if fm.get("superseded_by"):
         raise MemoryWriteError(f"{vault.display_name(old)} is already superseded by {fm['superseded_by']}")
+
+
+def _old_side(ws: Workspace, old: str, new_ref: str) -> str:
+    text = (ws.root / old).read_bytes().decode("utf-8")
     changes: dict[str, Any] = {"status": "superseded", "superseded_by": new_ref}
     return set_fields(text, changes)
+
+
+def commit_message(written: Written, old_ref: str) -> str:
+    """``NEW supersedes OLD``, or ``NEW proposes to supersede OLD`` when the new note is not in force."""
+    verb = "proposes to supersede" if any(w.code == "SS007" for w in written.warnings) else "supersedes"
+    return f"{written.memory_id} {verb} {old_ref}"
 
 
 def _supersedes(note_fm: dict[str, Any], ref: str) -> list[str]:
@@ -48,10 +57,14 @@ def supersede(ws: Workspace, old_ref: str, new_ref: str) -> Written:
         old, new = find_note(vault, old_ref), find_note(vault, new_ref)
         if old == new:
             raise MemoryWriteError("a note cannot supersede itself")
-        new_text = set_fields((ws.root / new).read_bytes().decode("utf-8"),
-                              {"supersedes": _supersedes(vault.notes[new].frontmatter, ref_to(vault, old))})
+        _not_superseded(vault, old)
+        listed = _supersedes(vault.notes[new].frontmatter, ref_to(vault, old))
+        new_text = set_fields((ws.root / new).read_bytes().decode("utf-8"), {"supersedes": listed})
         pending = _not_in_force(vault, old, vault.notes[new])
-        changes = {new: new_text} if pending else {old: _old_side(ws, vault, old, ref_to(vault, new)), new: new_text}
+        if pending and new_text == (ws.root / new).read_bytes().decode("utf-8"):
+            raise MemoryWriteError(f"{vault.display_name(new)} already lists {vault.display_name(old)} in supersedes; "
+                                   "it takes effect once the note is accepted (then `vaultsync check --fix`)")
+        changes = {new: new_text} if pending else {old: _old_side(ws, old, ref_to(vault, new)), new: new_text}
         warnings = transaction.apply(ws, changes)
     return Written(vault.display_name(new), new, list(changes)[::-1], warnings + pending + _older(ws, vault, old, new))
 
@@ -63,9 +76,10 @@ def _not_in_force(vault: Vault, old: str, new: Note) -> list[Diagnostic]:
     if not isinstance(status, str) or status.strip().casefold() not in NOT_IN_FORCE:
         return []
     line, col = new.position(("status",))
+    until = ("a rejected note supersedes nothing" if status.strip().casefold() == "rejected" else
+             "until this note is accepted; then `vaultsync check --fix` marks it superseded")
     return [Diagnostic(new.path, line, col, "SS007", f"status: {status.strip()} — {vault.display_name(old)} stays in "
-                       "force, and in search, until this note is accepted; then `vaultsync check --fix` marks it "
-                       "superseded", severity=WARNING)]
+                       f"force, and in search: {until}", severity=WARNING)]
 
 
 def _older(ws: Workspace, vault: Vault, old: str, new: str) -> list[Diagnostic]:
@@ -105,6 +119,7 @@ def supersede_with_new(ws: Workspace, old_ref: str, type_name: str | None, title
     with ws.lock():
         vault = ws.vault()
         old = find_note(vault, old_ref)
+        _not_superseded(vault, old)
         old_fields = vault.notes[old].frontmatter
         type_name = type_name or str(old_fields.get("type") or "")
         fields = dict(fields or {})
@@ -114,6 +129,6 @@ def supersede_with_new(ws: Workspace, old_ref: str, type_name: str | None, title
                                       inherited=old_fields if same_type else None)
         stem = path.rsplit("/", 1)[-1].removesuffix(".md")
         pending = _not_in_force(vault, old, parse_note(path, text.encode("utf-8")))
-        changes = {path: text} if pending else {path: text, old: _old_side(ws, vault, old, f"[[{stem}]]")}
+        changes = {path: text} if pending else {path: text, old: _old_side(ws, old, f"[[{stem}]]")}
         warnings = transaction.apply(ws, changes, create={path})
     return Written(memory_id, path, list(changes), warnings + pending)

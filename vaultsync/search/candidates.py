@@ -94,6 +94,12 @@ class Candidates:
         """The trace of chunk ``rowid`` (created empty), for a stage to add its entry."""
         return self.trace.setdefault(rowid, {})
 
+    def named_first(self) -> dict[str, int]:
+        """The notes that go first, with their place: those the query names (``named``), and each
+        successor that stands in for one (``replaced``), in the query's order."""
+        place = {path: i for i, path in enumerate(self.named)}
+        return place | {succ: place[old] for succ, old in self.replaced.items() if old in place}
+
     def best_chunk(self, rowids: list[int]) -> int | None:
         """The chunk of ``rowids`` (a note's) with the best fused chunk evidence, or None when empty."""
         return max(rowids, key=lambda r: self.chunk_scores.get(r, -1e9), default=None)

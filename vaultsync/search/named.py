@@ -5,11 +5,13 @@ An identifier is no meaning an embedding holds nor a phrase BM25 ranks first (th
 note's ``memory_id`` is a known-item lookup: that note goes first, as relevant as an answer can be
 (:data:`NAMED_RELEVANCE`), and a query of nothing but names gets each note from its start.
 
-A name is a query word (split at spaces, brackets, ``|``, ``#`` and quotes; the punctuation and
-symbols around it left off: ``«ADR-0034»,``), or a run of ASCII letters, digits, ``-``, ``_`` and ``.`` in one (a query in a
-script written without spaces: ``ADR-0034について``), equal to a ``memory_id`` case-blind, among the
-words that could be one: with a digit, ``-`` or ``_`` in it (``ADR-0034``, ``inc_7``). A query
-without such a word reads no table.
+A name is a query word (split at spaces, brackets, ``|``, ``#``, ``,``, ``/`` and quotes; the
+punctuation, symbols and emphasis marks around it and a file name's ``.md`` left off:
+``«ADR-0034»,``, ``_ADR-0034_``, ``docs/adr/ADR-0034.md``), or a run of ASCII letters, digits,
+``-``, ``_`` and ``.`` in a word with other letters (a script written without spaces:
+``ADR-0034について``), equal to a ``memory_id`` as :func:`name_key` compares them (NFKC, case-blind,
+any dash a ``-``), among the words that could be one: with a digit, ``-`` or ``_`` in it
+(``ADR-0034``, ``inc_7``). A query without such a word reads no table.
 """
 
 from __future__ import annotations
@@ -21,28 +23,47 @@ from collections.abc import Callable
 
 NAMED_RELEVANCE = 0.95  # an exact identifier: the note is what was asked for (a prior, not fitted)
 _WORD = re.compile(r"[^\s\[\]|#\"'`<>(){}]+")
+_PARTS = re.compile(r"[,/\\]")  # a word may also be several names, or a path: each part is tried too
 _ASCII_RUN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _COULD_BE_ID = re.compile(r"[\d_-]")
+_DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2212\ufe63\uff0d", "-"))
+
+
+def name_key(text: str) -> str:
+    """How a ``memory_id`` and a query word are compared: NFKC, case-folded, every dash a ``-``."""
+    return unicodedata.normalize("NFKC", text).translate(_DASHES).strip().casefold()
 
 
 def memory_ids(db: sqlite3.Connection) -> dict[str, list[str]]:
-    """``{casefolded memory_id: note paths}`` of the index (one pass over ``notes``)."""
+    """``{name_key(memory_id): note paths}`` of the index (one pass over ``notes``)."""
     out: dict[str, list[str]] = {}
     for path, memory_id in db.execute("SELECT path, memory_id FROM notes WHERE memory_id IS NOT NULL ORDER BY path"):
-        out.setdefault(str(memory_id).strip().casefold(), []).append(path)
+        out.setdefault(name_key(str(memory_id)), []).append(path)
+    return out
+
+
+def _words(text: str) -> list[list[str]]:
+    """Each query word (:data:`_WORD`, bare: :func:`_bare`) with its parts at ``,`` ``/`` ``\\``, a file
+    name's ``.md`` left off: ``docs/ADR-1.md`` → ``["docs/adr-1.md", "docs", "adr-1"]``."""
+    out = []
+    for word in filter(None, map(_bare, _WORD.findall(text))):
+        parts = [_bare(p) for p in _PARTS.split(word)] if _PARTS.search(word) else []
+        out.append([w.removesuffix(".md") if w.endswith(".md") and len(w) > 3 else w for w in [word, *parts] if w])
     return out
 
 
 def query_names(text: str) -> list[str]:
-    """The query's words that could be a ``memory_id``, casefolded, in order, each once."""
-    words = [_bare(w) for w in _WORD.findall(text)]
-    runs = [r.rstrip(".") for w in words if not w.isascii() for r in _ASCII_RUN.findall(w)]
-    return list(dict.fromkeys(w.casefold() for w in words + runs if w and _COULD_BE_ID.search(w)))
+    """The query's words that could be a ``memory_id`` (:func:`name_key`), in order, each once: the
+    words, and the runs of ASCII inside a word that has other letters too (``ADR-0034について``)."""
+    words = [w for forms in _words(name_key(text)) for w in forms]
+    runs = [_bare(r) for w in words if not w.isascii() for r in _ASCII_RUN.findall(w)]
+    return list(dict.fromkeys(w for w in words + runs if w and _COULD_BE_ID.search(w)))
 
 
 def _bare(word: str) -> str:
-    """``word`` without the punctuation and symbols around it (``«ADR-0034»,`` → ``ADR-0034``)."""
-    edge = [ch not in "-_" and unicodedata.category(ch)[0] in "PS" for ch in word]
+    """``word`` without the punctuation and symbols around it, emphasis marks too (``«ADR-0034»,``,
+    ``_ADR-0034_`` → ``ADR-0034``); a ``-`` at either end stays."""
+    edge = [ch == "_" or (ch != "-" and unicodedata.category(ch)[0] in "PS") for ch in word]
     start = next((i for i, e in enumerate(edge) if not e), len(word))
     end = len(word) - next((i for i, e in enumerate(reversed(edge)) if not e), len(word))
     return word[start:end]
@@ -56,5 +77,6 @@ def named_notes(text: str, ids: Callable[[], dict[str, list[str]]]) -> tuple[lis
         return [], False
     table = ids()
     paths = list(dict.fromkeys(p for name in names for p in table.get(name, [])))
-    words = [_bare(w).casefold() for w in _WORD.findall(text)]
-    return paths, bool(paths) and all(w in table for w in words if w)
+    names_only = all(forms[0] in table or (len(forms) > 1 and all(p in table for p in forms[1:]))
+                     for forms in _words(name_key(text)))
+    return paths, bool(paths) and names_only

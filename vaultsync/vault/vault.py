@@ -40,8 +40,8 @@ class Vault:
         all_files: every regular file of the snapshot (for the ephemeral-path check).
         symlinks: the symbolic links under the vault folders that lead to a file or folder of the
             repository: a link may name one, nothing reads one.
-        dead_links: ``{symbolic link under the vault folders: what it holds}`` for those that lead
-            nowhere in the repository (:func:`vaultsync.symlinks.dead_links`): a link naming one dangles.
+        dead_links: ``{symbolic link under the vault folders: (what it holds, why)}`` for those that
+            lead nowhere in the repository (:func:`vaultsync.symlinks.dead_links`): a link naming one dangles.
         linked_folders: ``{folder of the config (vault or type folder): the symbolic link on its path}``:
             nothing under such a folder is read (CF004).
         notes: parsed notes by path.
@@ -54,7 +54,7 @@ class Vault:
     all_files: list[str]
     notes: dict[str, Note] = field(default_factory=dict)
     symlinks: list[str] = field(default_factory=list)
-    dead_links: dict[str, str] = field(default_factory=dict)
+    dead_links: dict[str, tuple[str, str]] = field(default_factory=dict)
     linked_folders: dict[str, str] = field(default_factory=dict)
     findings: dict[str, list[Diagnostic]] = field(default_factory=dict)
 
@@ -197,9 +197,9 @@ def load_vault(
 _Item = tuple[str, bytes | None, str, str | None]  # (path, bytes, read error, blob id for the worker to read)
 
 
-def named_links(snapshot: Snapshot, config: Config) -> tuple[list[str], dict[str, str]]:
+def named_links(snapshot: Snapshot, config: Config) -> tuple[list[str], dict[str, tuple[str, str]]]:
     """The symbolic links under the vault folders (not ephemeral) that a WikiLink may name, sorted, and
-    those that lead nowhere in the repository, ``{link: what it holds}`` (:func:`dead_links`)."""
+    those that lead nowhere in the repository, ``{link: (what it holds, why)}`` (:func:`dead_links`)."""
     def named(p: str) -> bool:
         return config.in_vault(p) and not config.is_ephemeral(p)
 

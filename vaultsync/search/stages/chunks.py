@@ -6,7 +6,7 @@ cosine with the query's primary embedding. A successor standing in for a superse
 (:mod:`.supersede`) shows the chunks that replaced the passage the query found: those under
 the old best chunk's heading first (its Decision for the old Decision), then by cosine with
 the query plus with that chunk, not by its own incidental evidence. A note a query of nothing but
-``memory_id`` names (:mod:`vaultsync.search.named`) shows its chunks from its start. The top
+``memory_id`` names (:mod:`vaultsync.search.named`), or its successor, shows its chunks from its start. The top
 :attr:`Context.shortlist` chunks go on.
 """
 
@@ -23,11 +23,11 @@ from vaultsync.search.rows import chunk_rows
 def chunks(ctx: Context, cands: Candidates) -> Candidates:
     """Fill ``ranked`` and ``rows``; trace each chunk's note rank, weights, graph hop and supersession."""
     qvec = cands.query_vectors.get("dense")
+    from_start = cands.named_first() if cands.names_only else {}
     ranked: list[tuple[int, float]] = []
     for rank, (path, score) in enumerate(sorted(cands.notes.items(), key=lambda kv: -kv[1])):
-        best = _replacing_chunks(ctx, path, cands, qvec) or (
-            ctx.index.note_chunks(path) if cands.names_only and path in cands.named
-            else _best_chunks(ctx, path, cands.chunk_scores, qvec))
+        best = ctx.index.note_chunks(path) if path in from_start else (
+            _replacing_chunks(ctx, path, cands, qvec) or _best_chunks(ctx, path, cands.chunk_scores, qvec))
         for i, rowid in enumerate(best[:2]):
             ranked.append((rowid, score * (1.0 if i == 0 else ctx.opts.second_chunk)))
             entry = cands.traced(rowid)

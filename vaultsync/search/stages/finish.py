@@ -1,5 +1,6 @@
 """Finish: importance/recency blend, at most ``per_note`` chunks per note, the top k within the budget,
 then the relevance floor and adaptive cut over those (the floor judges the hits an agent would get).
+A note the query names by ``memory_id`` (:mod:`vaultsync.search.named`), or its successor, leads.
 
 The blend is :func:`vaultsync.search.scoring.blend` over the ranked chunks' relevance
 (``rank_by: relevance``, when no reranker ran) or their stage scores; a chunk holding only its
@@ -38,6 +39,8 @@ def finish(ctx: Context, cands: Candidates) -> Candidates:
     order = sorted(range(len(ids)), key=lambda i: (-final[i], i))
     if not by_relevance:  # (by relevance, it is scaled already)
         order = _name_only_after_content(order, ids, rows, cands.relevance)
+    if first := cands.named_first():  # a note the query names by memory_id leads, whatever the blend
+        order = _named_first(order, [rows[r]["path"] for r in ids], first)
     for i in order:
         row = rows[ids[i]]
         if per_note.get(row["path"], 0) >= opts.per_note:
@@ -49,6 +52,18 @@ def finish(ctx: Context, cands: Candidates) -> Candidates:
             break
     kept, rejected = answer(chosen, opts.min_relevance, opts.relative_cut, opts.budget, opts.top_k)
     return replace(cands, hits=kept, best_rejected=rejected)
+
+
+def _named_first(order: list[int], paths: list[str], first: dict[str, int]) -> list[int]:
+    """``order`` with the best chunk of each note in ``first`` (path → place) moved to the front, in
+    that place's order; its other chunks, and every other chunk, keep their order."""
+    lead: dict[str, int] = {}
+    for i in order:
+        if paths[i] in first and paths[i] not in lead:
+            lead[paths[i]] = i
+    front = sorted(lead.values(), key=lambda i: first[paths[i]])
+    lifted = set(front)
+    return front + [i for i in order if i not in lifted]
 
 
 def _name_only_after_content(order: list[int], ids: list[int], rows: dict[int, dict[str, Any]],

@@ -13,7 +13,7 @@ model is trained from (``training/relevance``). A successor standing in for a su
 (:mod:`vaultsync.search.stages.supersede`) is as relevant as the old note's best chunk, at
 least: the old note matched the query and the new one is what replaces it. A chunk holding only
 its note's name (:func:`name_only`) is scaled by :data:`NAME_ONLY_FACTOR`. A chunk of a note the
-query names by ``memory_id`` is at least :data:`vaultsync.search.named.NAMED_RELEVANCE`.
+query names by ``memory_id``, or of its successor, is at least :data:`vaultsync.search.named.NAMED_RELEVANCE`.
 """
 
 from __future__ import annotations
@@ -56,11 +56,12 @@ def relevance(ctx: Context, cands: Candidates) -> Candidates:
         if p > out[rowid]:
             out[rowid] = p
             cands.traced(rowid)["relevance"]["inherited"] = round(p, 4)
+    first = cands.named_first()
     for rowid in rowids:
         if name_only(cands.rows[rowid]):
             out[rowid] *= NAME_ONLY_FACTOR
             cands.traced(rowid)["relevance"]["name_only"] = round(out[rowid], 4)
-        if cands.rows[rowid]["path"] in cands.named and out[rowid] < NAMED_RELEVANCE:
+        if cands.rows[rowid]["path"] in first and out[rowid] < NAMED_RELEVANCE:
             out[rowid] = NAMED_RELEVANCE
             cands.traced(rowid)["relevance"]["named"] = NAMED_RELEVANCE
     return replace(cands, relevance=out)
