@@ -330,9 +330,8 @@ class WorktreeSnapshot:
             return None
         if self._repo_any is not None and _sparse(self._repo_any):  # what is left out is in the index
             if self._sparse_tree is None:
-                entries = [e.path for e in self._repo_any.index]
-                self._sparse_tree = {**{p[:i]: "folder" for p in entries for i, c in enumerate(p) if c == "/"},
-                                     **{e.path: "link" if e.mode == stat.S_IFLNK else "file" for e in self._repo_any.index}}
+                kinds = {e.path: "link" if e.mode == stat.S_IFLNK else "file" for e in self._repo_any.index}
+                self._sparse_tree = {p[:i]: "folder" for p in kinds for i, c in enumerate(p) if c == "/"} | kinds
             if path in self._sparse_tree and not os.path.lexists(self._root / path):
                 return self._sparse_tree[path]
         full, parent = self._root / path, path.rpartition("/")[0] + "/" if "/" in path else ""

@@ -22,7 +22,8 @@ from vaultsync.vault.fields import (
     parse_vault_instant,
     with_lifecycle_keys,
 )
-from vaultsync.vault.lifecycle_fields import NOT_IN_FORCE, read_lifecycle
+from vaultsync.vault.lifecycle_fields import in_force as status_in_force
+from vaultsync.vault.lifecycle_fields import read_lifecycle
 from vaultsync.vault.note import Note
 from vaultsync.vault.vault import Vault
 
@@ -90,10 +91,9 @@ def status_superseded(frontmatter: dict[str, Any]) -> bool:
 
 
 def in_force(note: Note) -> bool:
-    """Whether the note's ``supersedes`` takes effect: its status is none of ``draft``, ``proposed``,
-    ``rejected`` (:data:`vaultsync.search.lifecycle.NOT_IN_FORCE`; the older note stands until then)."""
-    status = normalised_frontmatter(note.frontmatter).get("status")
-    return not (isinstance(status, str) and status.strip().casefold() in NOT_IN_FORCE)
+    """Whether the note's ``supersedes`` takes effect (:func:`vaultsync.vault.lifecycle_fields.in_force`
+    of its status; the older note stands until then)."""
+    return status_in_force(normalised_frontmatter(note.frontmatter).get("status"))
 
 
 def in_force_edges(vault: Vault, edges: list[Supersession]) -> list[Supersession]:

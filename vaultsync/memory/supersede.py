@@ -15,7 +15,7 @@ from vaultsync.memory.frontmatter_text import set_fields
 from vaultsync.memory.lookup import find_note, ref_to
 from vaultsync.memory.workspace import Workspace
 from vaultsync.vault.fields import normalised_frontmatter, parse_vault_date
-from vaultsync.vault.lifecycle_fields import NOT_IN_FORCE
+from vaultsync.vault.lifecycle_fields import in_force
 from vaultsync.vault.note import Note, parse_note
 from vaultsync.vault.vault import Vault
 
@@ -59,9 +59,10 @@ def supersede(ws: Workspace, old_ref: str, new_ref: str) -> Written:
             raise MemoryWriteError("a note cannot supersede itself")
         _not_superseded(vault, old)
         listed = _supersedes(vault.notes[new].frontmatter, ref_to(vault, old))
-        new_text = set_fields((ws.root / new).read_bytes().decode("utf-8"), {"supersedes": listed})
+        before = (ws.root / new).read_bytes().decode("utf-8")
+        new_text = set_fields(before, {"supersedes": listed})
         pending = _not_in_force(vault, old, vault.notes[new])
-        if pending and new_text == (ws.root / new).read_bytes().decode("utf-8"):
+        if pending and new_text == before:
             raise MemoryWriteError(f"{vault.display_name(new)} already lists {vault.display_name(old)} in supersedes; "
                                    "it takes effect once the note is accepted (then `vaultsync check --fix`)")
         changes = {new: new_text} if pending else {old: _old_side(ws, old, ref_to(vault, new)), new: new_text}
@@ -73,7 +74,7 @@ def _not_in_force(vault: Vault, old: str, new: Note) -> list[Diagnostic]:
     """SS007 (a warning of these commands) when the superseding note is not in force: the old note is
     left as it is, and stays in search, until the new one is accepted."""
     status = normalised_frontmatter(new.frontmatter).get("status")
-    if not isinstance(status, str) or status.strip().casefold() not in NOT_IN_FORCE:
+    if in_force(status):
         return []
     line, col = new.position(("status",))
     until = ("a rejected note supersedes nothing" if status.strip().casefold() == "rejected" else

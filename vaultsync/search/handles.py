@@ -107,7 +107,7 @@ class IndexHandles:
         return self._exclusions[policy]
 
     def memory_ids(self) -> dict[str, list[str]]:
-        """``{casefolded memory_id: paths}`` (:func:`vaultsync.search.named.memory_ids`), read on first use."""
+        """``{memory_id's name key: paths}`` (:func:`vaultsync.search.named.memory_ids`), read on first use."""
         if self._memory_ids is None:
             self._memory_ids = memory_ids(self.db)
         return self._memory_ids

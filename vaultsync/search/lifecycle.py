@@ -19,7 +19,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from vaultsync.vault.fields import local_day
-from vaultsync.vault.lifecycle_fields import FILTER_OF, NOT_IN_FORCE
+from vaultsync.vault.lifecycle_fields import FILTER_OF, in_force
 from vaultsync.vault.yamlquote import plain_number
 
 
@@ -138,12 +138,13 @@ def _supersession(db: sqlite3.Connection, notes: list[tuple]) -> tuple[set[str],
     A reference written without brackets is first a ``memory_id`` (when exactly one
     note has it), then a note name; a WikiLink is a name only (as ``check`` reads them).
     A note that names a successor is superseded even when the reference does not resolve. A newer
-    note's ``supersedes`` takes effect only once that note is in force: a ``draft``, ``proposed`` or
-    ``rejected`` successor (:data:`vaultsync.vault.lifecycle_fields.NOT_IN_FORCE`) hides nothing, as an ADR proposing to replace an
-    accepted one leaves it standing until it is accepted (the older note's own ``superseded_by`` or
-    ``status: superseded`` still hides it: its author said so).
+    note's ``supersedes`` takes effect only once that note is in force
+    (:func:`vaultsync.vault.lifecycle_fields.in_force`): a ``draft``, ``proposed`` or ``rejected``
+    successor hides nothing, as an ADR proposing to replace an accepted one leaves it standing until
+    it is accepted (the older note's own ``superseded_by`` or ``status: superseded`` still hides it:
+    its author said so).
     """
-    pending = {path for path, _, _, status, *_ in notes if (status or "").casefold() in NOT_IN_FORCE}
+    pending = {path for path, _, _, status, *_ in notes if not in_force(status)}
     by_id: dict[str, list[str]] = {}
     for path, memory_id, *_ in notes:
         if memory_id:

@@ -44,7 +44,7 @@ def memory_ids(db: sqlite3.Connection) -> dict[str, list[str]]:
 
 def _words(text: str) -> list[list[str]]:
     """Each query word (:data:`_WORD`, bare: :func:`_bare`) with its parts at ``,`` ``/`` ``\\``, a file
-    name's ``.md`` left off: ``docs/ADR-1.md`` → ``["docs/adr-1.md", "docs", "adr-1"]``."""
+    name's ``.md`` left off: ``docs/adr-1.md`` → ``["docs/adr-1", "docs", "adr-1"]``."""
     out = []
     for word in filter(None, map(_bare, _WORD.findall(text))):
         parts = [_bare(p) for p in _PARTS.split(word)] if _PARTS.search(word) else []

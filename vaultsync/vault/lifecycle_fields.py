@@ -23,6 +23,12 @@ from vaultsync.vault.fields import LIFECYCLE_FIELDS, local_day, normalised_front
 # a successor with one of these statuses hides nothing yet: its `supersedes` waits until it is in force
 NOT_IN_FORCE = frozenset({"draft", "proposed", "rejected"})
 
+
+def in_force(status: object) -> bool:
+    """Whether a note of this ``status`` value is in force (its ``supersedes`` takes effect): any status
+    but ``draft``, ``proposed`` and ``rejected`` (:data:`NOT_IN_FORCE`, case-blind), or none (ADR-0114)."""
+    return not (isinstance(status, str) and status.strip().casefold() in NOT_IN_FORCE)
+
 # unreadable field -> the search filter it belongs to (None: hides nothing)
 FILTER_OF = {"expires": "expired", "confidence": "confidence", "status": "superseded",
              "supersedes": "superseded", "superseded_by": "superseded", "last_validated": None}

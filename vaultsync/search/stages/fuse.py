@@ -31,7 +31,7 @@ def fuse(ctx: Context, cands: Candidates) -> Candidates:
     named = [p for p in named if ctx.allowed is None or p in ctx.allowed]
     if named:  # above the best fused score, in the query's order
         top = max((score for _, score in notes), default=0.0)
-        first = [(p, top + (len(named) - i) * 1e-6 + 1e-6) for i, p in enumerate(named)]
-        notes = first + [(p, score) for p, score in notes if p not in set(named)]
+        lead = {p: top + (len(named) - i) * 1e-6 + 1e-6 for i, p in enumerate(named)}
+        notes = [*lead.items(), *((p, score) for p, score in notes if p not in lead)]
     return replace(cands, notes=dict(notes), chunk_scores=dict(chunk_scores), named=tuple(named),
                    names_only=names_only)
