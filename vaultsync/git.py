@@ -269,7 +269,7 @@ class WorktreeSnapshot:
         self._paths: list[str] = []
         self._links: list[str] = []
         ignored = self._ignored = IgnoredUntracked(repo)
-        self._repo_any, self._sparse_tree = repo, None
+        self._repo, self._sparse_tree = repo, (None if repo is not None and _sparse(repo) else {})
         for folder in roots:
             base = root if folder == "." else root / folder
             if folder != "." and (link := symlinked_part(root, folder)):  # never walked: it may lead anywhere
@@ -308,7 +308,6 @@ class WorktreeSnapshot:
                 seen.add(path)
                 (self._links if entry.mode == pygit2.GIT_FILEMODE_LINK else self._paths).append(path)
                 self._staged[path] = entry.id
-            self._repo = repo
 
     def paths(self) -> list[str]:
         return list(self._paths)
@@ -328,12 +327,11 @@ class WorktreeSnapshot:
         not tracked. In a sparse checkout, a file the index holds is one. What a link may lead to."""
         if path == ".git" or path.startswith(".git/"):
             return None
-        if self._repo_any is not None and _sparse(self._repo_any):  # what is left out is in the index
-            if self._sparse_tree is None:
-                kinds = {e.path: "link" if e.mode == stat.S_IFLNK else "file" for e in self._repo_any.index}
-                self._sparse_tree = {p[:i]: "folder" for p in kinds for i, c in enumerate(p) if c == "/"} | kinds
-            if path in self._sparse_tree and not os.path.lexists(self._root / path):
-                return self._sparse_tree[path]
+        if self._sparse_tree is None:  # a sparse checkout: what it leaves out is in the index
+            kinds = {e.path: "link" if e.mode == stat.S_IFLNK else "file" for e in self._repo.index}
+            self._sparse_tree = {p[:i]: "folder" for p in kinds for i, c in enumerate(p) if c == "/"} | kinds
+        if path in self._sparse_tree and not os.path.lexists(self._root / path):
+            return self._sparse_tree[path]
         full, parent = self._root / path, path.rpartition("/")[0] + "/" if "/" in path else ""
         try:
             mode = os.lstat(full).st_mode

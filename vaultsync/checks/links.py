@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from vaultsync.checks.suggest import Suggester
-from vaultsync.diagnostics import WARNING, Diagnostic
+from vaultsync.diagnostics import WARNING, Diagnostic, shown
 from vaultsync.vault.note import Note
 from vaultsync.vault.resolve import HeadingLookup, LinkIndex, is_attachment, link_form
 from vaultsync.vault.vault import Vault, is_note_path
@@ -184,9 +184,8 @@ def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_
             return Diagnostic(*at, "WL007", f"{link.raw} → target removed in this commit ({before.path})")
     hint = suggester.hint(o.source, original) if suggester is not None else ""
     if (dead := vault.dead_link_index.resolve(link.target, o.source)).status == "ok" and dead.path:
-        held, why = vault.dead_links[dead.path]
-        shown = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in held)
-        hint = f"; {dead.path} is a symbolic link to '{shown}', {_DEAD_BECAUSE[why]}"
+        held, why = vault.dead_links[dead.path]  # render() escapes what cannot be seen; shown() cuts a long one
+        hint = f"; {dead.path} is a symbolic link to {shown(held)}, {_DEAD_BECAUSE[why]}"
     if is_attachment(link.target):
         return Diagnostic(*at, "WL006", f"{link.raw}{_where(link)} → missing attachment '{link.target}'{hint}")
     return Diagnostic(*at, "WL001", f"{link.raw}{_where(link)} → no such note{hint}")
