@@ -294,6 +294,7 @@ def index_state(root: Path) -> dict[str, object]:
             "links": sorted(db.execute("SELECT source, target, anchor, kind, resolved, line FROM links"),
                             key=lambda r: _json.dumps(r)),
             "indexed_tree": meta.get("indexed_tree"),
+            "blocks": sorted(db.execute("SELECT id, path, hash, spans, vectors FROM blocks")),
         }
     finally:
         db.close()

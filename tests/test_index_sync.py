@@ -745,7 +745,7 @@ def test_gh_a_sparse_partial_clone_indexes_what_it_has_and_the_rest_once_it_arri
 
 
 def test_tag_terms_read_lists_strings_and_hashes_and_are_bounded():
-    from vaultsync.index.sqlite_store import MAX_TAG_CHARS, MAX_TAGS, tag_terms
+    from vaultsync.index.format import MAX_TAG_CHARS, MAX_TAGS, tag_terms
 
     assert tag_terms({"tags": ["ops", "#deploys", " ", 3, None, ["x"], {"a": 1}]}) == ["ops", "deploys"]
     assert tag_terms({"tags": "ops, #deploys  db"}) == ["ops", "deploys", "db"]

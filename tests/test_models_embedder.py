@@ -135,6 +135,36 @@ def test_token_vectors(e5: Embedder) -> None:  # noqa: F811
     assert tp.shape == tv.shape and 0.5 < float((tp * tv).sum(1).mean()) < 0.9999
 
 
+def _spans(text: str, blocks: list[str]) -> list[tuple[int, int]]:
+    out, at = [], 0
+    for block in blocks:
+        at = text.index(block, at)
+        out.append((at, at + len(block)))
+        at += len(block)
+    return out
+
+
+def test_embed_with_blocks_pools_each_block_of_one_pass(e5: Embedder) -> None:  # noqa: F811
+    turns = ["**Mia**: I went hiking in the Alps last summer, up to a glacier hut. ^t1",
+             "**Jon**: 週末はずっと家でパンを焼いていました。 ^t2",
+             "**Mia**: Did the sourdough rise this time? ^t3"]
+    chat = "Weekend chat\n" + "\n\n".join(turns)
+    texts = [chat, turns[0], "a note with no blocks"]
+    vectors, blocks = e5.embed_with_blocks(texts, [_spans(chat, turns), [(0, len(turns[0]))], []])
+    assert np.array_equal(vectors, e5.embed_passages(texts))  # the chunk vectors are those of embed_passages
+    assert [b.shape for b in blocks] == [(3, 384), (1, 384), (0, 384)]
+    assert np.allclose(np.linalg.norm(blocks[0], axis=1), 1.0, atol=1e-5)
+    assert float(blocks[1][0] @ vectors[1]) > 0.95  # the only block: close to its passage's own vector
+    assert not np.allclose(blocks[0][0], blocks[1][0], atol=1e-3)  # the title and its neighbours shape it
+    for query, turn in (("Where did Mia go hiking?", 0), ("パンを焼いたのは誰？", 1), ("Did the bread rise?", 2)):
+        assert int(np.argmax(blocks[0] @ e5.embed_queries([query])[0])) == turn
+    _, again = e5.embed_with_blocks([chat], [_spans(chat, turns)])
+    assert np.array_equal(again[0], blocks[0])  # a pure function of the passage, whatever it is batched with
+    long = "word " * 700 + "\n\nafter the limit"
+    _, tail = e5.embed_with_blocks([long], [[(0, 4), (len(long) - 15, len(long)), (len(long), len(long))]])
+    assert np.isfinite(tail[0]).all() and np.array_equal(tail[0][1], tail[0][2])  # past 512 tokens, and empty
+
+
 def test_lazy_load_without_build_is_refused(tmp_path: Any) -> None:
     with pytest.raises(ModelNotBuiltError, match="vaultsync models build"):
         Embedder.load(cache_dir=tmp_path)

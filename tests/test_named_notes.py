@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 
-import pytest
 from conftest import adr, run_cli
 from hypothesis import assume, given
 from hypothesis import strategies as st

@@ -83,7 +83,9 @@ def run(args: argparse.Namespace) -> int:
             spec = default_rerank(config) if variant.rerank == "default" else variant.rerank
             searcher.reranker = load_reranker(spec, searcher.embedder, config)
             t0 = time.perf_counter()
-            outcomes = run_queries(searcher, queries, evaluation_options(**variant.options))
+            options = dict(variant.options)
+            deliver = options.pop("blocks", True)  # the agent's view: the best blocks (ADR-0116), or whole chunks
+            outcomes = run_queries(searcher, queries, evaluation_options(**options), deliver)
             summary = summarise(outcomes)
             summary["seconds"] = round(time.perf_counter() - t0, 1)
             report["variants"][name] = summary  # type: ignore[index]

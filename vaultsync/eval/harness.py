@@ -125,8 +125,10 @@ class QueryOutcome:
     judged: list[tuple[float, int]] = field(default_factory=list)
 
 
-def run_queries(searcher: Searcher, queries: Iterable[dict[str, Any]], base: SearchOptions) -> list[QueryOutcome]:
-    """Search every query with ``base`` options (scope from the query when it has one)."""
+def run_queries(searcher: Searcher, queries: Iterable[dict[str, Any]], base: SearchOptions,
+                deliver: bool = True) -> list[QueryOutcome]:
+    """Search every query with ``base`` options (scope from the query when it has one); ``deliver``:
+    the agent's view is the best blocks of its chunks (:meth:`Searcher.deliver`), else the chunks whole."""
     outcomes: list[QueryOutcome] = []
     for q in queries:
         opts = dataclasses.replace(base, scope=q.get("scope") or base.scope)
@@ -142,6 +144,8 @@ def run_queries(searcher: Searcher, queries: Iterable[dict[str, Any]], base: Sea
                 per_note[h.path] = per_note.get(h.path, 0) + 1
                 agent_view.append(h)
         agent_view = cut(agent_view, [h.tokens for h in agent_view], TURN_BUDGET, K_RECALL)
+        if deliver:  # the best blocks of those chunks, as the shipped search delivers them (ADR-0116)
+            agent_view = searcher.deliver(q["query"], agent_view)
         blocks = dedupe([f"{h.path}#^{b}" for h in agent_view for b in h.blocks])
         judged = [(h.relevance, int(h.path in q["relevant"])) for h in result.hits if h.relevance is not None]
         outcomes.append(QueryOutcome(q, notes, blocks, ms, sum(h.tokens for h in agent_view), judged))
@@ -204,12 +208,12 @@ def _trust(outcomes: list[QueryOutcome]) -> dict[str, Any]:
 
 
 def evaluation_options(**overrides: Any) -> SearchOptions:
-    """Options for scoring: a deep ranking (30 chunks, ≤ 3 per note, no budget) from which the
-    note ranking and the agent's view (top 5 within the budget) are both derived.
+    """Options for scoring: a deep ranking (30 whole chunks, ≤ 3 per note, no budget) from which the
+    note ranking and the agent's view (top 5 within the budget, then their best blocks) are both derived.
 
     Lifecycle filters keep their defaults; evaluation vaults carry no lifecycle fields. The
     relevance floor is off unless a variant sets it, so every ranking row compares rankings.
     """
-    base = dict(top_k=30, budget=10**9, per_note=3, min_relevance=0.0)
+    base = dict(top_k=30, budget=10**9, per_note=3, min_relevance=0.0, blocks=False)
     base.update(overrides)
     return SearchOptions(**base)

@@ -4,7 +4,8 @@
 from the config); every other row switches one stage, with the relevance floor off (so the
 rows compare rankings) except ``default``, ``floor-*`` and ``adaptive-*``; the ranking rows
 order by the stages' scores (``rank_by: fused``, the default) except ``convex+graph+relevance``. The legs are ``bm25``, ``dense``
-(multilingual-e5-small) and ``dense2`` (USE multilingual).
+(multilingual-e5-small) and ``dense2`` (USE multilingual). Every row's agent view is the best blocks of its
+chunks (ADR-0116) except ``default-whole-chunks``'s (``blocks: False``: the chunks whole).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in [
     Variant("convex+cross-encoder", {"rerank_cutoff": True, **NO_GRAPH}, rerank="cross-encoder"),
     Variant("convex+cross-encoder-no-cutoff", NO_GRAPH, rerank="cross-encoder"),
     Variant("default", {"min_relevance": SearchOptions.min_relevance}, rerank="default"),
+    Variant("default-whole-chunks", {"min_relevance": SearchOptions.min_relevance, "blocks": False}, rerank="default"),
     *[Variant(f"floor-{f:g}", {"min_relevance": f}) for f in (0.2, 0.3, 0.4, 0.5)],
     *[Variant(f"adaptive-{c:g}", {"min_relevance": SearchOptions.min_relevance, "relative_cut": c})
       for c in (0.3, 0.5, 0.7)],

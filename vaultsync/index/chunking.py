@@ -59,6 +59,7 @@ class Chunk:
     end_line: int
     tokens: int
     blocks: tuple[str, ...]
+    spans: tuple[tuple[int, int, tuple[str, ...]], ...] = ()  # (start, end, block ids) of each block in ``text``
 
 
 @dataclass
@@ -228,7 +229,8 @@ def _split_line(line: str, target_tokens: int) -> list[tuple[str, bool]]:
 
 
 def _make(path: str, title: str, heading_path: tuple[str, ...], group: list[_Block], body_line: int, n: int) -> Chunk:
-    text = "\n\n".join(b.text for b in group).strip()
+    joined = "\n\n".join(b.text for b in group)
+    text = joined.strip()
     # A heading that repeats the title (the usual H1) is dropped: the title travels separately.
     heading = " > ".join(h for h in heading_path if h and h.casefold() != title.casefold())
     context = "\n".join(part for part in (title, heading) if part)
@@ -238,7 +240,21 @@ def _make(path: str, title: str, heading_path: tuple[str, ...], group: list[_Blo
     blocks = tuple(dict.fromkeys(block_id for b in group for block_id in _ids(b)))
     digest = hashlib.sha256(embed_text.encode("utf-8")).hexdigest()
     return Chunk(id=f"{path}#{n}", path=path, n=n, heading=heading, text=text or title, embed_text=embed_text,
-                 hash=digest, start_line=start, end_line=end, tokens=estimate_tokens(embed_text), blocks=blocks)
+                 hash=digest, start_line=start, end_line=end, tokens=estimate_tokens(embed_text), blocks=blocks,
+                 spans=_spans(group, len(joined) - len(joined.lstrip()), text))
+
+
+def _spans(group: list[_Block], lead: int, text: str) -> tuple[tuple[int, int, tuple[str, ...]], ...]:
+    """Where each block of ``group`` lies in the chunk's ``text`` (its blocks joined by a blank line, then
+    stripped of ``lead`` characters), without its own surrounding white space; blank blocks are left out."""
+    out, at = [], -lead
+    for b in group:
+        piece = b.text
+        start, end = at + len(piece) - len(piece.lstrip()), at + len(piece.rstrip())
+        at += len(piece) + 2
+        if end > start:
+            out.append((max(start, 0), min(end, len(text)), _ids(b)))
+    return tuple(out)
 
 
 def _ids(block: _Block) -> tuple[str, ...]:

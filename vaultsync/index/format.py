@@ -1,20 +1,21 @@
-"""What shapes a stored index besides the notes: the SQLite schema, the text folding its FTS5
-columns hold, and the default chunk size.
+"""What shapes a stored index besides the notes: the SQLite schema, the text (folded, with the note's
+tags) its FTS5 columns hold, and the default chunk size.
 
-Kept apart, with no import but ``re`` and ``unicodedata``, so that the hook's "is the index current?" test
-(:mod:`vaultsync.index.fastpath`) can compare them without loading the index code.
+Kept apart, with no import but ``re``, ``typing`` and ``unicodedata``, so that the hook's "is the index
+current?" test (:mod:`vaultsync.index.fastpath`) can compare them without loading the index code.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Any
 
 DEFAULT_TARGET_TOKENS = 100  # chunk size in tokens, chosen on the evaluation sets (docs/eval.md, chunk-size rows)
 
-# 17: a moment's expires dated where today is counted (ADR-0111); 16: chunks_words, the short-word index
+# 18: block vectors (ADR-0116); 17: a moment's expires dated where today is counted (ADR-0111); 16: chunks_words, the short-word index
 # (ADR-0106); 15: confidence outside 0..1 (ADR-0103)
-SCHEMA_VERSION = "17"
+SCHEMA_VERSION = "18"
 # how notes are read (YAML values, headings, link resolution, messages): a new one re-indexes every note
 # (embeddings come from the cache), so an index never keeps what older code read
 READER_VERSION = "6"  # 6: FM011 recorded as unreadable, block ids only at a block's end
@@ -62,6 +63,15 @@ CREATE TABLE IF NOT EXISTS vectors (
     vector BLOB NOT NULL,
     PRIMARY KEY (model, id)
 );
+CREATE TABLE IF NOT EXISTS blocks (
+    id TEXT PRIMARY KEY,
+    path TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    spans TEXT NOT NULL,
+    vectors BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS blocks_path ON blocks(path);
+CREATE INDEX IF NOT EXISTS blocks_hash ON blocks(hash);
 CREATE INDEX IF NOT EXISTS vectors_path ON vectors(path);
 CREATE INDEX IF NOT EXISTS vectors_hash ON vectors(model, hash);
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
@@ -133,3 +143,16 @@ _STRESS = re.compile("([\u0400-\u04ff])[\u0300\u0301]+")
 # tatweel that stretches a word; Hebrew niqqud and cantillation marks
 _OPTIONAL_MARKS = re.compile("[\u064b-\u065f\u0670\u0640\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7]")
 _PLAIN_LETTERS = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ı": "i", "æ": "ae", "œ": "oe"})
+
+
+MAX_TAGS, MAX_TAG_CHARS = 64, 64  # the tags searched with a note's title, and each one's length
+
+
+def tag_terms(frontmatter: dict[str, Any]) -> list[str]:
+    """A note's frontmatter ``tags``, searched with its title: a list of terms or one string of them
+    (``"ops, deploys"``, ``#deploys``), ``#`` dropped; other values give none. A tag names what the
+    note is about even where its text never says the word."""
+    tags = frontmatter.get("tags")
+    items = tags.replace(",", " ").split() if isinstance(tags, str) else tags if isinstance(tags, list) else []
+    terms = [t.strip().lstrip("#")[:MAX_TAG_CHARS] for t in items if isinstance(t, str) and t.strip().lstrip("#")]
+    return terms[:MAX_TAGS]  # each chunk's text repeats them: a note of 20,000 tags must not repeat them all

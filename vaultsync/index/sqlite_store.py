@@ -13,6 +13,7 @@ Schema (``SCHEMA_VERSION`` and ``SCHEMA_FINGERPRINT``, a hash of the DDL itself,
 * ``vectors`` — one embedding per (model, chunk) and per (model, note name: title
   or alias, ``kind = 'name'``), so several embedders can serve as dense legs and a
   known-item query can match a note by its name.
+* ``blocks`` — one row per chunk: its blocks' spans and vectors (:mod:`vaultsync.index.block_vectors`).
 * ``chunks_fts`` — FTS5 ``tokenize='trigram'`` over folded (:func:`fold`) title with the
   note's frontmatter tags, heading and text; ``rowid`` = ``chunks.rowid``.
 * ``notes_fts`` — the same over whole notes (title, body): BM25 at note level,
@@ -25,8 +26,7 @@ Schema (``SCHEMA_VERSION`` and ``SCHEMA_FINGERPRINT``, a hash of the DDL itself,
   ``superseded_by``), the target as written, whether it was a WikiLink, and the
   path it resolves to by name (NULL when it does not; search then tries it as a
   ``memory_id``). Re-resolved like ``links`` when notes come or go.
-* ``meta`` — indexed commit and tree, schema version, embedder model id, the
-  LanceDB table version that matches this state, config hash.
+* ``meta`` — indexed commit and tree, schema version, embedder model id, LanceDB table version, config hash.
 
 All writes of one sync happen in a single ``BEGIN IMMEDIATE`` transaction, and
 ``meta`` is written in it, so a reader (WAL mode) always sees one consistent commit.
@@ -46,8 +46,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vaultsync.index.block_vectors import Row
+from vaultsync.index.block_vectors import insert as insert_blocks
 from vaultsync.index.chunking import Chunk
-from vaultsync.index.format import DDL, SCHEMA_FINGERPRINT, SCHEMA_VERSION, fold, short_words
+from vaultsync.index.format import DDL, SCHEMA_FINGERPRINT, SCHEMA_VERSION, fold, short_words, tag_terms
 from vaultsync.sqlite_uri import readonly_uri
 
 
@@ -152,19 +154,6 @@ class NoteRecord:
     refs: list[RefRow] = field(default_factory=list)
 
 
-MAX_TAGS, MAX_TAG_CHARS = 64, 64  # the tags searched with a note's title, and each one's length
-
-
-def tag_terms(frontmatter: dict[str, Any]) -> list[str]:
-    """A note's frontmatter ``tags``, searched with its title: a list of terms or one string of them
-    (``"ops, deploys"``, ``#deploys``), ``#`` dropped; other values give none. A tag names what the
-    note is about even where its text never says the word."""
-    tags = frontmatter.get("tags")
-    items = tags.replace(",", " ").split() if isinstance(tags, str) else tags if isinstance(tags, list) else []
-    terms = [t.strip().lstrip("#")[:MAX_TAG_CHARS] for t in items if isinstance(t, str) and t.strip().lstrip("#")]
-    return terms[:MAX_TAGS]  # each chunk's text repeats them: a note of 20,000 tags must not repeat them all
-
-
 def _blob(vector: Any) -> bytes:
     """A vector as float32 little-endian bytes (``vector``: bytes, or a numpy array)."""
     return vector if isinstance(vector, bytes) else vector.astype("<f4").tobytes()  # type: ignore[no-any-return]
@@ -252,7 +241,7 @@ class SqliteStore:
     def apply(self, removed: Sequence[str], records: Sequence[NoteRecord], meta: dict[str, str],
               relinks: Iterable[tuple[str | None, int]] = (),
               vectors: dict[str, dict[str, Any]] | None = None,
-              rerefs: Iterable[tuple[str | None, int]] = ()) -> None:
+              rerefs: Iterable[tuple[str | None, int]] = (), blocks: dict[str, Row] | None = None) -> None:
         """Apply one sync in one transaction.
 
         Args:
@@ -267,6 +256,7 @@ class SqliteStore:
                 little-endian bytes), for the records' chunks and names. Arrays are turned into
                 bytes one record at a time, so the sync never holds a bytes copy of them all.
             rerefs: ``(resolved path, refs.rowid)`` updates, as ``relinks`` for ``refs``.
+            blocks: content hash → block row (:mod:`vaultsync.index.block_vectors`), for the records' chunks.
         """
         vectors = vectors or {}
         if removed or records or "generation" not in self.meta():
@@ -281,12 +271,12 @@ class SqliteStore:
                         f"DELETE FROM {fts} WHERE rowid IN (SELECT rowid FROM chunks WHERE path IN ({marks}))", batch)
                 self.db.execute(f"DELETE FROM chunks WHERE path IN ({marks})", batch)
                 self.db.execute(f"DELETE FROM notes_fts WHERE path IN ({marks})", batch)
-                self.db.execute(f"DELETE FROM vectors WHERE path IN ({marks})", batch)
-                self.db.execute(f"DELETE FROM links WHERE source IN ({marks})", batch)
-                self.db.execute(f"DELETE FROM refs WHERE source IN ({marks})", batch)
-                self.db.execute(f"DELETE FROM notes WHERE path IN ({marks})", batch)
+                for table, column in (("vectors", "path"), ("blocks", "path"), ("links", "source"),
+                                      ("refs", "source"), ("notes", "path")):
+                    self.db.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", batch)
             for rec in records:
                 self._insert(rec, vectors)
+                insert_blocks(self.db, rec.path, rec.chunks, blocks or {})
             self.db.executemany("UPDATE links SET resolved = ? WHERE rowid = ?", list(relinks))
             self.db.executemany("UPDATE refs SET resolved = ? WHERE rowid = ?", list(rerefs))
             self._write_meta(meta)

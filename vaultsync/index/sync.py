@@ -45,9 +45,9 @@ from vaultsync.index.changes import note_changes
 from vaultsync.index.embedding import (
     EmbedderFactory,
     configured_models,
-    count_tokens,
     default_embedder,
     manifest_dim,
+    primary_extras,
     update_lance,
     vectors_for,
 )
@@ -295,12 +295,12 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         vectors: dict[str, dict[str, np.ndarray]] = {}
         unsaved: dict[str, list[str]] = {}  # model id -> hashes embedded but not yet in the cache
         available: dict[str, dict[str, object]] = {}  # name -> {id, dim}, primary first
-        counted = False  # chunk token counts come from the primary embedder's tokenizer
+        counted, fresh, blocks = False, {}, {}  # token counts and block vectors: the primary embedder's
         for i, name in enumerate(models):
             try:
                 found, embedder, embedded, reused, new = vectors_for(
                     items, store, layout, config, name, embedder_factory, models[name] or "", progress,
-                    (i + 1, len(models)), team=team)
+                    (i + 1, len(models)), team=team, blocks=fresh if i == 0 else None)
             except ImportError as exc:  # an optional embedder that is not installed: its leg stays empty
                 report.warnings.append(f"embedder {name} unavailable: {exc}")
                 continue
@@ -313,9 +313,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
                 report.chunks_embedded, report.chunks_reused = embedded, reused
                 if records and embedder is None:
                     embedder = embedder_factory(config, name)  # token counts must not depend on cache hits
-                if records and hasattr(embedder, "count_tokens"):
-                    count_tokens(records, embedder)  # type: ignore[arg-type]
-                    counted = True
+                counted, blocks = primary_extras(records, store, embedder, fresh)
             del found, embedder  # the vectors live on in ``vectors``; the weights go before the next embedder loads
             gc.collect()  # a caught exception's traceback can hold this leg's frames, and so its model, in a cycle
         known = available
@@ -333,7 +331,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
             "token_counter": f"{known[primary]['id']} tokenizer" if counted
             else meta.get("token_counter", "estimate") if head_notes else "estimate",  # no notes: as a rebuild
             "synced_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        }, relinks, vectors, rerefs)
+        }, relinks, vectors, rerefs, blocks)
         report.warnings.extend(unreadable_warnings(store))
         # The change is searchable now. LanceDB (embedding cache + vector tables) follows.
         lance_full = full or meta.get("lance_tree") != meta.get("indexed_tree")

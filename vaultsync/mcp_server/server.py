@@ -198,6 +198,9 @@ def build_server(root: Path) -> MCPServer:
                                                                  "means nothing relevant")] = None,
         rerank: Annotated[str | None, Field(description="none, maxsim or cross-encoder (default from config)")]
         = None,
+        whole_chunks: Annotated[bool, Field(strict=True, description="each hit's whole chunk, not only its best "
+                                                                     "blocks (left_out counts those left out)")]
+        = False,
     ) -> dict[str, Any]:
         from vaultsync.engine import NoIndexError
         from vaultsync.search.query import QueryError
@@ -205,7 +208,8 @@ def build_server(root: Path) -> MCPServer:
 
         options = {"top_k": top_k, "budget": budget, "types": types, "tags": tags, "scope": scope,
                    "include_expired": include_expired or None, "include_superseded": include_superseded or None,
-                   "min_confidence": min_confidence, "min_relevance": min_relevance}
+                   "min_confidence": min_confidence, "min_relevance": min_relevance,
+                   "blocks": False if whole_chunks else None}
         try:
             return warm.search(query, {k: v for k, v in options.items() if v is not None}, rerank)
         except ConfigError as exc:

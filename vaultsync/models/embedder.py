@@ -201,6 +201,47 @@ class Embedder:
                 out[i] = vecs / np.maximum(norms, 1e-12)
         return out
 
+    def embed_with_blocks(self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]],
+                          ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Passage embeddings and, from the same encoder pass, one vector per block of each passage.
+
+        Late chunking (Günther et al. 2024, "Late Chunking: Contextual Chunk Embeddings Using
+        Long-Context Embedding Models"): the last hidden states are mean-pooled over each block's own
+        tokens, so a block's vector also reads the title, the heading and the blocks around it.
+
+        Args:
+            texts: passages, as for :meth:`embed_passages`.
+            spans: per passage, the ``(start, end)`` character offsets of its blocks (paragraphs, list
+                items, a conversation's turns), each starting and ending at white space or the text's
+                ends (tokens never span white space, so a block's tokens are those of its characters).
+
+        Returns ``(vectors, blocks)``: float32 ``[n, dim]`` equal to :meth:`embed_passages`, and one
+        float32 ``[n_blocks_i, dim]`` per passage, rows L2-normalised. A block with no tokens, or past
+        the 512-token limit, gets the vector pooled over the whole passage.
+        """
+        texts = check_texts(texts)
+        rows = self._encode(texts, "passage")
+        prefix = self._prefixes["passage"]
+
+        def position(text: str, at: int) -> int:  # the index of the first token at or after character ``at``
+            head = (prefix + text[:at]).rstrip()
+            return 1 + (len(self._tok.encode(head, add_special_tokens=False)) if head else 0)
+
+        where = [[(position(t, a), position(t, b)) for a, b in of] for t, of in zip(texts, spans, strict=True)]
+        vectors = np.zeros((len(texts), self.dim), np.float32)
+        blocks = [np.zeros((len(w), self.dim), np.float32) for w in where]
+        batches = plan_batches([len(r) for r in rows], self.max_batch_tokens, self.max_batch_size)
+        run = partial(self._run, rows, ("sentence_embedding", "last_hidden_state"))
+        for batch, (pooled, hidden) in zip(batches, map_batches(run, batches, self.threads), strict=True):
+            vectors[batch] = pooled
+            for j, i in enumerate(batch):
+                states = hidden[j, : len(rows[i])].astype(np.float32)
+                for b, (start, end) in enumerate(where[i]):
+                    end = min(end, len(rows[i]) - 1)
+                    blocks[i][b] = states[start:end].mean(axis=0) if end > start else states.mean(axis=0)
+                blocks[i] /= np.maximum(np.linalg.norm(blocks[i], axis=1, keepdims=True), 1e-12)
+        return vectors, blocks
+
     def input_ids(self, texts: Sequence[str], kind: Kind = "passage") -> list[list[int]]:
         """The model's input ids for each text (prefix and specials included, truncated)."""
         return self._encode(check_texts(texts), kind)
@@ -222,10 +263,12 @@ class Embedder:
             out[batch] = vecs
         return out
 
-    def _run(self, rows: list[list[int]], output: str, batch: list[int]) -> np.ndarray:
+    def _run(self, rows: list[list[int]], output: str | tuple[str, ...], batch: list[int]) -> Any:
+        """One output (an array) or several (a tuple of arrays) of the model over ``batch`` of ``rows``."""
         ids, mask = pad_right([rows[i] for i in batch], self._pad_id)
-        (result,) = self._session.run([output], {"input_ids": ids, "attention_mask": mask})
-        return np.asarray(result)
+        names = [output] if isinstance(output, str) else list(output)
+        results = tuple(np.asarray(r) for r in self._session.run(names, {"input_ids": ids, "attention_mask": mask}))
+        return results[0] if isinstance(output, str) else results
 
     def _encode(self, texts: list[str], kind: Kind) -> list[list[int]]:
         """Token ids with specials, truncated to ``max_tokens`` (last kept token then ``</s>``)."""

@@ -43,7 +43,7 @@ RANGES: dict[str, tuple[str, float, float]] = {
     "w_recency": ("num", 0.0, 10.0),
     "half_life_days": ("num", 0.001, 1_000_000.0),
 }
-FLAGS = ("title_vectors", "rerank", "rerank_cutoff", "include_expired", "include_superseded")
+FLAGS = ("title_vectors", "rerank", "rerank_cutoff", "include_expired", "include_superseded", "blocks")
 FUSIONS = ("convex", "rrf-adaptive", "rrf")
 RANK_BY = ("relevance", "fused")
 LEGS = ("bm25", "dense", "dense2")
@@ -121,6 +121,7 @@ class SearchOptions:
     min_relevance: float = 0.006  # no answer unless the best hit reaches this relevance (ADR-0088, ADR-0110)
     relative_cut: float = 0.0  # nor under this fraction of the best hit's relevance (0: off)
     rank_by: str = "fused"  # "fused" (the stages' order) | "relevance" (calibrated, when no reranker ran)
+    blocks: bool = True  # deliver the hits' best blocks, not whole chunks (ADR-0116)
     today: dt.date | None = None
     config_filters: tuple[str, ...] = ()  # of types/tags/scope, those the config's `search:` set (no flag lifts them)
     zone: dt.tzinfo | None = None  # where an `expires` moment's day is counted (None: the process's; ADR-0111)

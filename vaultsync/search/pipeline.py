@@ -17,7 +17,8 @@ Stages (:data:`STAGES`, each a function ``stage(ctx, cands) -> cands`` in
 6. ``rerank`` of the top candidates (MaxSim or a cross-encoder).
 7. ``relevance``: each candidate's calibrated P(it answers the query).
 8. ``finish``: the importance/recency blend, at most ``per_note`` chunks per note, the
-   relevance floor and adaptive cut, then the top-k within the token budget.
+   relevance floor and adaptive cut, the top-k within the token budget, then the best
+   blocks of those chunks (ADR-0116).
 
 Every hit carries a ``trace`` of its rank and score at each stage (``--explain``). The result
 says what the filters hid (:mod:`vaultsync.search.hidden`) and warns about a filter value no
@@ -32,12 +33,14 @@ from typing import Any
 
 from vaultsync.index.lock import sync_running
 from vaultsync.search.candidates import Candidates, Context, Stage
+from vaultsync.search.chinese import embedding_text
+from vaultsync.search.deliver import deliver
 from vaultsync.search.handles import IndexHandles
 from vaultsync.search.hidden import hidden_matches
 from vaultsync.search.lifecycle import LifecyclePolicy
 from vaultsync.search.options import SearchOptions
 from vaultsync.search.query import Query, parse_query
-from vaultsync.search.results import SearchResult
+from vaultsync.search.results import Hit, SearchResult
 from vaultsync.search.rows import allowed_paths, stored_scope, unknown_filter_values
 from vaultsync.search.stages.chunks import chunks
 from vaultsync.search.stages.finish import finish
@@ -78,6 +81,15 @@ class Searcher(IndexHandles):
         timings["hidden"] = (time.perf_counter() - started) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
         return self._result(ctx, cands, head, timings, hidden)
+
+    def deliver(self, raw_query: str, hits: list[Hit]) -> list[Hit]:
+        """``hits`` narrowed to their best blocks, as a search with ``blocks`` on narrows its own
+        (:mod:`vaultsync.search.deliver`): for a caller that picks its own hits from a deeper ranking
+        (the evaluation harness). Raises QueryError on an empty query."""
+        query = parse_query(raw_query)
+        embedder = self.embedder
+        vector = embedder.embed_queries([embedding_text(self.db, query)])[0] if embedder is not None else None
+        return deliver(self.db, hits, vector, query.text)
 
     def _run(self, query: Query, opts: SearchOptions, cands: Candidates,
              timings: dict[str, float] | None = None) -> tuple[Context, Candidates]:

@@ -1,7 +1,8 @@
 """Output formats of a search: text (people), markdown (what an agent pastes into its context), JSON.
 
-Every format shows each hit's relevance and note identity, says "nothing relevant" with the
-best rejected candidate when the floor left no hit, and lists what the filters hid.
+Every format shows each hit's relevance and note identity, says how many blocks of its chunk it left
+out, says "nothing relevant" with the best rejected candidate when the floor left no hit, and lists
+what the filters hid.
 """
 
 from __future__ import annotations
@@ -80,6 +81,8 @@ def _markdown(result: SearchResult, explain: bool) -> str:
         lines.append(f"### {i}. `{h.chunk_id}` — {_place(h)}\n")
         lines.append(f"_{_identity(h)}_\n")
         lines.append(h.text.strip() + "\n")
+        if h.left_out:
+            lines.append(f"_{_left_out(h)} of this chunk (lines {h.start_line}-{h.end_line}) left out_\n")
         if h.links:
             lines.append("Links: " + ", ".join(f"`{p}`" for p in h.links) + "\n")
         if explain:
@@ -99,7 +102,8 @@ def _text(result: SearchResult, explain: bool) -> str:
     for w in result.warnings:
         lines.append(f"warning: {w}")
     for i, h in enumerate(result.hits, 1):
-        lines.append(f"{i}. {h.chunk_id}  (lines {h.start_line}-{h.end_line})")
+        part = f"; {_left_out(h)} left out" if h.left_out else ""
+        lines.append(f"{i}. {h.chunk_id}  (lines {h.start_line}-{h.end_line}{part})")
         lines.append(f"   {_place(h)}")
         lines.append(f"   {_identity(h)}")
         snippet = " ".join(h.text.split())
@@ -110,6 +114,11 @@ def _text(result: SearchResult, explain: bool) -> str:
         lines.append(nothing_relevant(result))
     lines.extend(hidden_lines(result))
     return "\n".join(lines)
+
+
+def _left_out(h: Hit) -> str:
+    blocks = f"{h.left_out} block{'s' if h.left_out != 1 else ''}"
+    return f"{blocks} more" if h.text else f"all {blocks}"
 
 
 def _place(h: Hit) -> str:

@@ -16,6 +16,8 @@ class Hit:
     ``confidence``, ``created`` and ``expires`` are the note's frontmatter values (None when unset).
     ``replaces``: the superseded note (path) this chunk of its successor stands in for: the old note
     matched, and its place and relevance passed to the note that replaces it; None for any other hit.
+    ``left_out``: how many blocks of the chunk ``text`` leaves out, delivering only its best ones
+    (:mod:`vaultsync.search.deliver`; 0: the whole chunk).
     """
 
     chunk_id: str
@@ -38,6 +40,7 @@ class Hit:
     created: str | None = None
     expires: str | None = None
     replaces: str | None = None
+    left_out: int = 0
 
 
 @dataclass

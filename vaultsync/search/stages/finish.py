@@ -1,6 +1,7 @@
 """Finish: importance/recency blend, at most ``per_note`` chunks per note, the top k within the budget,
-then the relevance floor and adaptive cut over those (the floor judges the hits an agent would get).
-A note the query names by ``memory_id`` (:mod:`vaultsync.search.named`), or its successor, leads.
+then the relevance floor and adaptive cut over those (the floor judges the hits an agent would get),
+then the best blocks of what is left (:mod:`vaultsync.search.deliver`, unless ``blocks`` is off).
+A note the query names by ``memory_id`` (:mod:`vaultsync.search.named`), or its successor, leads, whole.
 
 The blend is :func:`vaultsync.search.scoring.blend` over the ranked chunks' relevance
 (``rank_by: relevance``, when no reranker ran) or their stage scores; a chunk holding only its
@@ -18,6 +19,7 @@ from typing import Any
 
 from vaultsync.search import scoring
 from vaultsync.search.candidates import Candidates, Context
+from vaultsync.search.deliver import deliver
 from vaultsync.search.floor import answer
 from vaultsync.search.results import Hit
 from vaultsync.search.rows import note_links
@@ -51,6 +53,8 @@ def finish(ctx: Context, cands: Candidates) -> Candidates:
         if len(chosen) >= opts.top_k * 3:
             break
     kept, rejected = answer(chosen, opts.min_relevance, opts.relative_cut, opts.budget, opts.top_k)
+    if opts.blocks and not first:  # a note asked for by name comes whole
+        kept = deliver(ctx.index.db, kept, cands.query_vectors.get("dense"), ctx.query.text)
     return replace(cands, hits=kept, best_rejected=rejected)
 
 

@@ -1,0 +1,118 @@
+"""Block vectors: one embedding per block of each chunk, kept beside the chunk (ADR-0116).
+
+A block is a paragraph, a list, a fence or a conversation's turn (:attr:`Chunk.spans`). Its vector
+comes from the primary embedder's pass over the whole chunk (late chunking,
+:meth:`vaultsync.models.embedder.Embedder.embed_with_blocks`), so a sync that embeds a chunk gets its
+block vectors at no further encoder cost; a chunk whose vector came from a cache is encoded once more.
+Search scores them to deliver a hit's best blocks rather than all of it
+(:mod:`vaultsync.search.deliver`).
+
+Rows (table ``blocks``, written in the sync's one transaction): ``id`` (the chunk's), ``path``,
+``hash`` (the chunk's content hash), ``spans`` (JSON ``[[start, end, tokens, [block ids]], ...]``:
+character offsets in the chunk's text and the embedder tokenizer's count) and ``vectors``: per block
+one float32 scale then ``dim`` int8 codes (value ≈ code × scale; ``dim + 4`` bytes per block).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from vaultsync.index.chunking import Chunk
+
+Row = tuple[str, bytes]  # (spans JSON, vectors blob)
+
+
+class BlockEmbedder(Protocol):
+    """What block vectors need from the primary embedder."""
+
+    def embed_with_blocks(self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]],
+                          ) -> tuple[np.ndarray, list[np.ndarray]]: ...
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]: ...
+
+
+def embed_spans(chunk: Chunk) -> list[tuple[int, int]]:
+    """The chunk's block spans as offsets in its ``embed_text`` (its title and heading come first)."""
+    if not chunk.spans or not chunk.embed_text.endswith(chunk.text):
+        return []
+    shift = len(chunk.embed_text) - len(chunk.text)
+    return [(shift + start, shift + end) for start, end, _ in chunk.spans]
+
+
+def encode(vectors: np.ndarray) -> bytes:
+    """float32 ``[n, dim]`` → bytes: per row a float32 scale and ``dim`` int8 codes."""
+    scales = np.maximum(np.abs(vectors).max(axis=1, initial=0.0), 1e-12) / 127.0
+    codes = np.clip(np.rint(vectors / scales[:, None]), -127, 127).astype(np.int8)
+    rows = np.zeros((len(vectors), 4 + vectors.shape[1]), np.uint8)
+    rows[:, :4] = scales.astype("<f4").view(np.uint8).reshape(-1, 4)
+    rows[:, 4:] = codes.view(np.uint8)
+    return rows.tobytes()
+
+
+def decode(blob: bytes, dim: int) -> np.ndarray:
+    """Inverse of :func:`encode` → float32 ``[n, dim]``. Raises ``ValueError`` on a blob of another width."""
+    if len(blob) % (dim + 4):
+        raise ValueError(f"block vectors of {len(blob)} bytes are not rows of {dim + 4}")
+    rows = np.frombuffer(blob, np.uint8).reshape(-1, dim + 4)
+    scales = rows[:, :4].copy().view("<f4").reshape(-1)
+    return rows[:, 4:].view(np.int8).astype(np.float32) * scales[:, None]
+
+
+def rows_for(chunks: Sequence[Chunk], db: sqlite3.Connection, embedder: BlockEmbedder,
+             fresh: dict[str, np.ndarray]) -> dict[str, Row]:
+    """The block row of every chunk with blocks, by content hash: computed in this sync (``fresh``:
+    hash → block vectors from the pass that embedded the chunk), else kept in the index (same hash and
+    spans), else encoded now."""
+    todo = {c.hash: c for c in chunks if embed_spans(c)}
+    spans = {h: json.dumps([[s, e, 0, list(ids)] for s, e, ids in c.spans], ensure_ascii=False)
+             for h, c in todo.items()}
+    kept: dict[str, Row] = {}
+    hashes = [h for h in todo if h not in fresh]
+    for start in range(0, len(hashes), 500):
+        part = hashes[start:start + 500]
+        for h, stored, blob in db.execute(
+                f"SELECT hash, spans, vectors FROM blocks WHERE hash IN ({','.join('?' * len(part))})", part):
+            if [s[:2] for s in json.loads(stored)] == [s[:2] for s in json.loads(spans[h])]:
+                kept[h] = (stored, blob)
+    missing = [h for h in todo if h not in fresh and h not in kept]
+    if missing:
+        _, more = embedder.embed_with_blocks([todo[h].embed_text for h in missing],
+                                             [embed_spans(todo[h]) for h in missing])
+        fresh = {**fresh, **dict(zip(missing, more, strict=True))}
+    made = [h for h in todo if h not in kept]
+    texts = [todo[h].text[s:e] for h in made for s, e, _ in todo[h].spans]
+    counts = iter(embedder.count_tokens(texts))
+    for h in made:
+        meta = [[s, e, next(counts), list(ids)] for s, e, ids in todo[h].spans]
+        kept[h] = (json.dumps(meta, ensure_ascii=False), encode(fresh[h]))
+    return kept
+
+
+def insert(db: sqlite3.Connection, path: str, chunks: Sequence[Chunk], rows: dict[str, Row]) -> None:
+    """Store the block rows of ``path``'s chunks (inside the caller's transaction)."""
+    db.executemany("INSERT INTO blocks VALUES (?,?,?,?,?)",
+                   [(c.id, path, c.hash, *rows[c.hash]) for c in chunks if c.hash in rows])
+
+
+def read(db: sqlite3.Connection, ids: Sequence[str], dim: int) -> dict[str, tuple[list[Any], np.ndarray]]:
+    """Chunk id → (spans ``[[start, end, tokens, [block ids]], ...]``, float32 ``[n, dim]`` vectors) for the
+    chunks of ``ids`` that have block rows of width ``dim``."""
+    out: dict[str, tuple[list[Any], np.ndarray]] = {}
+    if not ids:
+        return out
+    try:
+        found = db.execute(f"SELECT id, spans, vectors FROM blocks WHERE id IN ({','.join('?' * len(ids))})",
+                           list(ids)).fetchall()
+    except sqlite3.OperationalError:  # an index of an older schema, read while the sync replaces it
+        return out
+    for cid, spans, blob in found:
+        try:
+            out[cid] = (json.loads(spans), decode(blob, dim))
+        except ValueError:
+            continue
+    return out
