@@ -46,6 +46,15 @@ def test_spans_are_the_blocks_of_each_chunk(blocks, lead, gap, heading, target):
         assert [chunk.embed_text[a:b] for a, b in shifted] == [chunk.text[s:e] for s, e, _ in chunk.spans]
 
 
+def test_a_comment_or_math_across_blank_lines_stays_one_block():
+    body = ("Tag it.\n\n<!-- TODO: the rollout\n\nstill needs a canary -->\n\nPublish.\n\n$$\nx = 1\n\ny\n$$\n\n"
+            "%% hidden\n\nmore %%\n\nNotify.\n\n<!-- never closed\n\nto the end\n")
+    (chunk,) = chunk_note("n.md", "T", body, target_tokens=500)
+    assert [chunk.text[s:e] for s, e, _ in chunk.spans] == [
+        "Tag it.", "<!-- TODO: the rollout\n\nstill needs a canary -->", "Publish.", "$$\nx = 1\n\ny\n$$",
+        "%% hidden\n\nmore %%", "Notify.", "<!-- never closed\n\nto the end"]
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 6), st.integers(1, 40), st.floats(1e-6, 1e3), st.integers(0, 2**31 - 1))
 def test_block_vectors_round_trip_within_half_a_step(n, dim, size, seed):  # type: ignore[no-untyped-def]
@@ -133,12 +142,23 @@ def test_a_real_sync_stores_block_vectors_and_search_delivers_blocks(vault, mode
     vault.write("docs/chats/session-01.md", "# Session 1\n\n" + "\n\n".join(turns) + "\n")
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", title="Postgres", body="# Postgres\n\nWe use Postgres for "
                                              "orders.\n\nBackups run nightly at 02:00 UTC.\n\nReplicas serve reads.\n"))
+    steps = "Restart the queue worker first.\n\nThen clear the dead letter queue.\n\nFinally page the on-call engineer.\n"
+    # the same text under a heading and after a first line of the heading's words: one hash, other spans
+    vault.write("docs/runbook.md", f"---\ntitle: Runbook\n---\nSummary\n{steps}\n## Summary\n\n{steps}")
+    long = "\n".join(" ".join(f"lantern{i}x{j}" for j in range(45)) for i in range(10))
+    vault.write("docs/long.md", f"# Long\n\nIntro.\n\n{long} ^old\n")  # pieces that carry an id outside their text
     vault.commit("notes")
     searcher = synced_searcher(vault.root)
     try:
         rows = dict(searcher.db.execute("SELECT id, spans FROM blocks"))
         chunks = dict(searcher.db.execute("SELECT id, text FROM chunks"))
         assert set(rows) == set(chunks)  # every chunk with text has its blocks' row
+        for cid, text in chunks.items():  # each row's spans are the blocks of its own chunk's text
+            ends = [0]
+            for start, end, *_ in json.loads(rows[cid]):
+                assert text[ends[-1]:start].strip() == "" and text[start:end] == text[start:end].strip() != ""
+                ends.append(end)
+            assert text[ends[-1]:].strip() == "", cid
         chat_chunks = sorted(c for c in chunks if c.startswith("docs/chats/"))
         spans = [s for c in chat_chunks for s in json.loads(rows[c])]
         assert [chunks[c][s:e] for c in chat_chunks for s, e, *_ in json.loads(rows[c])] == turns
@@ -159,8 +179,9 @@ def test_a_real_sync_stores_block_vectors_and_search_delivers_blocks(vault, mode
             assert h.blocks == [i for s in chosen for i in s[3]]
         whole = searcher.search("Which dog did Mia adopt?", options_for(Config(), top_k=5, blocks=False))
         assert all(h.left_out == 0 and h.text == chunks[h.chunk_id] for h in whole.hits)
-        named = searcher.search("ADR-0001", options_for(Config(), top_k=5)).hits[0]
-        assert named.path == "docs/adrs/ADR-0001.md" and named.left_out == 0  # asked for by name: whole
+        named = searcher.search("ADR-0001 which dog did Mia adopt?", options_for(Config(), top_k=5)).hits
+        assert named[0].path == "docs/adrs/ADR-0001.md" and named[0].left_out == 0  # asked for by name: whole
+        assert any(h.left_out for h in named[1:])  # the others are still narrowed
         from vaultsync.search.render import render
 
         for fmt, said in (("text", "left out)"), ("markdown", "left out_"), ("json", '"left_out": ')):
@@ -170,3 +191,17 @@ def test_a_real_sync_stores_block_vectors_and_search_delivers_blocks(vault, mode
     res = run_cli(["search", "--no-daemon", "--format", "json", "--whole-chunks", "Which dog did Mia adopt?"],
                   vault.root)
     assert res.code == 0 and all(h["left_out"] == 0 for h in json.loads(res.out)["hits"])
+    vault.write("docs/long.md", f"# Long\n\nIntro.\n\n{long} ^new\n")  # the pieces' text and spans stay
+    vault.commit("rename the block id")
+    vault.synced()
+    db = sqlite3.connect(vault.root / ".git/vaultsync/index.sqlite")
+    for spans, ids in db.execute("SELECT b.spans, c.blocks FROM blocks b JOIN chunks c USING (id) WHERE c.path = ?",
+                                 ("docs/long.md",)):
+        assert list(dict.fromkeys(i for *_, block_ids in json.loads(spans) for i in block_ids)) == json.loads(ids)
+    incremental = sorted(db.execute("SELECT id, path, hash, spans, vectors FROM blocks"))
+    db.close()
+    res = run_cli(["index", "--rebuild"], vault.root)  # chunk vectors from the cache, blocks encoded again
+    assert res.code == 0, res.err
+    db = sqlite3.connect(vault.root / ".git/vaultsync/index.sqlite")
+    assert sorted(db.execute("SELECT id, path, hash, spans, vectors FROM blocks")) == incremental
+    db.close()

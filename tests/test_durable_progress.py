@@ -29,12 +29,15 @@ CONFIG = "vault: docs\nindex:\n  embedders: [multilingual-e5-small]\n"
 
 
 class Counting:
-    """The real embedder, counting what it embeds; ``on_batch(n)`` runs after the n-th batch."""
+    """The real embedder, counting what it embeds; ``on_batch(n)`` runs after the n-th batch. It offers no
+    block vectors (ADR-0116), so every chunk goes through ``embed_passages`` and is counted."""
 
     def __init__(self, inner, on_batch=None) -> None:  # type: ignore[no-untyped-def]
         self.inner, self.on_batch, self.texts, self.batches = inner, on_batch, [], 0
 
     def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        if name == "embed_with_blocks":
+            raise AttributeError(name)
         return getattr(self.inner, name)
 
     def embed_passages(self, texts):  # type: ignore[no-untyped-def]
@@ -77,9 +80,10 @@ def _status(root: Path) -> dict:  # type: ignore[type-arg]
 
 
 def _clean_rebuild(vault: Vault, embedder) -> dict[str, object]:  # type: ignore[no-untyped-def]
-    """The index ``index --rebuild`` builds with an empty embedding cache."""
+    """The index ``index --rebuild`` builds with an empty embedding cache (through :class:`Counting`, as the
+    syncs it is compared with)."""
     shutil.rmtree(vault.root / ".git/vaultsync/embeddings")
-    _sync(vault.root, embedder, rebuild=True)
+    _sync(vault.root, Counting(embedder), rebuild=True)
     return index_state(vault.root)
 
 
@@ -160,6 +164,8 @@ CHILD = textwrap.dedent("""
         def __init__(self, inner):
             self.inner = inner
         def __getattr__(self, name):
+            if name == "embed_with_blocks":  # every batch through embed_passages
+                raise AttributeError(name)
             return getattr(self.inner, name)
         def embed_passages(self, texts):
             calls.append(len(texts))

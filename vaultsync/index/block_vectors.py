@@ -7,7 +7,7 @@ block vectors at no further encoder cost; a chunk whose vector came from a cache
 Search scores them to deliver a hit's best blocks rather than all of it
 (:mod:`vaultsync.search.deliver`).
 
-Rows (table ``blocks``, written in the sync's one transaction): ``id`` (the chunk's), ``path``,
+Rows (table ``blocks``, written in the sync's one transaction by :meth:`SqliteStore.apply`): ``id`` (the chunk's), ``path``,
 ``hash`` (the chunk's content hash), ``spans`` (JSON ``[[start, end, tokens, [block ids]], ...]``:
 character offsets in the chunk's text and the embedder tokenizer's count) and ``vectors``: per block
 one float32 scale then ``dim`` int8 codes (value ≈ code × scale; ``dim + 4`` bytes per block).
@@ -25,6 +25,7 @@ import numpy as np
 from vaultsync.index.chunking import Chunk
 
 Row = tuple[str, bytes]  # (spans JSON, vectors blob)
+Key = tuple[str, tuple[tuple[int, int, tuple[str, ...]], ...]]  # (content hash, spans with block ids)
 
 
 class BlockEmbedder(Protocol):
@@ -34,6 +35,13 @@ class BlockEmbedder(Protocol):
                           ) -> tuple[np.ndarray, list[np.ndarray]]: ...
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]: ...
+
+
+def key(chunk: Chunk) -> Key:
+    """What a block row belongs to: chunks alike in what the embedder reads (their hash) may differ in
+    text (a heading ``## X`` against a first line ``X``), in spans, or in a block id outside their text
+    (a piece cut from a long paragraph carries its ``^id``)."""
+    return chunk.hash, chunk.spans
 
 
 def embed_spans(chunk: Chunk) -> list[tuple[int, int]]:
@@ -64,39 +72,31 @@ def decode(blob: bytes, dim: int) -> np.ndarray:
 
 
 def rows_for(chunks: Sequence[Chunk], db: sqlite3.Connection, embedder: BlockEmbedder,
-             fresh: dict[str, np.ndarray]) -> dict[str, Row]:
-    """The block row of every chunk with blocks, by content hash: computed in this sync (``fresh``:
-    hash → block vectors from the pass that embedded the chunk), else kept in the index (same hash and
-    spans), else encoded now."""
-    todo = {c.hash: c for c in chunks if embed_spans(c)}
-    spans = {h: json.dumps([[s, e, 0, list(ids)] for s, e, ids in c.spans], ensure_ascii=False)
-             for h, c in todo.items()}
-    kept: dict[str, Row] = {}
-    hashes = [h for h in todo if h not in fresh]
+             fresh: dict[str, tuple[list[tuple[int, int]], np.ndarray]]) -> dict[Key, Row]:
+    """The block row of every chunk with blocks, by :func:`key`: kept in the index (same hash, spans and
+    block ids), else from the pass that embedded the chunk in this sync (``fresh``: hash → (the spans
+    it pooled, in ``embed_text``; the vectors)), else encoded now."""
+    todo = {key(c): c for c in chunks if embed_spans(c)}
+    rows: dict[Key, Row] = {}
+    hashes = sorted({h for h, _ in todo})
     for start in range(0, len(hashes), 500):
         part = hashes[start:start + 500]
         for h, stored, blob in db.execute(
                 f"SELECT hash, spans, vectors FROM blocks WHERE hash IN ({','.join('?' * len(part))})", part):
-            if [s[:2] for s in json.loads(stored)] == [s[:2] for s in json.loads(spans[h])]:
-                kept[h] = (stored, blob)
-    missing = [h for h in todo if h not in fresh and h not in kept]
-    if missing:
-        _, more = embedder.embed_with_blocks([todo[h].embed_text for h in missing],
-                                             [embed_spans(todo[h]) for h in missing])
-        fresh = {**fresh, **dict(zip(missing, more, strict=True))}
-    made = [h for h in todo if h not in kept]
-    texts = [todo[h].text[s:e] for h in made for s, e, _ in todo[h].spans]
-    counts = iter(embedder.count_tokens(texts))
-    for h in made:
-        meta = [[s, e, next(counts), list(ids)] for s, e, ids in todo[h].spans]
-        kept[h] = (json.dumps(meta, ensure_ascii=False), encode(fresh[h]))
-    return kept
-
-
-def insert(db: sqlite3.Connection, path: str, chunks: Sequence[Chunk], rows: dict[str, Row]) -> None:
-    """Store the block rows of ``path``'s chunks (inside the caller's transaction)."""
-    db.executemany("INSERT INTO blocks VALUES (?,?,?,?,?)",
-                   [(c.id, path, c.hash, *rows[c.hash]) for c in chunks if c.hash in rows])
+            found = (h, tuple((s, e, tuple(ids)) for s, e, _, ids in json.loads(stored)))
+            if found in todo:
+                rows.setdefault(found, (stored, blob))
+    made = [k for k in todo if k not in rows]
+    vectors = {k: fresh[k[0]][1] for k in made if k[0] in fresh and fresh[k[0]][0] == embed_spans(todo[k])}
+    if missing := [k for k in made if k not in vectors]:
+        _, more = embedder.embed_with_blocks([todo[k].embed_text for k in missing],
+                                             [embed_spans(todo[k]) for k in missing])
+        vectors.update(zip(missing, more, strict=True))
+    counts = iter(embedder.count_tokens([todo[k].text[s:e] for k in made for s, e, _ in todo[k].spans]))
+    for k in made:
+        meta = [[s, e, next(counts), list(ids)] for s, e, ids in todo[k].spans]
+        rows[k] = (json.dumps(meta, ensure_ascii=False), encode(vectors[k]))
+    return rows
 
 
 def read(db: sqlite3.Connection, ids: Sequence[str], dim: int) -> dict[str, tuple[list[Any], np.ndarray]]:

@@ -75,7 +75,8 @@ class _Block:
 
 
 def _blocks(body: str, masked: str) -> list[tuple[tuple[str, ...], list[_Block]]]:
-    """Split the body into (heading path, blocks) sections; fences stay whole."""
+    """Split the body into (heading path, blocks) sections; fences, and HTML comments, ``%%`` comments and
+    ``$$`` math across blank lines, stay whole."""
     lines = body.split("\n")
     masked_lines = masked.split("\n")
     sections: list[tuple[tuple[str, ...], list[_Block]]] = [((), [])]
@@ -110,13 +111,24 @@ def _blocks(body: str, masked: str) -> list[tuple[tuple[str, ...], list[_Block]]
                 current = None
             continue
         if not line.strip():
-            current = None
+            if current is not None and _open(current):
+                current.lines.append(line)  # a blank line inside a comment or math: the block goes on
+            else:
+                current = None
             continue
         if current is None:
             current = _Block([], i)
             sections[-1][1].append(current)
         current.lines.append(line)
     return [(path, blocks) for path, blocks in sections if blocks or path]
+
+
+def _open(block: _Block) -> bool:
+    """Whether ``block`` ends inside an HTML comment, an Obsidian ``%%`` comment or ``$$`` math, which
+    CommonMark and Obsidian read on past blank lines to their close (search may deliver one block alone:
+    half a comment would leave the rest of the answer inside it)."""
+    text = block.text
+    return text.count("<!--") > text.count("-->") or text.count("$$") % 2 == 1 or text.count("%%") % 2 == 1
 
 
 def chunk_note(path: str, title: str, body: str, body_line: int = 1,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from vaultsync.index.block_vectors import Row, embed_spans, rows_for
+from vaultsync.index.block_vectors import Key, Row, embed_spans, rows_for
 from vaultsync.index.layout import IndexLayout
 from vaultsync.index.progress import SyncProgress
 from vaultsync.index.sqlite_store import NoteRecord, SqliteStore
@@ -104,15 +104,15 @@ def manifest_dim(name: str) -> int | None:
 def vectors_for(items: list, store: SqliteStore, layout: IndexLayout, config: Config, name: str,  # type: ignore[type-arg]
                 embedder_factory: EmbedderFactory, model_id: str, tracker: SyncProgress,
                 leg: tuple[int, int] = (1, 1), flush_every: int | None = None, team: SecondLevelCache | None = None,
-                blocks: dict[str, np.ndarray] | None = None,
+                blocks: dict[str, tuple[list[tuple[int, int]], np.ndarray]] | None = None,
                 ) -> tuple[dict[str, np.ndarray], PassageEmbedder | None, int, int, list[str]]:
     """Vectors by content hash for ``items`` from embedder ``name``: from this index, then the shared
     cache, then the team's published cache (``team``, ADR-0075), then the embedder — batch by batch, each
     batch stored in the cache as soon as it is computed (from ``CACHE_LOOKUP_MIN`` missing on), so a
     killed sync resumes where it stopped (ADR-0070). ``leg``: (this embedder's place, how many), for the
     progress record; ``flush_every``: chunks per batch (default :data:`FLUSH_EVERY`); ``blocks``, when
-    given: filled with the block vectors (hash → float32 ``[n_blocks, dim]``) of the chunks embedded here,
-    from the same pass where the embedder can (:mod:`vaultsync.index.block_vectors`). Returns (vectors,
+    given: filled with the block vectors of the chunks embedded here (hash → (their spans in ``embed_text``,
+    float32 ``[n_blocks, dim]``)), from the same pass where the embedder can (:mod:`vaultsync.index.block_vectors`). Returns (vectors,
     the embedder if loaded, embedded, reused, the hashes embedded but not yet in the cache)."""
     flush_every = flush_every or FLUSH_EVERY
     hashes = sorted({c.hash for c in items})
@@ -148,7 +148,7 @@ def vectors_for(items: list, store: SqliteStore, layout: IndexLayout, config: Co
             texts = [text_of[h] for h in part]
             if blocks is not None and hasattr(embedder, "embed_with_blocks"):  # late chunking, same pass (ADR-0116)
                 new, per_block = embedder.embed_with_blocks(texts, [spans_of[h] for h in part])
-                blocks.update((h, b) for h, b in zip(part, per_block, strict=True) if len(b))
+                blocks.update((h, (spans_of[h], b)) for h, b in zip(part, per_block, strict=True) if len(b))
             else:
                 new = embedder.embed_passages(texts)  # type: ignore[union-attr]
             new = np.asarray(new, dtype=np.float32)
@@ -228,7 +228,7 @@ def count_tokens(records: list[NoteRecord], embedder: PassageEmbedder) -> None:
 
 
 def primary_extras(records: list[NoteRecord], store: SqliteStore, embedder: object,
-                   fresh: dict[str, np.ndarray]) -> tuple[bool, dict[str, Row]]:
+                   fresh: dict[str, tuple[list[tuple[int, int]], np.ndarray]]) -> tuple[bool, dict[Key, Row]]:
     """What the primary embedder adds to the records' chunks: their token counts by its tokenizer, and
     their block rows (:func:`vaultsync.index.block_vectors.rows_for`; ``fresh``: the block vectors of
     the chunks it embedded in this sync). Returns (whether it counted the tokens, the block rows)."""

@@ -1,7 +1,7 @@
 """What shapes a stored index besides the notes: the SQLite schema, the text (folded, with the note's
 tags) its FTS5 columns hold, and the default chunk size.
 
-Kept apart, with no import but ``re``, ``typing`` and ``unicodedata``, so that the hook's "is the index
+Kept apart, with no import but ``re`` and ``unicodedata``, so that the hook's "is the index
 current?" test (:mod:`vaultsync.index.fastpath`) can compare them without loading the index code.
 """
 
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any
 
 DEFAULT_TARGET_TOKENS = 100  # chunk size in tokens, chosen on the evaluation sets (docs/eval.md, chunk-size rows)
 
@@ -101,7 +100,7 @@ CREATE INDEX IF NOT EXISTS refs_source ON refs(source);
 
 # sha256(SCHEMA_VERSION + DDL)[:16], written out so that the hook path need not import hashlib;
 # tests/test_fastpath.py fails when the DDL changes and this does not
-SCHEMA_FINGERPRINT = "cf37a3c7d0741c80"
+SCHEMA_FINGERPRINT = "b5c4db52826e8fda"
 
 
 def fold(text: str) -> str:
@@ -148,7 +147,7 @@ _PLAIN_LETTERS = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ı": "i", "æ"
 MAX_TAGS, MAX_TAG_CHARS = 64, 64  # the tags searched with a note's title, and each one's length
 
 
-def tag_terms(frontmatter: dict[str, Any]) -> list[str]:
+def tag_terms(frontmatter: dict[str, object]) -> list[str]:
     """A note's frontmatter ``tags``, searched with its title: a list of terms or one string of them
     (``"ops, deploys"``, ``#deploys``), ``#`` dropped; other values give none. A tag names what the
     note is about even where its text never says the word."""

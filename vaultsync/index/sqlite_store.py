@@ -44,13 +44,14 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vaultsync.index.block_vectors import Row
-from vaultsync.index.block_vectors import insert as insert_blocks
 from vaultsync.index.chunking import Chunk
 from vaultsync.index.format import DDL, SCHEMA_FINGERPRINT, SCHEMA_VERSION, fold, short_words, tag_terms
 from vaultsync.sqlite_uri import readonly_uri
+
+if TYPE_CHECKING:  # block_vectors loads numpy, which `vaultsync status` never does
+    from vaultsync.index.block_vectors import Key, Row
 
 
 def sqlite_healthy(path: Path) -> bool:
@@ -241,7 +242,7 @@ class SqliteStore:
     def apply(self, removed: Sequence[str], records: Sequence[NoteRecord], meta: dict[str, str],
               relinks: Iterable[tuple[str | None, int]] = (),
               vectors: dict[str, dict[str, Any]] | None = None,
-              rerefs: Iterable[tuple[str | None, int]] = (), blocks: dict[str, Row] | None = None) -> None:
+              rerefs: Iterable[tuple[str | None, int]] = (), blocks: dict[Key, Row] | None = None) -> None:
         """Apply one sync in one transaction.
 
         Args:
@@ -256,7 +257,7 @@ class SqliteStore:
                 little-endian bytes), for the records' chunks and names. Arrays are turned into
                 bytes one record at a time, so the sync never holds a bytes copy of them all.
             rerefs: ``(resolved path, refs.rowid)`` updates, as ``relinks`` for ``refs``.
-            blocks: content hash → block row (:mod:`vaultsync.index.block_vectors`), for the records' chunks.
+            blocks: the records' chunks' block rows (:func:`vaultsync.index.block_vectors.rows_for`).
         """
         vectors = vectors or {}
         if removed or records or "generation" not in self.meta():
@@ -276,7 +277,9 @@ class SqliteStore:
                     self.db.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", batch)
             for rec in records:
                 self._insert(rec, vectors)
-                insert_blocks(self.db, rec.path, rec.chunks, blocks or {})
+                self.db.executemany("INSERT INTO blocks VALUES (?,?,?,?,?)", [  # keyed as block_vectors.key
+                    (c.id, rec.path, c.hash, *blocks[(c.hash, c.spans)]) for c in rec.chunks
+                    if blocks and (c.hash, c.spans) in blocks])
             self.db.executemany("UPDATE links SET resolved = ? WHERE rowid = ?", list(relinks))
             self.db.executemany("UPDATE refs SET resolved = ? WHERE rowid = ?", list(rerefs))
             self._write_meta(meta)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Collection
 from dataclasses import replace
 
 import numpy as np
@@ -36,12 +37,14 @@ ELISION = "\n\n…\n\n"
 _WORD = re.compile(r"\w{4,}")
 
 
-def deliver(db: sqlite3.Connection, hits: list[Hit], query_vector: np.ndarray | None, query: str) -> list[Hit]:
+def deliver(db: sqlite3.Connection, hits: list[Hit], query_vector: np.ndarray | None, query: str,
+            whole: Collection[str] = ()) -> list[Hit]:
     """The hits narrowed to their best blocks for ``query`` (``query_vector``: the primary embedder's,
-    float32 ``[dim]``; None, or no block rows: the hits unchanged). Keeps every hit, in its place."""
+    float32 ``[dim]``; None, or no block rows: the hits unchanged). Keeps every hit, in its place; the
+    hits of the notes in ``whole`` (paths: the notes a query names) stay whole and take no place."""
     if query_vector is None or not hits:
         return hits
-    rows = read(db, [h.chunk_id for h in hits], len(query_vector))
+    rows = read(db, [h.chunk_id for h in hits if h.path not in whole], len(query_vector))
     words = set(_WORD.findall(fold(query)))
     scored: list[tuple[float, int, int]] = []  # (score, hit, block)
     for rank, h in enumerate(hits):

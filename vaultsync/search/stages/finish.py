@@ -53,8 +53,8 @@ def finish(ctx: Context, cands: Candidates) -> Candidates:
         if len(chosen) >= opts.top_k * 3:
             break
     kept, rejected = answer(chosen, opts.min_relevance, opts.relative_cut, opts.budget, opts.top_k)
-    if opts.blocks and not first:  # a note asked for by name comes whole
-        kept = deliver(ctx.index.db, kept, cands.query_vectors.get("dense"), ctx.query.text)
+    if opts.blocks:  # a note asked for by name comes whole
+        kept = deliver(ctx.index.db, kept, cands.query_vectors.get("dense"), ctx.query.text, set(first or ()))
     return replace(cands, hits=kept, best_rejected=rejected)
 
 
