@@ -48,11 +48,11 @@ def test_spans_are_the_blocks_of_each_chunk(blocks, lead, gap, heading, target):
 
 def test_a_comment_or_math_across_blank_lines_stays_one_block():
     body = ("Tag it.\n\n<!-- TODO: the rollout\n\nstill needs a canary -->\n\nPublish.\n\n$$\nx = 1\n\ny\n$$\n\n"
-            "%% hidden\n\nmore %%\n\nNotify.\n\n<!-- never closed\n\nto the end\n")
+            "%% hidden\n\nmore %%\n\nWrap math in `$$`, comments in ``%%``.\n\nNotify.\n\n<!-- never closed\n\nto the end\n")
     (chunk,) = chunk_note("n.md", "T", body, target_tokens=500)
     assert [chunk.text[s:e] for s, e, _ in chunk.spans] == [
         "Tag it.", "<!-- TODO: the rollout\n\nstill needs a canary -->", "Publish.", "$$\nx = 1\n\ny\n$$",
-        "%% hidden\n\nmore %%", "Notify.", "<!-- never closed\n\nto the end"]
+        "%% hidden\n\nmore %%", "Wrap math in `$$`, comments in ``%%``.", "Notify.", "<!-- never closed\n\nto the end"]
 
 
 @settings(max_examples=60, deadline=None)

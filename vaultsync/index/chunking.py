@@ -123,11 +123,14 @@ def _blocks(body: str, masked: str) -> list[tuple[tuple[str, ...], list[_Block]]
     return [(path, blocks) for path, blocks in sections if blocks or path]
 
 
+_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)", re.S)
+
+
 def _open(block: _Block) -> bool:
     """Whether ``block`` ends inside an HTML comment, an Obsidian ``%%`` comment or ``$$`` math, which
     CommonMark and Obsidian read on past blank lines to their close (search may deliver one block alone:
     half a comment would leave the rest of the answer inside it)."""
-    text = block.text
+    text = _CODE_SPAN.sub("", block.text)  # `$$` or `%%` in a code span opens nothing
     return text.count("<!--") > text.count("-->") or text.count("$$") % 2 == 1 or text.count("%%") % 2 == 1
 
 

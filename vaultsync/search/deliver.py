@@ -13,7 +13,7 @@ counts the others, and ``…`` stands between blocks that were not adjacent). A 
 keeps its place with no text: the note matched, and its identity, relevance and links cost the
 agent a line, not a chunk (dropping it would lose LoCoMo's note recall@5 of the delivered hits, 0.88
 → 0.84). The weights were read on every 4th LoCoMo question and checked on the other three quarters
-(docs/eval.md, "Delivering blocks instead of chunks"): the same turn recall@5 in ~55 % of the tokens.
+(docs/eval.md, "Blocks delivered, not whole chunks"): the same turn recall@5 in ~55 % of the tokens.
 
 Hits without block rows (an index without the primary embedder) are delivered whole and take no place.
 """
@@ -73,13 +73,10 @@ def _narrowed(hit: Hit, spans: list[list], chosen: list[int]) -> Hit:  # type: i
         return hit
     parts: list[str] = []
     for i, b in enumerate(chosen):
-        start, end = spans[b][0], spans[b][1]
-        if i and b != chosen[i - 1] + 1:
-            parts.append(ELISION)
-        elif i:
-            parts.append("\n\n")
-        parts.append(hit.text[start:end])
-    gaps = sum(1 for i in range(1, len(chosen)) if chosen[i] != chosen[i - 1] + 1)
+        if i:
+            parts.append("\n\n" if b == chosen[i - 1] + 1 else ELISION)
+        parts.append(hit.text[spans[b][0]:spans[b][1]])
+    gaps = parts.count(ELISION)
     ids = list(dict.fromkeys(block_id for b in chosen for block_id in spans[b][3]))
     return replace(hit, text="".join(parts), tokens=sum(int(spans[b][2]) for b in chosen) + gaps, blocks=ids,
                    left_out=len(spans) - len(chosen))
