@@ -132,6 +132,24 @@ def test_the_query_words_a_block_holds_bring_it_within_the_margin():
     assert "Caroline adopted a GREYHOUND" in got.text and got.left_out == 1
 
 
+def test_every_format_says_what_a_hit_left_out_and_an_empty_hit_prints_no_text():
+    from vaultsync.search.render import render
+    from vaultsync.search.results import SearchResult
+
+    narrowed = Hit("a.md#0", "a.md", "A", "", "first" + ELISION + "third", 0.9, 3, 9, ["x"], [], tokens=5, left_out=2)
+    empty = Hit("b.md#1", "b.md", "B", "H", "", 0.5, 4, 4, [], ["c.md"], tokens=0, left_out=1)
+    result = SearchResult("q", [narrowed, empty], [], None, None, "estimate", None, {})
+    text = render(result, "text").splitlines()
+    assert text[0].endswith("(lines 3-9; 2 more blocks left out)") and text[3] == "   first […] third"
+    assert text[4].endswith("(lines 4-4; its only block left out)") and len(text) == 7  # no blank text line
+    markdown = render(result, "markdown")
+    assert "_2 more blocks of this chunk (lines 3-9) left out_" in markdown and "\n\n\n" not in markdown
+    assert "_its only block of this chunk (lines 4-4) left out_" in markdown and "<!-- 2 hits, 5 tokens" in markdown
+    hits = json.loads(render(result, "json"))["hits"]
+    assert [(h["text"], h["left_out"], h["blocks"]) for h in hits] == [("first" + ELISION + "third", 2, ["x"]),
+                                                                       ("", 1, [])]
+
+
 def test_a_real_sync_stores_block_vectors_and_search_delivers_blocks(vault, model_env):
     turns = ["**Mia**: I finally adopted a greyhound from the shelter last week. ^d1-1",
              "**Jon**: 週末はずっと家でパンを焼いていました。 ^d1-2",

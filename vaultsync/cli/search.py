@@ -27,8 +27,11 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("--min-confidence", type=_fraction, help="hide notes below this confidence (default 0.5)")
     p.add_argument("--min-relevance", type=_fraction,
                    help="answer only when the best hit reaches this calibrated relevance (default 0.006; 0 always answers)")
-    p.add_argument("--whole-chunks", action="store_true",
-                   help="deliver each hit's whole chunk, not only its best blocks (paragraphs, turns)")
+    blocks = p.add_mutually_exclusive_group()
+    blocks.add_argument("--whole-chunks", action="store_true",
+                        help="deliver each hit's whole chunk, not only its best blocks (paragraphs, lists, turns)")
+    blocks.add_argument("--blocks", action="store_true", help="deliver the best blocks even where the config's "
+                                                              "`search.blocks: false` says whole chunks")
     p.add_argument("--no-rerank", action="store_true", help="skip the rerank stage")
     p.add_argument("--rerank", help="rerank stage: none, maxsim, cross-encoder (default from config)")
     p.add_argument("--explain", action="store_true", help="show every stage's rank and score for each hit")
@@ -80,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         "top_k": args.top_k, "budget": args.budget, "types": args.types, "tags": args.tags, "scope": args.scope,
         "include_expired": args.include_expired or None, "include_superseded": args.include_superseded or None,
         "min_confidence": args.min_confidence, "min_relevance": args.min_relevance, "rerank": False if args.no_rerank else None,
-        "blocks": False if args.whole_chunks else None,
+        "blocks": False if args.whole_chunks else True if args.blocks else None,
     }
     options = {k: v for k, v in options.items() if v is not None}
     try:

@@ -29,11 +29,10 @@ import numpy as np
 
 from vaultsync.index.block_vectors import read
 from vaultsync.index.format import fold
-from vaultsync.search.results import Hit
+from vaultsync.search.results import ELISION, Hit
 
 W_RANK, W_WORDS = 0.03, 0.1
 MAX_BLOCKS, ALWAYS, MARGIN = 5, 3, 0.12
-ELISION = "\n\n…\n\n"
 _WORD = re.compile(r"\w{4,}")
 
 

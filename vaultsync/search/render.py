@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from vaultsync.diagnostics import terminal_safe
-from vaultsync.search.results import Hit, SearchResult
+from vaultsync.search.results import ELISION, Hit, SearchResult
 
 
 def _identity(h: Hit) -> str:
@@ -80,7 +80,8 @@ def _markdown(result: SearchResult, explain: bool) -> str:
     for i, h in enumerate(result.hits, 1):
         lines.append(f"### {i}. `{h.chunk_id}` — {_place(h)}\n")
         lines.append(f"_{_identity(h)}_\n")
-        lines.append(h.text.strip() + "\n")
+        if h.text.strip():
+            lines.append(h.text.strip() + "\n")
         if h.left_out:
             lines.append(f"_{_left_out(h)} of this chunk (lines {h.start_line}-{h.end_line}) left out_\n")
         if h.links:
@@ -92,7 +93,7 @@ def _markdown(result: SearchResult, explain: bool) -> str:
     hidden = hidden_lines(result)
     if hidden:
         lines.append("> " + "\n> ".join(hidden) + "\n")
-    lines.append(f"<!-- {len(result.hits)} chunks, {sum(h.tokens for h in result.hits)} tokens "
+    lines.append(f"<!-- {len(result.hits)} hits, {sum(h.tokens for h in result.hits)} tokens "
                  f"({result.token_counter}); rerank: {result.rerank or 'off'} -->")
     return "\n".join(lines)
 
@@ -106,8 +107,9 @@ def _text(result: SearchResult, explain: bool) -> str:
         lines.append(f"{i}. {h.chunk_id}  (lines {h.start_line}-{h.end_line}{part})")
         lines.append(f"   {_place(h)}")
         lines.append(f"   {_identity(h)}")
-        snippet = " ".join(h.text.split())
-        lines.append(f"   {snippet[:300]}{'…' if len(snippet) > 300 else ''}")
+        snippet = " ".join(h.text.replace(ELISION, " […] ").split())  # […]: blocks left out; … at the end: cut
+        if snippet:
+            lines.append(f"   {snippet[:300]}{'…' if len(snippet) > 300 else ''}")
         if explain:
             lines.append(f"   why: {_trace(h.trace)}")
     if not result.hits:
@@ -117,8 +119,10 @@ def _text(result: SearchResult, explain: bool) -> str:
 
 
 def _left_out(h: Hit) -> str:
-    blocks = f"{h.left_out} block{'s' if h.left_out != 1 else ''}"
-    return f"{blocks} more" if h.text else f"all {blocks}"
+    """``2 more blocks`` of a narrowed hit; ``its only block`` / ``all 3 blocks`` of one with no text."""
+    if h.text:
+        return f"{h.left_out} more block{'s' if h.left_out != 1 else ''}"
+    return "its only block" if h.left_out == 1 else f"all {h.left_out} blocks"
 
 
 def _place(h: Hit) -> str:

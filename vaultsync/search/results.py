@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+ELISION = "\n\n…\n\n"  # between blocks of a hit's text that were not adjacent (blocks left out between them)
+
 
 @dataclass
 class Hit:
