@@ -76,6 +76,21 @@ def _db(rows: dict[str, tuple[list, np.ndarray]]) -> sqlite3.Connection:  # type
     return db
 
 
+@pytest.mark.parametrize("spans", [
+    "not json", '{"a": 1}', "[]", "[[0, 1, 1, []], [2, 3, 1, []], [4, 5, 1, []]]", "[[5, 2, 1, []]]", "[[-1, 2, 1, []]]",
+    '[[0, 2, 1, "x"]]', "[[0, 2, 1, [3]]]", "[[0, 2.5, 1, []]]", "[[0, 2, true, []]]", "[[0, 2, 1]]", "[null]",
+])
+def test_a_block_row_of_another_shape_is_skipped_and_its_hit_comes_whole(spans):
+    """A pulled team index is written by whoever can publish it: rows are checked, never trusted."""
+    hit, good = _hit("a.md#0", ["one", "two"])
+    db = _db({"a.md#0": (good, np.stack([_unit(0), _unit(1)]))})
+    db.execute("UPDATE blocks SET spans = ?", (spans,))
+    assert block_vectors.read(db, ["a.md#0"], 8) == {}
+    assert deliver(db, [hit], _unit(0), "one") == [hit]
+    db.execute("UPDATE blocks SET spans = ?, vectors = ?", (json.dumps(good), b"\0" * 7))  # not rows of 12 bytes
+    assert deliver(db, [hit], _unit(0), "one") == [hit]
+
+
 def _hit(cid: str, paragraphs: list[str]) -> tuple[Hit, list]:  # type: ignore[type-arg]
     text = "\n\n".join(paragraphs)
     spans, at = [], 0

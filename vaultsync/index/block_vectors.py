@@ -22,10 +22,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from vaultsync.index.chunking import Chunk
+from vaultsync.index.chunking import Chunk, block_key
 
 Row = tuple[str, bytes]  # (spans JSON, vectors blob)
-Key = tuple[str, tuple[tuple[int, int, tuple[str, ...]], ...]]  # (content hash, spans with block ids)
+Key = tuple[str, tuple[tuple[int, int, tuple[str, ...]], ...]]  # (content hash, spans with block ids): block_key
 
 
 class BlockEmbedder(Protocol):
@@ -35,13 +35,6 @@ class BlockEmbedder(Protocol):
                           ) -> tuple[np.ndarray, list[np.ndarray]]: ...
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]: ...
-
-
-def key(chunk: Chunk) -> Key:
-    """What a block row belongs to: chunks alike in what the embedder reads (their hash) may differ in
-    text (a heading ``## X`` against a first line ``X``), in spans, or in a block id outside their text
-    (a piece cut from a long paragraph carries its ``^id``)."""
-    return chunk.hash, chunk.spans
 
 
 def embed_spans(chunk: Chunk) -> list[tuple[int, int]]:
@@ -76,7 +69,7 @@ def rows_for(chunks: Sequence[Chunk], db: sqlite3.Connection, embedder: BlockEmb
     """The block row of every chunk with blocks, by :func:`key`: kept in the index (same hash, spans and
     block ids), else from the pass that embedded the chunk in this sync (``fresh``: hash → (the spans
     it pooled, in ``embed_text``; the vectors)), else encoded now."""
-    todo = {key(c): c for c in chunks if embed_spans(c)}
+    todo = {block_key(c): c for c in chunks if embed_spans(c)}
     rows: dict[Key, Row] = {}
     hashes = sorted({h for h, _ in todo})
     for start in range(0, len(hashes), 500):
@@ -112,7 +105,18 @@ def read(db: sqlite3.Connection, ids: Sequence[str], dim: int) -> dict[str, tupl
         return out
     for cid, spans, blob in found:
         try:
-            out[cid] = (json.loads(spans), decode(blob, dim))
-        except ValueError:
+            parsed, vectors = json.loads(spans), decode(blob, dim)
+        except (ValueError, TypeError):
             continue
+        if _well_formed(parsed, len(vectors)):
+            out[cid] = (parsed, vectors)
     return out
+
+
+def _well_formed(spans: Any, rows: int) -> bool:
+    """Spans as :func:`rows_for` writes them, one per vector row: ``[start, end, tokens, [ids]]`` with
+    ``0 <= start <= end`` and whole numbers. An index pulled from a team's storage is written by whoever
+    can publish there: a row of another shape is skipped (its hit comes whole), never a traceback."""
+    return isinstance(spans, list) and len(spans) == rows and all(
+        isinstance(s, list) and len(s) == 4 and all(type(v) is int for v in s[:3]) and 0 <= s[0] <= s[1]
+        and s[2] >= 0 and isinstance(s[3], list) and all(isinstance(i, str) for i in s[3]) for s in spans)

@@ -272,6 +272,13 @@ def _spans(group: list[_Block], lead: int, text: str) -> tuple[tuple[int, int, t
     return tuple(out)
 
 
+def block_key(chunk: Chunk) -> tuple[str, tuple[tuple[int, int, tuple[str, ...]], ...]]:
+    """What a chunk's block row belongs to (:mod:`vaultsync.index.block_vectors`): chunks alike in what
+    the embedder reads (their hash) may differ in text (a heading ``## X`` against a first line ``X``),
+    in spans, or in a block id outside their text (a piece cut from a long paragraph carries its ``^id``)."""
+    return chunk.hash, chunk.spans
+
+
 def _ids(block: _Block) -> tuple[str, ...]:
     if block.ids is not None:
         return block.ids

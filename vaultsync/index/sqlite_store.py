@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vaultsync.index.chunking import Chunk
+from vaultsync.index.chunking import Chunk, block_key
 from vaultsync.index.format import DDL, SCHEMA_FINGERPRINT, SCHEMA_VERSION, fold, short_words, tag_terms
 from vaultsync.sqlite_uri import readonly_uri
 
@@ -277,9 +277,9 @@ class SqliteStore:
                     self.db.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", batch)
             for rec in records:
                 self._insert(rec, vectors)
-                self.db.executemany("INSERT INTO blocks VALUES (?,?,?,?,?)", [  # keyed as block_vectors.key
-                    (c.id, rec.path, c.hash, *blocks[(c.hash, c.spans)]) for c in rec.chunks
-                    if blocks and (c.hash, c.spans) in blocks])
+                self.db.executemany("INSERT INTO blocks VALUES (?,?,?,?,?)", [
+                    (c.id, rec.path, c.hash, *blocks[block_key(c)]) for c in rec.chunks
+                    if blocks and block_key(c) in blocks])
             self.db.executemany("UPDATE links SET resolved = ? WHERE rowid = ?", list(relinks))
             self.db.executemany("UPDATE refs SET resolved = ? WHERE rowid = ?", list(rerefs))
             self._write_meta(meta)
