@@ -242,6 +242,7 @@ def test_damaged_table_files_fall_back_to_exact_search_and_the_next_sync_repairs
     ("ann_min_rows: 50", "index.ann_min_rows: 50 is less than the minimum of 256"),
     ("ann_min_rows: lots", "index.ann_min_rows: expected a whole number, got 'lots'"),
     ("chunk_tokens: 5", "index.chunk_tokens: 5 is less than the minimum of 32"),
+    ("token_vectors: often", "index.token_vectors: expected true or false, got 'often'"),
 ])
 @pytest.mark.parametrize("command", [["sync", "--wait", "60"], ["index", "--rebuild"]])
 def test_an_invalid_committed_index_setting_is_one_line_and_exit_1(make_vault, setting, message, command):

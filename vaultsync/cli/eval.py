@@ -64,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
     from vaultsync.index.embedding import DEFAULT_EMBEDDERS
 
     embedders = args.embedders or list(DEFAULT_EMBEDDERS)
-    repo_path = prepare_workspace(dataset, workdir, embedders, args.chunk_tokens)
+    maxsim = any(VARIANTS[n].rerank == "maxsim" for n in names)  # its index keeps token vectors (ADR-0117)
+    repo_path = prepare_workspace(dataset, workdir, embedders, args.chunk_tokens, token_vectors=maxsim)
     repo = open_repo(repo_path)
     config = committed_config(repo)  # type: ignore[arg-type]
     queries = load_queries(dataset, args.limit, args.every)

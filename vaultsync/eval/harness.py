@@ -65,14 +65,17 @@ def _git(cwd: Path, *args: str) -> str:
 
 
 def prepare_workspace(dataset_dir: Path, workdir: Path, embedders: Sequence[str], chunk_tokens: int | None,
-                      sync_fn: Callable[[Path], Any] | None = None, folders: Iterable[str] | None = None) -> Path:
-    """A git repository holding the dataset's vault (or only ``folders`` of it), committed and indexed.
+                      sync_fn: Callable[[Path], Any] | None = None, folders: Iterable[str] | None = None,
+                      token_vectors: bool = False) -> Path:
+    """A git repository holding the dataset's vault (or only ``folders`` of it), committed and indexed;
+    ``token_vectors``: its index keeps them for MaxSim (ADR-0117; a workspace of its own, ``-tokens``).
 
     The workspace is reused between runs (the embedding cache lives in its
     ``.git``), so changing only search options costs no re-embedding.
     """
     picked = sorted(folders) if folders else None
-    repo = workdir / (f"{dataset_dir.name}-{'+'.join(embedders)}" + (f"-{'-'.join(picked)}" if picked else ""))
+    repo = workdir / (f"{dataset_dir.name}-{'+'.join(embedders)}" + (f"-{'-'.join(picked)}" if picked else "")
+                      + ("-tokens" if token_vectors else ""))
     vault_src = dataset_dir / "vault"
     if not (repo / ".git").exists():
         if repo.exists():
@@ -84,7 +87,8 @@ def prepare_workspace(dataset_dir: Path, workdir: Path, embedders: Sequence[str]
             shutil.copytree(vault_src, repo)
         _git(repo, "init", "-q", "-b", "main")
     config = (f"vault: .\nindex:\n  embedders: [{', '.join(embedders)}]\n"
-              + (f"  chunk_tokens: {chunk_tokens}\n" if chunk_tokens else ""))
+              + (f"  chunk_tokens: {chunk_tokens}\n" if chunk_tokens else "")
+              + ("  token_vectors: true\n" if token_vectors else ""))
     config_path = repo / ".vaultsync.yaml"
     if not config_path.exists() or config_path.read_text(encoding="utf-8") != config:
         config_path.write_text(config, encoding="utf-8")

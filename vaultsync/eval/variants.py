@@ -31,6 +31,7 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in [
     Variant("convex+cross-encoder", {"rerank_cutoff": True, **NO_GRAPH}, rerank="cross-encoder"),
     Variant("convex+cross-encoder-no-cutoff", NO_GRAPH, rerank="cross-encoder"),
     Variant("default", {"min_relevance": SearchOptions.min_relevance}, rerank="default"),
+    Variant("default+maxsim", {"min_relevance": SearchOptions.min_relevance}, rerank="maxsim"),
     Variant("default-whole-chunks", {"min_relevance": SearchOptions.min_relevance, "blocks": False}, rerank="default"),
     *[Variant(f"floor-{f:g}", {"min_relevance": f}) for f in (0.2, 0.3, 0.4, 0.5)],
     *[Variant(f"adaptive-{c:g}", {"min_relevance": SearchOptions.min_relevance, "relative_cut": c})

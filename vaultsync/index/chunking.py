@@ -243,13 +243,20 @@ def _split_line(line: str, target_tokens: int) -> list[tuple[str, bool]]:
     return parts or [(line, False)]
 
 
+def embed_text_of(title: str, heading: str, text: str) -> str:
+    """What the embedder reads of a chunk: its note's title, its heading path, then its text (its
+    ``hash`` is this text's sha256). Search gives MaxSim the same text, so it finds the token vectors a
+    sync stored by that hash (:mod:`vaultsync.index.token_vectors`)."""
+    context = "\n".join(part for part in (title, heading) if part)
+    return f"{context}\n{text}".strip() if text else context
+
+
 def _make(path: str, title: str, heading_path: tuple[str, ...], group: list[_Block], body_line: int, n: int) -> Chunk:
     joined = "\n\n".join(b.text for b in group)
     text = joined.strip()
     # A heading that repeats the title (the usual H1) is dropped: the title travels separately.
     heading = " > ".join(h for h in heading_path if h and h.casefold() != title.casefold())
-    context = "\n".join(part for part in (title, heading) if part)
-    embed_text = f"{context}\n{text}".strip() if text else context
+    embed_text = embed_text_of(title, heading, text)
     start = (group[0].start if group else 0) + body_line
     end = (group[-1].start + len(group[-1].lines) - 1 if group else 0) + body_line
     blocks = tuple(dict.fromkeys(block_id for b in group for block_id in _ids(b)))

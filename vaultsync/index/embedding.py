@@ -16,6 +16,8 @@ from vaultsync.index.block_vectors import Key, Row, embed_spans, rows_for
 from vaultsync.index.layout import IndexLayout
 from vaultsync.index.progress import SyncProgress
 from vaultsync.index.sqlite_store import NoteRecord, SqliteStore
+from vaultsync.index.token_vectors import rows_for as token_rows
+from vaultsync.index.token_vectors import wanted
 from vaultsync.settings import user_settings
 from vaultsync.vault.config import Config
 
@@ -228,13 +230,18 @@ def count_tokens(records: list[NoteRecord], embedder: PassageEmbedder) -> None:
 
 
 def primary_extras(records: list[NoteRecord], store: SqliteStore, embedder: object,
-                   fresh: dict[str, tuple[list[tuple[int, int]], np.ndarray]]) -> tuple[bool, dict[Key, Row]]:
-    """What the primary embedder adds to the records' chunks: their token counts by its tokenizer, and
-    their block rows (:func:`vaultsync.index.block_vectors.rows_for`; ``fresh``: the block vectors of
-    the chunks it embedded in this sync). Returns (whether it counted the tokens, the block rows)."""
+                   fresh: dict[str, tuple[list[tuple[int, int]], np.ndarray]],
+                   config: Config) -> tuple[bool, dict[Key, Row], dict[str, bytes]]:
+    """What the primary embedder adds to the records' chunks: their token counts by its tokenizer, their
+    block rows (:func:`vaultsync.index.block_vectors.rows_for`; ``fresh``: the block vectors of the chunks
+    it embedded in this sync) and, where the config's rerank stage reads them, their token vectors
+    (:mod:`vaultsync.index.token_vectors`). Returns (whether it counted the tokens, the block rows, the
+    token rows)."""
     if not records or not hasattr(embedder, "count_tokens"):
-        return False, {}
+        return False, {}, {}
     count_tokens(records, embedder)  # type: ignore[arg-type]
-    if not hasattr(embedder, "embed_with_blocks"):
-        return True, {}
-    return True, rows_for([c for r in records for c in r.chunks], store.db, embedder, fresh)  # type: ignore[arg-type]
+    chunks = [c for r in records for c in r.chunks]
+    blocks = rows_for(chunks, store.db, embedder, fresh) if hasattr(embedder, "embed_with_blocks") else {}  # type: ignore[arg-type]
+    tokens = token_rows(chunks, store.db, embedder) if wanted(config) and hasattr(embedder, "token_vectors") \
+        else {}  # type: ignore[arg-type]
+    return True, blocks, tokens

@@ -12,9 +12,9 @@ import unicodedata
 
 DEFAULT_TARGET_TOKENS = 100  # chunk size in tokens, chosen on the evaluation sets (docs/eval.md, chunk-size rows)
 
-# 18: block vectors (ADR-0116); 17: a moment's expires dated where today is counted (ADR-0111); 16: chunks_words, the short-word index
+# 19: token vectors for MaxSim (ADR-0117); 18: block vectors (ADR-0116); 17: a moment's expires dated where today is counted (ADR-0111); 16: chunks_words, the short-word index
 # (ADR-0106); 15: confidence outside 0..1 (ADR-0103)
-SCHEMA_VERSION = "18"
+SCHEMA_VERSION = "19"
 # how notes are read (YAML values, headings, link resolution, messages): a new one re-indexes every note
 # (embeddings come from the cache), so an index never keeps what older code read
 READER_VERSION = "7"  # 7: comments and math across blank lines one block (ADR-0116); 6: FM011 unreadable, block ids at a block end
@@ -70,6 +70,14 @@ CREATE TABLE IF NOT EXISTS blocks (
     vectors BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS blocks_path ON blocks(path);
+CREATE TABLE IF NOT EXISTS tokens (
+    id TEXT PRIMARY KEY,
+    path TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    vectors BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tokens_path ON tokens(path);
+CREATE INDEX IF NOT EXISTS tokens_hash ON tokens(hash);
 CREATE INDEX IF NOT EXISTS blocks_hash ON blocks(hash);
 CREATE INDEX IF NOT EXISTS vectors_path ON vectors(path);
 CREATE INDEX IF NOT EXISTS vectors_hash ON vectors(model, hash);
@@ -100,7 +108,7 @@ CREATE INDEX IF NOT EXISTS refs_source ON refs(source);
 
 # sha256(SCHEMA_VERSION + DDL)[:16], written out so that the hook path need not import hashlib;
 # tests/test_fastpath.py fails when the DDL changes and this does not
-SCHEMA_FINGERPRINT = "b5c4db52826e8fda"
+SCHEMA_FINGERPRINT = "1823ac8955fce2f8"
 
 
 def fold(text: str) -> str:

@@ -14,6 +14,7 @@ Schema (``SCHEMA_VERSION`` and ``SCHEMA_FINGERPRINT``, a hash of the DDL itself,
   or alias, ``kind = 'name'``), so several embedders can serve as dense legs and a
   known-item query can match a note by its name.
 * ``blocks`` — one row per chunk: its blocks' spans and vectors (:mod:`vaultsync.index.block_vectors`).
+* ``tokens`` — one row per chunk, where MaxSim reranks: its token vectors (:mod:`vaultsync.index.token_vectors`).
 * ``chunks_fts`` — FTS5 ``tokenize='trigram'`` over folded (:func:`fold`) title with the
   note's frontmatter tags, heading and text; ``rowid`` = ``chunks.rowid``.
 * ``notes_fts`` — the same over whole notes (title, body): BM25 at note level,
@@ -242,7 +243,8 @@ class SqliteStore:
     def apply(self, removed: Sequence[str], records: Sequence[NoteRecord], meta: dict[str, str],
               relinks: Iterable[tuple[str | None, int]] = (),
               vectors: dict[str, dict[str, Any]] | None = None,
-              rerefs: Iterable[tuple[str | None, int]] = (), blocks: dict[Key, Row] | None = None) -> None:
+              rerefs: Iterable[tuple[str | None, int]] = (), blocks: dict[Key, Row] | None = None,
+              tokens: dict[str, bytes] | None = None) -> None:
         """Apply one sync in one transaction.
 
         Args:
@@ -258,6 +260,7 @@ class SqliteStore:
                 bytes one record at a time, so the sync never holds a bytes copy of them all.
             rerefs: ``(resolved path, refs.rowid)`` updates, as ``relinks`` for ``refs``.
             blocks: the records' chunks' block rows (:func:`vaultsync.index.block_vectors.rows_for`).
+            tokens: content hash → the chunk's token vectors (:func:`vaultsync.index.token_vectors.rows_for`).
         """
         vectors = vectors or {}
         if removed or records or "generation" not in self.meta():
@@ -272,7 +275,7 @@ class SqliteStore:
                         f"DELETE FROM {fts} WHERE rowid IN (SELECT rowid FROM chunks WHERE path IN ({marks}))", batch)
                 self.db.execute(f"DELETE FROM chunks WHERE path IN ({marks})", batch)
                 self.db.execute(f"DELETE FROM notes_fts WHERE path IN ({marks})", batch)
-                for table, column in (("vectors", "path"), ("blocks", "path"), ("links", "source"),
+                for table, column in (("vectors", "path"), ("blocks", "path"), ("tokens", "path"), ("links", "source"),
                                       ("refs", "source"), ("notes", "path")):
                     self.db.execute(f"DELETE FROM {table} WHERE {column} IN ({marks})", batch)
             for rec in records:
@@ -280,6 +283,8 @@ class SqliteStore:
                 self.db.executemany("INSERT INTO blocks VALUES (?,?,?,?,?)", [
                     (c.id, rec.path, c.hash, *blocks[block_key(c)]) for c in rec.chunks
                     if blocks and block_key(c) in blocks])
+                self.db.executemany("INSERT INTO tokens VALUES (?,?,?,?)", [
+                    (c.id, rec.path, c.hash, tokens[c.hash]) for c in rec.chunks if tokens and c.hash in tokens])
             self.db.executemany("UPDATE links SET resolved = ? WHERE rowid = ?", list(relinks))
             self.db.executemany("UPDATE refs SET resolved = ? WHERE rowid = ?", list(rerefs))
             self._write_meta(meta)

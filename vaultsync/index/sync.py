@@ -295,7 +295,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         vectors: dict[str, dict[str, np.ndarray]] = {}
         unsaved: dict[str, list[str]] = {}  # model id -> hashes embedded but not yet in the cache
         available: dict[str, dict[str, object]] = {}  # name -> {id, dim}, primary first
-        counted, fresh, blocks = False, {}, {}  # token counts and block vectors: the primary embedder's
+        counted, fresh, blocks, tokens = False, {}, {}, {}  # token counts, block and token vectors: the primary's
         for i, name in enumerate(models):
             try:
                 found, embedder, embedded, reused, new = vectors_for(
@@ -313,7 +313,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
                 report.chunks_embedded, report.chunks_reused = embedded, reused
                 if records and embedder is None:
                     embedder = embedder_factory(config, name)  # token counts must not depend on cache hits
-                counted, blocks = primary_extras(records, store, embedder, fresh)
+                counted, blocks, tokens = primary_extras(records, store, embedder, fresh, config)
             del found, embedder  # the vectors live on in ``vectors``; the weights go before the next embedder loads
             gc.collect()  # a caught exception's traceback can hold this leg's frames, and so its model, in a cycle
         known = available
@@ -331,7 +331,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
             "token_counter": f"{known[primary]['id']} tokenizer" if counted
             else meta.get("token_counter", "estimate") if head_notes else "estimate",  # no notes: as a rebuild
             "synced_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        }, relinks, vectors, rerefs, blocks)
+        }, relinks, vectors, rerefs, blocks, tokens)
         report.warnings.extend(unreadable_warnings(store))
         # The change is searchable now. LanceDB (embedding cache + vector tables) follows.
         lance_full = full or meta.get("lance_tree") != meta.get("indexed_tree")

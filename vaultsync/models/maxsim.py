@@ -13,20 +13,21 @@ Its rank is fused with the first stage's by plain RRF, equal weights (``fusion_w
 Obsidian queries; fused it gains on LoCoMo and on held-out QA questions (ADR-0109).
 
 It works offline out of the box because it needs only the embedder. Cost is
-in the passage vectors: see :mod:`vaultsync.models.token_store` for the
-on-demand (re-encode at query time) and stored (compact, filled at index
-time) sources.
+in the passage vectors: an index built for this stage (``search.rerank: maxsim``) holds them
+(:mod:`vaultsync.index.token_vectors`, ADR-0117) and the rerank stage hands them over; any other
+passage comes from the ``source`` (:mod:`vaultsync.models.token_store`: re-encoded at query time
+with an LRU by default).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 import numpy as np
 
 from vaultsync.models.base import rerank_inputs
-from vaultsync.models.token_store import OnDemandTokenVectors, TokenEncoder, TokenVectorSource
+from vaultsync.models.token_store import OnDemandTokenVectors, TokenEncoder, TokenVectorSource, content_key
 
 Reduce = Literal["mean", "sum"]
 
@@ -83,8 +84,15 @@ class MaxSimReranker:
         self.fusion_weight = fusion_weight
         self.name = f"maxsim-{getattr(encoder, 'name', 'encoder')}"
 
-    def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
+    reads_token_vectors = True  # the rerank stage hands it the token vectors a sync stored (ADR-0117)
+
+    def score(self, query: str, passages: Sequence[str], stored: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
         """MaxSim of each passage with ``query`` → float32 ``[len(passages)]``; empty passages score 0.
+
+        Args:
+            stored: token vectors an index holds, by :func:`~vaultsync.models.token_store.content_key` of the
+                passage (float32 ``[n_tokens, d]`` in the encoder's space, as :meth:`Embedder.token_vectors`
+                gives them; :mod:`vaultsync.index.token_vectors`); the other passages come from ``source``.
 
         Raises:
             ValueError: ``query`` is empty or whitespace only.
@@ -93,6 +101,10 @@ class MaxSimReranker:
         if not live:
             return scores
         q = self.source.project_query(self.encoder.token_vectors([query], "query")[0])
-        vecs = self.source.get([passages[i] for i in live])
+        stored = stored if stored and not getattr(self.source, "codec", None) else {}  # a projected source: its own
+        keys = [content_key(passages[i]) for i in live]
+        missing = [i for i, k in zip(live, keys, strict=True) if k not in stored]
+        fetched = dict(zip(missing, self.source.get([passages[i] for i in missing]) if missing else [], strict=True))
+        vecs = [stored[k] if k in stored else fetched[i] for i, k in zip(live, keys, strict=True)]
         scores[[i for i, v in zip(live, vecs, strict=True) if len(v)]] = maxsim_many(q, vecs, self.reduce)
         return scores

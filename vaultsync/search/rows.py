@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from vaultsync.diagnostics import shown
+from vaultsync.index.chunking import embed_text_of
 from vaultsync.search.lifecycle import Exclusions
 from vaultsync.search.options import SearchOptions
 
@@ -135,7 +136,8 @@ def note_chunk_rowids(db: sqlite3.Connection, path: str) -> list[int]:
 def chunk_rows(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, dict[str, Any]]:
     """Chunk rowid → what a hit shows and the blend weighs: the chunk's text, lines, blocks, tokens and
     ``norm`` (normalised title, heading and text), its note's identity (memory_id, title, type, status,
-    confidence, importance, dates), and ``rerank_text`` (title › heading, then the text)."""
+    confidence, importance, dates), and ``rerank_text`` (title › heading, then the text) and
+    ``embed_text`` (what the embedder read, :func:`~vaultsync.index.chunking.embed_text_of`)."""
     if not rowids:
         return {}
     marks = ",".join("?" * len(rowids))
@@ -147,12 +149,13 @@ def chunk_rows(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, dict[
         f"n.confidence, n.expires FROM chunks c JOIN notes n ON n.path = c.path WHERE c.rowid IN ({marks})",
         list(rowids),
     ):
-        context = " > ".join(p for p in (title, heading) if p)
+        context = " > ".join(p for p in (title, heading) if p)  # as the cross-encoder was trained
         out[rowid] = {"id": cid, "path": path, "heading": heading, "text": text, "start": start, "end": end,
                       "blocks": json.loads(blocks), "title": title, "importance": importance,
                       "created": created, "last_validated": validated, "rerank_text": f"{context}\n{text}",
-                      "tokens": tokens, "norm": norm, "memory_id": memory_id, "type": kind, "status": status,
-                      "confidence": confidence, "expires": expires}
+                      "embed_text": embed_text_of(title, heading, text), "tokens": tokens, "norm": norm,
+                      "memory_id": memory_id, "type": kind, "status": status, "confidence": confidence,
+                      "expires": expires}
     return out
 
 

@@ -4,13 +4,15 @@ The new order is the reranker's, or its rank fused with the first stage's by RRF
 (Cormack et al. 2009) when the reranker has a ``fusion_weight`` under 1
 (:func:`vaultsync.search.fusion.rerank_order`). With ``rerank_cutoff`` and a calibrated
 reranker (a ``threshold``), chunks under the threshold and the unjudged tail are dropped,
-the best one always stays. Scores become positions: the first of n scores n.
+the best one always stays. MaxSim reads the candidates' token vectors from the index where a sync
+stored them (:mod:`vaultsync.index.token_vectors`). Scores become positions: the first of n scores n.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from vaultsync.index import token_vectors
 from vaultsync.search.candidates import Candidates, Context
 from vaultsync.search.fusion import rerank_order
 
@@ -21,7 +23,11 @@ def rerank(ctx: Context, cands: Candidates) -> Candidates:
     if not opts.rerank or reranker is None or not ranked:
         return cands
     head = [r for r, _ in ranked[:opts.rerank_top]]
-    scores = reranker.score(ctx.query.text, [cands.rows[r]["rerank_text"] for r in head])
+    if getattr(reranker, "reads_token_vectors", False) and (dim := getattr(getattr(reranker, "encoder", None), "dim", 0)):
+        texts = [cands.rows[r]["embed_text"] for r in head]  # the key of what a sync stored
+        scores = reranker.score(ctx.query.text, texts, stored=token_vectors.read(ctx.index.db, texts, dim))
+    else:
+        scores = reranker.score(ctx.query.text, [cands.rows[r]["rerank_text"] for r in head])
     score_of = {r: float(x) for r, x in zip(head, scores, strict=True)}
     weight = getattr(reranker, "fusion_weight", None)
     reordered = rerank_order(head, scores, weight, opts.rrf_k)
