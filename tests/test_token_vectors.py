@@ -127,9 +127,11 @@ def test_a_real_sync_keeps_token_vectors_only_where_maxsim_reranks(vault, model_
     config = committed_config(repo)
     searcher = open_searcher(repo, config, rerank="maxsim")[0]
     try:
-        result = searcher.search("Which dog did Mia adopt?", options_for(config))
+        result = searcher.search("Mia adopted a greyhound last week?", options_for(config))  # the notes' words
         assert result.rerank and result.hits[0].path == "docs/chats/s1.md"
         assert searcher.reranker.source.misses == 0  # every candidate's tokens came from the index
+        for foreign in ("Welchen Hund hat Mia adoptiert?", "ミアはどの犬を飼いましたか"):  # not the notes' language
+            assert searcher.search(foreign, options_for(config)).rerank is None, foreign
     finally:
         searcher.close()
 

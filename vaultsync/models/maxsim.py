@@ -85,6 +85,7 @@ class MaxSimReranker:
         self.name = f"maxsim-{getattr(encoder, 'name', 'encoder')}"
 
     reads_token_vectors = True  # the rerank stage hands it the token vectors a sync stored (ADR-0117)
+    cross_lingual = False  # token matches need the query in the notes' language (it lost cross-lingually, ADR-0117)
 
     def score(self, query: str, passages: Sequence[str], stored: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
         """MaxSim of each passage with ``query`` → float32 ``[len(passages)]``; empty passages score 0.

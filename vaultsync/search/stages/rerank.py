@@ -5,7 +5,8 @@ The new order is the reranker's, or its rank fused with the first stage's by RRF
 (:func:`vaultsync.search.fusion.rerank_order`). With ``rerank_cutoff`` and a calibrated
 reranker (a ``threshold``), chunks under the threshold and the unjudged tail are dropped,
 the best one always stays. MaxSim reads the candidates' token vectors from the index where a sync
-stored them (:mod:`vaultsync.index.token_vectors`). Scores become positions: the first of n scores n.
+stored them (:mod:`vaultsync.index.token_vectors`), and leaves the order alone on a query the vault's
+words do not cover (:data:`~vaultsync.search.weights.COVERED`: another language than the notes'). Scores become positions: the first of n scores n.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import replace
 from vaultsync.index import token_vectors
 from vaultsync.search.candidates import Candidates, Context
 from vaultsync.search.fusion import rerank_order
+from vaultsync.search.weights import COVERED, query_coverage
 
 
 def rerank(ctx: Context, cands: Candidates) -> Candidates:
@@ -22,6 +24,9 @@ def rerank(ctx: Context, cands: Candidates) -> Candidates:
     reranker, opts, ranked = ctx.index.reranker, ctx.opts, cands.ranked
     if not opts.rerank or reranker is None or not ranked:
         return cands
+    if not getattr(reranker, "cross_lingual", True) and (
+            (coverage := query_coverage(ctx.index.db, ctx.query)) is not None and coverage < COVERED):
+        return cands  # a query in another language than the vault's: token matches say little (ADR-0117)
     head = [r for r, _ in ranked[:opts.rerank_top]]
     if getattr(reranker, "reads_token_vectors", False) and (dim := getattr(getattr(reranker, "encoder", None), "dim", 0)):
         texts = [cands.rows[r]["embed_text"] for r in head]  # the key of what a sync stored
