@@ -123,6 +123,8 @@ def test_a_real_sync_keeps_token_vectors_only_where_maxsim_reranks(vault, model_
         assert vectors.shape == fresh.shape and float((vectors * fresh).sum(axis=1).min()) > 0.99
     db.close()
 
+    status = run_cli(["status"], vault.root)
+    assert f"token vectors of {len(chunks)} chunks (MaxSim)" in status.out, status.out
     repo = open_repo(vault.root)
     config = committed_config(repo)
     searcher = open_searcher(repo, config, rerank="maxsim")[0]
@@ -130,8 +132,10 @@ def test_a_real_sync_keeps_token_vectors_only_where_maxsim_reranks(vault, model_
         result = searcher.search("Mia adopted a greyhound last week?", options_for(config))  # the notes' words
         assert result.rerank and result.hits[0].path == "docs/chats/s1.md"
         assert searcher.reranker.source.misses == 0  # every candidate's tokens came from the index
+        assert not [w for w in result.warnings if "rerank" in w]
         for foreign in ("Welchen Hund hat Mia adoptiert?", "ミアはどの犬を飼いましたか"):  # not the notes' language
-            assert searcher.search(foreign, options_for(config)).rerank is None, foreign
+            said = searcher.search(foreign, options_for(config))
+            assert said.rerank is None and any("left the order alone" in w for w in said.warnings), foreign
     finally:
         searcher.close()
 
@@ -153,3 +157,9 @@ def test_a_real_sync_keeps_token_vectors_only_where_maxsim_reranks(vault, model_
     db = sqlite3.connect(path)
     assert db.execute("SELECT count(*) FROM tokens").fetchone() == (0,)
     db.close()
+    searcher = open_searcher(repo, committed_config(repo), rerank="maxsim")[0]
+    try:  # asked for on an index that keeps none: it encodes, and says how to keep them
+        said = searcher.search("Mia adopted a greyhound last week?", options_for(committed_config(repo)))
+        assert said.rerank and any("encoded" in w and "search.rerank: maxsim" in w for w in said.warnings)
+    finally:
+        searcher.close()

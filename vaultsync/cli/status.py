@@ -41,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
     if "notes" in info:
         print(f"contents    {_count(info['notes'], 'note')}, {_count(info['chunks'], 'chunk')}, "
               f"{_count(info['links'], 'link')}; "
-              f"embedder {info.get('embed_model') or '-'}")
+              f"embedder {info.get('embed_model') or '-'}"
+              + (f"; token vectors of {_count(info['token_vectors'], 'chunk')} (MaxSim)" if info.get("token_vectors") else ""))
     if info.get("progress"):
         print(f"progress    {info['progress']['text']}")
     if info.get("synced_at"):

@@ -36,6 +36,8 @@ def collect(repo: Any) -> dict[str, Any]:
         try:
             meta = store.meta()
             info.update(store.counts())
+            with contextlib.suppress(sqlite3.OperationalError):  # an index of an older schema has no such table
+                info["token_vectors"] = store.db.execute("SELECT count(*) FROM tokens").fetchone()[0]  # ADR-0117
         except sqlite3.DatabaseError as exc:  # being created by a first sync, or damaged
             info["index_problem"] = f"index not readable ({exc}); the next sync repairs it"
             with contextlib.suppress(OSError):  # a read-only index folder: status still reports

@@ -66,6 +66,8 @@ class Candidates:
         ranked: ``(chunk rowid, score)`` best first: a note's best chunks, then the rerank's order.
         rows: chunk rowid → its chunk and note fields (:func:`vaultsync.search.rows.chunk_rows`).
         rerank: the reranker's name, when one ran.
+        rerank_note: what the caller should know of the rerank stage (it left the order alone; it
+            encoded its candidates at query time), said as a warning.
         relevance: chunk rowid → calibrated P(it answers the query) (:mod:`vaultsync.search.relevance`).
         hits: the result after the importance/recency blend, per-note cap, relevance floor and budget cut.
         best_rejected: when the floor left no hit, the best candidate it turned away.
@@ -85,6 +87,7 @@ class Candidates:
     ranked: list[tuple[int, float]] = field(default_factory=list)
     rows: dict[int, dict[str, Any]] = field(default_factory=dict)
     rerank: str | None = None
+    rerank_note: str = ""
     relevance: dict[int, float] = field(default_factory=dict)
     hits: list[Hit] = field(default_factory=list)
     best_rejected: dict[str, Any] | None = None

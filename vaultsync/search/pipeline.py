@@ -131,6 +131,8 @@ class Searcher(IndexHandles):
             warnings.append("the index holds no notes (is `vault:` in .vaultsync.yaml the folder of the notes?)"
                             if empty else "vector leg unavailable (no embeddings in the index): BM25 only")
         warnings.extend(unknown_filter_values(self.db, ctx.opts))
+        if cands.rerank_note:
+            warnings.append(cands.rerank_note)
         if cands.hits and cands.hits[0].tokens > ctx.opts.budget:  # budget.cut keeps the first hit, whatever its size
             warnings.append(f"the best hit alone holds {cands.hits[0].tokens} tokens, over --budget "
                             f"{ctx.opts.budget}: it is kept so that the answer is not empty")

@@ -26,11 +26,18 @@ def rerank(ctx: Context, cands: Candidates) -> Candidates:
         return cands
     if not getattr(reranker, "cross_lingual", True) and (
             (coverage := query_coverage(ctx.index.db, ctx.query)) is not None and coverage < COVERED):
-        return cands  # a query in another language than the vault's: token matches say little (ADR-0117)
+        # a query in another language than the notes': token matches say little (ADR-0117)
+        return replace(cands, rerank_note=f"rerank {reranker.name} left the order alone: the vault's words cover "
+                                          f"{coverage:.0%} of the query, under half (another language than the notes'?)")
     head = [r for r, _ in ranked[:opts.rerank_top]]
+    note = ""
     if getattr(reranker, "reads_token_vectors", False) and (dim := getattr(getattr(reranker, "encoder", None), "dim", 0)):
         texts = [cands.rows[r]["embed_text"] for r in head]  # the key of what a sync stored
-        scores = reranker.score(ctx.query.text, texts, stored=token_vectors.read(ctx.index.db, texts, dim))
+        stored = token_vectors.read(ctx.index.db, texts, dim)
+        scores = reranker.score(ctx.query.text, texts, stored=stored)
+        if missing := len({*texts} - {t for t in texts if token_vectors.content_key(t) in stored}):
+            note = (f"rerank {reranker.name} encoded {missing} of its candidates at query time (~16 ms each): commit "
+                    "`search.rerank: maxsim` or `index.token_vectors: true` so that the index keeps their token vectors")
     else:
         scores = reranker.score(ctx.query.text, [cands.rows[r]["rerank_text"] for r in head])
     score_of = {r: float(x) for r, x in zip(head, scores, strict=True)}
@@ -49,4 +56,4 @@ def rerank(ctx: Context, cands: Candidates) -> Candidates:
     else:
         reordered += [r for r, _ in ranked[opts.rerank_top:]]
     ranked = [(r, float(len(reordered) - pos)) for pos, r in enumerate(reordered)]
-    return replace(cands, ranked=ranked, rerank=reranker.name)
+    return replace(cands, ranked=ranked, rerank=reranker.name, rerank_note=note)
