@@ -93,6 +93,15 @@ def test_a_stored_row_of_another_shape_is_encoded_on_demand(blob):  # type: igno
     assert encoder.passages == [text] and score[0] > 0
 
 
+def test_a_stored_row_of_another_shape_is_encoded_again_by_the_next_sync():
+    (chunk,) = _chunks("a short passage")
+    db, encoder = _db(), Letters()
+    db.execute("INSERT INTO tokens VALUES (?, ?, ?, ?)", (chunk.id, chunk.path, chunk.hash, _blob(2, DIM + 1)))
+    rows = token_vectors.rows_for([chunk], db, encoder)
+    assert encoder.passages == [chunk.embed_text] and rows[chunk.hash] != _blob(2, DIM + 1)
+    assert token_vectors._well_formed(rows[chunk.hash], DIM)
+
+
 def test_an_index_without_the_table_reads_nothing():
     assert token_vectors.read(sqlite3.connect(":memory:"), ["x"], DIM) == {}
 

@@ -5,7 +5,7 @@ token of a candidate chunk. Encoding the ~20 candidates at query time costs ~16 
 core pair (~450 ms a search); read from the index, the stage costs a few milliseconds. A sync keeps them
 when the committed config names the stage (``search.rerank: maxsim``) or asks for them
 (``index.token_vectors: true``; :func:`wanted`). They are large (``dim + 2`` bytes a token, ~390 bytes at
-d = 384, about 3 times the rest of the index), so an index whose search does not read them does not hold them.
+d = 384, about three times the rest of the index), so an index whose search does not read them does not hold them.
 
 Rows (table ``tokens``, written in the sync's one transaction by :meth:`SqliteStore.apply`): ``id`` (the
 chunk's), ``path``, ``hash`` (the chunk's content hash: sha256 of the text the embedder reads,
@@ -51,8 +51,9 @@ def rows_for(chunks: Sequence[Chunk], db: sqlite3.Connection, embedder: TokenEmb
     hashes = sorted({c.hash for c in chunks})
     rows: dict[str, bytes] = {}
     for part in _parts(hashes):
-        rows.update(db.execute(f"SELECT hash, vectors FROM tokens WHERE hash IN ({','.join('?' * len(part))})",
-                               part).fetchall())
+        rows.update((h, blob) for h, blob in db.execute(
+            f"SELECT hash, vectors FROM tokens WHERE hash IN ({','.join('?' * len(part))})", part)
+            if _well_formed(blob, embedder.dim))  # a row of another shape is encoded again, not carried on
     todo = list({c.hash: c.embed_text for c in chunks if c.hash not in rows}.items())
     codec = TokenCodec()
     for start in range(0, len(todo), ENCODE_EVERY):
@@ -80,11 +81,16 @@ def read(db: sqlite3.Connection, texts: Sequence[str], dim: int) -> dict[str, np
     return out
 
 
-def _decoded(blob: Any, dim: int) -> np.ndarray | None:
+def _well_formed(blob: Any, dim: int) -> bool:
+    """A blob as :meth:`TokenCodec.to_bytes` writes it for ``dim``: u32 n, u32 d = dim, n scales, n × d codes."""
     if not isinstance(blob, bytes) or len(blob) < 8:
-        return None
+        return False
     n, d = struct.unpack_from("<II", blob, 0)
-    if d != dim or len(blob) != 8 + n * (d + 2):
+    return d == dim and len(blob) == 8 + n * (d + 2)
+
+
+def _decoded(blob: Any, dim: int) -> np.ndarray | None:
+    if not _well_formed(blob, dim):
         return None
     vectors = TokenCodec.decode(TokenCodec.from_bytes(blob))
     return vectors if np.isfinite(vectors).all() else None
