@@ -62,8 +62,8 @@ def test_stored_rows_score_as_the_encoder_does_and_are_encoded_once(paragraphs):
     again = Letters()
     assert token_vectors.rows_for(chunks, db, again) == rows and again.passages == []  # kept: nothing encoded
     texts = [c.embed_text for c in chunks]
-    stored = token_vectors.read(db, texts, DIM)
-    assert set(stored) == {content_key(t) for t in texts}
+    stored = token_vectors.read(db, [c.hash for c in chunks], DIM)
+    assert set(stored) == {c.hash for c in chunks} == {content_key(t) for t in texts}
     plain, reader = MaxSimReranker(Letters()), MaxSimReranker(again)
     expected = plain.score("abc 日本", texts)
     assert np.allclose(reader.score("abc 日本", texts, stored=stored), expected, atol=0.02)
@@ -87,9 +87,9 @@ def _blob(n: int, d: int, scale: float = 0.01) -> bytes:
 def test_a_stored_row_of_another_shape_is_encoded_on_demand(blob):  # type: ignore[no-untyped-def]
     db, text = _db(), "Title\nsome passage"
     db.execute("INSERT INTO tokens VALUES ('n.md#0', 'n.md', ?, ?)", (content_key(text), blob))
-    assert token_vectors.read(db, [text], DIM) == {}
+    assert token_vectors.read(db, [content_key(text)], DIM) == {}
     encoder = Letters()
-    score = MaxSimReranker(encoder).score("passage", [text], stored=token_vectors.read(db, [text], DIM))
+    score = MaxSimReranker(encoder).score("passage", [text], stored=token_vectors.read(db, [content_key(text)], DIM))
     assert encoder.passages == [text] and score[0] > 0
 
 
@@ -117,6 +117,7 @@ def test_a_real_sync_keeps_token_vectors_only_where_maxsim_reranks(vault, model_
     vault.write("docs/chats/s1.md", "# Session 1\n\n**Mia**: I adopted a greyhound last week. ^a\n\n"
                 "**Jon**: 週末はパンを焼いていました。 ^b\n")
     vault.write("docs/notes/lisbon.md", "# Lisbon\n\nMy sister moved to Lisbon and works at a bakery.\n")
+    vault.write("docs/notes/empty.md", "---\ntitle: Greyhound adoption\n---\n")  # a chunk of its title alone
     vault.commit("notes")
     vault.synced()
     path = vault.root / ".git/vaultsync/index.sqlite"
@@ -127,7 +128,7 @@ def test_a_real_sync_keeps_token_vectors_only_where_maxsim_reranks(vault, model_
     texts = {content_key(embed_text_of(t, h, x)): embed_text_of(t, h, x) for t, h, x in db.execute(
         "SELECT n.title, c.heading, c.text FROM chunks c JOIN notes n USING (path)")}
     e5 = Embedder.load()
-    for key, vectors in token_vectors.read(db, list(texts.values()), e5.dim).items():  # as the encoder gives them
+    for key, vectors in token_vectors.read(db, list(texts), e5.dim).items():  # as the encoder gives them
         (fresh,) = e5.token_vectors([texts[key]])
         assert vectors.shape == fresh.shape and float((vectors * fresh).sum(axis=1).min()) > 0.99
     db.close()
@@ -142,6 +143,7 @@ def test_a_real_sync_keeps_token_vectors_only_where_maxsim_reranks(vault, model_
         assert result.rerank and result.hits[0].path == "docs/chats/s1.md"
         assert searcher.reranker.source.misses == 0  # every candidate's tokens came from the index
         assert not [w for w in result.warnings if "rerank" in w]
+        assert searcher.search("greyhound", options_for(config)).rerank  # a word of most notes: still the vault's
         for foreign in ("Welchen Hund hat Mia adoptiert?", "ミアはどの犬を飼いましたか"):  # not the notes' language
             said = searcher.search(foreign, options_for(config))
             assert said.rerank is None and any("left the order alone" in w for w in said.warnings), foreign
@@ -160,6 +162,17 @@ def test_a_real_sync_keeps_token_vectors_only_where_maxsim_reranks(vault, model_
     assert sorted(db.execute("SELECT id, path, hash, vectors FROM tokens")) == incremental
     db.close()
 
+    db = sqlite3.connect(path)
+    db.execute("DROP TABLE tokens")  # a table of the index's schema gone: damage, rebuilt by the next sync
+    db.commit()
+    db.close()
+    vault.write("docs/notes/lisbon.md", "# Lisbon\n\nMy sister moved to Porto.\n")
+    vault.commit("after the damage")
+    vault.synced()
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT count(*) FROM tokens").fetchone()[0] == db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    db.close()
+
     vault.write(".vaultsync.yaml", CONFIG)  # the rerank stage is no longer MaxSim: the rows go
     vault.commit("no maxsim")
     vault.synced()
@@ -172,3 +185,14 @@ def test_a_real_sync_keeps_token_vectors_only_where_maxsim_reranks(vault, model_
         assert said.rerank and any("encoded" in w and "search.rerank: maxsim" in w for w in said.warnings)
     finally:
         searcher.close()
+
+
+def test_a_primary_embedder_without_token_vectors_still_indexes(make_vault, model_env):
+    v = make_vault({".vaultsync.yaml": "vault: docs\nindex:\n  embedders: [use-multilingual, multilingual-e5-small]\n"
+                                       "  token_vectors: true\n", "docs/a.md": "# A\n\nPayments settle nightly.\n"})
+    v.commit("init")
+    v.synced()
+    db = sqlite3.connect(v.root / ".git/vaultsync/index.sqlite")
+    assert db.execute("SELECT count(*) FROM chunks").fetchone()[0] > 0
+    assert db.execute("SELECT count(*) FROM tokens").fetchone() == (0,)  # USE has none: MaxSim encodes on demand
+    db.close()

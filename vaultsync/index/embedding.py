@@ -4,6 +4,7 @@ commit (see ADR-0006 and ADR-0009)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -242,6 +243,8 @@ def primary_extras(records: list[NoteRecord], store: SqliteStore, embedder: obje
     count_tokens(records, embedder)  # type: ignore[arg-type]
     chunks = [c for r in records for c in r.chunks]
     blocks = rows_for(chunks, store.db, embedder, fresh) if hasattr(embedder, "embed_with_blocks") else {}  # type: ignore[arg-type]
-    tokens = token_rows(chunks, store.db, embedder) if wanted(config) and hasattr(embedder, "token_vectors") \
-        else {}  # type: ignore[arg-type]
+    tokens: dict[str, bytes] = {}
+    if wanted(config) and hasattr(embedder, "token_vectors"):
+        with contextlib.suppress(NotImplementedError):  # a primary embedder without them (USE): MaxSim encodes
+            tokens = token_rows(chunks, store.db, embedder)  # type: ignore[arg-type]
     return True, blocks, tokens

@@ -108,11 +108,10 @@ def is_damage(exc: sqlite3.DatabaseError) -> bool:
     """Whether ``exc`` says the SQLite file itself is damaged (SQLITE_CORRUPT, SQLITE_NOTADB), the only case
     in which the index is dropped and rebuilt; anything else (SQLITE_FULL, SQLITE_IOERR, SQLITE_READONLY,
     SQLITE_BUSY…) is the machine's state, and rebuilding would only lose the last good index."""
-    name = getattr(exc, "sqlite_errorname", "") or ""
-    if name:
-        return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
-    text = str(exc).lower()
-    return "malformed" in text or "not a database" in text
+    name, text = getattr(exc, "sqlite_errorname", "") or "", str(exc).lower()
+    if name:  # a table of the index's own schema gone is damage too: the file is not what a sync wrote
+        return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "no such table" in text
+    return "malformed" in text or "not a database" in text or "no such table" in text
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ d = 384, about three times the rest of the index), so an index whose search does
 
 Rows (table ``tokens``, written in the sync's one transaction by :meth:`SqliteStore.apply`): ``id`` (the
 chunk's), ``path``, ``hash`` (the chunk's content hash: sha256 of the text the embedder reads,
-:func:`vaultsync.index.chunking.embed_text_of`, which is also what search hands the rerank stage) and
+:func:`vaultsync.index.chunking.embed_text_of`; search finds a candidate's row by it) and
 ``vectors`` (:meth:`vaultsync.models.token_store.TokenCodec.to_bytes`: int8 per token with a float16
 scale, rows as :meth:`Embedder.token_vectors` gives them).
 """
@@ -24,7 +24,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from vaultsync.index.chunking import Chunk
-from vaultsync.models.token_store import TokenCodec, content_key
+from vaultsync.models.token_store import TokenCodec
 from vaultsync.vault.config import Config
 
 ENCODE_EVERY = 64  # chunks per encoder call: a rebuild never holds more than this many chunks' float32 states
@@ -63,15 +63,13 @@ def rows_for(chunks: Sequence[Chunk], db: sqlite3.Connection, embedder: TokenEmb
     return rows
 
 
-def read(db: sqlite3.Connection, texts: Sequence[str], dim: int) -> dict[str, np.ndarray]:
-    """Content key (:func:`~vaultsync.models.token_store.content_key` of a text) → float32 ``[n_tokens, dim]``,
-    rows L2-normalised, for the texts the index holds token vectors of. A blob of another shape (an
-    index pulled from a team's storage is written by whoever can publish there) is left out: its text is
-    encoded on demand, never a traceback."""
-    keys = sorted({content_key(t) for t in texts})
+def read(db: sqlite3.Connection, hashes: Sequence[str], dim: int) -> dict[str, np.ndarray]:
+    """Content hash → float32 ``[n_tokens, dim]``, rows L2-normalised, for the chunks of ``hashes`` the index
+    holds token vectors of. A blob of another shape (an index pulled from a team's storage is written by
+    whoever can publish there) is left out: its text is encoded on demand, never a traceback."""
     out: dict[str, np.ndarray] = {}
     try:
-        for part in _parts(keys):
+        for part in _parts(sorted(set(hashes))):
             for h, blob in db.execute(f"SELECT hash, vectors FROM tokens WHERE hash IN ({','.join('?' * len(part))})",
                                       part):
                 if h not in out and (vectors := _decoded(blob, dim)) is not None:

@@ -137,16 +137,17 @@ def chunk_rows(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, dict[
     """Chunk rowid → what a hit shows and the blend weighs: the chunk's text, lines, blocks, tokens and
     ``norm`` (normalised title, heading and text), its note's identity (memory_id, title, type, status,
     confidence, importance, dates), and ``rerank_text`` (title › heading, then the text) and
-    ``embed_text`` (what the embedder read, :func:`~vaultsync.index.chunking.embed_text_of`)."""
+    ``embed_text`` (what the embedder read, :func:`~vaultsync.index.chunking.embed_text_of`), and ``hash``
+    (the chunk's content hash)."""
     if not rowids:
         return {}
     marks = ",".join("?" * len(rowids))
     out: dict[int, dict[str, Any]] = {}
     for (rowid, cid, path, heading, text, start, end, blocks, title, importance, created, validated,
-         tokens, norm, memory_id, kind, status, confidence, expires) in db.execute(
+         tokens, norm, memory_id, kind, status, confidence, expires, digest) in db.execute(
         "SELECT c.rowid, c.id, c.path, c.heading, c.text, c.start_line, c.end_line, c.blocks, n.title, "
         "n.importance, n.created, n.last_validated, c.tokens, c.norm, n.memory_id, n.type, n.status, "
-        f"n.confidence, n.expires FROM chunks c JOIN notes n ON n.path = c.path WHERE c.rowid IN ({marks})",
+        f"n.confidence, n.expires, c.hash FROM chunks c JOIN notes n ON n.path = c.path WHERE c.rowid IN ({marks})",
         list(rowids),
     ):
         context = " > ".join(p for p in (title, heading) if p)  # as the cross-encoder was trained
@@ -155,7 +156,7 @@ def chunk_rows(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, dict[
                       "created": created, "last_validated": validated, "rerank_text": f"{context}\n{text}",
                       "embed_text": embed_text_of(title, heading, text), "tokens": tokens, "norm": norm,
                       "memory_id": memory_id, "type": kind, "status": status, "confidence": confidence,
-                      "expires": expires}
+                      "expires": expires, "hash": digest}
     return out
 
 

@@ -74,6 +74,16 @@ def query_coverage(db: sqlite3.Connection, query: Query) -> float | None:
     return matched / seen if seen else 0.25
 
 
+def vault_word_share(db: sqlite3.Connection, query: Query) -> float | None:
+    """The share of the query's long-term characters that occur in the vault at all, its most common words
+    included, in [0, 1]: a stand-in for "the query is in the notes' language" (0 for a German query over
+    English notes; 1 for ``payments`` where every note says it); None when the query has no long terms."""
+    units, _ = unit_frequencies(db, query)
+    if not units:
+        return None
+    return sum(len(unit) for unit, df in units if df) / sum(len(unit) for unit, _ in units)
+
+
 # Scripts of the 16 languages USE multilingual was trained on (Yang et al. 2020).
 _USE_SCRIPTS = re.compile(r"[A-Za-zÀ-ɏ\u0400-\u04ff\u0600-\u06ff\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 

@@ -5,8 +5,8 @@ The new order is the reranker's, or its rank fused with the first stage's by RRF
 (:func:`vaultsync.search.fusion.rerank_order`). With ``rerank_cutoff`` and a calibrated
 reranker (a ``threshold``), chunks under the threshold and the unjudged tail are dropped,
 the best one always stays. MaxSim reads the candidates' token vectors from the index where a sync
-stored them (:mod:`vaultsync.index.token_vectors`), and leaves the order alone on a query the vault's
-words do not cover (:data:`~vaultsync.search.weights.COVERED`: another language than the notes'). Scores become positions: the first of n scores n.
+stored them (:mod:`vaultsync.index.token_vectors`), and leaves the order alone on a query under half of
+whose words occur in the vault (:func:`~vaultsync.search.weights.vault_word_share`: another language). Scores become positions: the first of n scores n.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from vaultsync.index import token_vectors
+from vaultsync.models.token_store import content_key
 from vaultsync.search.candidates import Candidates, Context
 from vaultsync.search.fusion import rerank_order
-from vaultsync.search.weights import COVERED, query_coverage
+from vaultsync.search.weights import COVERED, vault_word_share
 
 
 def rerank(ctx: Context, cands: Candidates) -> Candidates:
@@ -25,17 +26,19 @@ def rerank(ctx: Context, cands: Candidates) -> Candidates:
     if not opts.rerank or reranker is None or not ranked:
         return cands
     if not getattr(reranker, "cross_lingual", True) and (
-            (coverage := query_coverage(ctx.index.db, ctx.query)) is not None and coverage < COVERED):
+            (share := vault_word_share(ctx.index.db, ctx.query)) is not None and share < COVERED):
         # a query in another language than the notes': token matches say little (ADR-0117)
-        return replace(cands, rerank_note=f"rerank {reranker.name} left the order alone: the vault's words cover "
-                                          f"{coverage:.0%} of the query, under half (another language than the notes'?)")
+        return replace(cands, rerank_note=f"rerank {reranker.name} left the order alone: {share:.0%} of the query's "
+                                          "words occur in the vault, under half (another language than the notes'?)")
     head = [r for r, _ in ranked[:opts.rerank_top]]
     note = ""
     if getattr(reranker, "reads_token_vectors", False) and (dim := getattr(getattr(reranker, "encoder", None), "dim", 0)):
-        texts = [cands.rows[r]["embed_text"] for r in head]  # the key of what a sync stored
-        stored = token_vectors.read(ctx.index.db, texts, dim)
+        texts = [cands.rows[r]["embed_text"] for r in head]
+        found = token_vectors.read(ctx.index.db, [cands.rows[r]["hash"] for r in head], dim)  # what a sync stored
+        stored = {content_key(t): found[cands.rows[r]["hash"]] for r, t in zip(head, texts, strict=True)
+                  if cands.rows[r]["hash"] in found}
         scores = reranker.score(ctx.query.text, texts, stored=stored)
-        if missing := len({*texts} - {t for t in texts if token_vectors.content_key(t) in stored}):
+        if missing := len({content_key(t) for t in texts} - set(stored)):
             note = (f"rerank {reranker.name} encoded {missing} of its candidates at query time (~16 ms each): commit "
                     "`search.rerank: maxsim` or `index.token_vectors: true` so that the index keeps their token vectors")
     else:
