@@ -6,7 +6,8 @@ The new order is the reranker's, or its rank fused with the first stage's by RRF
 reranker (a ``threshold``), chunks under the threshold and the unjudged tail are dropped,
 the best one always stays. MaxSim reads the candidates' token vectors from the index where a sync
 stored them (:mod:`vaultsync.index.token_vectors`), and leaves the order alone on a query under half of
-whose words occur in the vault (:func:`~vaultsync.search.weights.vault_word_share`: another language). Scores become positions: the first of n scores n.
+whose words occur in the vault (:func:`~vaultsync.search.weights.vault_word_share`: another language).
+Scores become positions: the first of n scores n.
 """
 
 from __future__ import annotations
@@ -34,11 +35,11 @@ def rerank(ctx: Context, cands: Candidates) -> Candidates:
     note = ""
     if getattr(reranker, "reads_token_vectors", False) and (dim := getattr(getattr(reranker, "encoder", None), "dim", 0)):
         texts = [cands.rows[r]["embed_text"] for r in head]
-        found = token_vectors.read(ctx.index.db, [cands.rows[r]["hash"] for r in head], dim)  # what a sync stored
-        stored = {content_key(t): found[cands.rows[r]["hash"]] for r, t in zip(head, texts, strict=True)
-                  if cands.rows[r]["hash"] in found}
+        hashes = [cands.rows[r]["hash"] for r in head]
+        found = token_vectors.read(ctx.index.db, hashes, dim)  # what a sync stored, by the chunk's hash
+        stored = {content_key(t): found[h] for h, t in zip(hashes, texts, strict=True) if h in found}  # MaxSim's key
         scores = reranker.score(ctx.query.text, texts, stored=stored)
-        if missing := len({content_key(t) for t in texts} - set(stored)):
+        if missing := len(set(hashes) - set(found)):
             note = (f"rerank {reranker.name} encoded {missing} of its candidates at query time (~16 ms each): commit "
                     "`search.rerank: maxsim` or `index.token_vectors: true` so that the index keeps their token vectors")
     else:
