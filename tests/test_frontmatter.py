@@ -870,3 +870,48 @@ def test_a_value_from_an_alias_is_placed_at_the_alias(yaml_text, path, where):
     """``projects: *t`` was reported on the ``tags: &t [...]`` line: a composed alias is the anchor's node."""
     note = parse_text("n.md", f"---\n{yaml_text}---\nbody\n")
     assert note.position(path) == where
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("[[a, b], c]", ["7:11: SC001 aliases[0]: expected string, got a list"]),
+    ("[1, x]", ['7:11: SC001 aliases[0]: expected string, got 1 — YAML reads it as a number: quote it: "1"']),
+    ("[x, {k: v}, [y]]", ["7:14: SC001 aliases[1]: expected string, got a mapping",
+                          "7:22: SC001 aliases[2]: expected string, got a list"]),
+    ('[""]', ["7:11: SC001 aliases[0]: should be non-empty"]),
+    ("3", ["7:10: SC001 aliases: expected list or string, got 3"]),
+    ("{k: v}", ["7:10: SC001 aliases: expected list or string, got a mapping"]),
+    ("", ["7:9: SC001 aliases: expected list or string, got null (empty value)"]),
+])
+def test_a_value_either_schema_branch_refuses_is_told_by_the_branch_it_meant(vault, value, expected):
+    """`aliases: [[a, b]]` (a list or a string) was reported as the whole expanded value's repr 'is not valid
+    under any of the given schemas': an alias bomb printed pages. Now the list branch says which item."""
+    vault.write(P, adr("ADR-0001", extra=f"aliases: {value}\n".replace(": \n", ":\n")))
+    res = vault.check()
+    assert res.code == 1 and res.lines == [f"{P}:{e}" for e in expected], res.lines
+
+
+_ITEM = st.recursive(st.one_of(st.integers(), st.booleans(), st.none(), st.text("ab ", max_size=3)),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text("k", min_size=1), inner,
+                                                                                  max_size=2), max_leaves=12)
+
+
+@given(st.one_of(_ITEM, st.lists(_ITEM, max_size=4)))
+@settings(max_examples=80, deadline=None)
+def test_any_aliases_value_gets_short_messages_at_its_own_items(value):
+    """Whatever an `aliases` value holds, each message names one value in YAML's words (no Python repr of a
+    list or mapping) and stands at the item it is about."""
+    import yaml
+
+    from vaultsync.checks.schema import load_validator, validate_frontmatter
+
+    text = ('---\nmemory_id: ADR-0001\ntype: adr\ntitle: t\nstatus: accepted\ncreated: "2024-01-01"\n'
+            f"aliases: {yaml.safe_dump(value, default_flow_style=True, width=10**6).strip()}\n---\nbody\n")
+    note = parse_text("n.md", text)
+    if note.frontmatter is None or note.diagnostics:
+        return
+    found = validate_frontmatter(note, note.frontmatter, load_validator("adr"))
+    ok = isinstance(value, str) and value or isinstance(value, list) and all(isinstance(v, str) and v for v in value)
+    assert bool(found) != bool(ok), (value, found)
+    for d in found:
+        assert d.message.startswith("aliases") and d.line == 7 and "[[" not in d.message and "{'" not in d.message
+        assert len(d.message) < 120, d.message

@@ -79,9 +79,13 @@ def test_config_folders_outside_the_repository(vault, config, message):
     ("search:\n  top_k: 3\n  bogus: 1\n", "3:10: CF002 search.bogus: unknown search option(s): bogus\n"),
     ("search:\n  topk: 3\n", "2:9: CF002 search.topk: unknown search option(s): topk — did you mean 'top_k'?"),
     ("search:\n  fusion: magic\n", "2:11: CF002 search.fusion: fusion must be one of"),
-    ('ephemeral: ["ok/**", "**/[z-a]*"]\n', "1:22: CF002 ephemeral.1: invalid glob '**/[z-a]*'"),
+    ('ephemeral: ["ok/**", "**/[z-a]*"]\n', "1:22: CF002 ephemeral[1]: invalid glob '**/[z-a]*'"),
     ("index:\n  embedder: bogus\n", "2:13: CF002 index.embedder: unknown model 'bogus'"),
-    ("index:\n  embedders:\n    - multilingual-e5-small\n    - nope\n", "4:7: CF002 index.embedders.1: unknown model"),
+    ("index:\n  embedders:\n    - multilingual-e5-small\n    - nope\n", "4:7: CF002 index.embedders[1]: unknown model"),
+    ("vault: [docs, 2, [x]]\n", "1:15: CF002 vault[1]: expected a string, got 2"),  # the list branch of oneOf
+    ("vault: [[docs]]\n", "1:9: CF002 vault[0]: expected a string, got a list"),
+    ("vault: []\n", "1:8: CF002 vault: should not be empty"),
+    ("vault: 3\n", "1:8: CF002 vault: expected a string or a list, got 3"),
 ])
 def test_config_values_the_schema_cannot_judge_are_located_errors(vault, config, where):
     """A config that passed `check` crashed search, review or sync later (exit 3); now `check` says where."""

@@ -28,6 +28,7 @@ from vaultsync.resources import data_dir
 from vaultsync.vault.config import SCHEMA_LINKED
 from vaultsync.vault.fields import parse_vault_date
 from vaultsync.vault.note import Note
+from vaultsync.vault.schema_words import branch_errors
 from vaultsync.vault.wikilinks import link_texts
 from vaultsync.vault.yamlquote import flow_item, quote
 
@@ -315,7 +316,12 @@ def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ..
         return path, f"{name}: {shown} must be {side} {err.validator_value}", False
     if kw == "uniqueItems":
         return path, f"{name}: has duplicate items", False
-    return path, f"{name or 'frontmatter'}: {err.message}", False
+    if kw in ("anyOf", "oneOf") and all(isinstance(b, dict) and "type" in b for b in err.validator_value):
+        expected = " or ".join(dict.fromkeys(_expected(b["type"]) for b in err.validator_value))
+        return path, f"{name}: expected {expected}, got {shown}", False
+    said = repr(value)  # jsonschema's messages open with the value's repr: a list may run for pages
+    message = shown + err.message[len(said):] if err.message.startswith(said) else err.message
+    return path, f"{name or 'frontmatter'}: {message}", False
 
 
 def _ref_properties(err: jsonschema.ValidationError) -> list[str]:
@@ -341,7 +347,7 @@ def validate_frontmatter(note: Note, data: dict[str, Any], validator: jsonschema
                                                       "a $ref in it loops back on the same value")]
     out: list[Diagnostic] = []
     seen: set[tuple[Any, ...]] = set()
-    for err in errors:
+    for err in (e for top in errors for e in branch_errors(top)):
         if err.validator in ("$ref", "allOf"):
             continue
         if extras := (_extra_keys(err, note) if err.validator in ("additionalProperties", "unevaluatedProperties")

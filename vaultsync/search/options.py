@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vaultsync.diagnostics import Diagnostic
-from vaultsync.vault.config import yaml_shape
+from vaultsync.vault.schema_words import yaml_shape
 
 if TYPE_CHECKING:
     from vaultsync.vault.config import Config

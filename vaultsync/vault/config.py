@@ -20,6 +20,7 @@ from typing import Any
 
 from vaultsync.diagnostics import Diagnostic
 from vaultsync.resources import data_dir, model_names
+from vaultsync.vault.schema_words import branch_errors, dotted, expected_shape, yaml_shape
 from vaultsync.vault.yamlload import YamlProblem, load_yaml
 
 CONFIG_NAME = ".vaultsync.yaml"
@@ -208,7 +209,7 @@ def _check_values(data: dict[str, Any], positions: dict[tuple[Any, ...], tuple[i
 
     def fail(where: tuple[Any, ...], message: str) -> None:
         line, col = positions.get(where, positions.get(where[:1], (0, 0)))
-        out.append(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", f"{'.'.join(map(str, where))}: {message}"))
+        out.append(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", f"{dotted(where)}: {message}"))
 
     for i, pattern in enumerate(data.get("ephemeral") or []):
         try:
@@ -251,32 +252,6 @@ def read_committed_schemas(config: Config, kind: Callable[[str], str | None], re
                 config.schema_problems[spec.schema] = f"not readable here: {exc}"
         elif found in ("link", "folder"):
             config.schema_problems[spec.schema] = SCHEMA_LINKED if found == "link" else "a folder, not a file"
-
-
-_SHAPES = {"object": "a mapping", "array": "a list", "string": "a string", "number": "a number",
-           "integer": "a whole number", "boolean": "true or false", "null": "nothing"}
-
-
-def _expected_shape(schema: dict[str, Any]) -> str:
-    """What a config schema node accepts, in words (``a string or a list``)."""
-    options = schema.get("anyOf") or schema.get("oneOf") or [schema]
-    kinds = [k for o in options if isinstance(o, dict) for k in ([o["type"]] if isinstance(o.get("type"), str)
-                                                                else o.get("type") or [])]
-    return " or ".join(dict.fromkeys(_SHAPES.get(k, k) for k in kinds)) or "another value"
-
-
-def yaml_shape(value: Any) -> str:
-    """A config value in YAML's words, for a message: ``5``, ``true``, ``nothing (null)``, ``'x'``, a mapping,
-    a list (never Python's ``True``/``None``)."""
-    if value is None:
-        return "nothing (null)"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    return repr(value) if isinstance(value, str) else str(value)
 
 
 def config_is_a_folder(kind: str = "a folder") -> ConfigError:
@@ -337,16 +312,19 @@ def load_config(root: Path, text: str | None = None) -> Config:
     refused = _refuse_load_locations(data, doc.positions)  # reported with the rest, stops nothing
     problems: list[Diagnostic] = []
     seen: set[tuple[Any, ...]] = set()
-    for err in _schema_errors(data, text):  # one per value: a wrong type also fails that value's enum
+    # one per value (a wrong type also fails its enum); an anyOf as the errors of the branch the value meant
+    for err in (e for top in _schema_errors(data, text) for e in branch_errors(top)):
         where = tuple(err.absolute_path)
         if where in seen:
             continue
         seen.add(where)
         line, col = doc.positions.get(where, (0, 0))
-        field_name = ".".join(str(p) for p in where) or "(top level)"
+        field_name = dotted(where) or "(top level)"
         message = err.message
         if err.validator in ("type", "anyOf", "oneOf"):  # say it in YAML's words, not Python's reprs
-            message = f"expected {_expected_shape(err.schema)}, got {yaml_shape(err.instance)}"
+            message = f"expected {expected_shape(err.schema)}, got {yaml_shape(err.instance)}"
+        elif err.validator in ("minLength", "minItems") and err.validator_value == 1:
+            message = "should not be empty"
         extra: list[Any] = []
         if err.validator == "additionalProperties" and isinstance(err.instance, dict):
             known = list(err.schema.get("properties", {}))
@@ -374,7 +352,7 @@ def load_config(root: Path, text: str | None = None) -> Config:
         if folder.strip().startswith(("/", "~")) or ".." in parts:
             line, col = doc.positions.get(where, (0, 0))
             problems.append(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002",
-                                       f"{'.'.join(where)}: '{folder}' is outside the repository"))
+                                       f"{dotted(where)}: '{folder}' is outside the repository"))
     problems += _check_values(data, doc.positions)
     roots = [_norm_folder(v) for v in raw_roots]
     types = [
