@@ -239,9 +239,9 @@ def test_damaged_table_files_fall_back_to_exact_search_and_the_next_sync_repairs
 
 
 @pytest.mark.parametrize("setting, message", [
-    ("ann_min_rows: 50", "index.ann_min_rows: 50 is less than the minimum of 256"),
+    ("ann_min_rows: 50", "index.ann_min_rows: 50 must be at least 256"),
     ("ann_min_rows: lots", "index.ann_min_rows: expected a whole number, got 'lots'"),
-    ("chunk_tokens: 5", "index.chunk_tokens: 5 is less than the minimum of 32"),
+    ("chunk_tokens: 5", "index.chunk_tokens: 5 must be at least 32"),
     ("token_vectors: often", "index.token_vectors: expected true or false, got 'often'"),
 ])
 @pytest.mark.parametrize("command", [["sync", "--wait", "60"], ["index", "--rebuild"]])

@@ -64,6 +64,7 @@ class Config:
     schema_texts: dict[str, str] = field(default_factory=dict)  # repo schema files read from a snapshot
     from_snapshot: bool = False  # the schemas come from a commit or the staged index: none from the disk
     schema_problems: dict[str, str] = field(default_factory=dict)  # schema path → why the snapshot's is no file
+    ignored: list[Diagnostic] = field(default_factory=list)  # a refused search: section, left out (load_config)
 
     def in_vault(self, path: str) -> bool:
         """Whether repo-relative ``path`` lies in a vault folder and in no dot-folder below it (``.trash/``):
@@ -275,12 +276,15 @@ def misnamed_config(names: Iterable[str]) -> ConfigError | None:
     return None
 
 
-def load_config(root: Path, text: str | None = None) -> Config:
+def load_config(root: Path, text: str | None = None, lenient_search: bool = False) -> Config:
     """Load and validate ``<root>/.vaultsync.yaml``.
 
     Args:
         root: repository root.
         text: the file's content if already read (e.g. from the git index).
+        lenient_search: a ``search:`` section the schema refuses, where nothing else is wrong, is left out
+            (its diagnostics in ``Config.ignored``) instead of raised: it shapes no index, so a sync builds
+            one and search runs with its default settings (``vaultsync check`` still refuses it).
     Raises:
         ConfigError: YAML or schema error, located in the config file.
     """
@@ -325,6 +329,14 @@ def load_config(root: Path, text: str | None = None) -> Config:
             message = f"expected {expected_shape(err.schema)}, got {yaml_shape(err.instance)}"
         elif err.validator in ("minLength", "minItems") and err.validator_value == 1:
             message = "should not be empty"
+        elif err.validator in ("minimum", "maximum"):
+            side = "least" if err.validator == "minimum" else "most"
+            message = f"{yaml_shape(err.instance)} must be at {side} {err.validator_value}"
+        elif err.validator == "enum":  # `one of: none, maxsim`, not Python's list
+            options = [yaml_shape(o) if not isinstance(o, str) else o for o in err.validator_value]
+            close = difflib.get_close_matches(err.instance, options, 1, 0.6) if isinstance(err.instance, str) else []
+            message = f"{yaml_shape(err.instance)} is not one of: {', '.join(options)}" + (
+                f" — did you mean '{close[0]}'?" if close else "")
         extra: list[Any] = []
         if err.validator == "additionalProperties" and isinstance(err.instance, dict):
             known = list(err.schema.get("properties", {}))
@@ -339,6 +351,9 @@ def load_config(root: Path, text: str | None = None) -> Config:
                 problems.append(Diagnostic(CONFIG_NAME, k_line + 1, k_col + 1, "CF002", f"{field_name}: {said}"))
         if not err.validator == "additionalProperties":
             problems.append(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", f"{field_name}: {message}"))
+    ignored: list[Diagnostic] = []
+    if problems and lenient_search and all(d.message.startswith(("search.", "search:")) for d in problems):
+        data, ignored, problems = {k: v for k, v in data.items() if k != "search"}, problems, []
     if problems:  # the rest reads values the schema has vouched for
         raise ConfigError(refused + problems)
     problems = refused
@@ -372,5 +387,5 @@ def load_config(root: Path, text: str | None = None) -> Config:
         vault=roots, types=types, vocabulary=dict(data.get("vocabulary") or {}),
         ephemeral=list(data.get("ephemeral") or []), checks=dict(data.get("checks") or {}),
         index=dict(data.get("index") or {}), search=dict(data.get("search") or {}),
-        models=dict(data.get("models") or {}), raw=data, positions=dict(doc.positions),
+        models=dict(data.get("models") or {}), raw=data, positions=dict(doc.positions), ignored=ignored,
     )

@@ -1,0 +1,47 @@
+"""A committed ``search:`` section the schema refuses: the index is still built, search says it uses its
+default settings, and ``vaultsync check`` refuses the config.
+
+It happened: with ``search.rerank: bogus`` committed (``--no-verify``, or a merge made where no hook runs),
+search warned "using the default settings" and advised a sync, and every sync failed on that same CF002,
+so the vault could not be searched at all until the config was fixed.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import CONFIG, adr, run_cli
+
+NOTE = "docs/adrs/ADR-0001.md"
+
+
+@pytest.mark.parametrize("section, said", [
+    ("search:\n  rerank: bogus\n", "search.rerank: 'bogus' is not one of: none, off, maxsim, cross-encoder"),
+    ("search:\n  rerank: maxsm\n", "did you mean 'maxsim'?"),
+    ("search: [top_k]\n", "search: expected a mapping, got a list"),
+    ("search:\n  rerank: [maxsim]\n", "search.rerank: a list is not one of: none, off, maxsim, cross-encoder\n"),
+    ("search:\n  port: http\n", "search.port: expected a whole number, got 'http'"),
+    ("search:\n  port: 70000\n", "search.port: 70000 must be at most 65535"),
+])
+def test_a_refused_search_section_leaves_the_index_and_search_working(vault, hashed_models, section, said):
+    vault.write(".vaultsync.yaml", CONFIG + section)
+    vault.write(NOTE, adr("ADR-0001", title="Idempotency keys on payment calls", body="Retries reuse the key.\n"))
+    vault.commit("c", "--no-verify")
+    check = vault.check()
+    assert check.code == 1 and said in check.err + "\n", check.err
+    synced = run_cli(["sync", "--wait", "60"], vault.root)
+    assert synced.code == 0 and "Traceback" not in synced.err, synced.err
+    found = run_cli(["search", "idempotency keys", "--no-daemon", "--format", "json"], vault.root)
+    assert found.code == 0 and NOTE in found.out, found.err
+    warning = [line for line in found.err.splitlines() if "CF002" in line]
+    assert warning and all(said in w or "search" in w for w in warning)
+    assert all(w.endswith("using the default search settings") for w in warning), warning
+
+
+@pytest.mark.parametrize("section", ["index:\n  embedder: bogus\n", "vault: 3\n"])
+def test_a_refused_value_outside_search_still_stops_the_sync(vault, hashed_models, section):
+    """Only ``search:`` is left out: a section that shapes the index is never guessed at."""
+    vault.write(".vaultsync.yaml", CONFIG.replace("vault: docs\n", "") + section + ("vault: docs\n" if "vault" not in section else ""))
+    vault.write(NOTE, adr("ADR-0001"))
+    vault.commit("c", "--no-verify")
+    synced = run_cli(["sync", "--wait", "60"], vault.root)
+    assert synced.code != 0 and "CF002" in synced.err and "Traceback" not in synced.err, synced.err
