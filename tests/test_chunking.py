@@ -116,3 +116,37 @@ def test_every_piece_of_a_paragraph_carries_its_id(n, target, block_id):
     body = "\n".join(f"sentence {i} about the queue" for i in range(n)) + f" ^{block_id}\n"
     chunks = chunk_note("a.md", "A", body, target_tokens=target)
     assert all(c.blocks == (block_id,) for c in chunks)
+
+
+@pytest.mark.parametrize("body, heading, line", [
+    ("# Only qzwhthree\n", "Only qzwhthree", 1),                                   # a note that is one heading
+    ("# T\n\nText.\n\n## Open qzwtwo\n", "Open qzwtwo", 5),                         # a last heading, nothing under it
+    ("## Alpha qzw\n## Beta\n\nbody\n", "Alpha qzw", 1),                             # followed by a sibling
+    ("# T\n\n### Deep qzw\n## Up\n\nx\n", "Deep qzw", 3),                            # followed by a higher level
+    ("# T\n\n## Ünïcode 見出し\n", "Ünïcode 見出し", 3),
+    ("# T\n\n## Closed qzw ##\n", "Closed qzw", 3),                                   # a closing sequence
+])
+def test_a_heading_with_nothing_under_it_is_indexed_at_its_line(body, heading, line):
+    """A heading with no text under it was dropped: its words were in no chunk, so search never found
+    them (a note of one heading was indexed as its file name)."""
+    (chunk,) = [c for c in chunk_note("a.md", "T", body) if heading in c.heading.split(" > ")]
+    assert heading in chunk.text and heading in chunk.embed_text and chunk.start_line == chunk.end_line == line
+
+
+def test_a_parent_heading_is_not_a_chunk_of_its_own():
+    """``# Title`` then ``## Context``: the H1 travels in every child's heading path, so it adds no chunk."""
+    chunks = chunk_note("a.md", "Title", "# Title\n\n## Context\n\nWhy.\n\n## Decision\n\nWhat.\n")
+    assert [(c.heading, c.text) for c in chunks] == [("Context", "Why."), ("Decision", "What.")]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 4), st.from_regex(r"[a-z]{3,8}", fullmatch=True), st.booleans()),
+                min_size=1, max_size=10))
+def test_every_headings_words_reach_a_chunk(sections):
+    """Whatever the nesting and whichever sections are empty, each heading's text is in some chunk: in its
+    heading path (a parent, or one with text under it) or in its text (one with nothing under it)."""
+    body = "".join(f"{'#' * level} h{i}{word}\n\n" + (f"text {i}\n\n" if filled else "")
+                   for i, (level, word, filled) in enumerate(sections))
+    chunks = chunk_note("a.md", "Title", body)
+    for i, (_, word, _) in enumerate(sections):
+        assert any(f"h{i}{word}" in c.heading or f"h{i}{word}" in c.text for c in chunks), (body, chunks)

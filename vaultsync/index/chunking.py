@@ -83,6 +83,15 @@ def _blocks(body: str, masked: str) -> list[tuple[tuple[str, ...], list[_Block]]
     stack: list[tuple[int, str]] = []
     current: _Block | None = None
     fence: str | None = None
+    heading_at = 0
+
+    def keep_heading(upcoming: tuple[str, ...]) -> None:
+        """A heading with nothing under it, which no later heading path carries, is a block of its own line:
+        its words are indexed (``## Open questions`` as a note's last line)."""
+        path, blocks = sections[-1]
+        if path and not blocks and upcoming[:len(path)] != path:
+            blocks.append(_Block([lines[heading_at]], heading_at))
+
     for i, line in enumerate(lines):
         if fence is None:
             heading = atx_heading(masked_lines[i]) if "#" in masked_lines[i] else None
@@ -92,8 +101,9 @@ def _blocks(body: str, masked: str) -> list[tuple[tuple[str, ...], list[_Block]]
                 while stack and stack[-1][0] >= level:
                     stack.pop()
                 stack.append((level, text))
+                keep_heading(tuple(t for _, t in stack))
                 sections.append((tuple(t for _, t in stack), []))
-                current = None
+                heading_at, current = i, None
                 continue
         fm = _FENCE.match(line)
         if fence is None and fm:
@@ -120,6 +130,7 @@ def _blocks(body: str, masked: str) -> list[tuple[tuple[str, ...], list[_Block]]
             current = _Block([], i)
             sections[-1][1].append(current)
         current.lines.append(line)
+    keep_heading(())
     return [(path, blocks) for path, blocks in sections if blocks or path]
 
 

@@ -17,7 +17,7 @@ DEFAULT_TARGET_TOKENS = 100  # chunk size in tokens, chosen on the evaluation se
 SCHEMA_VERSION = "19"
 # how notes are read (YAML values, headings, link resolution, messages): a new one re-indexes every note
 # (embeddings come from the cache), so an index never keeps what older code read
-READER_VERSION = "7"  # 7: comments and math across blank lines one block (ADR-0116); 6: FM011 unreadable, block ids at a block end
+READER_VERSION = "8"  # 8: a heading with nothing under it is indexed; 7: comments and math across blank lines one block (ADR-0116); 6: FM011 unreadable, block ids at a block end
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
