@@ -305,6 +305,19 @@ def test_a_note_is_found_by_its_frontmatter_tags(repo):
         assert sorted({h.path for h in result.hits}) == [f"docs/t{i}.md" for i in range(4)], result
 
 
+def test_a_note_is_found_by_a_word_only_its_aliases_hold(repo):
+    """A word only in a note's ``aliases`` (the names its links resolve by) ranked an unrelated note first:
+    aliases are searched with the title, as a list or one string, in any script."""
+    for i, aliases in enumerate(["[Qzwaliasonly]", "Qzwaliasonly", '["Der Qzwaliasonly-Plan"]', "[Qzwaliasonly, x]"]):
+        repo.write(f"docs/a{i}.md", f"---\ntitle: Plan {i}\naliases: {aliases}\n---\nThe body says nothing.\n")
+    repo.write("docs/other.md", "---\ntitle: Other\naliases: [Ledger]\n---\nInvoices close monthly.\n")
+    repo.commit("init")
+    sync(repo.root)
+    for query in ("qzwaliasonly", "QZWALIASONLY plan"):
+        result = search(repo.root, query, legs=("bm25",), graph_hops=0, top_k=10, min_relevance=0)
+        assert sorted({h.path for h in result.hits}) == [f"docs/a{i}.md" for i in range(4)], result
+
+
 def test_marks_that_are_letters_in_their_script_still_tell_words_apart(repo):
     """Only accents on Latin and Greek letters fold away: kana voicing, Cyrillic й, Devanagari and
     Thai signs change the word, so a query with them finds only the note that has them."""

@@ -109,3 +109,51 @@ def test_a_query_without_a_word_that_could_be_a_name_reads_no_table():
     assert named_notes("why do we retry webhooks", boom) == ([], False)
     assert named_notes("ADR-0002 ADR-0003", lambda: {"adr-0002": ["a.md"], "adr-0003": ["b.md"]}) == (["a.md", "b.md"], True)
     assert named_notes("ADR-0002 retries", lambda: {"adr-0002": ["a.md"]}) == (["a.md"], False)
+
+
+LINKED = {"docs/adrs/ADR-0050-empty-body.md": adr("ADR-0050", title="Qzw decision", body=""),
+          "docs/notes/On call rotation.md": "# Pages\n\nWho answers pages at night.\n\n## Handover\n\nNotes.\n",
+          "docs/notes/on-call.md": "Short pointer.\n",
+          "docs/notes/Ünïcode Näme.md": "Text.\n"}
+
+
+def test_a_note_named_by_its_wikilink_or_file_name_comes_first(vault, hashed_models):
+    """`[[ADR-0050-empty-body]]`, the form a WikiLink writes (README: a link names a note by its file
+    name), returned three unrelated notes: only a memory_id was a name."""
+    _vault(vault)
+    for path, content in LINKED.items():
+        vault.write(path, content)
+    vault.commit("linked")
+    assert run_cli(["sync", "--wait", "60"], vault.root).code == 0
+    for query, path in [
+        ("[[ADR-0050-empty-body]]", "docs/adrs/ADR-0050-empty-body.md"),
+        ("ADR-0050-empty-body", "docs/adrs/ADR-0050-empty-body.md"),
+        ("what did [[ADR-0050-empty-body|the qzw one]] decide?", "docs/adrs/ADR-0050-empty-body.md"),
+        ("[[adrs/ADR-0050-empty-body.md]]", "docs/adrs/ADR-0050-empty-body.md"),
+        ("docs/adrs/ADR-0050-empty-body.md", "docs/adrs/ADR-0050-empty-body.md"),
+        ("[[On call rotation]]", "docs/notes/On call rotation.md"),
+        ("who takes pages in [[on call rotation#Handover]]", "docs/notes/On call rotation.md"),
+        ("on-call", "docs/notes/on-call.md"),
+        ("[[ünïcode näme]]", "docs/notes/Ünïcode Näme.md"),
+        ("[[Unicode Name]] ADR-0002", "docs/adrs/ADR-0002.md"),  # no such note: the id is the name
+    ]:
+        first = _search(vault, query).hits[0]
+        assert first.path == path and (first.relevance or 0) >= NAMED_RELEVANCE, (query, first.path)
+    whole = _search(vault, "[[On call rotation]]").hits  # nothing but a link: the note from its start
+    assert whole[0].chunk_id == "docs/notes/On call rotation.md#0"
+    for query in ("on call rotation", "rotation", "[[Rotation]]", "[[]] pages"):  # words, or a link naming no note
+        assert all((h.relevance or 0) < NAMED_RELEVANCE for h in _search(vault, query).hits), query
+
+
+@given(st.text(st.characters(blacklist_characters="[]|#\n\r", blacklist_categories=("Cs", "Cc")), min_size=1,
+               max_size=20), text, st.sampled_from(["[[{}]]", "[[{}|alias]]", "[[{}#Heading]]", "![[{}]]",
+                                                    "[[{}.md]]", "[[notes/{}]]"]))
+def test_a_link_names_its_note_whatever_the_name_holds(stem, before, form):
+    """Property: a ``[[link]]`` to a note's file name, in any case, with an alias, a heading or ``.md``,
+    names that note; words outside it do not stop it."""
+    from vaultsync.search.named import name_key
+
+    assume(stem.strip() and stem.strip() == stem and not stem.endswith(".md"))
+    table = {name_key(stem): ["docs/notes/x.md"], name_key("notes/" + stem): ["docs/notes/x.md"]}
+    shown = stem.upper() if name_key(stem.upper()) == name_key(stem) else stem  # `ı`.upper() is `I`: another name
+    assert named_notes(f"{before} {form.format(shown)}", lambda: table)[0] == ["docs/notes/x.md"]

@@ -17,7 +17,9 @@ DEFAULT_TARGET_TOKENS = 100  # chunk size in tokens, chosen on the evaluation se
 SCHEMA_VERSION = "19"
 # how notes are read (YAML values, headings, link resolution, messages): a new one re-indexes every note
 # (embeddings come from the cache), so an index never keeps what older code read
-READER_VERSION = "8"  # 8: a heading with nothing under it is indexed; 7: comments and math across blank lines one block (ADR-0116); 6: FM011 unreadable, block ids at a block end
+# 8: a heading with nothing under it is indexed, aliases are searched with the title; 7: comments and math
+# across blank lines one block (ADR-0116); 6: FM011 unreadable, block ids at a block end
+READER_VERSION = "8"
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -153,6 +155,12 @@ _PLAIN_LETTERS = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ı": "i", "æ"
 
 
 MAX_TAGS, MAX_TAG_CHARS = 64, 64  # the tags searched with a note's title, and each one's length
+
+
+def searched_names(title: str, aliases: list[str], frontmatter: dict[str, object]) -> str:
+    """What BM25 reads with every chunk of a note besides its heading and text: its title, its ``aliases``
+    (the names its links resolve by) and its tags (:func:`tag_terms`), each list bounded like the tags."""
+    return " ".join([title, *(a[:MAX_TAG_CHARS] for a in aliases[:MAX_TAGS]), *tag_terms(frontmatter)])
 
 
 def tag_terms(frontmatter: dict[str, object]) -> list[str]:

@@ -15,7 +15,7 @@ Schema (``SCHEMA_VERSION`` and ``SCHEMA_FINGERPRINT``, a hash of the DDL itself,
   known-item query can match a note by its name.
 * ``blocks`` — one row per chunk: its blocks' spans and vectors (:mod:`vaultsync.index.block_vectors`).
 * ``tokens`` — one row per chunk, where MaxSim reranks: its token vectors (:mod:`vaultsync.index.token_vectors`).
-* ``chunks_fts`` — FTS5 ``tokenize='trigram'`` over folded (:func:`fold`) title with the
+* ``chunks_fts`` — FTS5 ``tokenize='trigram'`` over folded (:func:`fold`) title, aliases and the
   note's frontmatter tags, heading and text; ``rowid`` = ``chunks.rowid``.
 * ``notes_fts`` — the same over whole notes (title, body): BM25 at note level,
   where terms spread over a long note still meet.
@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultsync.index.chunking import Chunk, block_key
-from vaultsync.index.format import DDL, SCHEMA_FINGERPRINT, SCHEMA_VERSION, fold, short_words, tag_terms
+from vaultsync.index.format import DDL, SCHEMA_FINGERPRINT, SCHEMA_VERSION, fold, searched_names, short_words
 from vaultsync.sqlite_uri import readonly_uri
 
 if TYPE_CHECKING:  # block_vectors loads numpy, which `vaultsync status` never does
@@ -300,7 +300,7 @@ class SqliteStore:
         )
         # FTS5 folds case one character to one; queries are fully case-folded ("Straße" → "strasse"),
         # so the indexed text is folded the same way first (normalise), or such words never match
-        names = " ".join([rec.title, *tag_terms(rec.frontmatter)])
+        names = searched_names(rec.title, rec.aliases, rec.frontmatter)
         title_norm = fold(names)
         self.db.execute("INSERT INTO notes_fts (path, title, body) VALUES (?,?,?)",
                         (rec.path, title_norm, fold(rec.body)))

@@ -16,7 +16,7 @@ from vaultsync.search.dense import DenseLeg, QueryEmbedder, VectorIndex, load_le
 if TYPE_CHECKING:
     from vaultsync.search.ann import AnnLeg, OpenTable, SqliteVectors
 from vaultsync.search.lifecycle import Exclusions, LifecyclePolicy, exclusions
-from vaultsync.search.named import memory_ids
+from vaultsync.search.named import note_names
 from vaultsync.search.relevance import RelevanceModels, shipped_model
 from vaultsync.search.rows import add_functions, note_chunk_rowids
 from vaultsync.sqlite_uri import readonly_uri
@@ -61,7 +61,7 @@ class IndexHandles:
         self.relevance_model = shipped_model() if relevance_model == "shipped" else relevance_model
         self._exclusions: dict[LifecyclePolicy, Exclusions] = {}
         self._chunks_of: dict[str, list[int]] = {}
-        self._memory_ids: dict[str, list[str]] | None = None
+        self._note_names: dict[str, list[str]] | None = None
         self._exact_dbs: list[sqlite3.Connection] = []
         models = json.loads(self.meta.get("embed_models") or "{}")
         if embedders is not None and not isinstance(embedders, dict):
@@ -106,11 +106,12 @@ class IndexHandles:
             self._exclusions[policy] = exclusions(self.db, policy)
         return self._exclusions[policy]
 
-    def memory_ids(self) -> dict[str, list[str]]:
-        """``{memory_id's name key: paths}`` (:func:`vaultsync.search.named.memory_ids`), read on first use."""
-        if self._memory_ids is None:
-            self._memory_ids = memory_ids(self.db)
-        return self._memory_ids
+    def note_names(self) -> dict[str, list[str]]:
+        """``{name key: paths}`` of memory_ids and file names (:func:`vaultsync.search.named.note_names`),
+        read on first use."""
+        if self._note_names is None:
+            self._note_names = note_names(self.db)
+        return self._note_names
 
     def note_chunks(self, path: str) -> list[int]:
         """The rowids of a note's chunks in document order, read per note (reading every note's at once

@@ -1,4 +1,5 @@
-"""Notes a query names by ``memory_id``: ``ADR-0034``, ``[[INC-0007]]``, ``why did adr-0034 pick 0.35?``.
+"""Notes a query names: by ``memory_id`` (``ADR-0034``, ``why did adr-0034 pick 0.35?``), by WikiLink
+(``[[INC-0007-replica-lag]]``) or by file name.
 
 An identifier is no meaning an embedding holds nor a phrase BM25 ranks first (the notes that cite
 ``ADR-0034`` hold it too; the note itself holds it only in its frontmatter), so a query that names a
@@ -11,7 +12,10 @@ punctuation, symbols and emphasis marks around it and a file name's ``.md`` left
 ``-``, ``_`` and ``.`` in a word with other letters (a script written without spaces:
 ``ADR-0034について``), equal to a ``memory_id`` as :func:`name_key` compares them (NFKC, case-blind,
 any dash a ``-``), among the words that could be one: with a digit, ``-`` or ``_`` in it
-(``ADR-0034``, ``inc_7``). A query without such a word reads no table.
+(``ADR-0034``, ``inc_7``). A note's file name (without ``.md``) and its path are names as well, as a
+WikiLink writes them (``ADR-0034-own-reranker``, ``docs/adr/ADR-0034-own-reranker.md``), and a
+``[[target]]`` in the query names its note whatever the target holds (``[[On call]]``,
+``[[Deploy#Rollback|how]]``). A query without a link or such a word reads no table.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ _WORD = re.compile(r"[^\s\[\]|#\"'`<>(){}]+")
 _PARTS = re.compile(r"[,/\\]")  # a word may also be several names, or a path: each part is tried too
 _ASCII_RUN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _COULD_BE_ID = re.compile(r"[\d_-]")
+_LINK = re.compile(r"!?\[\[([^\[\]]*)\]\]")
 _DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2212\ufe63\uff0d", "-"))
 
 
@@ -34,12 +39,23 @@ def name_key(text: str) -> str:
     return unicodedata.normalize("NFKC", text).translate(_DASHES).strip().casefold()
 
 
-def memory_ids(db: sqlite3.Connection) -> dict[str, list[str]]:
-    """``{name_key(memory_id): note paths}`` of the index (one pass over ``notes``)."""
+def note_names(db: sqlite3.Connection) -> dict[str, list[str]]:
+    """``{name_key(name): note paths}`` of the index (one pass over ``notes``): each note's ``memory_id``,
+    and its path without ``.md`` with every tail of it after a ``/`` (``docs/adr/x``, ``adr/x``, ``x``), as a
+    WikiLink may write it from the vault's folder or from the repository's."""
     out: dict[str, list[str]] = {}
-    for path, memory_id in db.execute("SELECT path, memory_id FROM notes WHERE memory_id IS NOT NULL ORDER BY path"):
-        out.setdefault(name_key(str(memory_id)), []).append(path)
+    for path, memory_id in db.execute("SELECT path, memory_id FROM notes ORDER BY path"):
+        stem = path.removesuffix(".md").split("/")
+        names = ([str(memory_id)] if memory_id is not None else []) + ["/".join(stem[i:]) for i in range(len(stem))]
+        for key in dict.fromkeys(map(name_key, names)):
+            out.setdefault(key, []).append(path)
     return out
+
+
+def _link_targets(text: str) -> list[str]:
+    """The note each ``[[target#heading|alias]]`` of ``text`` names, as a :func:`name_key` without ``.md``."""
+    targets = (m.group(1).split("|")[0].split("#")[0].strip() for m in _LINK.finditer(text))
+    return [t.removesuffix(".md") for t in map(name_key, targets) if t]
 
 
 def _words(text: str) -> list[list[str]]:
@@ -69,14 +85,16 @@ def _bare(word: str) -> str:
     return word[start:end]
 
 
-def named_notes(text: str, ids: Callable[[], dict[str, list[str]]]) -> tuple[list[str], bool]:
-    """``(paths the query names, in its order; whether it holds nothing else)``; ``ids`` is read only
-    when a word could be a name (:func:`memory_ids`, kept by the caller)."""
-    names = query_names(text)
+def named_notes(text: str, names_of: Callable[[], dict[str, list[str]]]) -> tuple[list[str], bool]:
+    """``(paths the query names, in its order; whether it holds nothing else)``; ``names_of`` is read only
+    when the query holds a link or a word that could be a name (:func:`note_names`, kept by the caller)."""
+    targets = _link_targets(text)
+    rest = _LINK.sub(" ", text) if targets else text
+    names = [*targets, *query_names(rest)]
     if not names:
         return [], False
-    table = ids()
+    table = names_of()
     paths = list(dict.fromkeys(p for name in names for p in table.get(name, [])))
-    names_only = all(forms[0] in table or (len(forms) > 1 and all(p in table for p in forms[1:]))
-                     for forms in _words(name_key(text)))
+    names_only = all(t in table for t in targets) and all(
+        forms[0] in table or (len(forms) > 1 and all(p in table for p in forms[1:])) for forms in _words(name_key(rest)))
     return paths, bool(paths) and names_only

@@ -4,7 +4,7 @@ leg weights.
 ``convex`` (the default) is a convex combination of min-max normalised scores (Bruch et al.
 2023) over each leg's top ``candidates`` notes; ``rrf`` and ``rrf-adaptive`` use Reciprocal Rank
 Fusion with k = ``rrf_k`` (Cormack et al. 2009). See :mod:`vaultsync.search.fusion`. The notes the
-query names by ``memory_id`` (:mod:`vaultsync.search.named`) then go first, in the query's order,
+query names by ``memory_id``, WikiLink or file name (:mod:`vaultsync.search.named`) then go first, in the query's order,
 where the filters allow them.
 """
 
@@ -27,7 +27,7 @@ def fuse(ctx: Context, cands: Candidates) -> Candidates:
         notes = rrf({k: list(v) for k, v in cands.note_legs.items() if v}, weights, opts.rrf_k)
         chunk_scores = rrf({k: [c.rowid for c in v] for k, v in cands.chunk_legs.items()}, weights, opts.rrf_k)
     notes = notes[:ctx.shortlist]
-    named, names_only = named_notes(ctx.query.text, ctx.index.memory_ids)
+    named, names_only = named_notes(ctx.query.text, ctx.index.note_names)
     named = [p for p in named if ctx.allowed is None or p in ctx.allowed]
     if named:  # above the best fused score, in the query's order
         top = max((score for _, score in notes), default=0.0)
