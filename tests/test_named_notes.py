@@ -109,6 +109,9 @@ def test_a_query_without_a_word_that_could_be_a_name_reads_no_table():
     assert named_notes("why do we retry webhooks", boom) == ([], False)
     assert named_notes("ADR-0002 ADR-0003", lambda: {"adr-0002": ["a.md"], "adr-0003": ["b.md"]}) == (["a.md", "b.md"], True)
     assert named_notes("ADR-0002 retries", lambda: {"adr-0002": ["a.md"]}) == (["a.md"], False)
+    # a link's alias and heading are part of the name: a query of links alone is names only
+    assert named_notes("[[ADR-0002|the retries one]] [[adr-0003#Why]]",
+                       lambda: {"adr-0002": ["a.md"], "adr-0003": ["b.md"]}) == (["a.md", "b.md"], True)
 
 
 LINKED = {"docs/adrs/ADR-0050-empty-body.md": adr("ADR-0050", title="Qzw decision", body=""),
