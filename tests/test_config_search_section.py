@@ -8,6 +8,8 @@ so the vault could not be searched at all until the config was fixed.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import CONFIG, adr, run_cli
 
@@ -21,6 +23,12 @@ NOTE = "docs/adrs/ADR-0001.md"
     ("search:\n  rerank: [maxsim]\n", "search.rerank: a list is not one of: none, off, maxsim, cross-encoder\n"),
     ("search:\n  port: http\n", "search.port: expected a whole number, got 'http'"),
     ("search:\n  port: 70000\n", "search.port: 70000 must be at most 65535"),
+    # values only the search options judge (ranges, names): left out the same way
+    ("search:\n  min_relevance: 5\n", "search.min_relevance: min_relevance must be between 0 and 1, got 5"),
+    ("search:\n  fusion: bogus\n", "search.fusion: fusion must be one of"),
+    ("search:\n  top_k: 0\n", "search.top_k: top_k must be"),
+    ("search:\n  scope: ../..\n", "search.scope: scope '../..' leaves the repository"),
+    ("search:\n  rerank: maxsim\n  topk: 3\n", "search.topk: unknown search option(s): topk — did you mean 'top_k'?"),
 ])
 def test_a_refused_search_section_leaves_the_index_and_search_working(vault, hashed_models, section, said):
     vault.write(".vaultsync.yaml", CONFIG + section)
@@ -29,12 +37,18 @@ def test_a_refused_search_section_leaves_the_index_and_search_working(vault, has
     check = vault.check()
     assert check.code == 1 and said in check.err + "\n", check.err
     synced = run_cli(["sync", "--wait", "60"], vault.root)
-    assert synced.code == 0 and "Traceback" not in synced.err, synced.err
+    assert synced.code == 0 and "Traceback" not in synced.err and "using the default search settings" in synced.out + \
+        synced.err, synced.err
+    status = run_cli(["status"], vault.root)
+    assert status.code == 0 and "CF002" in status.out and "using the default search settings" in status.out
     found = run_cli(["search", "idempotency keys", "--no-daemon", "--format", "json"], vault.root)
-    assert found.code == 0 and NOTE in found.out, found.err
-    warning = [line for line in found.err.splitlines() if "CF002" in line]
-    assert warning and all(said in w or "search" in w for w in warning)
-    assert all(w.endswith("using the default search settings") for w in warning), warning
+    assert found.code == 0, found.err
+    data = json.loads(found.out)
+    assert data["hits"][0]["path"] == NOTE
+    warnings = [w for w in data["warnings"] if "CF002" in w]
+    assert warnings and all(w.endswith("using the default search settings") for w in warnings), data["warnings"]
+    text = run_cli(["search", "idempotency keys", "--no-daemon"], vault.root)
+    assert text.code == 0 and "using the default search settings" in text.out and NOTE in text.out
 
 
 @pytest.mark.parametrize("section", ["index:\n  embedder: bogus\n", "vault: 3\n"])

@@ -941,13 +941,14 @@ def test_a_scope_matches_its_folder_in_either_unicode_form(vault, model_env, fol
     ("  legs: []\n", "2:9"), ("  graph_hops: -1\n", "2:15"),
 ])
 def test_a_bad_search_value_in_the_committed_config_is_named_where_it_is(vault, section, where):
-    """Every search refuses it (exit 2) with the located CF002 line ``vaultsync check`` gives, not an
-    option error the user never typed."""
+    """Every search says it with the located CF002 line ``vaultsync check`` gives, not an option error the
+    user never typed, and searches with the default settings (ADR-0119: it shapes no index)."""
     vault.write(".vaultsync.yaml", "search:\n" + section)
     vault.write("a.md", "# A\ngerbil\n")
     vault.commit("init")
     res = run_cli(["search", "--no-daemon", "gerbil"], vault.root)
-    assert res.code == 2 and res.err.startswith(f"vaultsync search: .vaultsync.yaml:{where}: CF002 search."), res.err
+    assert res.code == 0 and res.out.startswith(f"warning: .vaultsync.yaml:{where}: CF002 search."), res.out
+    assert "a.md#0" in res.out
     checked = run_cli(["check"], vault.root)
     assert f".vaultsync.yaml:{where}: CF002" in checked.out + checked.err
 

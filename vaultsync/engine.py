@@ -163,7 +163,9 @@ def options_for(config: Config, **overrides: Any) -> SearchOptions:
     values = {k: v for k, v in config.search.items() if k != "rerank"}
     values.setdefault("today", local_today(config))
     values.setdefault("zone", zone(config))
-    return SearchOptions.from_config(values, **overrides)
+    from vaultsync.vault.schema_words import ignored_search
+
+    return SearchOptions.from_config(values, **{**overrides, "config_warnings": tuple(map(ignored_search, config.ignored))})
 
 
 class WarmSearcher:

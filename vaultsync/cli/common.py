@@ -36,6 +36,4 @@ def committed_config(repo: pygit2.Repository) -> Config:
         for diagnostic in exc.diagnostics:
             print(f"vaultsync: warning: {diagnostic.render()} — using the default settings", file=sys.stderr)
         return Config()
-    for diagnostic in config.ignored:
-        print(f"vaultsync: warning: {diagnostic.render()} — using the default search settings", file=sys.stderr)
     return config

@@ -19,6 +19,7 @@ from vaultsync.index.progress import describe, eta_seconds, read_progress
 from vaultsync.index.sqlite_store import SqliteStore
 from vaultsync.index.state import read_state
 from vaultsync.vault.config import Config, ConfigError
+from vaultsync.vault.schema_words import ignored_search
 
 
 def collect(repo: Any) -> dict[str, Any]:
@@ -76,7 +77,7 @@ def collect(repo: Any) -> dict[str, Any]:
                               f"{', ' + owner.hook if owner.hook else ''}) was killed before it finished{kept}; "
                               "the next sync resumes")
     info["last_status"] = state.get("last_status")
-    info["warnings"] = list(state.get("warnings") or [])  # type: ignore[call-overload]
+    info["warnings"] = [*map(ignored_search, config.ignored), *(state.get("warnings") or [])]  # type: ignore[misc]
     setting = hooks_path_setting(repo)
     present = installed_hooks(repo)
     info["hooks"] = present

@@ -109,7 +109,7 @@ class Searcher(IndexHandles):
     def _result(self, ctx: Context, cands: Candidates, head: str | None, timings: dict[str, float],
                 hidden: dict[str, Any]) -> SearchResult:
         """The hits with what the caller should know: a stale index, a missing vector leg."""
-        warnings: list[str] = []
+        warnings: list[str] = list(ctx.opts.config_warnings)
         indexed = self.meta.get("indexed_commit") or None
         rebuilding = self.db_path.with_name(self.db_path.name + ".rebuilding-old").exists()  # index/aside.py
         if rebuilding and sync_running(self.db_path.with_name("sync.lock")):  # index/layout.py

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # jsonschema loads only where a value failed
     import jsonschema
 
+    from vaultsync.diagnostics import Diagnostic
+
 
 def dotted(where: tuple[Any, ...]) -> str:
     """A value's place as an author writes it: ``("index", "embedders", 1)`` is ``index.embedders[1]``."""
@@ -43,6 +45,11 @@ def yaml_shape(value: Any) -> str:
     if isinstance(value, list):
         return "a list"
     return repr(value) if isinstance(value, str) else str(value)
+
+
+def ignored_search(diagnostic: Diagnostic) -> str:
+    """A warning for a committed ``search:`` value left out (``Config.ignored``; ADR-0119)."""
+    return f"{diagnostic.render()} — using the default search settings"
 
 
 def branch_errors(err: jsonschema.ValidationError) -> list[jsonschema.ValidationError]:
