@@ -391,6 +391,30 @@ def test_a_slug_is_a_safe_file_name_part(title: str) -> None:
     assert all(c.isalnum() or c == "-" for c in s) and s == s.lower()
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.sampled_from(["𐌰", "𠀀", "é", "ß", "日", "a", " ", "-", "ﷺ"]), min_size=1, max_size=300),
+       st.from_regex(r"[A-Z]{1,40}-[0-9]{4}", fullmatch=True))
+def test_a_new_notes_file_name_fits_255_bytes_whatever_the_title_and_prefix(title: str, memory_id: str) -> None:
+    """`GUIDELINE-0001-` and a title of 4-byte letters (Gothic, CJK Extension B) made a name over 255 bytes:
+    the write failed with a raw `[Errno 36] File name too long`."""
+    import posixpath
+
+    from vaultsync.memory.scaffold import note_path
+    from vaultsync.vault.config import TypeSpec
+
+    name = posixpath.basename(note_path(TypeSpec("rule", "docs/rules", "rule"), memory_id, title))
+    assert len(name.encode("utf-8")) <= 255 and name.startswith(memory_id) and name.endswith(".md")
+
+
+def test_a_new_note_of_a_long_4_byte_title_lands(vault) -> None:  # type: ignore[no-untyped-def]
+    vault.write(".vaultsync.yaml", "vault: docs\ntypes:\n  rule: {folder: docs/rules, id_prefix: GUIDELINE}\n")
+    vault.commit("config")
+    res = run_cli(["new", "rule", "--title", "𐌰" * 300], vault.root)
+    assert res.code == 0 and "Errno" not in res.err, res.err
+    (made,) = (vault.root / "docs/rules").iterdir()
+    assert made.name.startswith("GUIDELINE-0001-𐌰") and len(made.name.encode()) <= 255
+
+
 @pytest.mark.parametrize("status, flagged", [
     ("accepted", True), ("proposed", True), ("resolved", False), ("Rejected", False), ("deprecated", False),
     ("superseded", False),
@@ -770,3 +794,36 @@ def test_show_writes_a_list_of_links_as_the_yaml_it_reads_back_as(vault: Vault, 
     vault.commit("a")
     res = run_cli(["show", "docs/free/A.md"], vault.root)
     assert res.code == 0 and shown in res.out.splitlines()[2].split("   "), res.out
+
+
+def test_a_commit_a_git_hook_refuses_is_a_refusal_with_the_files_kept(vault) -> None:  # type: ignore[no-untyped-def]
+    """README: "1 refused (… or not committed)"; a `git commit` a hook refused exited 2, as a bad request."""
+    vault.commit("config")
+    hook = vault.root / ".git/hooks/pre-commit"
+    hook.write_text("#!/bin/sh\necho 'policy: no commits today' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    res = run_cli(["new", "adr", "--title", "Replace the ledger", "--body", "Why.", "--commit"], vault.root)
+    assert res.code == 1 and "not committed" in res.err and "policy: no commits today" in res.err, res.err
+    (written,) = (vault.root / "docs/adrs").glob("*.md")
+    assert "Replace the ledger" in written.read_text() and git(vault.root, "status", "--porcelain").stdout.strip()
+
+
+def test_promote_takes_the_field_its_advice_names(make_vault) -> None:  # type: ignore[no-untyped-def]
+    """An incident needs `severity`: promote advised `--set severity=SEV1`, an option it did not have."""
+    v = make_vault({"docs/adrs/ADR-0001.md": adr("ADR-0001"), "docs/scratch/c.md": "# Outage\nThe ledger stalled.\n"})
+    v.commit("init")
+    asked = run_cli(["promote", "docs/scratch/c.md", "--type", "incident"], v.root)
+    advice = re.search(r"--set severity=\S+", asked.err)
+    assert asked.code == 2 and advice, asked.err
+    done = run_cli(["promote", "docs/scratch/c.md", "--type", "incident", *advice.group(0).split(" ", 1)], v.root)
+    assert done.code == 0, done.err
+    (made,) = (v.root / "docs/incidents").glob("*.md")
+    assert "severity: SEV" in made.read_text() and run_cli(["check"], v.root).code == 0
+
+
+def test_review_refuses_an_empty_note_to_confirm(vault) -> None:  # type: ignore[no-untyped-def]
+    """`--confirm ''` listed the queue and exited 0, as if nothing had been asked."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.commit("init")
+    res = run_cli(["review", "--confirm", ""], vault.root)
+    assert res.code == 2 and "empty note reference" in res.err, res.err

@@ -114,7 +114,8 @@ def test_a_query_without_a_word_that_could_be_a_name_reads_no_table():
                        lambda: {"adr-0002": ["a.md"], "adr-0003": ["b.md"]}) == (["a.md", "b.md"], True)
 
 
-LINKED = {"docs/adrs/ADR-0050-empty-body.md": adr("ADR-0050", title="Qzw decision", body=""),
+LINKED = {"docs/adrs/ADR-0050-empty-body.md": adr("ADR-0050", title="Qzw decision", body="",
+                                                 extra="aliases: [Project Kestrel, Vogel-Plan 2]\n"),
           "docs/notes/On call rotation.md": "# Pages\n\nWho answers pages at night.\n\n## Handover\n\nNotes.\n",
           "docs/notes/on-call.md": "Short pointer.\n",
           "docs/notes/Ünïcode Näme.md": "Text.\n"}
@@ -139,12 +140,15 @@ def test_a_note_named_by_its_wikilink_or_file_name_comes_first(vault, hashed_mod
         ("on-call", "docs/notes/on-call.md"),
         ("[[ünïcode näme]]", "docs/notes/Ünïcode Näme.md"),
         ("[[Unicode Name]] ADR-0002", "docs/adrs/ADR-0002.md"),  # no such note: the id is the name
+        ("[[project kestrel]]", "docs/adrs/ADR-0050-empty-body.md"),  # an alias: links resolve by it
+        ("was sagt [[Vogel-Plan 2|der Plan]]?", "docs/adrs/ADR-0050-empty-body.md"),
+        ("[[../adrs/ADR-0050-empty-body]]", "docs/adrs/ADR-0050-empty-body.md"),  # relative: its tail names
     ]:
         first = _search(vault, query).hits[0]
         assert first.path == path and (first.relevance or 0) >= NAMED_RELEVANCE, (query, first.path)
     whole = _search(vault, "[[On call rotation]]").hits  # nothing but a link: the note from its start
     assert whole[0].chunk_id == "docs/notes/On call rotation.md#0"
-    for query in ("on call rotation", "rotation", "[[Rotation]]", "[[]] pages"):  # words, or a link naming no note
+    for query in ("on call rotation", "rotation", "[[Rotation]]", "[[]] pages", "project kestrel", "[[..]] x"):
         assert all((h.relevance or 0) < NAMED_RELEVANCE for h in _search(vault, query).hits), query
 
 

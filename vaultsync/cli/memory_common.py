@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from vaultsync.memory.errors import MemoryWriteError, WriteRefused
+from vaultsync.memory.errors import MemoryWriteError, NotCommitted, WriteRefused
 from vaultsync.memory.workspace import Workspace
 
 
@@ -23,6 +23,9 @@ def run_memory(command: str, action: Callable[[Workspace], int], commit: bool = 
         for d in exc.diagnostics:
             print(d.render(), file=sys.stderr)
         print(f"vaultsync {command}: refused, nothing written ({len(exc.diagnostics)} error(s))", file=sys.stderr)
+        return 1
+    except NotCommitted as exc:
+        print(f"vaultsync {command}: {exc}", file=sys.stderr)
         return 1
     except BrokenPipeError:
         raise  # the reader went away (`| head`): not an error of the command (main exits 0)

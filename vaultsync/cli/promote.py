@@ -12,16 +12,18 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("path", type=utf8_text, help="the scratch note (a path matching an `ephemeral` glob)")
     p.add_argument("--type", required=True, dest="type_name", type=utf8_text, help="the memory type it becomes")
     p.add_argument("--title", type=utf8_text, help="title (default: its frontmatter title, first heading or file name)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", type=utf8_text,
+                   help="a frontmatter field, value read as YAML (repeatable): --set severity=SEV2")
     p.add_argument("--commit", action="store_true", help="git commit the new note")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from vaultsync.cli.memory_common import commit_written, report_uncommitted, report_written, run_memory
+    from vaultsync.cli.memory_common import commit_written, parse_sets, report_uncommitted, report_written, run_memory
     from vaultsync.memory.promote import promote
 
     def action(ws) -> int:  # type: ignore[no-untyped-def]
-        written = promote(ws, args.path, args.type_name, args.title)
+        written = promote(ws, args.path, args.type_name, args.title, parse_sets(args.set))
         report_written(written)
         if args.commit:
             commit_written(ws, [written.path], f"{written.memory_id}: promoted from {args.path}")

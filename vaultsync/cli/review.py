@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from vaultsync.memory import review
 
     def action(ws) -> int:  # type: ignore[no-untyped-def]
-        if args.confirm:
+        if args.confirm is not None:  # `--confirm ""` names no note: refused as any other unknown id
             path, diff, caveat = review.confirm(ws, args.confirm)
             print(diff or f"{path}: last_validated is already today", end="" if diff else "\n")
             if caveat:

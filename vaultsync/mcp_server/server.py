@@ -285,7 +285,7 @@ def build_server(root: Path) -> MCPServer:
         confirm: Annotated[str | None, Field(description="memory_id of a note a person confirmed")] = None,
     ) -> dict[str, Any]:
         ws = workspace()
-        if confirm:
+        if confirm is not None:  # `""` names no note: refused, not read as "list the queue"
             path, diff, caveat = _call(lambda: review_queue.confirm(ws, confirm))
             return {"confirmed": path, "diff": diff, "still_hidden": caveat or None}
         return json.loads(review_queue.render(_call(lambda: review_queue.queue(ws.vault(), days)), "json"))

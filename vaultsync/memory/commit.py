@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from vaultsync.git import head_commit_id, run_git
-from vaultsync.memory.errors import MemoryWriteError
+from vaultsync.memory.errors import MemoryWriteError, NotCommitted
 from vaultsync.memory.workspace import Workspace
 
 NOT_COMMITTED = ("written, not committed: search finds it once it is committed (vaultsync indexes commits); "
@@ -41,6 +41,6 @@ def commit_paths(ws: Workspace, paths: list[str], message: str) -> str:
     if res.returncode != 0:
         run_git(["reset", "-q", "--", *paths], ws.root)
         out = (res.stderr or res.stdout).strip()
-        raise MemoryWriteError(f"git commit failed (the files are written, not committed):\n{out}")
+        raise NotCommitted(f"git commit failed (the files are written, not committed):\n{out}")
     ws.repo = type(ws.repo)(ws.repo.path)  # a fresh handle sees the new HEAD
     return head_commit_id(ws.repo) or ""

@@ -9,6 +9,11 @@ class MemoryWriteError(Exception):
     """A request that cannot be carried out (unknown type, note not found, bad field); one clear message."""
 
 
+class NotCommitted(MemoryWriteError):
+    """The files are written and checked, but ``git commit`` failed (a hook refused it, no identity):
+    a refusal (exit 1), not a bad request."""
+
+
 class WriteRefused(MemoryWriteError):
     """The change would add errors to the vault; nothing was written.
 

@@ -117,19 +117,27 @@ def scaffold_body(type_name: str, title: str, body: str | None) -> str:
     return text + "\n"
 
 
-def slug(title: str, limit: int = 60) -> str:
-    """``title`` as a lower-case file-name part, at most ``limit`` characters: Latin letters folded to
-    ASCII (``é`` → ``e``, ``ß`` → ``ss``), letters and digits of other scripts kept (``データベース``),
-    anything else a ``-`` (``""`` when nothing is left)."""
+NAME_BYTES = 255  # what a file name may hold on ext4, APFS, NTFS (in UTF-16 units there: fewer)
+
+
+def slug(title: str, limit: int = 60, max_bytes: int = 200) -> str:
+    """``title`` as a lower-case file-name part, at most ``limit`` characters and ``max_bytes`` UTF-8 bytes
+    (a file name holds 255 bytes: 60 letters of 4 bytes, `𐌰` or CJK Extension B, are 240): Latin letters
+    folded to ASCII (``é`` → ``e``, ``ß`` → ``ss``), letters and digits of other scripts kept
+    (``データベース``), anything else a ``-`` (``""`` when nothing is left)."""
     out = []
     for ch in unicodedata.normalize("NFKC", title).casefold().lower():  # casefold makes Cherokee upper case
         base = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
         out.append(base if base.isascii() else ch if ch.isalnum() else "-")
     text = re.sub(r"[\W_]+", "-", unicodedata.normalize("NFC", "".join(out))).strip("-")
-    return text[:limit].rstrip("-")
+    text = text[:limit]
+    while len(text.encode("utf-8")) > max_bytes:
+        text = text[:-1]
+    return text.rstrip("-")
 
 
 def note_path(spec: TypeSpec, memory_id: str, title: str) -> str:
     """``<type folder>/<memory_id>-<slug>.md`` (repo-relative)."""
-    name = f"{memory_id}-{slug(title)}" if slug(title) else memory_id
+    part = slug(title, max_bytes=NAME_BYTES - len(f"{memory_id}-.md".encode("utf-8")))
+    name = f"{memory_id}-{part}" if part else memory_id
     return f"{name}.md" if spec.folder == "." else f"{spec.folder}/{name}.md"

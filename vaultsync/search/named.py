@@ -20,6 +20,7 @@ WikiLink writes them (``ADR-0034-own-reranker``, ``docs/adr/ADR-0034-own-reranke
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import unicodedata
@@ -31,6 +32,7 @@ _PARTS = re.compile(r"[,/\\]")  # a word may also be several names, or a path: e
 _ASCII_RUN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _COULD_BE_ID = re.compile(r"[\d_-]")
 _LINK = re.compile(r"!?\[\[([^\[\]]*)\]\]")
+_RELATIVE = re.compile(r"^(?:\.\.?/)+")  # `[[../adr/x]]` is relative to a note; a query has none: its tail names
 _DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2212\ufe63\uff0d", "-"))
 
 
@@ -40,13 +42,15 @@ def name_key(text: str) -> str:
 
 
 def note_names(db: sqlite3.Connection) -> dict[str, list[str]]:
-    """``{name_key(name): note paths}`` of the index (one pass over ``notes``): each note's ``memory_id``,
-    and its path without ``.md`` with every tail of it after a ``/`` (``docs/adr/x``, ``adr/x``, ``x``), as a
-    WikiLink may write it from the vault's folder or from the repository's."""
+    """``{name_key(name): note paths}`` of the index (one pass over ``notes``): each note's ``memory_id``, its
+    ``aliases`` (a link resolves by them too), and its path without ``.md`` with every tail of it after a
+    ``/`` (``docs/adr/x``, ``adr/x``, ``x``), as a WikiLink may write it from the vault's folder or the
+    repository's."""
     out: dict[str, list[str]] = {}
-    for path, memory_id in db.execute("SELECT path, memory_id FROM notes ORDER BY path"):
+    for path, memory_id, aliases in db.execute("SELECT path, memory_id, aliases FROM notes ORDER BY path"):
         stem = path.removesuffix(".md").split("/")
         names = ([str(memory_id)] if memory_id is not None else []) + ["/".join(stem[i:]) for i in range(len(stem))]
+        names += [a for a in json.loads(aliases or "[]") if isinstance(a, str) and a.strip()]
         for key in dict.fromkeys(map(name_key, names)):
             out.setdefault(key, []).append(path)
     return out
@@ -55,7 +59,7 @@ def note_names(db: sqlite3.Connection) -> dict[str, list[str]]:
 def _link_targets(text: str) -> list[str]:
     """The note each ``[[target#heading|alias]]`` of ``text`` names, as a :func:`name_key` without ``.md``."""
     targets = (m.group(1).split("|")[0].split("#")[0].strip() for m in _LINK.finditer(text))
-    return [t.removesuffix(".md") for t in map(name_key, targets) if t]
+    return [_RELATIVE.sub("", t.removesuffix(".md")) for t in map(name_key, targets) if t]
 
 
 def _words(text: str) -> list[list[str]]:
