@@ -62,6 +62,23 @@ def test_a_block_value_keeps_the_comment_on_its_key_line() -> None:
     assert out == "---\ntags: [c] # by team\nstatus: x\n---\n"
 
 
+@pytest.mark.parametrize("block, added", [
+    ('supersedes:\n  - "[[ADR-0003]]"   # old retries\n  # more later\n', '  - "[[ADR-0003]]"   # old retries\n'
+                                                                          '  - "[[ADR-0009]]"\n  # more later\n'),
+    ("supersedes:\n- ADR-0003\n\n# about the status\n", "- ADR-0003\n- \"[[ADR-0009]]\"\n\n# about the status\n"),
+    ("supersedes: # why\n    -   ADR-0003\n", "supersedes: # why\n    -   ADR-0003\n    -   \"[[ADR-0009]]\"\n"),
+])
+def test_a_block_list_an_edit_extends_keeps_its_lines_and_comments(block, added) -> None:
+    """`vaultsync supersede` rewrote a `- item` list on one line and dropped the comments in it; a list the
+    edit extends gets its new items after its last one, written as its first is."""
+    text = f"---\nmemory_id: ADR-0007\n{block}status: accepted\n---\nBody\n"
+    old = parse_text("n.md", text).frontmatter["supersedes"]
+    out = set_fields(text, {"supersedes": [*old, "[[ADR-0009]]"]})
+    assert added in out and out.replace(added, "") == text.replace(block.split("\n", 1)[1] if "# why" not in block
+                                                                     else block, ""), out
+    assert parse_text("n.md", out).frontmatter["supersedes"] == [*old, "[[ADR-0009]]"]
+
+
 @settings(max_examples=100, deadline=None)
 @given(old=st.text(st.characters(exclude_categories=["Cs", "Cc", "Zl", "Zp"]), min_size=1, max_size=20),
        comment=st.text(st.characters(exclude_categories=["Cs", "Cc", "Zl", "Zp"]), max_size=20),

@@ -84,11 +84,29 @@ def _inline_comment(line: str, key: str, old: Any) -> str:
     return ""
 
 
+_ITEM = re.compile(r"^[ \t]*-[ \t]+")
+
+
+def _appended(block: list[str], old: Any, new: Any) -> list[str] | None:
+    """A block list's lines (``block``: its key's line, then the value's) with the items ``new`` adds to
+    ``old`` after its last item, written as its first item is: comments and layout stay. None where ``new``
+    does not extend ``old`` or the value is no ``- item`` list (a flow list is rewritten on one line)."""
+    if not (isinstance(old, list) and isinstance(new, list) and len(new) > len(old) and new[:len(old)] == old):
+        return None
+    first = next((m for text in block[1:] if (m := _ITEM.match(text))), None)
+    if first is None:
+        return None
+    last = max(i for i, text in enumerate(block) if text.strip() and not text.lstrip().startswith("#"))
+    return [*block[:last + 1], *(first.group(0) + scalar(v, flow=True) for v in new[len(old):]), *block[last + 1:]]
+
+
 def set_fields(text: str, changes: dict[str, Any]) -> str:
     """``text`` with top-level frontmatter keys set to new values, each a one-line edit.
 
     A key held on one line is replaced in place; a missing key is added before the closing
-    ``---``; a key whose value spans several lines is replaced with one line. Keeps BOM and CRLF.
+    ``---``; a block list that the change extends (``supersedes:`` with ``- item`` lines) gets its new
+    items after its last one, its comments kept; any other value spanning several lines is replaced
+    with one line. Keeps BOM and CRLF.
 
     Raises:
         MemoryWriteError: no frontmatter mapping, or the edit does not read back as intended.
@@ -109,12 +127,13 @@ def set_fields(text: str, changes: dict[str, Any]) -> str:
             lines.insert(close, line)
             close += 1
             continue
-        line += _inline_comment(lines[start], key, before.frontmatter.get(key))
         end = start + 1
         while end < close and (lines[end].startswith((" ", "\t", "-")) or not lines[end].strip()):
             end += 1  # continuation lines of a block value
-        lines[start:end] = [line]
-        close -= end - start - 1
+        new_lines = _appended(lines[start:end], before.frontmatter.get(key), value) or \
+            [line + _inline_comment(lines[start], key, before.frontmatter.get(key))]
+        lines[start:end] = new_lines
+        close += len(new_lines) - (end - start)
     new = newline.join(lines)
     after = parse_text("edit.md", new.replace("\r\n", "\n"))
     expected = {**before.frontmatter, **changes}
