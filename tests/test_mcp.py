@@ -707,6 +707,22 @@ def test_a_line_the_sdk_cannot_read_is_answered_with_a_json_rpc_error(repo: Vaul
     assert replies[4]["result"] == {}
 
 
+@pytest.mark.parametrize("bad_id", [None, 1.5, {"a": 1}, [2], True])
+def test_a_request_with_an_id_of_another_kind_is_answered_not_dropped(repo: Vault, bad_id: Any) -> None:
+    """The SDK read `"id": null` (or 1.5, an object) as a notification and dropped the request: the client
+    waited for an answer that never came. JSON-RPC 2.0 answers -32600 with a null id; `arguments` that is no
+    object got "Invalid request parameters" with nothing said."""
+    call = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "search", "arguments": "deploy"}}
+    replies = raw_session(repo.root, [json.dumps({"jsonrpc": "2.0", "id": bad_id, "method": "tools/list"}),
+                                      json.dumps({**call, "id": 5}),
+                                      json.dumps({**call, "id": 6, "params": {"name": "get", "arguments": [1]}}),
+                                      json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"})], {None, 4, 5, 6})
+    assert replies[None]["error"]["code"] == -32600, replies
+    assert replies[None]["error"]["message"] == f"a request's id must be a string or an integer, got {json.dumps(bad_id)}"
+    assert replies[5]["error"]["code"] == -32602 and replies[5]["error"]["message"].endswith("got a string")
+    assert replies[6]["error"]["message"].endswith("got an array") and replies[4]["result"] == {}
+
+
 @pytest.mark.parametrize("tail, answered", [
     ([(7, "tools/call", {"name": "search", "arguments": {"query": "deploy"}}), ("cancel", "7")], None),  # "7" is 7
     ([(8, "tools/call", {"name": "search", "arguments": {"query": "deploy"}}), ("cancel", 8)], None),

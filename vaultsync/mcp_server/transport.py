@@ -137,6 +137,37 @@ def unreadable_reply(line: str, problem: Exception) -> Any:
                                        error=ErrorData(code=code, message=f"{what}: {reason}")))
 
 
+_JSON_KINDS = {str: "a string", int: "a number", float: "a number", bool: "true or false", list: "an array"}
+
+
+def misread_reply(line: str, item: Any) -> Any:
+    """The JSON-RPC 2.0 error for a request the SDK reads as something it is not, or None: a request whose
+    ``id`` is no string or integer (``null``, ``1.5``, ``{}``) is read as a notification and dropped without
+    an answer, and a ``tools/call`` whose ``arguments`` is no object gets "Invalid request parameters" with
+    nothing said. ``line`` is the text the SDK read ``item`` from; both must name one method."""
+    from mcp.shared.message import SessionMessage
+    from mcp.types import INVALID_PARAMS, INVALID_REQUEST, ErrorData, JSONRPCError
+
+    message = getattr(item, "message", None)
+    try:
+        data = json.loads(line, parse_int=_small_int) if "id" in line else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or data.get("method") != getattr(message, "method", None):
+        return None
+    request_id = data.get("id")
+    if "id" in data and getattr(message, "id", None) is None:
+        code, said, request_id = INVALID_REQUEST, f"a request's id must be a string or an integer, got " \
+            f"{json.dumps(request_id)[:40]}", None
+    elif data["method"] == "tools/call" and not isinstance(
+            arguments := (data.get("params") or {}).get("arguments"), (dict, type(None))):
+        code, said = INVALID_PARAMS, "tools/call: `arguments` must be an object of the tool's parameters " \
+            '({"query": "..."}), got ' + _JSON_KINDS.get(type(arguments), "another value")
+    else:
+        return None
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=said)))
+
+
 def _small_int(text: str) -> int | str:
     """A JSON integer as Python reads it, or its text past Python's 4,300-digit limit."""
     try:
@@ -204,9 +235,12 @@ class _Reader:
                 with anyio.move_on_after(ANSWER_WAIT_S):  # a request the SDK drops must not hold the process
                     await link._answered.wait()
                 raise
+            line = link._stdin.last if link._stdin else ""
             if not isinstance(item, Exception):  # an exception: a line the SDK could not read
-                break
-            reply = unreadable_reply(link._stdin.last if link._stdin else "", item)
+                if (reply := misread_reply(line, item)) is None:
+                    break
+            else:
+                reply = unreadable_reply(line, item)
             if reply is not None:
                 await link._write.send(reply)
         message = getattr(item, "message", None)
