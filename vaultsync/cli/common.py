@@ -23,17 +23,16 @@ def committed_config(repo: pygit2.Repository) -> Config:
     """The ``.vaultsync.yaml`` committed at HEAD (the config the index was built with).
 
     An invalid committed config is reported on stderr and the defaults are used, so
-    status and search keep working on the last good index; an invalid ``search:`` section alone leaves
-    the rest of the config in force (the index is built with it).
+    status and search keep working on the last good index; an invalid ``search:`` section alone is
+    left out (``Config.ignored``; each search result says so, ADR-0119).
     """
     from vaultsync.git import head_tree
     from vaultsync.index.fastpath import config_at
     from vaultsync.vault.config import ConfigError
 
     try:
-        config = config_at(repo, head_tree(repo))[0]
+        return config_at(repo, head_tree(repo))[0]
     except ConfigError as exc:
         for diagnostic in exc.diagnostics:
             print(f"vaultsync: warning: {diagnostic.render()} — using the default settings", file=sys.stderr)
         return Config()
-    return config
