@@ -38,22 +38,33 @@ _DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2212\ufe6
 
 def name_key(text: str) -> str:
     """How a ``memory_id`` and a query word are compared: NFKC, case-folded, every dash a ``-``."""
+    if text.isascii():  # the same key, without the Unicode passes (a table of 100,000 notes reads them all)
+        return text.strip().lower()
     return unicodedata.normalize("NFKC", text).translate(_DASHES).strip().casefold()
 
 
 def note_names(db: sqlite3.Connection) -> dict[str, list[str]]:
     """``{name_key(name): note paths}`` of the index (one pass over ``notes``): each note's ``memory_id``, its
-    ``aliases`` (a link resolves by them too), and its path without ``.md`` with every tail of it after a
-    ``/`` (``docs/adr/x``, ``adr/x``, ``x``), as a WikiLink may write it from the vault's folder or the
-    repository's."""
+    ``aliases`` (a link resolves by them too), its path without ``.md`` and its file name without it. A tail
+    of the path between the two (``adr/x`` of ``docs/adr/x``) is found through the file name
+    (:func:`_paths`)."""
     out: dict[str, list[str]] = {}
     for path, memory_id, aliases in db.execute("SELECT path, memory_id, aliases FROM notes ORDER BY path"):
-        stem = path.removesuffix(".md").split("/")
-        names = ([str(memory_id)] if memory_id is not None else []) + ["/".join(stem[i:]) for i in range(len(stem))]
-        names += [a for a in json.loads(aliases or "[]") if isinstance(a, str) and a.strip()]
+        stem = path.removesuffix(".md")
+        names = [stem, stem.rpartition("/")[2], *([str(memory_id)] if memory_id is not None else [])]
+        if aliases and aliases != "[]":
+            names += [a for a in json.loads(aliases) if isinstance(a, str) and a.strip()]
         for key in dict.fromkeys(map(name_key, names)):
             out.setdefault(key, []).append(path)
     return out
+
+
+def _paths(table: dict[str, list[str]], name: str) -> list[str]:
+    """The notes ``name`` names in ``table`` (:func:`note_names`): as a key, or as the tail of a path after a
+    ``/`` (``adr/x`` names ``docs/adr/x.md``, looked up by its file name ``x``)."""
+    if (found := table.get(name)) is not None or "/" not in name:
+        return found or []
+    return [p for p in table.get(name.rpartition("/")[2], []) if name_key(p.removesuffix(".md")).endswith("/" + name)]
 
 
 def _link_targets(text: str) -> list[str]:
@@ -98,7 +109,8 @@ def named_notes(text: str, names_of: Callable[[], dict[str, list[str]]]) -> tupl
     if not names:
         return [], False
     table = names_of()
-    paths = list(dict.fromkeys(p for name in names for p in table.get(name, [])))
-    names_only = all(t in table for t in targets) and all(
-        forms[0] in table or (len(forms) > 1 and all(p in table for p in forms[1:])) for forms in _words(name_key(rest)))
+    paths = list(dict.fromkeys(p for name in names for p in _paths(table, name)))
+    names_only = all(_paths(table, t) for t in targets) and all(
+        _paths(table, forms[0]) or (len(forms) > 1 and all(_paths(table, p) for p in forms[1:]))
+        for forms in _words(name_key(rest)))
     return paths, bool(paths) and names_only
