@@ -130,9 +130,26 @@ def test_valid_search_settings_still_pass(vault):
 
 
 def test_a_vault_folder_that_holds_nothing_is_reported(vault):
-    vault.write(".vaultsync.yaml", "vault: doc\n")
+    vault.write(".vaultsync.yaml", "vault: notes\n")
     vault.write("docs/a.md", "# a\n")
-    assert vault.check().lines == [".vaultsync.yaml:1:8: CF004 warning: vault folder(s) doc hold no files — check `vault:`"]
+    assert vault.check().lines == [".vaultsync.yaml:1:8: CF004 warning: vault folder(s) notes hold no files — check "
+                                   "`vault:`"]
+
+
+@pytest.mark.parametrize("written, real, note", [
+    ("doc", "docs", "docs/a.md"), ("Docs", "docs", "docs/a.md"), ("docs/adrs", "docs/adr", "docs/adr/x/a.md"),
+    ("memroy", "memory", "memory/a.md"), ("ドキュメント", "ドキュメンツ", "ドキュメンツ/a.md"),
+])
+def test_a_vault_folder_misspelt_beside_the_notes_is_an_error(vault, written, real, note):
+    """`vault: doc` beside `docs/`: 0 notes checked, exit 0, and the pre-commit hook passed every commit
+    unchecked. A close spelling that holds notes makes it an error, as for a type folder."""
+    vault.write(".vaultsync.yaml", f"vault: {written}\n")
+    vault.write(note, "# a\n")
+    res = vault.check()
+    assert res.code == 1 and res.lines[0] == (f".vaultsync.yaml:1:8: CF004 vault: '{written}' holds no files, but "
+                                              f"'{real}' holds notes (did you mean '{real}'?): no note is checked")
+    asked = vault.check(real)  # the folder itself, asked for: it is said to lie outside the vault
+    assert f"PA003 warning: {real} lies outside the vault ({written})" in asked.out + asked.err
 
 
 def test_bad_revision_and_bare_repository(vault, tmp_path):

@@ -1,8 +1,8 @@
 """CF004: the folders named in ``.vaultsync.yaml`` against the notes the vault holds.
 
 A ``vault:`` or type folder that is (or lies under) a symbolic link is an error: nothing is read through one.
-A ``vault:`` folder with no files, a type folder outside the vault, and a type folder that holds
-no note while a folder of a close spelling does (``docs/adr`` for ``docs/adrs``): in each case
+A ``vault:`` folder with no files, a type folder outside the vault, and a ``vault:`` or type folder that
+holds no note while a folder of a close spelling does (``docs/adr`` for ``docs/adrs``): in each case
 no note is ever checked against that type's schema, and nothing else would say so. The close
 spelling is an error (its fix is certain, and until it is made a commit of those notes passes
 unchecked); the other two are warnings: a new vault may hold no note yet, and a type folder may be
@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import posixpath
 from collections.abc import Iterable
+from pathlib import Path
 
 from vaultsync.diagnostics import ERROR, WARNING, Diagnostic
 from vaultsync.vault.vault import Vault
@@ -40,7 +41,12 @@ def check_folders(vault: Vault) -> list[Diagnostic]:
             warn(("types", spec.name, "folder"), f"types.{spec.name}.folder: '{spec.folder}' "
                                                  f"{_is_link(spec.folder, link)}", ERROR)
     if not vault.files and config.vault != ["."] and not vault.linked_folders:
-        warn(("vault",), f"vault folder(s) {', '.join(config.vault)} hold no files — check `vault:`")
+        meant = {f: m for f in config.vault if (m := _misspelt(f, _folders_beside(vault.root, f))) is not None}
+        if meant:  # `vault: doc` beside `docs/`: every commit would pass unchecked
+            warn(("vault",), "; ".join(f"vault: '{f}' holds no files, but '{m}' holds notes (did you mean '{m}'?)"
+                                       for f, m in meant.items()) + ": no note is checked", ERROR)
+        else:
+            warn(("vault",), f"vault folder(s) {', '.join(config.vault)} hold no files — check `vault:`")
     folders = _note_folders(vault.notes)
     typed = {spec.folder for spec in config.types}
     for spec in config.types:
@@ -74,6 +80,17 @@ def _misspelt(folder: str, folders: set[str]) -> str | None:
     candidates = [s for s in siblings if [c for c in s if c.isdigit()] == digits]
     close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.8)
     return siblings[close[0]] if close else None
+
+
+def _folders_beside(root: Path, folder: str) -> set[str]:
+    """The folders on disk beside ``folder`` (the snapshot walks the vault folders only) that hold a note
+    at any depth; dot-folders left out."""
+    parent = posixpath.dirname(folder)
+    try:
+        found = [d for d in sorted((root / parent).iterdir()) if d.is_dir() and not d.name.startswith(".")]
+    except OSError:
+        return set()
+    return {posixpath.join(parent, d.name) for d in found if next(d.rglob("*.md"), None) is not None}
 
 
 def _note_folders(paths: Iterable[str]) -> set[str]:

@@ -13,7 +13,7 @@ from vaultsync.checks.cache import open_cache
 from vaultsync.checks.renames import find_renames, head_link_index
 from vaultsync.checks.report import FORMATS, report
 from vaultsync.checks.runner import load_checked_vault, run_checks
-from vaultsync.diagnostics import ERROR, Diagnostic, visible
+from vaultsync.diagnostics import ERROR, WARNING, Diagnostic, visible
 from vaultsync.git import (
     IndexSnapshot,
     TreeSnapshot,
@@ -248,6 +248,10 @@ def _missing_paths(vault: Vault, wanted: set[str]) -> list[Diagnostic]:
         if Path(path).is_absolute() or path.startswith("../"):
             out.append(Diagnostic(path, 0, 0, "PA003", f"{path} is outside this repository ({vault.root}) — check "
                                                        "it from its own repository"))
+        elif (vault.root / path).is_dir() and not vault.config.in_vault(path.rstrip("/") + "/x.md") \
+                and next((vault.root / path).rglob("*.md"), None) is not None:
+            out.append(Diagnostic(path, 0, 0, "PA003", f"{path} lies outside the vault ({', '.join(vault.config.vault)}): "
+                                                       "none of its notes is checked — check `vault:`", severity=WARNING))
         elif (vault.root / path).is_dir():
             out.append(Diagnostic(path, 0, 0, "PA003", f"{path} is a folder with no file to check"))
         elif not (vault.root / path).exists():
