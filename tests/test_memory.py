@@ -574,8 +574,8 @@ def test_new_supersedes_commit_needs_a_body(vault: Vault) -> None:
     vault.write("docs/rules/RULE-0001.md", "---\nmemory_id: RULE-0001\ntype: rule\ntitle: Renew certs\n"
                 "status: active\ncreated: \"2024-03-01\"\n---\nRenew 30 days ahead.\n")
     vault.commit("init")
-    res = run_cli(["new", "rule", "--title", "Renew certs earlier", "--supersedes", "RULE-0001", "--commit"],
-                  vault.root)
+    res = run_cli(["new", "rule", "--title", "Renew certs earlier", "--supersedes", "RULE-0001", "--commit",
+                   "--set", "status=active"], vault.root)  # in force: it would hide RULE-0001 (a draft hides nothing)
     assert res.code == 2 and "--supersedes RULE-0001 --commit needs --body or --edit" in res.err, res.err
     assert vault.git("status", "--porcelain").stdout == "" and len(vault.git("log", "--format=%h").stdout.split()) == 1
     res = run_cli(["new", "rule", "--title", "Renew certs earlier", "--supersedes", "RULE-0001", "--commit",
@@ -612,7 +612,7 @@ def test_new_supersedes_edit_commit_refuses_an_unchanged_successor(vault: Vault,
     new = "docs/rules/RULE-0002-renew-certs-earlier.md"
     assert (vault.root / new).exists()  # nothing lost: the files stay for the writer to fill in
     if not committed:
-        assert "RULE-0002 is the type's empty sections" in res.err and "supersedes RULE-0001" in res.err
+        assert "RULE-0002 holds only the type's empty sections" in res.err and "supersedes RULE-0001" in res.err
         assert ("not committed" in res.err and f"fill in {new}" in res.err) == commit, res.err
         status = vault.git("status", "--porcelain", "-uall").stdout.splitlines()
         assert " M docs/rules/RULE-0001.md" in status and f"?? {new}" in status, status
@@ -844,3 +844,16 @@ def test_review_refuses_an_empty_note_to_confirm(vault) -> None:  # type: ignore
     vault.commit("init")
     res = run_cli(["review", "--confirm", ""], vault.root)
     assert res.code == 2 and "empty note reference" in res.err, res.err
+
+
+@pytest.mark.parametrize("status, hides", [(None, False), ("proposed", False), ("accepted", True)])
+def test_a_successor_not_in_force_is_not_said_to_hide_the_note_it_supersedes(vault, status, hides) -> None:  # type: ignore[no-untyped-def]
+    """`new adr --supersedes ADR-0001` (status proposed) warned both that ADR-0001 stays in force (SS007) and
+    that search now hides it behind empty sections; only a successor in force hides it (ADR-0114)."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.commit("init")
+    given = ["--set", f"status={status}"] if status else []
+    res = run_cli(["new", "adr", "--title", "Replace it", "--supersedes", "ADR-0001", *given], vault.root)
+    assert res.code == 0 and ("which search hides behind it" in res.err) == hides, res.err
+    committed = run_cli(["new", "adr", "--title", "Again", "--supersedes", "ADR-0001", *given, "--commit"], vault.root)
+    assert committed.code == (2 if hides else 0), committed.err

@@ -32,7 +32,8 @@ def run(args: argparse.Namespace) -> int:
         from vaultsync.memory.supersede import supersede_with_new
 
         fields = parse_sets(args.set)
-        if args.supersedes and args.commit and not args.body and not args.edit:
+        hides = bool(args.supersedes) and _in_force(ws, args.type, fields)  # a proposed successor hides nothing
+        if hides and args.commit and not args.body and not args.edit:
             raise MemoryWriteError(f"--supersedes {args.supersedes} --commit needs --body or --edit: a successor of "
                                    f"empty sections would hide {args.supersedes} behind nothing, committed")
         if args.supersedes:
@@ -47,10 +48,10 @@ def run(args: argparse.Namespace) -> int:
             if code:
                 return code
             unchanged = (ws.root / written.path).read_bytes() == before
-        if args.supersedes and not args.body and (unchanged or not args.edit):
+        if hides and not args.body and (unchanged or not args.edit):
             # search now hides the old note behind empty sections
-            empty = f"{written.memory_id} is the type's empty sections" + (" (the editor closed without a change)"
-                                                                         if unchanged else "")
+            empty = f"{written.memory_id} holds only the type's empty sections" + (
+                " (the editor closed without a change)" if unchanged else "")
             if args.commit:
                 print(f"vaultsync new: not committed: {empty}, and it supersedes {args.supersedes}, which search "
                       f"would hide behind it: fill in {written.path}, then commit {' and '.join(written.changed)}",
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"warning: {empty}, and it now supersedes {args.supersedes}, which search hides behind it: "
                   "fill it in (--body, --edit) before it is committed", file=sys.stderr)
         if args.commit and unchanged and not args.body:
-            print(f"vaultsync new: not committed: {written.memory_id} is the type's empty sections (the editor "
+            print(f"vaultsync new: not committed: {written.memory_id} holds only the type's empty sections (the editor "
                   f"closed without a change): fill in {written.path}, then commit it", file=sys.stderr)
             return 1
         if args.commit:
@@ -86,3 +87,18 @@ def _edit(ws, path: str) -> int:  # type: ignore[no-untyped-def]
     for d in found:
         print(d.render(), file=sys.stderr)
     return 1 if any(d.severity == ERROR for d in found) else 0
+
+
+def _in_force(ws, type_name: str, fields: dict) -> bool:  # type: ignore[no-untyped-def,type-arg]
+    """Whether the new note's status (given, else the type's first) is in force: only then does it hide
+    the note it supersedes from search (ADR-0114)."""
+    from vaultsync.memory.scaffold import default_status, type_schema
+    from vaultsync.vault.lifecycle_fields import in_force
+
+    if "status" in fields:
+        return in_force(fields["status"])
+    spec = next((t for t in ws.config.types if t.name == type_name), None)
+    try:
+        return spec is None or in_force(default_status(type_schema(ws.config, str(ws.root), spec)))
+    except (OSError, ValueError, KeyError):  # the type's schema unreadable: create says so
+        return True
