@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -615,6 +616,27 @@ def test_status_says_when_a_sync_is_running(vault):
                              capture_output=True, text=True)
     assert f"BEHIND HEAD (a sync is running, pid {os.getpid()})" in res.stdout
     assert json.loads(run_cli(["status", "--format", "json"], vault.root).out)["sync_running"] is False
+
+
+def test_status_does_not_call_a_running_syncs_lancedb_step_damage(vault, hashed_models):
+    """During a first sync status said "LanceDB … is behind; the next sync repairs it": the running sync fills
+    LanceDB last, so that is no damage to report while it runs."""
+    from vaultsync.index.lock import SyncLock
+
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.commit()
+    vault.synced()
+    db = sqlite3.connect(vault.root / ".git/vaultsync/index.sqlite")
+    with db:
+        db.execute("UPDATE meta SET value = 'elsewhere' WHERE key = 'lance_tree'")
+    db.close()
+    index_dir = vault.root / ".git/vaultsync"
+    assert "LanceDB (embedding cache, vector table) is behind" in run_cli(["status"], vault.root).out
+    with SyncLock(index_dir / "sync.lock", index_dir / "dirty", wait=-1) as held:
+        assert held
+        res = subprocess.run([sys.executable, "-m", "vaultsync", "status"], cwd=vault.root, capture_output=True,
+                             text=True)
+    assert "a sync is running" in res.stdout and "LanceDB" not in res.stdout, res.stdout
 
 
 @pytest.fixture

@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
              if info.get("check_hook") else off))
     if info["unread"]:
         print(f"warning     {unread_warning(info['unread'])}")
-    if info.get("lancedb_behind"):
+    if info.get("lancedb_behind") and not info["sync_running"]:  # a running sync fills it last: no damage
         print("warning     LanceDB (embedding cache, vector table) is behind; the next sync repairs it")
     for problem in ("index_problem", "hooks_problem"):
         if info.get(problem):
