@@ -146,8 +146,13 @@ def test_a_note_named_by_its_wikilink_or_file_name_comes_first(vault, hashed_mod
     ]:
         first = _search(vault, query).hits[0]
         assert first.path == path and (first.relevance or 0) >= NAMED_RELEVANCE, (query, first.path)
-    whole = _search(vault, "[[On call rotation]]").hits  # nothing but a link: the note from its start
-    assert whole[0].chunk_id == "docs/notes/On call rotation.md#0"
+    whole = _search(vault, "[[On call rotation]]").hits  # nothing but a link: the note from its start, together
+    assert [h.chunk_id for h in whole[:2]] == ["docs/notes/On call rotation.md#0", "docs/notes/On call rotation.md#1"]
+    for query in ("[[On call rotation#Handover]]", "[[on call rotation#handover|who hands over]]",
+                  "[[On call rotation#Pages#Handover]]"):  # a heading in the link: the note from that heading
+        hits = _search(vault, query).hits
+        assert hits[0].chunk_id == "docs/notes/On call rotation.md#1" and "Handover" in hits[0].heading, query
+    assert _search(vault, "[[On call rotation#No such heading]]").hits[0].chunk_id == "docs/notes/On call rotation.md#0"
     for query in ("on call rotation", "rotation", "[[Rotation]]", "[[]] pages", "project kestrel", "[[..]] x"):
         assert all((h.relevance or 0) < NAMED_RELEVANCE for h in _search(vault, query).hits), query
 

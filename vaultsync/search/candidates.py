@@ -59,8 +59,9 @@ class Candidates:
         weights: leg name → fusion weight for this query (:mod:`vaultsync.search.weights`).
         chunk_scores: chunk rowid → fused chunk score (orders a note's chunks).
         notes: note path → fused note score; supersession and the graph hop rewrite it.
-        named: the notes the query names by ``memory_id`` (:mod:`vaultsync.search.named`), in its order;
-            ``names_only``: the query holds nothing else.
+        named: the notes the query names (:mod:`vaultsync.search.named`), in its order; ``names_only``:
+            the query holds nothing else; ``named_headings``: note path → the heading a ``[[note#heading]]``
+            names (case-folded), where a query of names starts that note.
         replaced: successor path → the superseded note it stands in for.
         graph_added: note path → how the graph hop reached it (seed, depth, score).
         ranked: ``(chunk rowid, score)`` best first: a note's best chunks, then the rerank's order.
@@ -82,6 +83,7 @@ class Candidates:
     notes: dict[str, float] = field(default_factory=dict)
     named: tuple[str, ...] = ()
     names_only: bool = False
+    named_headings: dict[str, str] = field(default_factory=dict)
     replaced: dict[str, str] = field(default_factory=dict)
     graph_added: dict[str, dict[str, Any]] = field(default_factory=dict)
     ranked: list[tuple[int, float]] = field(default_factory=list)

@@ -73,6 +73,20 @@ def _link_targets(text: str) -> list[str]:
     return [_RELATIVE.sub("", t.removesuffix(".md")) for t in map(name_key, targets) if t]
 
 
+def link_headings(text: str, names_of: Callable[[], dict[str, list[str]]]) -> dict[str, str]:
+    """``{note path: heading}`` of each ``[[target#heading]]`` in ``text`` that names a note (the first
+    link to a note wins; a ``#^block`` is no heading), the heading case-folded: where that note starts."""
+    out: dict[str, str] = {}
+    for m in _LINK.finditer(text):
+        target, _, heading = m.group(1).split("|")[0].partition("#")
+        heading = heading.split("#")[-1].strip()  # `[[x#A#B]]`: the innermost heading
+        key = _RELATIVE.sub("", name_key(target).removesuffix(".md"))
+        if heading and not heading.startswith("^") and key:
+            for path in _paths(names_of(), key):
+                out.setdefault(path, name_key(heading))
+    return out
+
+
 def _words(text: str) -> list[list[str]]:
     """Each query word (:data:`_WORD`, bare: :func:`_bare`) with its parts at ``,`` ``/`` ``\\``, a file
     name's ``.md`` left off: ``docs/adr-1.md`` → ``["docs/adr-1", "docs", "adr-1"]``."""

@@ -6,7 +6,8 @@ cosine with the query's primary embedding. A successor standing in for a superse
 (:mod:`.supersede`) shows the chunks that replaced the passage the query found: those under
 the old best chunk's heading first (its Decision for the old Decision), then by cosine with
 the query plus with that chunk, not by its own incidental evidence. A note a query of nothing but
-``memory_id`` names (:mod:`vaultsync.search.named`), or its successor, shows its chunks from its start. The top
+``memory_id`` names (:mod:`vaultsync.search.named`), or its successor, shows its chunks from its start, or from
+the heading a ``[[note#heading]]`` of the query names. The top
 :attr:`Context.shortlist` chunks go on.
 """
 
@@ -26,7 +27,7 @@ def chunks(ctx: Context, cands: Candidates) -> Candidates:
     from_start = cands.named_first() if cands.names_only else {}
     ranked: list[tuple[int, float]] = []
     for rank, (path, score) in enumerate(sorted(cands.notes.items(), key=lambda kv: -kv[1])):
-        best = ctx.index.note_chunks(path) if path in from_start else (
+        best = _from_heading(ctx, path, cands.named_headings.get(path)) if path in from_start else (
             _replacing_chunks(ctx, path, cands, qvec) or _best_chunks(ctx, path, cands.chunk_scores, qvec))
         for i, rowid in enumerate(best[:2]):
             ranked.append((rowid, score * (1.0 if i == 0 else ctx.opts.second_chunk)))
@@ -40,6 +41,20 @@ def chunks(ctx: Context, cands: Candidates) -> Candidates:
     ranked.sort(key=lambda kv: -kv[1])
     ranked = ranked[:ctx.shortlist]
     return replace(cands, ranked=ranked, rows=chunk_rows(ctx.index.db, [r for r, _ in ranked]))
+
+
+def _from_heading(ctx: Context, path: str, heading: str | None) -> list[int]:
+    """A named note's chunks in document order, from the first under ``heading`` (case-folded: a
+    ``[[note#heading]]`` of the query) when one is, else from its start."""
+    rowids = ctx.index.note_chunks(path)
+    if not heading:
+        return rowids
+    from vaultsync.search.named import name_key
+
+    rows = chunk_rows(ctx.index.db, rowids)
+    at = next((i for i, r in enumerate(rowids)
+               if heading in (name_key(h) for h in rows[r]["heading"].split(" > "))), 0)
+    return rowids[at:] + rowids[:at]
 
 
 def _replacing_chunks(ctx: Context, path: str, cands: Candidates, qvec: np.ndarray | None) -> list[int]:

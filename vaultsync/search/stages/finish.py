@@ -42,7 +42,7 @@ def finish(ctx: Context, cands: Candidates) -> Candidates:
     if not by_relevance:  # (by relevance, it is scaled already)
         order = _name_only_after_content(order, ids, rows, cands.relevance)
     if first := cands.named_first():  # a note the query names by memory_id leads, whatever the blend
-        order = _named_first(order, [rows[r]["path"] for r in ids], first)
+        order = _named_first(order, [rows[r]["path"] for r in ids], first, every=cands.names_only)
     for i in order:
         row = rows[ids[i]]
         if per_note.get(row["path"], 0) >= opts.per_note:
@@ -58,14 +58,22 @@ def finish(ctx: Context, cands: Candidates) -> Candidates:
     return replace(cands, hits=kept, best_rejected=rejected)
 
 
-def _named_first(order: list[int], paths: list[str], first: dict[str, int]) -> list[int]:
+def _named_first(order: list[int], paths: list[str], first: dict[str, int], every: bool = False) -> list[int]:
     """``order`` with the best chunk of each note in ``first`` (path → place) moved to the front, in
-    that place's order; its other chunks, and every other chunk, keep their order."""
+    that place's order; its other chunks, and every other chunk, keep their order. ``every`` (a query of
+    nothing but names): all the chunks of those notes lead, each note's first ones, then each note's second
+    ones, so no other note's chunk comes between them."""
     lead: dict[str, int] = {}
     for i in order:
         if paths[i] in first and paths[i] not in lead:
             lead[paths[i]] = i
     front = sorted(lead.values(), key=lambda i: first[paths[i]])
+    if every:
+        nth: dict[int, int] = {}
+        for i in order:
+            if paths[i] in first:
+                nth[i] = sum(paths[j] == paths[i] for j in nth)
+        front = sorted(nth, key=lambda i: (nth[i], first[paths[i]]))
     lifted = set(front)
     return front + [i for i in order if i not in lifted]
 

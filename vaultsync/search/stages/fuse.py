@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from vaultsync.search.candidates import Candidates, Context
 from vaultsync.search.fusion import convex, rrf
-from vaultsync.search.named import named_notes
+from vaultsync.search.named import link_headings, named_notes
 
 
 def fuse(ctx: Context, cands: Candidates) -> Candidates:
@@ -33,5 +33,6 @@ def fuse(ctx: Context, cands: Candidates) -> Candidates:
         top = max((score for _, score in notes), default=0.0)
         lead = {p: top + (len(named) - i) * 1e-6 + 1e-6 for i, p in enumerate(named)}
         notes = [*lead.items(), *((p, score) for p, score in notes if p not in lead)]
+    headings = link_headings(ctx.query.text, ctx.index.note_names) if named and "#" in ctx.query.text else {}
     return replace(cands, notes=dict(notes), chunk_scores=dict(chunk_scores), named=tuple(named),
-                   names_only=names_only)
+                   names_only=names_only, named_headings=headings)
