@@ -915,3 +915,21 @@ def test_any_aliases_value_gets_short_messages_at_its_own_items(value):
     for d in found:
         assert d.message.startswith("aliases") and d.line == 7 and "[[" not in d.message and "{'" not in d.message
         assert len(d.message) < 120, d.message
+
+
+@pytest.mark.parametrize("field, used", [("tag", "tags"), ("project", "projects"), ("Tags", "tags"),
+                                          ("componets", "components")])
+def test_a_vocabulary_field_no_note_sets_beside_one_they_do_is_an_error(vault, field, used):
+    """`vocabulary: {tag: [...]}` for `tags`: no config error, and unknown tags went unreported (no VC001)."""
+    vault.write(".vaultsync.yaml", f"vault: docs\nvocabulary:\n  {field}: [ops]\n  owner: [bob]\n")
+    vault.write("docs/a.md", f"---\ntitle: A\n{used}: [backup]\n---\nx\n")
+    res = vault.check()
+    assert res.code == 1 and res.lines[0] == (
+        f".vaultsync.yaml:3:{len(field) + 5}: CF002 vocabulary.{field}: no note has a '{field}' field, but 1 note(s) "
+        f"have '{used}' (did you mean '{used}'?): its terms are not checked"), res.lines
+
+
+def test_a_vocabulary_field_no_note_sets_yet_is_no_error(vault):
+    vault.write(".vaultsync.yaml", "vault: docs\nvocabulary:\n  tags: [ops]\n  severity_class: [a]\n")
+    vault.write("docs/a.md", "---\ntitle: A\ntags: [ops]\n---\nx\n")
+    assert vault.check().code == 0

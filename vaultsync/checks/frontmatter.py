@@ -5,8 +5,9 @@ from __future__ import annotations
 import difflib
 import math
 import unicodedata
+from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultsync.checks.fidelity import check_fidelity
 from vaultsync.checks.schema import field_name, load_validator, validate_frontmatter
@@ -14,6 +15,9 @@ from vaultsync.diagnostics import Diagnostic
 from vaultsync.vault.config import Config, TypeSpec
 from vaultsync.vault.fields import normalised_frontmatter
 from vaultsync.vault.note import Note
+
+if TYPE_CHECKING:
+    from vaultsync.vault.vault import Vault
 
 
 def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic]:
@@ -166,4 +170,24 @@ def check_vocabulary(config: Config, note: Note) -> list[Diagnostic]:
                 hint = f" (did you mean '{close[0]}'?)" if close else f" (add it to vocabulary.{key} in .vaultsync.yaml)"
                 line, col = note.position(where)
                 out.append(Diagnostic(note.path, line, col, "VC001", f"{name}: unknown term '{term}'{hint}"))
+    return out
+
+
+def check_vocabulary_fields(vault: Vault) -> list[Diagnostic]:
+    """CF002 at each ``vocabulary:`` field that no note sets while notes set a field of a close spelling
+    (``tag`` for ``tags``, difflib ratio ≥ 0.8): that field's terms go unchecked, and nothing else says so."""
+    unused = set(vault.config.vocabulary)
+    for note in vault.notes.values():  # most vaults set every vocabulary field in their first notes: done
+        unused -= note.frontmatter.keys() if note.fm_state == "mapping" else set()
+        if not unused:
+            return []
+    used = Counter(key for note in vault.notes.values() if note.fm_state == "mapping" for key in note.frontmatter)
+    out = []
+    for key in sorted(unused, key=list(vault.config.vocabulary).index):
+        others = {k.casefold(): k for k in used if isinstance(k, str) and k not in vault.config.vocabulary}
+        if close := [others[c] for c in difflib.get_close_matches(str(key).casefold(), list(others), 1, 0.8)]:
+            line, col = vault.config.positions.get(("vocabulary", key), (0, 0))
+            out.append(Diagnostic(".vaultsync.yaml", line + 1, col + 1, "CF002",
+                                  f"vocabulary.{key}: no note has a '{key}' field, but {used[close[0]]} note(s) have "
+                                  f"'{close[0]}' (did you mean '{close[0]}'?): its terms are not checked"))
     return out

@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 
 from vaultsync.checks.folders import check_folders
-from vaultsync.checks.frontmatter import check_frontmatter
+from vaultsync.checks.frontmatter import check_frontmatter, check_vocabulary_fields
 from vaultsync.checks.lifecycle import (
     check_dates,
     check_duplicate_ids,
@@ -75,6 +75,7 @@ def run_checks(vault: Vault, previous: LinkIndex | None = None, today: dt.date |
     today = today or today_in(tz)
     out: list[Diagnostic] = list(check_paths(vault))
     out.extend(check_folders(vault))
+    out.extend(check_vocabulary_fields(vault))
     for path in sorted(vault.notes):
         note = vault.notes[path]
         found = vault.findings.get(path)
