@@ -159,13 +159,27 @@ def options_for(config: Config, **overrides: Any) -> SearchOptions:
     """Search options: config ``search:`` section, then explicit overrides. TTLs are judged against
     today's date in the checks' time zone (``checks.timezone``, else local), as ``vaultsync check`` does."""
     from vaultsync.vault.clock import local_today, zone
+    from vaultsync.vault.schema_words import ignored_search
 
     values = {k: v for k, v in config.search.items() if k != "rerank"}
     values.setdefault("today", local_today(config))
     values.setdefault("zone", zone(config))
-    from vaultsync.vault.schema_words import ignored_search
+    said = tuple(map(ignored_search, config.ignored))  # ADR-0119
+    return SearchOptions.from_config(values, **{**overrides, "config_warnings": said})
 
-    return SearchOptions.from_config(values, **{**overrides, "config_warnings": tuple(map(ignored_search, config.ignored))})
+
+def search_checked(config: Config) -> Config:
+    """``config`` with its ``search:`` section left out where the search options refuse a value of it (a
+    range, a name: what the schema cannot judge), those refusals added to ``ignored`` (ADR-0119); else
+    ``config`` itself. What every search reads: the CLI, the daemon and the MCP server."""
+    from dataclasses import replace
+
+    from vaultsync.search.options import config_problems
+
+    if not config.search or not (refused := config_problems(config)):
+        return config
+    raw = {k: v for k, v in config.raw.items() if k != "search"}
+    return replace(config, search={}, raw=raw, ignored=[*config.ignored, *refused])
 
 
 class WarmSearcher:

@@ -160,8 +160,9 @@ def _full_route(args: argparse.Namespace, raw: str, options: dict, asked: int | 
     repo = repository("search")
     if repo is None:
         return 2
-    config = committed_config(repo)
-    from vaultsync.engine import check_rerank_spec, options_for
+    from vaultsync.engine import check_rerank_spec, options_for, search_checked
+
+    config = search_checked(committed_config(repo))
 
     try:
         options_for(config, **options)

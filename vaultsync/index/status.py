@@ -77,7 +77,8 @@ def collect(repo: Any) -> dict[str, Any]:
                               f"{', ' + owner.hook if owner.hook else ''}) was killed before it finished{kept}; "
                               "the next sync resumes")
     info["last_status"] = state.get("last_status")
-    info["warnings"] = [*map(ignored_search, config.ignored), *(state.get("warnings") or [])]  # type: ignore[misc]
+    said = [*map(ignored_search, config.ignored), *(state.get("warnings") or [])]  # type: ignore[misc]
+    info["warnings"] = list(dict.fromkeys(said))  # the last sync's report says the ignored ones too
     setting = hooks_path_setting(repo)
     present = installed_hooks(repo)
     info["hooks"] = present

@@ -14,7 +14,7 @@ from typing import Any
 
 import pygit2
 
-from vaultsync.engine import NoIndexError, WarmSearcher, check_rerank_spec, options_for
+from vaultsync.engine import NoIndexError, WarmSearcher, check_rerank_spec, options_for, search_checked
 from vaultsync.git import head_commit_id, head_tree
 from vaultsync.index.fastpath import config_text_at
 from vaultsync.index.sync import sync
@@ -56,7 +56,7 @@ class WarmSearch:
         check_rerank_spec(rerank)
         with self._lock:
             repo = self._repo
-            config = self._committed_config(repo)
+            config = search_checked(self._committed_config(repo))
             opts = options_for(config, **options)
             head = head_commit_id(repo)
             searcher = self._searcher(repo, config, rerank)

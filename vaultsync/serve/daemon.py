@@ -35,7 +35,7 @@ from typing import Any
 import pygit2
 
 from vaultsync import __version__
-from vaultsync.engine import WarmSearcher, check_rerank_spec, options_for
+from vaultsync.engine import WarmSearcher, check_rerank_spec, options_for, search_checked
 from vaultsync.git import head_tree, workdir
 from vaultsync.index.fastpath import config_at
 from vaultsync.index.layout import layout_for
@@ -69,7 +69,7 @@ class SearchService:
         is given. Raises OptionsError for a bad option or stage."""
         parse_query(query)  # QueryError first, in the order the in-process CLI checks
         with self._lock:
-            config, _ = config_at(self.repo, head_tree(self.repo))
+            config = search_checked(config_at(self.repo, head_tree(self.repo))[0])
             try:
                 check_rerank_spec(rerank)
                 opts = options_for(config, **options)

@@ -282,10 +282,10 @@ def load_config(root: Path, text: str | None = None, lenient_search: bool = Fals
     Args:
         root: repository root.
         text: the file's content if already read (e.g. from the git index).
-        lenient_search: a ``search:`` section the schema or the search options refuse, where nothing else
-            is wrong, is left out (its diagnostics in ``Config.ignored``) instead of raised: it shapes no
-            index, so a sync builds one and search runs with its default settings (``vaultsync check``
-            still refuses it).
+        lenient_search: a ``search:`` section the schema refuses, where nothing else is wrong, is left out
+            (its diagnostics in ``Config.ignored``) instead of raised: it shapes no index, so a sync builds
+            one and search runs with its default settings (``vaultsync check`` still refuses it; the
+            values only the search options judge are left out by :func:`vaultsync.engine.options_for`).
     Raises:
         ConfigError: YAML or schema error, located in the config file.
     """
@@ -384,15 +384,9 @@ def load_config(root: Path, text: str | None = None, lenient_search: bool = Fals
                                        f"'{other.name}' (one folder holds one type; a subfolder may hold another)"))
     if problems:
         raise ConfigError(problems)
-    config = Config(
+    return Config(
         vault=roots, types=types, vocabulary=dict(data.get("vocabulary") or {}),
         ephemeral=list(data.get("ephemeral") or []), checks=dict(data.get("checks") or {}),
         index=dict(data.get("index") or {}), search=dict(data.get("search") or {}),
         models=dict(data.get("models") or {}), raw=data, positions=dict(doc.positions), ignored=ignored,
     )
-    if lenient_search and config.search:  # the values the schema cannot judge (ranges, names) are left out too
-        from vaultsync.search.options import config_problems
-
-        if found := config_problems(config):
-            config.search, config.raw, config.ignored = {}, {k: v for k, v in data.items() if k != "search"}, found
-    return config
