@@ -857,3 +857,13 @@ def test_a_successor_not_in_force_is_not_said_to_hide_the_note_it_supersedes(vau
     assert res.code == 0 and ("which search hides behind it" in res.err) == hides, res.err
     committed = run_cli(["new", "adr", "--title", "Again", "--supersedes", "ADR-0001", *given, "--commit"], vault.root)
     assert committed.code == (2 if hides else 0), committed.err
+
+
+def test_a_memory_id_longer_than_a_file_name_leaves_no_room_for_a_slug_and_never_hangs() -> None:
+    """An `id_prefix` a commit set to 300 letters left a negative byte budget: the slug loop never ended."""
+    from vaultsync.memory.scaffold import note_path, slug
+    from vaultsync.vault.config import TypeSpec
+
+    assert slug("Any title", max_bytes=-40) == "" and slug("Any title", max_bytes=0) == ""
+    assert note_path(TypeSpec("rule", "docs/rules", "rule"), "X" * 300 + "-0001", "Title") == \
+        "docs/rules/" + "X" * 300 + "-0001.md"

@@ -137,6 +137,15 @@ def test_a_vault_folder_that_holds_nothing_is_reported(vault):
                                    "`vault:`"]
 
 
+def test_a_vault_folder_beside_a_close_folder_without_notes_stays_a_warning(vault):
+    """`docs/` beside `vault: doc` holds no note (only an image): nothing would be checked there either."""
+    vault.write(".vaultsync.yaml", "vault: doc\n")
+    vault.write("docs/img/a.png", b"\x89PNG")
+    res = vault.check()
+    assert res.code == 0 and res.lines == [".vaultsync.yaml:1:8: CF004 warning: vault folder(s) doc hold no files — "
+                                           "check `vault:`"], res.lines
+
+
 @pytest.mark.parametrize("written, real, note", [
     ("doc", "docs", "docs/a.md"), ("Docs", "docs", "docs/a.md"), ("docs/adrs", "docs/adr", "docs/adr/x/a.md"),
     ("memroy", "memory", "memory/a.md"), ("ドキュメント", "ドキュメンツ", "ドキュメンツ/a.md"),

@@ -41,7 +41,8 @@ def check_folders(vault: Vault) -> list[Diagnostic]:
             warn(("types", spec.name, "folder"), f"types.{spec.name}.folder: '{spec.folder}' "
                                                  f"{_is_link(spec.folder, link)}", ERROR)
     if not vault.files and config.vault != ["."] and not vault.linked_folders:
-        meant = {f: m for f in config.vault if (m := _misspelt(f, _folders_beside(vault.root, f))) is not None}
+        meant = {f: m for f in config.vault if (m := _misspelt(f, _folders_beside(vault.root, f))) is not None
+                 and next((vault.root / m).rglob("*.md"), None) is not None}  # only that one folder is walked
         if meant:  # `vault: doc` beside `docs/`: every commit would pass unchecked
             warn(("vault",), "; ".join(f"vault: '{f}' holds no files, but '{m}' holds notes (did you mean '{m}'?)"
                                        for f, m in meant.items()) + ": no note is checked", ERROR)
@@ -83,14 +84,14 @@ def _misspelt(folder: str, folders: set[str]) -> str | None:
 
 
 def _folders_beside(root: Path, folder: str) -> set[str]:
-    """The folders on disk beside ``folder`` (the snapshot walks the vault folders only) that hold a note
-    at any depth; dot-folders left out."""
+    """The folders on disk beside ``folder`` (the snapshot walks the vault folders only), dot-folders and
+    symbolic links left out."""
     parent = posixpath.dirname(folder)
     try:
-        found = [d for d in sorted((root / parent).iterdir()) if d.is_dir() and not d.name.startswith(".")]
+        return {posixpath.join(parent, d.name) for d in (root / parent).iterdir()
+                if d.is_dir() and not d.is_symlink() and not d.name.startswith(".")}
     except OSError:
         return set()
-    return {posixpath.join(parent, d.name) for d in found if next(d.rglob("*.md"), None) is not None}
 
 
 def _note_folders(paths: Iterable[str]) -> set[str]:

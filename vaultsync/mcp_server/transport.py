@@ -144,25 +144,29 @@ def misread_reply(line: str, item: Any) -> Any:
     """The JSON-RPC 2.0 error for a request the SDK reads as something it is not, or None: a request whose
     ``id`` is no string or integer (``null``, ``1.5``, ``{}``) is read as a notification and dropped without
     an answer, and a ``tools/call`` whose ``arguments`` is no object gets "Invalid request parameters" with
-    nothing said. ``line`` is the text the SDK read ``item`` from; both must name one method."""
+    nothing said. ``line`` is the text the SDK read ``item`` from (read again only for a notification: both
+    must name one method)."""
     from mcp.shared.message import SessionMessage
     from mcp.types import INVALID_PARAMS, INVALID_REQUEST, ErrorData, JSONRPCError
 
     message = getattr(item, "message", None)
-    try:
-        data = json.loads(line, parse_int=_small_int) if "id" in line else None
-    except (ValueError, RecursionError):
+    method = getattr(message, "method", None)
+    if method is None:
         return None
-    if not isinstance(data, dict) or data.get("method") != getattr(message, "method", None):
-        return None
-    request_id = data.get("id")
-    if "id" in data and getattr(message, "id", None) is None:
-        code, said, request_id = INVALID_REQUEST, f"a request's id must be a string or an integer, got " \
-            f"{json.dumps(request_id)[:40]}", None
-    elif data["method"] == "tools/call" and not isinstance(
-            arguments := (data.get("params") or {}).get("arguments"), (dict, type(None))):
-        code, said = INVALID_PARAMS, "tools/call: `arguments` must be an object of the tool's parameters " \
-            '({"query": "..."}), got ' + _JSON_KINDS.get(type(arguments), "another value")
+    if getattr(message, "id", None) is None:  # a notification, or a request whose id the SDK did not take
+        try:  # only this line is read again, to tell one from the other
+            data = json.loads(line, parse_int=_small_int) if '"id"' in line else None
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(data, dict) or data.get("method") != method or "id" not in data:
+            return None
+        code, request_id = INVALID_REQUEST, None
+        said = f"a request's id must be a string or an integer, got {json.dumps(data['id'])[:40]}"
+    elif method == "tools/call" and not isinstance(
+            arguments := (getattr(message, "params", None) or {}).get("arguments"), (dict, type(None))):
+        code, request_id = INVALID_PARAMS, message.id
+        said = ("tools/call: `arguments` must be an object of the tool's parameters ({\"query\": \"...\"}), got "
+                + _JSON_KINDS.get(type(arguments), "another value"))
     else:
         return None
     return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=said)))

@@ -131,7 +131,7 @@ def slug(title: str, limit: int = 60, max_bytes: int = 200) -> str:
         out.append(base if base.isascii() else ch if ch.isalnum() else "-")
     text = re.sub(r"[\W_]+", "-", unicodedata.normalize("NFC", "".join(out))).strip("-")
     text = text[:limit]
-    while len(text.encode("utf-8")) > max_bytes:
+    while text and len(text.encode("utf-8")) > max_bytes:  # max_bytes may be 0 or less: a long memory_id
         text = text[:-1]
     return text.rstrip("-")
 

@@ -26,12 +26,13 @@ import sqlite3
 import unicodedata
 from collections.abc import Callable
 
+from vaultsync.vault.wikilinks import WIKILINK, parse_inner
+
 NAMED_RELEVANCE = 0.95  # an exact identifier: the note is what was asked for (a prior, not fitted)
 _WORD = re.compile(r"[^\s\[\]|#\"'`<>(){}]+")
 _PARTS = re.compile(r"[,/\\]")  # a word may also be several names, or a path: each part is tried too
 _ASCII_RUN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _COULD_BE_ID = re.compile(r"[\d_-]")
-_LINK = re.compile(r"!?\[\[([^\[\]]*)\]\]")
 _RELATIVE = re.compile(r"^(?:\.\.?/)+")  # `[[../adr/x]]` is relative to a note; a query has none: its tail names
 _DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2212\ufe63\uff0d", "-"))
 
@@ -67,23 +68,25 @@ def _paths(table: dict[str, list[str]], name: str) -> list[str]:
     return [p for p in table.get(name.rpartition("/")[2], []) if name_key(p.removesuffix(".md")).endswith("/" + name)]
 
 
-def _link_targets(text: str) -> list[str]:
-    """The note each ``[[target#heading|alias]]`` of ``text`` names, as a :func:`name_key` without ``.md``."""
-    targets = (m.group(1).split("|")[0].split("#")[0].strip() for m in _LINK.finditer(text))
-    return [_RELATIVE.sub("", t.removesuffix(".md")) for t in map(name_key, targets) if t]
+def _links(text: str) -> list[tuple[str, str | None]]:
+    """``(target, heading)`` of each ``[[target#heading|alias]]`` of ``text`` (:func:`parse_inner`, as a note's
+    links are read; ``![[…]]`` too), the target a :func:`name_key` without ``.md`` or a leading ``../`` (a
+    query has no folder), the heading the innermost of ``#A#B``; links to no note (``[[#H]]``) left out."""
+    out = []
+    for m in WIKILINK.finditer(text):
+        target, heading, _, _ = parse_inner(m.group(1))
+        if key := _RELATIVE.sub("", name_key(target).removesuffix(".md")):
+            out.append((key, heading.split("#")[-1].strip() if heading else None))
+    return out
 
 
 def link_headings(text: str, names_of: Callable[[], dict[str, list[str]]]) -> dict[str, str]:
     """``{note path: heading}`` of each ``[[target#heading]]`` in ``text`` that names a note (the first
     link to a note wins; a ``#^block`` is no heading), the heading case-folded: where that note starts."""
     out: dict[str, str] = {}
-    for m in _LINK.finditer(text):
-        target, _, heading = m.group(1).split("|")[0].partition("#")
-        heading = heading.split("#")[-1].strip()  # `[[x#A#B]]`: the innermost heading
-        key = _RELATIVE.sub("", name_key(target).removesuffix(".md"))
-        if heading and not heading.startswith("^") and key:
-            for path in _paths(names_of(), key):
-                out.setdefault(path, name_key(heading))
+    for key, heading in _links(text):
+        for path in _paths(names_of(), key) if heading else ():
+            out.setdefault(path, name_key(heading))
     return out
 
 
@@ -117,8 +120,8 @@ def _bare(word: str) -> str:
 def named_notes(text: str, names_of: Callable[[], dict[str, list[str]]]) -> tuple[list[str], bool]:
     """``(paths the query names, in its order; whether it holds nothing else)``; ``names_of`` is read only
     when the query holds a link or a word that could be a name (:func:`note_names`, kept by the caller)."""
-    targets = _link_targets(text)
-    rest = _LINK.sub(" ", text) if targets else text
+    targets = [key for key, _ in _links(text)]
+    rest = WIKILINK.sub(" ", text) if "[[" in text else text
     names = [*targets, *query_names(rest)]
     if not names:
         return [], False

@@ -18,6 +18,7 @@ from dataclasses import replace
 import numpy as np
 
 from vaultsync.search.candidates import Candidates, Context
+from vaultsync.search.named import name_key
 from vaultsync.search.rows import chunk_rows
 
 
@@ -49,8 +50,6 @@ def _from_heading(ctx: Context, path: str, heading: str | None) -> list[int]:
     rowids = ctx.index.note_chunks(path)
     if not heading:
         return rowids
-    from vaultsync.search.named import name_key
-
     rows = chunk_rows(ctx.index.db, rowids)
     at = next((i for i, r in enumerate(rowids)
                if heading in (name_key(h) for h in rows[r]["heading"].split(" > "))), 0)

@@ -63,17 +63,12 @@ def _named_first(order: list[int], paths: list[str], first: dict[str, int], ever
     that place's order; its other chunks, and every other chunk, keep their order. ``every`` (a query of
     nothing but names): all the chunks of those notes lead, each note's first ones, then each note's second
     ones, so no other note's chunk comes between them."""
-    lead: dict[str, int] = {}
+    nth: dict[int, int] = {}  # a named note's chunk → how many of its note's come before it
+    seen: dict[str, int] = {}
     for i in order:
-        if paths[i] in first and paths[i] not in lead:
-            lead[paths[i]] = i
-    front = sorted(lead.values(), key=lambda i: first[paths[i]])
-    if every:
-        nth: dict[int, int] = {}
-        for i in order:
-            if paths[i] in first:
-                nth[i] = sum(paths[j] == paths[i] for j in nth)
-        front = sorted(nth, key=lambda i: (nth[i], first[paths[i]]))
+        if paths[i] in first and (every or paths[i] not in seen):
+            nth[i] = seen[paths[i]] = seen.get(paths[i], -1) + 1
+    front = sorted(nth, key=lambda i: (nth[i], first[paths[i]]))
     lifted = set(front)
     return front + [i for i in order if i not in lifted]
 
