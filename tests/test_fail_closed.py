@@ -302,8 +302,24 @@ def test_every_fail_open_value_is_hidden_by_default_and_reported_by_check(vault,
         path = f"docs/adrs/{name}.md" if folder == "typed" else f"{UNTYPED}/{name}.md"
         assert found(vault, words[name]) == [], name
         assert found(vault, words[name], **include) == [path], name
-        assert any(line.startswith(path + ":") and says in line for line in report), (name, report)
+        schema_says = folder == "typed" and says.startswith("LC001 ")  # the schema's error for the value says it
+        assert any(line.startswith(path + ":") and (says in line or schema_says and "search hides this note" in line)
+                   for line in report), (name, report)
     assert vault.check().code == 1
+
+
+def test_a_value_the_schema_and_the_lifecycle_reader_refuse_is_one_error(vault):
+    """One mistake, one error: where a type's schema refuses a lifecycle value (DT001, SC001) that search
+    cannot read either, the schema's error also says that search hides the note, and no LC001 repeats it."""
+    names = [name for name, *_, says in FAIL_OPEN if says.startswith("LC001 ")]
+    for name in names:
+        vault.write(f"docs/adrs/{name}.md", _typed(name, dict((n, fm) for n, fm, *_ in FAIL_OPEN)[name], "x"))
+    report = vault.check().lines
+    for name in names:
+        mine = [line for line in report if line.startswith(f"docs/adrs/{name}.md:")]
+        spots = [line.split(": ", 1)[0] for line in mine if " warning:" not in line]
+        assert len(spots) == len(set(spots)) and mine, (name, mine)  # at most one error at each place
+        assert any("search hides this note until it is fixed" in line for line in mine), (name, mine)
 
 
 def test_lc001_message_names_the_field_the_raw_text_and_the_effect(vault):

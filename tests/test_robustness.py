@@ -22,8 +22,25 @@ from vaultsync.vault.note import parse_note
 def test_non_finite_numbers_are_schema_errors(vault):
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra="confidence: .nan\nimportance: .inf\n"))
     lines = vault.check().lines
-    assert "docs/adrs/ADR-0001.md:7:13: SC001 confidence: must be a finite number, got nan" in lines
+    assert "docs/adrs/ADR-0001.md:7:13: SC001 confidence: must be a finite number, got nan; search hides this note " \
+        "until it is fixed" in lines
     assert any("importance" in line for line in lines)
+
+
+@pytest.mark.parametrize("line, says", [
+    ("importance: .inf", "importance: expected integer, got .inf"),  # not also "must be at most 10"
+    ("importance: [5]", "importance: expected integer, got a list"),
+    ("status: [accepted]", "status: expected string, got a list"),  # not also "is not one of: …"
+    ("status: 7", "status: expected string, got 7"),
+    ("memory_id: 12", "memory_id: expected string, got 12"),  # not also the id's pattern
+    ("created: [2024-01-01]", "created: expected string, got a list"),  # not also DT001
+])
+def test_a_value_of_the_wrong_type_is_one_error(vault, line, says):
+    key = line.split(":")[0]
+    text = "\n".join(line if row.startswith(f"{key}:") else row for row in adr("ADR-0001").split("\n"))
+    vault.write("docs/adrs/ADR-0001.md", text if f"\n{line}\n" in text else adr("ADR-0001", extra=line + "\n"))
+    errors = [row for row in vault.check().lines if " warning:" not in row and row.startswith("docs/")]
+    assert len(errors) == 1 and f" SC001 {says}" in errors[0], errors
 
 
 @pytest.mark.parametrize("field, value", [("title", ".inf"), ("title", "-.Inf"), ("title", ".NaN"),

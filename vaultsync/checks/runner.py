@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -79,11 +80,25 @@ def run_checks(vault: Vault, previous: LinkIndex | None = None, today: dt.date |
     for path in sorted(vault.notes):
         note = vault.notes[path]
         found = vault.findings.get(path)
-        out.extend(found if found is not None else analyse_note(config, vault.root, note))
+        found = list(found if found is not None else analyse_note(config, vault.root, note))
         if note.fm_state == "mapping":
-            out.extend(check_dates(note, today, config.severity("expired", WARNING), tz))
-            out.extend(check_lifecycle_fields(note))
+            found.extend(check_dates(note, today, config.severity("expired", WARNING), tz))
+            found.extend(check_lifecycle_fields(note))
+        out.extend(_one_per_value(found))
     out.extend(check_duplicate_ids(vault))
     out.extend(check_supersession(vault))
     out.extend(check_links(vault, previous, config.severity("empty_link", WARNING), renamed))
     return sorted(set(out))
+
+
+def _one_per_value(found: list[Diagnostic]) -> list[Diagnostic]:
+    """One error per refused value: where the type's schema (DT001, SC001) and LC001 refuse the value at one
+    place, the schema's error also says what search does about it, and LC001 is left out."""
+    effect = {(d.line, d.col): d.message.rsplit("; ", 1)[-1] for d in found if d.code == "LC001"}
+    schema = {(d.line, d.col) for d in found if d.code in _SCHEMA_CODES}
+    return [replace(d, message=f"{d.message}; {effect[d.line, d.col]}") if d.code in _SCHEMA_CODES
+            and (d.line, d.col) in effect else d
+            for d in found if not (d.code == "LC001" and (d.line, d.col) in schema)]
+
+
+_SCHEMA_CODES = ("DT001", "SC001")

@@ -335,6 +335,11 @@ def _ref_properties(err: jsonschema.ValidationError) -> list[str]:
     return list((resolved.contents.get("properties") or {}).keys())
 
 
+# keywords that judge a value of the right type: moot once the value's type is refused at the same place
+_VALUE_KEYWORDS = frozenset({"enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+                             "multipleOf", "pattern", "format", "minLength", "maxLength"})
+
+
 def validate_frontmatter(note: Note, data: dict[str, Any], validator: jsonschema.protocols.Validator) -> list[Diagnostic]:
     """Validate ``data`` (the note's frontmatter, possibly normalised) and locate each error."""
     quick = quick_check(validator)
@@ -347,9 +352,13 @@ def validate_frontmatter(note: Note, data: dict[str, Any], validator: jsonschema
                                                       "a $ref in it loops back on the same value")]
     out: list[Diagnostic] = []
     seen: set[tuple[Any, ...]] = set()
-    for err in (e for top in errors for e in branch_errors(top)):
+    found = [e for top in errors for e in branch_errors(top)]
+    mistyped = {tuple(e.absolute_path) for e in found if e.validator == "type"}
+    for err in found:
         if err.validator in ("$ref", "allOf"):
             continue
+        if err.validator in _VALUE_KEYWORDS and tuple(err.absolute_path) in mistyped:
+            continue  # one error per value: "expected string, got a list" says it, not also "not one of: …"
         if extras := (_extra_keys(err, note) if err.validator in ("additionalProperties", "unevaluatedProperties")
                       else []):
             for key, message in extras:  # each refused key at its own line
