@@ -430,10 +430,15 @@ def test_fix_only_touches_the_named_files(vault):
     ("2030-03-01T00:00:00+0530", "2030-02-28T19:00:00Z", False),   # an offset without its colon
     ("2030-01-01", "2030-01-01T00:00:01Z", False),                 # a moment on the creation day
     ("2030-01-02", "2030-01-01T23:00:00Z", True), ("2030-01-01", "2030-01-01", True),
+    ("2030-01-05T10:00:00", "2030-01-05T10:00:00", True),          # no offsets: wall-clock times compare
+    ("2030-01-05T10:00:00", "2030-01-05T09:00", True), ("2030-01-05 10:00", "2030-01-05t10:00:00.5", False),
+    ("2030-01-05T23:59:59", "2030-01-06T00:00:00", False),
+    ("2030-01-05T10:00:00", "2030-01-05T09:00:00Z", False),        # one offset only: days compare
 ])
 def test_dt002_compares_moments_with_offsets_as_moments(vault, created, expires, error):
     """FM-01 kind: `expires` was compared with `created` by the dates as written, so a note created at
-    01:00+09:00 that expires at 20:00Z the evening before (written) was refused, and the reverse passed."""
+    01:00+09:00 that expires at 20:00Z the evening before (written) was refused, and the reverse passed;
+    two times without offsets on one day were never refused."""
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=f'expires: "{expires}"\n').replace(
         'created: "2024-03-01"', f'created: "{created}"'))
     lines = [line for line in vault.check().lines if "DT002" in line]
@@ -446,6 +451,7 @@ def test_dt002_compares_moments_with_offsets_as_moments(vault, created, expires,
     ("2024-02-12T10:00:00Z", "2024-02-12T09:00:00Z", True),         # an hour before, the same written date
     ("2024-02-12T10:00:00+01:00", "2024-02-12T09:00:00Z", False),   # the same moment: not before
     ("2024-02-12", "2024-02-11", True), ("2024-02-12", "2024-02-12", False),  # plain dates: days
+    ("2024-02-12T10:00:00", "2024-02-12T09:00:00", True), ("2024-02-12T10:00", "2024-02-12T10:00:00", False),
 ])
 def test_dt003_last_validated_before_created_compares_moments(vault, created, validated, error):
     """As DT002: two moments with offsets compare as moments, not by the dates as written (a false
@@ -625,3 +631,19 @@ def test_a_renamed_note_leaves_one_broken_reference_and_fix_adds_no_second(vault
     res = vault.check()
     codes = [line.split(" ")[1] for line in res.lines if line.startswith(field_file)]
     assert "SS001" in codes and "SS002" not in codes, res.out
+
+
+@settings(max_examples=150, deadline=None)
+@given(created=st.datetimes(min_value=dt.datetime(2000, 1, 1), max_value=dt.datetime(2040, 1, 1)),
+       delta=st.timedeltas(min_value=dt.timedelta(days=-2), max_value=dt.timedelta(days=2)),
+       form=st.sampled_from(["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S+02:00"]))
+def test_dt002_property_two_times_of_one_form_compare_as_times(created, delta, form):
+    """Whatever the form (with or without an offset, seconds or not), when both sides share it, DT002
+    holds exactly when the written expiry is not after the written creation."""
+    from vaultsync.checks.lifecycle import check_dates
+    from vaultsync.vault.note import parse_note
+
+    c, e = created.strftime(form), (created + delta).strftime(form)
+    note = parse_note("a.md", f'---\ncreated: "{c}"\nexpires: "{e}"\n---\n'.encode())
+    codes = {d.code for d in check_dates(note, dt.date(2000, 1, 1), "off", dt.timezone.utc)}
+    assert ("DT002" in codes) == (e <= c), (c, e, codes)

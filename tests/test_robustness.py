@@ -1057,8 +1057,9 @@ def test_an_empty_type_folder_with_no_close_spelling_is_not_a_warning(vault, wri
 def test_a_supersession_naming_a_symlinked_note_never_crashes_the_check(vault, tmp_path, declared_by, outside):
     """A note that is a symbolic link is never read (GH-12), but links resolve to its name when it leads to
     a file of the repository: a supersession naming it raised KeyError (exit 3) in check, --staged and
-    --fix. It is left out of supersession. A link that leads out of the repository is no note: the
-    supersession link dangles (WL001), still without a crash, and nothing is written through it."""
+    --fix. Then it was left out of supersession, so that a cycle or a missing back-reference through it went
+    unreported: now naming it is SS001, which names the link. A link that leads out of the repository is no
+    note: the supersession link dangles (WL001, SS001), still without a crash, and nothing is written through it."""
     shared = tmp_path if outside else vault.root
     target = shared / "shared" / "real-old.md"
     target.parent.mkdir()
@@ -1071,9 +1072,30 @@ def test_a_supersession_naming_a_symlinked_note_never_crashes_the_check(vault, t
     vault.git("add", "-A")
     for args in ([], ["--staged"], ["--fix"]):
         res = vault.check(*args)
-        assert "internal error" not in res.err and res.code == (1 if outside and forward else 0), (args, res.out, res.err)
+        assert "internal error" not in res.err and res.code == (1 if forward else 0), (args, res.out, res.err)
         assert ("WL001" in res.out) == bool(outside and forward), (args, res.out)
+        assert ("SS001" in res.out) == bool(forward), (args, res.out)
+        assert ("is a symbolic link: name the note it leads to" in res.out) == bool(forward and not outside)
     assert target.read_text() == adr("ADR-0100", status="superseded", extra=back)  # never written through
+
+
+@pytest.mark.parametrize("field, ref", [
+    ("supersedes", '["[[blink]]"]'), ("supersedes", "blink"), ("superseded_by", '"[[blink]]"'),
+    ("supersedes", '["[[diagram.png]]"]'), ("superseded_by", '"[[diagram.png]]"'),
+])
+def test_a_supersession_through_a_symlink_or_to_an_attachment_is_ss001(vault, field, ref):
+    """A cycle through a symbolic link to a note (A supersedes [[blink]] → B, B supersedes A) went unreported:
+    an edge through a file no note is read from is no edge. Naming one is SS001, at the reference."""
+    vault.write("docs/adrs/ADR-0101-b.md", adr("ADR-0101", extra="supersedes: [ADR-0100]\n"))
+    vault.write("docs/assets/diagram.png", b"\x89PNG\r\n")
+    (vault.root / "docs/notes").mkdir(parents=True, exist_ok=True)
+    (vault.root / "docs/notes/blink.md").symlink_to("../adrs/ADR-0101-b.md")
+    status = "superseded" if field == "superseded_by" else "accepted"
+    vault.write("docs/adrs/ADR-0100-a.md", adr("ADR-0100", status=status, extra=f"{field}: {ref}\n"))
+    res = vault.check()
+    ss001 = [line for line in res.lines if " SS001 " in line and line.startswith("docs/adrs/ADR-0100-a.md:7:")]
+    assert res.code == 1 and len(ss001) == 1, res.lines
+    assert ("symbolic link" in ss001[0]) == ("blink" in ref) and ("not a note" in ss001[0]) == ("png" in ref)
 
 
 @pytest.mark.parametrize("pattern, gives_up", [("^(a|a)*$", True), ("^(a|aa)+$", True), ("^(a+)+$", False)])

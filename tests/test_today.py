@@ -213,3 +213,20 @@ def test_search_dates_a_moment_in_its_own_zone_whatever_zone_the_index_was_built
     assert {h["memory_id"] for h in found["hits"]} == set(moments) - expired
     assert {n["memory_id"] for n in found["hidden"]["notes"]} == expired
     assert 0 < len(expired) < len(moments)
+
+
+@pytest.mark.parametrize("tz", ["UTC+24", "XYZ-30", "UTC+99"])
+def test_a_local_zone_no_place_has_is_named_and_dates_are_judged_in_utc(vault, tz):
+    """A POSIX TZ 24 hours or more from UTC made `check` print Python's own message ("offset must be a
+    timedelta strictly between …") as a CF002 at .vaultsync.yaml:1:1, which holds no such thing. The
+    environment is named, dates are judged in UTC, and review and the JSON report run as well."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra='expires: "2024-03-02"\n'))
+    res = _check_in(vault.root, tz)
+    assert res.returncode == 0 and "DT004 warning: expired on 2024-03-02" in res.stdout, (res.stdout, res.stderr)
+    assert f"warning: TZ='{tz}' sets the local time 24 hours or more from UTC" in res.stderr
+    assert "CF002" not in res.stdout + res.stderr and "timedelta" not in res.stderr
+    as_json = _check_in(vault.root, tz, "--format", "json")
+    assert as_json.returncode == 0 and '"CF002"' not in as_json.stdout
+    review = subprocess.run([sys.executable, "-m", "vaultsync", "review"], cwd=vault.root, capture_output=True,
+                            text=True, env={**os.environ, "TZ": tz})
+    assert review.returncode in (0, 1) and "Traceback" not in review.stderr and "timedelta" not in review.stderr

@@ -20,6 +20,7 @@ from vaultsync.vault.fields import (
     normalised_frontmatter,
     parse_vault_date,
     parse_vault_instant,
+    parse_vault_wall_time,
     with_lifecycle_keys,
 )
 from vaultsync.vault.lifecycle_fields import in_force as status_in_force
@@ -66,22 +67,33 @@ def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING,
 
 
 def _before(validated_text: str, created_text: str, validated: dt.date, created: dt.date) -> bool:
-    """``last_validated`` is before ``created``: two moments with offsets compare as moments (a check at
-    20:00Z on the 11th follows a creation at 01:00+09:00 on the 12th); otherwise days compare."""
-    moments = parse_vault_instant(validated_text), parse_vault_instant(created_text)
-    if moments[0] is not None and moments[1] is not None:
+    """``last_validated`` is before ``created``: two moments compare as moments, both with offsets (a check
+    at 20:00Z on the 11th follows a creation at 01:00+09:00 on the 12th) or both without; otherwise days
+    compare."""
+    moments = _moments(validated_text, created_text)
+    if moments is not None:
         return moments[0] < moments[1]
     return validated < created
 
 
 def _not_after(expires_text: str, created_text: str, expires: dt.date, created: dt.date) -> bool:
-    """``expires`` is not after ``created``: two moments with offsets compare as moments (``+09:00`` and
-    ``Z`` alike); with a plain date on either side, days compare, and a moment on the creation day is
-    not before it."""
-    moments = parse_vault_instant(expires_text), parse_vault_instant(created_text)
-    if moments[0] is not None and moments[1] is not None:
+    """``expires`` is not after ``created``: two moments compare as moments (with offsets, ``+09:00`` and
+    ``Z`` alike, or both without one); otherwise days compare, and a moment on the creation day is not
+    before it."""
+    moments = _moments(expires_text, created_text)
+    if moments is not None:
         return moments[0] <= moments[1]
     return expires < created if len(expires_text) > 10 or len(created_text) > 10 else expires <= created
+
+
+def _moments(first: str, second: str) -> tuple[dt.datetime, dt.datetime] | None:
+    """Two date-times that compare as moments: both with offsets, or both without (wall-clock times of one
+    place); None where one is a plain date or only one has an offset."""
+    for parse in (parse_vault_instant, parse_vault_wall_time):
+        a, b = parse(first), parse(second)
+        if a is not None and b is not None:
+            return a, b
+    return None
 
 
 def status_superseded(frontmatter: dict[str, Any]) -> bool:
@@ -180,7 +192,11 @@ def supersession_edges(vault: Vault) -> tuple[list[Supersession], list[Diagnosti
                     line, col = note.position(where)
                     out.append(Diagnostic(path, line, col, "SS003", f"{field_name}: a note cannot supersede itself"))
                     continue
-                if res.path not in vault.notes:  # a file no note is read from (a symbolic link: said elsewhere)
+                if res.path not in vault.notes:  # a symbolic link or an attachment: no note's lifecycle to read
+                    line, col = note.position(where)
+                    what = "a symbolic link: name the note it leads to" if res.path in vault.symlinks \
+                        else "not a note: name the note it replaces or that replaces it"
+                    out.append(Diagnostic(path, line, col, "SS001", f"{field_name}: '{ref}' → {res.path} is {what}"))
                     continue
                 key = (path, res.path) if newer_side else (res.path, path)
                 flags = declared.setdefault(key, [False, False])

@@ -25,7 +25,7 @@ from vaultsync.git import (
     workdir,
 )
 from vaultsync.index.layout import common_git_dir
-from vaultsync.vault.clock import local_today
+from vaultsync.vault.clock import local_today, local_zone_problem
 from vaultsync.vault.config import (
     CONFIG_NAME,
     ConfigError,
@@ -165,6 +165,8 @@ def _run(args: argparse.Namespace) -> int:
     from vaultsync.search.options import config_problems
 
     problems = config_problems(vault.config)
+    if (said := local_zone_problem()) is not None and not vault.config.checks.get("timezone"):
+        print(f"vaultsync check: warning: {said}", file=sys.stderr)
     try:
         today = local_today(vault.config)
     except ValueError as exc:

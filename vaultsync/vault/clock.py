@@ -11,25 +11,41 @@ then the process's local zone (``TZ``, else the system setting). See ADR-0053.
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import os
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from vaultsync.vault.config import Config
 
 
 def zone(config: Config | None) -> dt.tzinfo | None:
-    """The configured time zone, or None for the process's local zone.
+    """The configured time zone, or None for the process's local zone (UTC where that zone cannot be
+    used: :func:`local_zone_problem`).
 
     Raises:
         ValueError: ``checks.timezone`` names no known time zone.
     """
     name = (config.checks.get("timezone") if config is not None else None) or None
     if name is None:
-        return None
+        return None if local_zone_problem() is None else dt.timezone.utc
     try:
         return ZoneInfo(str(name))
     except (ZoneInfoNotFoundError, ValueError) as exc:
         raise ValueError(f"checks.timezone: unknown time zone {name!r} "
                          "(use an IANA name such as Europe/Berlin)") from exc
+
+
+@functools.cache
+def local_zone_problem() -> str | None:
+    """Why the process's local zone cannot be used (``TZ=UTC+24``: 24 hours or more from UTC, which no
+    place is and Python cannot represent), else None. :func:`zone` then counts in UTC."""
+    try:
+        dt.datetime.now(dt.timezone.utc).astimezone()
+    except (ValueError, OverflowError):
+        shown = f"TZ={os.environ['TZ']!r}" if "TZ" in os.environ else "the system's time zone"
+        return (f"{shown} sets the local time 24 hours or more from UTC, which no place is: dates are judged "
+                "in UTC — set TZ to a zone such as Europe/Berlin, or checks.timezone in .vaultsync.yaml")
+    return None
 
 
 def zone_or_local(config: Config | None) -> dt.tzinfo | None:
@@ -38,7 +54,7 @@ def zone_or_local(config: Config | None) -> dt.tzinfo | None:
     try:
         return zone(config)
     except ValueError:
-        return None
+        return zone(None)
 
 
 def today_in(tz: dt.tzinfo | None) -> dt.date:

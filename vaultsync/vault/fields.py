@@ -44,6 +44,17 @@ def parse_vault_instant(value: Any) -> dt.datetime | None:
         return dt.datetime.fromisoformat(text.replace(":60", ":59").replace("Z", "+00:00"))
 
 
+def parse_vault_wall_time(value: Any) -> dt.datetime | None:
+    """The wall-clock time an RFC 3339-like date-time without an offset names (``2024-01-05T10:00``), as a
+    naive datetime; None for a plain date, a date-time with an offset, or anything unreadable."""
+    m = _DATETIME.match(value) if isinstance(value, str) and parse_vault_date(value) is not None else None
+    if m is None or m.group(6):
+        return None
+    second = min(int(m.group(4) or 0), 59)  # a leap second (":60") names the moment before the next minute
+    micro = int((m.group(5) or ".0")[1:7].ljust(6, "0"))
+    return dt.datetime.combine(dt.date.fromisoformat(m.group(1)), dt.time(int(m.group(2)), int(m.group(3)), second, micro))
+
+
 def local_day(value: Any, tz: dt.tzinfo | None = None) -> dt.date | None:
     """The calendar date ``value`` falls on where "today" is counted (``tz``: the checks' time zone, None
     for the process's; ADR-0053): a moment's day there, else the date as written (also for a moment whose
