@@ -143,35 +143,41 @@ def test_fix_writes_only_the_back_reference(vault):
     ("status:\n", "status: superseded\n"), ("status: ~\n", "status: superseded\n"),  # null, however written
     ("status: in review\n", "status: superseded\n"),
 ])
-@pytest.mark.parametrize("crlf", [False, True])
-def test_fix_completes_the_supersession_status_too(vault, status_line, written, crlf):
+@pytest.mark.parametrize("nl", ["\n", "\r\n", "\r"])
+def test_fix_completes_the_supersession_status_too(vault, status_line, written, nl):
     """SS002 says "run --fix"; after it SS004 (status) remained. --fix now completes the supersession:
     the back-reference and the older note's status, in one run, each edit verified."""
     older = adr("ADR-0001", extra="tags: [ops]\n").replace("status: accepted\n", status_line)
-    older = older.replace("\n", "\r\n") if crlf else older
-    vault.write("docs/adrs/ADR-0001.md", older.encode())
+    vault.write("docs/adrs/ADR-0001.md", older.replace("\n", nl).encode())  # CR alone: SS002 said --fix, which refused
     vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra='supersedes: ["[[ADR-0001]]"]\n'))
     before = vault.check()
-    assert any("SS002" in line for line in before.lines) and any("SS004" in line for line in before.lines)
+    assert any("SS002" in line and line.endswith("run `vaultsync check --fix`") for line in before.lines)
+    assert any("SS004" in line for line in before.lines)
     res = vault.check("--fix")
     assert (res.code, res.lines) == (0, []), res.out + res.err
     text = (vault.root / "docs/adrs/ADR-0001.md").read_bytes().decode()
-    nl = "\r\n" if crlf else "\n"
+    assert "\r" not in text.replace(nl, "") and "\n" not in text.replace(nl, "")  # one line end, as written
     assert written.replace("\n", nl) in text and 'superseded_by: "[[ADR-0002]]"' in text
     assert "set status: superseded" in res.err and "added superseded_by" in res.err
     assert vault.check("--fix").err == ""  # nothing left to do
 
 
+@pytest.mark.parametrize("back", ['superseded_by: "[[ADR-0002]]"\n', ""])
 @pytest.mark.parametrize("status_lines", ["status: >-\n  accepted\n", "Status: accepted\n", "status: [accepted]\n"])
-def test_fix_leaves_a_status_it_cannot_rewrite_safely(vault, status_lines):
+def test_fix_leaves_a_status_it_cannot_rewrite_safely(vault, status_lines, back):
     """A block scalar, a key in another case (a second `status:` would not fix it), a list: named
-    "by hand", the file untouched by it."""
-    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra='superseded_by: "[[ADR-0002]]"\n').replace(
-        "status: accepted\n", status_lines))
+    "by hand", the file untouched by it. With the back-reference missing too, --fix added it and left the
+    status: a note half-edited, after "run --fix" advice. A note is now edited whole or not at all, and
+    SS002 advises by hand."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=back).replace("status: accepted\n", status_lines))
     vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra='supersedes: ["[[ADR-0001]]"]\n'))
+    if not back:
+        (ss,) = [line for line in vault.check().lines if " SS002 " in line]
+        assert "write by hand superseded_by:" in ss, ss
     before = (vault.root / "docs/adrs/ADR-0001.md").read_bytes()
     res = vault.check("--fix")
     assert res.err.startswith("not fixed: docs/adrs/ADR-0001.md: ") and res.err.endswith("write by hand status: superseded\n")
+    assert "fixed: " not in res.err.replace("not fixed: ", "")
     assert (vault.root / "docs/adrs/ADR-0001.md").read_bytes() == before
 
 
@@ -379,15 +385,16 @@ _OLD_LAYOUTS = {
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(layout=st.sampled_from(sorted(_OLD_LAYOUTS)), crlf=st.booleans(), name=st.sampled_from(["new", "Neu 2", "新しい"]))
-def test_ss002_advises_fix_only_where_fix_makes_the_edit(vault, layout, crlf, name):
+@given(layout=st.sampled_from(sorted(_OLD_LAYOUTS)), nl=st.sampled_from(["\n", "\r\n", "\r"]),
+       name=st.sampled_from(["new", "Neu 2", "新しい"]))
+def test_ss002_advises_fix_only_where_fix_makes_the_edit(vault, layout, nl, name):
     """SS002 said "run `vaultsync check --fix`" where --fix then declined (a flow mapping, an empty key), and
     "not fixed" said to add `superseded_by: [[new]]` by hand, which is a nested list in YAML. Now the
     advice is --fix exactly when --fix makes the edit, else a line that, written by hand, clears the error."""
     for old in (vault.root / "docs/adrs").glob("*.md"):
         old.unlink()
     text = f"---\n{_OLD_LAYOUTS[layout]}---\n# Old\n"
-    vault.write("docs/adrs/old.md", (text.replace("\n", "\r\n") if crlf else text).encode())
+    vault.write("docs/adrs/old.md", text.replace("\n", nl).encode())
     vault.write(f"docs/adrs/{name}.md", adr("ADR-0002", extra='supersedes: ["[[old]]"]\n'))
     (ss,) = [ln for ln in vault.check().lines if " SS002 " in ln]
     advised = ss.endswith("run `vaultsync check --fix`")
@@ -647,3 +654,13 @@ def test_dt002_property_two_times_of_one_form_compare_as_times(created, delta, f
     note = parse_note("a.md", f'---\ncreated: "{c}"\nexpires: "{e}"\n---\n'.encode())
     codes = {d.code for d in check_dates(note, dt.date(2000, 1, 1), "off", dt.timezone.utc)}
     assert ("DT002" in codes) == (e <= c), (c, e, codes)
+
+
+def test_fix_asks_no_status_of_a_note_without_frontmatter(vault):
+    """An older note with no frontmatter at all (an untyped folder): check asks it no status (no SS004),
+    but --fix said "write by hand status: superseded" beside the back-reference."""
+    vault.write("docs/notes/old.md", "# Old\n\nPlain text.\n")
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra='supersedes: ["[[old]]"]\n'))
+    assert not any(" SS004 " in line for line in vault.check().lines)
+    res = vault.check("--fix")
+    assert "status" not in res.err and (vault.root / "docs/notes/old.md").read_text() == "# Old\n\nPlain text.\n"

@@ -12,8 +12,8 @@ mappings, multi-line flow lists, comments after the list, broken YAML — is
 reported as "not fixed", with the line to write by hand, and left alone; ``check`` itself
 advises ``--fix`` only where it will make the edit (:mod:`vaultsync.checks.fix_text`). Every
 edit is verified by parsing the new text (the field must hold exactly the old items plus the new
-one, and nothing else may change) before the file is replaced atomically; BOM, CRLF, comments
-and key order are kept.
+one, and nothing else may change) before the file is replaced atomically, with all of the note's
+edits or none; BOM, CRLF or CR line ends, comments and key order are kept.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from vaultsync.checks.fix_text import Fix, fixed_text
+from vaultsync.checks.fix_text import Fix, fixed_note
 from vaultsync.checks.lifecycle import (
     back_reference,
     cycle_edges,
@@ -35,7 +35,7 @@ from vaultsync.checks.lifecycle import (
 )
 from vaultsync.vault.vault import Vault
 
-__all__ = ["Fix", "apply_fix", "plan_fixes"]
+__all__ = ["Fix", "apply_fixes", "plan_fixes"]
 
 
 def plan_fixes(vault: Vault, only: set[str] | None = None) -> list[Fix]:
@@ -54,22 +54,25 @@ def plan_fixes(vault: Vault, only: set[str] | None = None) -> list[Fix]:
             fixes.append(Fix(e.older, "superseded_by", back_reference(vault, e.newer, e.older)))
         elif e.declared_by_older and not e.declared_by_newer:
             fixes.append(Fix(e.newer, "supersedes", back_reference(vault, e.older, e.newer)))
-        if not status_superseded(vault.notes[e.older].frontmatter) and Fix(e.older, "status", "superseded") not in fixes:
-            fixes.append(Fix(e.older, "status", "superseded"))  # SS004
+        older = vault.notes[e.older]
+        if older.fm_state == "mapping" and not status_superseded(older.frontmatter) \
+                and Fix(e.older, "status", "superseded") not in fixes:
+            fixes.append(Fix(e.older, "status", "superseded"))  # SS004 (asked of a note with frontmatter only)
     # a field LC001 cannot read is mended by hand first, as check asks no back-reference of it (SS002)
     return [f for f in fixes if f.ref is not None and (f.path, f.field) not in broken and (only is None or f.path in only)
             and not (f.field != "status" and unreadable_field(vault.notes[f.path], f.field))]
 
 
-def apply_fix(root: Path, vault: Vault, fix: Fix) -> bool:
-    """Edit one file; False (file untouched) when its layout is not one we can edit safely. The file is
-    read again, so that several fixes of one note (a back-reference, then its status) each see the last."""
-    if vault.notes[fix.path].fm_state != "mapping":
+def apply_fixes(root: Path, vault: Vault, fixes: list[Fix]) -> bool:
+    """Make ``fixes`` (one note's: a back-reference, then its status) in one atomic write; False (the file
+    untouched) when the note's layout takes one of them not: a note is never left half-edited."""
+    path = fixes[0].path
+    if vault.notes[path].fm_state != "mapping":
         return False
-    file = root / fix.path
+    file = root / path
     raw = file.read_bytes()
     bom = raw.startswith(b"\xef\xbb\xbf")
-    new_text = fixed_text(fix.path, raw[3:].decode("utf-8") if bom else raw.decode("utf-8"), fix)
+    new_text = fixed_note(path, raw[3:].decode("utf-8") if bom else raw.decode("utf-8"), fixes)
     if new_text is None:
         return False
     data = (b"\xef\xbb\xbf" if bom else b"") + new_text.encode("utf-8")

@@ -28,10 +28,10 @@ class Fix:
 
 
 def fixed_text(path: str, text: str, fix: Fix) -> str | None:
-    """``text`` (a note's file, BOM removed; LF or CRLF kept) with ``fix`` made, or None when its layout
-    is not one we can edit safely (see :mod:`vaultsync.checks.fix`)."""
-    newline = "\r\n" if "\r\n" in text else "\n"
-    note = parse_text(path, text.replace("\r\n", "\n"))
+    """``text`` (a note's file, BOM removed; LF, CRLF or CR line ends kept) with ``fix`` made, or None when
+    its layout is not one we can edit safely (see :mod:`vaultsync.checks.fix`)."""
+    newline = _newline(text)
+    note = parse_text(path, text.replace(newline, "\n"))
     if note.fm_state != "mapping":
         return None
     lines = text.split(newline)
@@ -43,6 +43,20 @@ def fixed_text(path: str, text: str, fix: Fix) -> str | None:
         return None
     new_text = newline.join(edited)
     return new_text if _verified(new_text, note.frontmatter, fix) else None
+
+
+def fixed_note(path: str, text: str, fixes: list[Fix]) -> str | None:
+    """``text`` with every one of ``fixes`` (one note's) made, or None when one of them cannot be: a note is
+    edited whole or not at all."""
+    for fix in fixes:
+        if (text := fixed_text(path, text, fix)) is None:  # type: ignore[assignment]
+            return None
+    return text
+
+
+def _newline(text: str) -> str:
+    """The line end ``text`` uses: CRLF, a lone CR (classic Mac), else LF."""
+    return "\r\n" if "\r\n" in text else "\r" if "\r" in text and "\n" not in text else "\n"
 
 
 def by_hand(fix: Fix) -> str:
@@ -118,7 +132,7 @@ def _edit_status(lines: list[str], close: int, note: object) -> list[str] | None
 
 def _verified(new_text: str, before: dict[str, object], fix: Fix) -> bool:
     """The edited text parses, the field gained exactly ``fix.ref`` and nothing else changed."""
-    after = parse_text("fix", new_text.replace("\r\n", "\n"))
+    after = parse_text("fix", new_text.replace(_newline(new_text), "\n"))
     if after.fm_state != "mapping":
         return False
     expected = dict(before)

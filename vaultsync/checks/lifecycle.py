@@ -256,7 +256,7 @@ def _reaches(graph: dict[str, list[str]], start: str, goal: str) -> bool:
 def _fix_hint(vault: Vault, target: str, source: str, field: str, in_cycle: bool = False) -> str:
     """How to add the back-reference: ``--fix`` when it will make the edit, else the line to write by
     hand, or nothing before the cycle it lies on is resolved."""
-    from vaultsync.checks.fix_text import Fix, by_hand, fixed_text  # fix_text reads notes: loaded when advising
+    from vaultsync.checks.fix_text import Fix, by_hand, fixed_note  # fix_text reads notes: loaded when advising
 
     if in_cycle:
         return "resolve the supersession cycle first (SS003): `--fix` never writes across one"
@@ -265,7 +265,9 @@ def _fix_hint(vault: Vault, target: str, source: str, field: str, in_cycle: bool
         fix = Fix(source, field, ref)
         note = vault.notes[source]  # a note from the check cache keeps its frontmatter's text only
         text = note.text or "---\n" + note.yaml_text + ("" if note.yaml_text.endswith("\n") else "\n") + "---\n"
-        if fixed_text(source, text, fix) is not None:
+        status = [Fix(source, "status", "superseded")] if field == "superseded_by" and note.fm_state == "mapping" \
+            and not status_superseded(note.frontmatter) else []  # --fix edits the note whole: its status too
+        if fixed_note(source, text, [fix, *status]) is not None:
             return "run `vaultsync check --fix`"
         return f"write by hand {by_hand(fix)} (`--fix` edits block-style frontmatter with one-line values only)"
     return (f"add it by hand (`--fix` cannot: no [[WikiLink]] names {target}, whose file name holds # | ^ or a "

@@ -178,16 +178,18 @@ def _run(args: argparse.Namespace) -> int:
         if args.staged or args.rev is not None:
             print("vaultsync check: --fix edits the working tree; drop --staged/--rev", file=sys.stderr)
             return 2
-        from vaultsync.checks.fix import apply_fix, plan_fixes
+        from vaultsync.checks.fix import apply_fixes, plan_fixes
         from vaultsync.checks.fix_text import by_hand
 
         only = {_relative(vault.root, p) for p in args.paths} if args.paths else None
+        by_note: dict[str, list] = {}
         for fix in plan_fixes(vault, only):
-            if apply_fix(vault.root, vault, fix):
-                print(f"fixed: {fix.path}: {'set' if fix.field == 'status' else 'added'} {fix.field}: {fix.ref}",
-                      file=sys.stderr)
-            else:
-                print(f"not fixed: {fix.path}: its frontmatter's layout is not one --fix edits; write by hand "
+            by_note.setdefault(fix.path, []).append(fix)
+        for path, fixes in by_note.items():  # a note is edited whole or not at all
+            done = apply_fixes(vault.root, vault, fixes)
+            for fix in fixes:
+                print(f"fixed: {path}: {'set' if fix.field == 'status' else 'added'} {fix.field}: {fix.ref}" if done
+                      else f"not fixed: {path}: its frontmatter's layout is not one --fix edits; write by hand "
                       f"{by_hand(fix)}", file=sys.stderr)
         vault, previous, renamed = _load(root, args)
     diagnostics = run_checks(vault, previous, today=today, renamed=renamed)
