@@ -132,3 +132,29 @@ def test_an_unreadable_owner_record_is_no_owner(tmp_path):
     lock_path.parent.mkdir(parents=True)
     owner_path(lock_path).write_text("{not json")
     assert read_owner(lock_path) is None and not sync_running(lock_path)
+
+
+def test_a_pass_that_reads_nothing_keeps_the_warnings_of_the_pass_that_indexed(vault: Vault):
+    """A `vaultsync sync` typed while the hook's sync ran marked the index dirty; the hook's sync went again,
+    found the tree it had just indexed, and reported that pass ("up-to-date", no warnings): the broken
+    notes it had skipped vanished from `vaultsync status`."""
+    from conftest import HashEmbedder
+    from vaultsync.git import open_repo
+    from vaultsync.index.layout import layout_for
+    from vaultsync.index.sync import sync
+
+    vault.write("docs/a.md", "---\ntitle: broken: yaml\n---\nbody\n")
+    vault.write("docs/b.md", "# b\n")
+    vault.commit("a", "--no-verify")
+    repo = open_repo(vault.root)
+    layout = layout_for(repo)
+    passes = []
+
+    def factory(config, name):  # type: ignore[no-untyped-def]
+        passes.append(name)
+        SyncLock(layout.lock, layout.dirty).mark_dirty()  # a sync that waits for this one, during its first pass
+        return HashEmbedder(name)
+
+    report = sync(repo, embedder_factory=factory, wait=30)
+    assert passes and not layout.dirty.exists()  # the mark was taken: a second pass ran
+    assert report.status == "updated" and any("docs/a.md" in w and "FM005" in w for w in report.warnings), report

@@ -24,7 +24,7 @@ import json
 import shutil
 import sqlite3
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -172,7 +172,10 @@ def sync(repo: pygit2.Repository, *, rebuild: bool = False, embedder_factory: Em
         try:
             while True:
                 lock.take_dirty()
-                report = _sync_repaired(repo, layout, embedder_factory, tracker, report)
+                again = _sync_repaired(repo, layout, embedder_factory, tracker, report)
+                # a pass that read nothing (a waiting sync marked the tree just indexed dirty) keeps the report
+                report = again if again.status != "up-to-date" or report.status == "up-to-date" \
+                    else replace(report, commit=again.commit, seconds=report.seconds + again.seconds)
                 put_back(moved, failed=False)
                 moved = []
                 if lock.take_dirty():
