@@ -314,3 +314,23 @@ def test_hook_manifest_declares_the_index_stages():
     check = hooks["vaultsync-check"]
     assert check["always_run"] is True and check["pass_filenames"] is False
     assert os.access(REPO_ROOT / "githooks" / "post-commit", os.X_OK)
+
+
+@pytest.mark.parametrize("how", ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_COUNT"])
+def test_gh08_a_hooks_path_set_where_only_git_reads_it_is_reported(vault, tmp_path, monkeypatch, how):
+    """GH-08: libgit2 reads no GIT_CONFIG_GLOBAL, GIT_CONFIG_SYSTEM or GIT_CONFIG_COUNT; a core.hooksPath
+    set there went unseen: install said "installed" into .git/hooks, which git never ran, and status
+    agreed. The setting is read as git reads it."""
+    hooks = tmp_path / "elsewhere"
+    if how == "GIT_CONFIG_COUNT":
+        monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+        monkeypatch.setenv("GIT_CONFIG_KEY_0", "core.hooksPath")
+        monkeypatch.setenv("GIT_CONFIG_VALUE_0", str(hooks))
+    else:
+        (tmp_path / "cfg").write_text(f"[core]\n\thooksPath = {hooks}\n")
+        monkeypatch.setenv(how, str(tmp_path / "cfg"))
+    res = subprocess.run([sys.executable, "-m", "vaultsync", "install"], cwd=vault.root, capture_output=True, text=True)
+    assert res.returncode == 1 and f"hooks not active: core.hooksPath={hooks}" in res.stderr, res.stderr
+    assert not (vault.root / ".git/hooks/post-commit").exists() or "vaultsync" not in \
+        (vault.root / ".git/hooks/post-commit").read_text()
+    assert "core.hooksPath" in status(vault.root)["hooks_problem"]

@@ -3,6 +3,7 @@ ours (or the pre-commit framework's ``vaultsync-index`` stage) are installed (fi
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -19,9 +20,8 @@ MARKER = "vaultsync git hook shim"
 
 def hooks_path_setting(repo: pygit2.Repository) -> str | None:
     """The value of ``core.hooksPath``, or None (also when it names git's own hooks folder)."""
-    try:
-        setting = str(repo.config["core.hooksPath"])
-    except KeyError:
+    setting = _configured(repo, "core.hooksPath")
+    if setting is None:
         return None
     path = Path(setting).expanduser()
     path = path if path.is_absolute() else Path(repo.workdir or repo.path) / path
@@ -30,6 +30,23 @@ def hooks_path_setting(repo: pygit2.Repository) -> str | None:
     except OSError:
         default = False
     return None if default else setting
+
+
+def _configured(repo: pygit2.Repository, key: str) -> str | None:
+    """``key`` as git itself reads it: ``git config`` also reads what libgit2 does not (GH-08):
+    ``GIT_CONFIG_GLOBAL``, ``GIT_CONFIG_SYSTEM``, ``GIT_CONFIG_COUNT``/``KEY_n``/``VALUE_n``, ``-c`` of
+    the git command that runs us. Read through pygit2 where no ``git`` runs."""
+    try:
+        done = subprocess.run(["git", "config", "--get", key], cwd=repo.workdir or repo.path, capture_output=True,
+                              text=True, timeout=30)
+        if done.returncode in (0, 1):  # 1: not set
+            return done.stdout.rstrip("\n") or None if done.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError, UnicodeDecodeError):
+        pass
+    try:
+        return str(repo.config[key])
+    except KeyError:
+        return None
 
 
 def hooks_dir(repo: pygit2.Repository) -> Path:
