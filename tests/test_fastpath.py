@@ -192,3 +192,76 @@ def test_a_committed_config_that_is_a_folder_is_a_clear_error(vault: Vault, comm
     assert (f".vaultsync.yaml:1:1: CF001 cannot read config: .vaultsync.yaml is a {kind}, not a file"
             in res.out + res.err)
     assert "Traceback" not in res.err and "internal error" not in res.err
+
+
+@pytest.fixture
+def locked():  # type: ignore[no-untyped-def]
+    """Makes a folder one nothing can be created in (chmod for a user, `chattr +i` for root), and undoes it."""
+    import contextlib
+    import os
+    import subprocess
+
+    undo: list[tuple[Path, int | None]] = []
+
+    def lock(folder: Path) -> None:
+        if os.geteuid() == 0:
+            if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
+                pytest.skip("root, and no `chattr +i` here: a folder cannot be made unwritable")
+            undo.append((folder, None))
+        else:
+            undo.append((folder, folder.stat().st_mode))
+            folder.chmod(0o555)
+        with contextlib.suppress(OSError):
+            (folder / "probe").touch()
+            pytest.skip("the folder could still be written")
+
+    yield lock
+    for folder, mode in reversed(undo):
+        if mode is None:
+            subprocess.run(["chattr", "-i", str(folder)], check=False)
+        else:
+            folder.chmod(mode)
+
+
+def _without_wal_files(db: Path) -> None:
+    for suffix in ("-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+
+
+def test_a_wal_database_in_a_folder_that_cannot_be_written_is_read(tmp_path, locked):
+    """A WAL database whose -shm went with its last writer: `mode=ro` must make that file again, which a
+    read-only folder or a full disk refuses ("unable to open database file")."""
+    from vaultsync.sqlite_uri import connect_readonly, readonly_uri
+
+    db = tmp_path / "x.sqlite"
+    writer = sqlite3.connect(db)
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("CREATE TABLE t (v)")
+    writer.execute("INSERT INTO t VALUES (7)")
+    writer.commit()
+    writer.close()
+    _without_wal_files(db)
+    locked(tmp_path)
+    with pytest.raises(sqlite3.OperationalError):
+        sqlite3.connect(readonly_uri(db), uri=True).execute("SELECT v FROM t").fetchall()
+    assert connect_readonly(db).execute("SELECT v FROM t").fetchall() == [(7,)]
+    with pytest.raises(sqlite3.OperationalError):
+        connect_readonly(tmp_path / "missing.sqlite")
+
+
+def test_a_current_index_in_a_read_only_folder_is_searched_not_rebuilt(indexed: Vault, locked):
+    """A read-only index folder (or a full disk) read as "no index": search said "indexing this vault for
+    the first time…" and failed, and status said the index was behind HEAD."""
+    from vaultsync.engine import open_searcher, options_for
+    from vaultsync.vault.config import Config
+
+    layout = layout_for(open_repo(indexed.root))
+    _without_wal_files(layout.sqlite)
+    locked(layout.dir)
+    assert quick_is_current(str(indexed.root))
+    searcher, head = open_searcher(open_repo(indexed.root), Config(), rerank="none")
+    try:
+        hits = searcher.search("alpha", options_for(Config(), legs=("bm25",), min_relevance=0.0), head=head).hits
+    finally:
+        searcher.close()
+    assert hits

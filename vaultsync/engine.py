@@ -109,9 +109,12 @@ def open_searcher(repo: pygit2.Repository, config: Config, rerank: str | None = 
         raise NoIndexError("no index yet: run `vaultsync sync` (and `vaultsync install` to keep it in step)")
     import sqlite3
 
-    from vaultsync.sqlite_uri import readonly_uri
+    from vaultsync.sqlite_uri import connect_readonly
 
-    db = sqlite3.connect(readonly_uri(layout.sqlite), uri=True)
+    try:
+        db = connect_readonly(layout.sqlite)
+    except sqlite3.DatabaseError as exc:
+        raise NoIndexError(f"the index is damaged ({exc}): run `vaultsync index --rebuild`") from None
     try:
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
     except sqlite3.DatabaseError as exc:

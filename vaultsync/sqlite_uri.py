@@ -6,6 +6,10 @@ Built with ``os`` alone (no pathlib, no urllib: the hook's no-change answer open
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import sqlite3
 
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~/")
 
@@ -24,3 +28,27 @@ def readonly_uri(path: str | os.PathLike[str]) -> str:
     raw = os.fsencode(os.path.abspath(path))
     quoted = "".join(chr(b) if b in _UNRESERVED else f"%{b:02X}" for b in raw)
     return f"file://{quoted}?mode=ro"
+
+
+def connect_readonly(path: str | os.PathLike[str], **kwargs: object) -> sqlite3.Connection:
+    """An SQLite connection reading ``path`` (``kwargs`` go to :func:`sqlite3.connect`).
+
+    A database in WAL mode whose ``-shm`` file went with its last writer needs that file made again by
+    its first reader, which a read-only folder or a full disk refuses ("unable to open database
+    file"): an index that is whole and current would read as no index at all. There nothing can write
+    the database either, so it is opened ``immutable`` (SQLite reads it without ``-shm`` or locks).
+
+    Raises:
+        sqlite3.Error when the file cannot be read at all (also when it does not exist).
+    """
+    import sqlite3
+
+    db = sqlite3.connect(readonly_uri(path), uri=True, **kwargs)  # type: ignore[arg-type]
+    try:
+        db.execute("PRAGMA schema_version").fetchone()
+        return db
+    except sqlite3.OperationalError as exc:
+        db.close()
+        if not os.path.isfile(path) or str(exc) not in ("unable to open database file", "disk I/O error"):
+            raise
+    return sqlite3.connect(readonly_uri(path) + "&immutable=1", uri=True, **kwargs)  # type: ignore[arg-type]

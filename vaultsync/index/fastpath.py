@@ -15,7 +15,7 @@ import sqlite3
 from vaultsync import __version__
 from vaultsync.gitcmd import run_git
 from vaultsync.index.format import DEFAULT_TARGET_TOKENS, READER_VERSION, SCHEMA_FINGERPRINT, SCHEMA_VERSION
-from vaultsync.sqlite_uri import readonly_uri
+from vaultsync.sqlite_uri import connect_readonly
 
 __all__ = ["CONFIG_NAME", "chunk_table_name", "config_at", "config_hash", "config_key", "config_text_at",
            "lance_tables_present", "quick_is_current"]
@@ -141,7 +141,7 @@ def quick_is_current(cwd: str | os.PathLike[str]) -> bool:
     if not os.path.exists(sqlite_path) or os.path.exists(os.path.join(index_dir, "dirty")):
         return False
     try:
-        db = sqlite3.connect(readonly_uri(sqlite_path), uri=True, timeout=5)
+        db = connect_readonly(sqlite_path, timeout=5)
         try:
             meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         finally:

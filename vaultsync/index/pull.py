@@ -136,12 +136,12 @@ def _local_commit(layout: IndexLayout) -> str | None:
     """The commit the local index holds, or None (no index, or one that cannot be read)."""
     import sqlite3
 
-    from vaultsync.sqlite_uri import readonly_uri
+    from vaultsync.sqlite_uri import connect_readonly
 
     if not layout.sqlite.exists():
         return None
     try:
-        db = sqlite3.connect(readonly_uri(layout.sqlite), uri=True)
+        db = connect_readonly(layout.sqlite)
         try:
             row = db.execute("SELECT value FROM meta WHERE key = 'indexed_commit'").fetchone()
         finally:

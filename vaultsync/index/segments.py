@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from vaultsync.index.remote import ObjectEntry
-from vaultsync.sqlite_uri import readonly_uri
+from vaultsync.sqlite_uri import connect_readonly
 
 if TYPE_CHECKING:
     from vaultsync.index.embedding_cache import EmbeddingCache
@@ -81,7 +80,7 @@ def export(sqlite_path: Path, out_dir: Path) -> list[tuple[ObjectEntry, Path]]:
     Raises:
         sqlite3.Error; ValueError when a model's vectors differ in width.
     """
-    db = sqlite3.connect(readonly_uri(sqlite_path), uri=True)
+    db = connect_readonly(sqlite_path)
     out: list[tuple[ObjectEntry, Path]] = []
     try:
         models = [m for (m,) in db.execute("SELECT DISTINCT model FROM vectors ORDER BY model")]

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from vaultsync.index.fingerprint import fingerprint, parts_from_meta
 from vaultsync.index.layout import IndexLayout
 from vaultsync.index.sqlite_store import SqliteStore, sqlite_healthy
-from vaultsync.sqlite_uri import readonly_uri
+from vaultsync.sqlite_uri import connect_readonly
 
 if TYPE_CHECKING:
     import pygit2
@@ -62,7 +62,7 @@ def verify_index(path: Path, repo: pygit2.Repository, commit: str, expected_fing
     schema compared first). Cost: one pass over the file's pages and one read of the tree.
     """
     try:
-        db = sqlite3.connect(readonly_uri(path), uri=True)
+        db = connect_readonly(path)
     except sqlite3.Error:
         return "not an SQLite database"
     try:

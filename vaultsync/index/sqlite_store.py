@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultsync.index.chunking import Chunk, block_key
 from vaultsync.index.format import DDL, SCHEMA_FINGERPRINT, SCHEMA_VERSION, fold, searched_names, short_words
-from vaultsync.sqlite_uri import readonly_uri
+from vaultsync.sqlite_uri import connect_readonly
 
 if TYPE_CHECKING:  # block_vectors loads numpy, which `vaultsync status` never does
     from vaultsync.index.block_vectors import Key, Row
@@ -61,7 +61,7 @@ def sqlite_healthy(path: Path) -> bool:
     Cost: one pass over the file's pages (milliseconds for a vault of thousands of notes).
     """
     try:
-        db = sqlite3.connect(readonly_uri(path), uri=True, timeout=10)
+        db = connect_readonly(path, timeout=10)
     except sqlite3.Error:
         return False
     try:
@@ -166,7 +166,7 @@ class SqliteStore:
     def __init__(self, path: Path, readonly: bool = False) -> None:
         self.path = path
         if readonly:
-            self.db = sqlite3.connect(readonly_uri(path), uri=True, timeout=10)
+            self.db = connect_readonly(path, timeout=10)
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
@@ -364,7 +364,7 @@ class SqliteStore:
         """Every chunk and name vector of ``model`` by id, ``batch`` rows at a time: (ids, paths,
         kinds, hashes, the vectors' float32 bytes back to back). Reads committed rows on a
         connection of its own, so the consumer may pull batches from another thread."""
-        db = sqlite3.connect(readonly_uri(self.path), uri=True, timeout=10, check_same_thread=False)
+        db = connect_readonly(self.path, timeout=10, check_same_thread=False)
         try:
             cursor = db.execute("SELECT id, path, kind, hash, vector FROM vectors WHERE model = ? ORDER BY id",
                                 (model,))

@@ -19,7 +19,7 @@ from vaultsync.search.lifecycle import Exclusions, LifecyclePolicy, exclusions
 from vaultsync.search.named import note_names
 from vaultsync.search.relevance import RelevanceModels, shipped_model
 from vaultsync.search.rows import add_functions, note_chunk_rowids
-from vaultsync.sqlite_uri import readonly_uri
+from vaultsync.sqlite_uri import connect_readonly
 
 NOTE_CHUNKS_KEPT = 20_000  # notes whose chunk rowids a warm searcher keeps (~100 bytes each)
 
@@ -52,10 +52,10 @@ class IndexHandles:
                  reranker: Reranker | None = None, relevance_model: RelevanceModels | None | str = "shipped",
                  open_table: OpenTable | None = None) -> None:
         self.db_path = db_path
-        self.db = sqlite3.connect(readonly_uri(db_path), uri=True, check_same_thread=False, timeout=10)
+        self.db = connect_readonly(db_path, check_same_thread=False, timeout=10)
         add_functions(self.db)
         # a second connection lets whole-note BM25 run beside chunk BM25 (one connection serialises)
-        self.notes_db = sqlite3.connect(readonly_uri(db_path), uri=True, check_same_thread=False, timeout=10)
+        self.notes_db = connect_readonly(db_path, check_same_thread=False, timeout=10)
         self.meta = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
         self.reranker = reranker
         self.relevance_model = shipped_model() if relevance_model == "shipped" else relevance_model
@@ -70,7 +70,7 @@ class IndexHandles:
         for name, embedder in (embedders or {}).items():
             leg = self._ann_leg(open_table, name, embedder, models.get(name) or {}) if open_table else None
             if leg is None:  # each in-memory leg re-scores on a connection of its own (run beside BM25)
-                exact_db = sqlite3.connect(readonly_uri(db_path), uri=True, check_same_thread=False, timeout=10)
+                exact_db = connect_readonly(db_path, check_same_thread=False, timeout=10)
                 self._exact_dbs.append(exact_db)
                 leg = load_leg(self.db, name, embedder, models.get(name) or {}, exact_db, db_path.parent / "legs")
             if leg is not None:
