@@ -170,7 +170,10 @@ def test_review_counts_from_created_when_never_validated(make_vault) -> None:  #
     v = make_vault({".vaultsync.yaml": config, "docs/adrs/A.md": adr("ADR-0001", extra="importance: 2\n")})
     items = queue(_ws(v).vault(), on=dt.date(2024, 4, 15))
     assert [(i.kind, i.due, i.line) for i in items] == [("stale", "2024-03-31", 6)]
+    assert items[0].reason.startswith("created, never validated since, 2024-03-01 (45 days ago")  # not "last validated"
     assert queue(_ws(v).vault(), on=dt.date(2024, 3, 20)) == []
+    validated = make_vault({".vaultsync.yaml": config, "docs/adrs/A.md": adr("ADR-0001", extra='last_validated: "2024-03-05"\n')})
+    assert queue(_ws(validated).vault(), on=dt.date(2024, 4, 15))[0].reason.startswith("last validated 2024-03-05")
 
 
 @pytest.mark.parametrize("review", ["", "review:\n  max_age_days: {adr: 30}\n", "review: {}\n"])
@@ -406,6 +409,20 @@ def test_a_slug_is_a_safe_file_name_part(title: str) -> None:
     s = slug(title)
     assert len(s) <= 60 and "/" not in s and "\\" not in s and not s.startswith(("-", ".")) and not s.endswith("-")
     assert all(c.isalnum() or c == "-" for c in s) and s == s.lower()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(st.sampled_from("abcdeé日Ω"), min_size=1, max_size=14), min_size=1, max_size=12),
+       st.integers(min_value=10, max_value=60))
+def test_a_long_title_is_cut_at_a_words_end(words: list[str], limit: int) -> None:
+    """`...-dedupe-by-even` for "...by event id": a title cut short ended inside a word."""
+    from vaultsync.memory.scaffold import slug
+
+    full = slug(" ".join(words), limit=1000)
+    s = slug(" ".join(words), limit=limit)
+    assert full.startswith(s) and len(s) <= limit
+    if s != full and "-" in full[:limit]:  # cut, and a word's end within reach: the cut is there
+        assert full[len(s)] == "-" and s, (full, s)
 
 
 @settings(max_examples=200, deadline=None)
@@ -867,3 +884,14 @@ def test_a_memory_id_longer_than_a_file_name_leaves_no_room_for_a_slug_and_never
     assert slug("Any title", max_bytes=-40) == "" and slug("Any title", max_bytes=0) == ""
     assert note_path(TypeSpec("rule", "docs/rules", "rule"), "X" * 300 + "-0001", "Title") == \
         "docs/rules/" + "X" * 300 + "-0001.md"
+
+
+@pytest.mark.parametrize("typed, close", [("incidnt", "incident"), ("ADR", "adr"), ("rules", "rule"), ("memo", None)])
+def test_an_unknown_type_names_the_close_one(make_vault, typed, close) -> None:  # type: ignore[no-untyped-def]
+    from vaultsync.memory.errors import MemoryWriteError
+    from vaultsync.memory.scaffold import type_spec
+
+    v = make_vault({"docs/adrs/A.md": adr("ADR-0001")})
+    with pytest.raises(MemoryWriteError) as err:
+        type_spec(_ws(v).vault().config, typed)
+    assert (f"did you mean '{close}'?" in str(err.value)) if close else "did you mean" not in str(err.value)

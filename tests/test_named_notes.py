@@ -169,3 +169,21 @@ def test_a_link_names_its_note_whatever_the_name_holds(stem, before, form):
     table = {name_key(stem): ["docs/notes/x.md"], name_key("notes/" + stem): ["docs/notes/x.md"]}
     shown = stem.upper() if name_key(stem.upper()) == name_key(stem) else stem  # `ı`.upper() is `I`: another name
     assert named_notes(f"{before} {form.format(shown)}", lambda: table)[0] == ["docs/notes/x.md"]
+
+
+def test_a_note_named_alone_comes_whole_past_the_chunks_per_note(vault, hashed_models):
+    """"A query that names a note by memory_id gets it whole" (README): a note of four sections named
+    alone gave its first two (chunks per note) and then other notes' chunks."""
+    body = "".join(f"## Part {n}\n\n{word} paragraph of the long decision.\n\n" for n, word in
+                   enumerate(["Alpha", "Bravo", "Charlie", "Delta"]))
+    vault.write("docs/adrs/ADR-0042.md", adr("ADR-0042", title="Long decision", body=body))
+    vault.write("docs/adrs/ADR-0043.md", adr("ADR-0043", title="Other", body="## Part 0\n\nAnother paragraph.\n"))
+    vault.commit("notes")
+    assert run_cli(["sync", "--wait", "60"], vault.root).code == 0
+    for query in ("ADR-0042", "[[ADR-0042]]"):
+        hits = _search(vault, query, top_k=5).hits
+        assert [h.chunk_id for h in hits[:4]] == [f"docs/adrs/ADR-0042.md#{n}" for n in range(4)], query
+    assert [h.chunk_id for h in _search(vault, "ADR-0042", top_k=2).hits] == \
+        ["docs/adrs/ADR-0042.md#0", "docs/adrs/ADR-0042.md#1"]  # k still bounds it
+    mixed = _search(vault, "what does ADR-0042 say about Charlie?", top_k=5).hits  # not names alone: per note
+    assert sum(h.path == "docs/adrs/ADR-0042.md" for h in mixed) <= 2

@@ -100,6 +100,12 @@ def test_config_folders_outside_the_repository(vault, config, message):
     ('ephemeral: ["ok/**", "**/[z-a]*"]\n', "1:22: CF002 ephemeral[1]: invalid glob '**/[z-a]*'"),
     ("index:\n  embedder: bogus\n", "2:13: CF002 index.embedder: unknown model 'bogus'"),
     ("index:\n  embedders:\n    - multilingual-e5-small\n    - nope\n", "4:7: CF002 index.embedders[1]: unknown model"),
+    # relevance is calibrated on e5's vectors: without it every search answered "no memory above relevance"
+    ("index:\n  embedders: [use-multilingual]\n", "2:14: CF002 index.embedders: multilingual-e5-small must be one "
+     "of them: relevance and its floor are calibrated on its vectors"),
+    ("index:\n  embedder: use-multilingual\n", "2:13: CF002 index.embedder: multilingual-e5-small must be one of "
+     "them: relevance and its floor are calibrated on its vectors (without it every hit falls below the floor) — "
+     "write embedders: [multilingual-e5-small, use-multilingual]"),
     ("vault: [docs, 2, [x]]\n", "1:15: CF002 vault[1]: expected a string, got 2"),  # the list branch of oneOf
     ("vault: [[docs]]\n", "1:9: CF002 vault[0]: expected a string, got a list"),
     ("vault: []\n", "1:8: CF002 vault: should not be empty"),
@@ -1214,3 +1220,12 @@ def test_staged_check_during_an_unresolved_merge_names_the_unmerged_notes(vault,
     vault.write(note, adr(note.split("/")[-1][:8]))
     vault.git("add", note)
     assert vault.check("--staged").code == 0
+
+
+def test_json_is_short_for_format_json_in_every_command_that_has_it(vault):
+    """A new user's `vaultsync search "…" --json` was "unrecognized arguments" while `eval` and `models`
+    take --json."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    for command in (["check"], ["status"], ["review"], ["show", "ADR-0001"]):
+        short, long = run_cli([*command, "--json"], vault.root), run_cli([*command, "--format", "json"], vault.root)
+        assert short.code == long.code and json.loads(short.out).keys() == json.loads(long.out).keys(), command

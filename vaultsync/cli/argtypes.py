@@ -16,3 +16,9 @@ def utf8_text(text: str) -> str:
         if "\ud800" <= ch <= "\udfff":
             raise argparse.ArgumentTypeError(f"not valid UTF-8: a lone surrogate (U+{ord(ch):04X}) at character {i}")
     return text
+
+
+def add_format(p: argparse.ArgumentParser, choices: tuple[str, ...]) -> None:
+    """``--format`` (one of ``choices``, default text) and ``--json``, its short form for ``--format json``."""
+    p.add_argument("--format", choices=choices, default="text", help="output format (default: text)")
+    p.add_argument("--json", dest="format", action="store_const", const="json", help="the same as --format json")

@@ -13,6 +13,7 @@ from vaultsync.checks.cache import open_cache
 from vaultsync.checks.renames import find_renames, head_link_index
 from vaultsync.checks.report import FORMATS, report
 from vaultsync.checks.runner import load_checked_vault, run_checks
+from vaultsync.cli.argtypes import add_format
 from vaultsync.diagnostics import ERROR, WARNING, Diagnostic, visible
 from vaultsync.git import (
     IndexSnapshot,
@@ -44,7 +45,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     source.add_argument("--staged", action="store_true",
                         help="validate what is staged (the git index; GIT_INDEX_FILE honoured) — the pre-commit mode")
     source.add_argument("--rev", metavar="REV", help="validate a commit's tree (e.g. HEAD in CI)")
-    p.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
+    add_format(p, FORMATS)
     p.add_argument("--fix", action="store_true",
                    help="complete supersessions in the working tree: missing back-references and the older "
                         "note's status: superseded (nothing else)")

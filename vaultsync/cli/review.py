@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from vaultsync.cli.argtypes import add_format
+
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
     from vaultsync.memory.review import DEFAULT_DAYS, FORMATS
@@ -13,7 +15,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p = sub.add_parser(name, help=help_text, description=__doc__)
     p.add_argument("--days", type=_days, default=DEFAULT_DAYS,
                    help=f"queue notes expiring within this many days (default {DEFAULT_DAYS})")
-    p.add_argument("--format", choices=FORMATS, default="text")
+    add_format(p, FORMATS)
     p.add_argument("--confirm", metavar="ID", help="set this note's last_validated to today (shows the diff)")
     p.add_argument("--fail-on-items", action="store_true", help="exit 1 when the queue is not empty")
     p.set_defaults(run=run)

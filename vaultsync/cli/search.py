@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 
-from vaultsync.cli.argtypes import utf8_text
+from vaultsync.cli.argtypes import add_format, utf8_text
 from vaultsync.serve.client import FORMATS
 
 
@@ -35,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("--no-rerank", action="store_true", help="skip the rerank stage")
     p.add_argument("--rerank", help="rerank stage: none, maxsim, cross-encoder (default from config)")
     p.add_argument("--explain", action="store_true", help="show every stage's rank and score for each hit")
-    p.add_argument("--format", choices=FORMATS, default="text")
+    add_format(p, FORMATS)
     p.add_argument("--no-daemon", action="store_true", help="always search in-process")
     p.set_defaults(run=run)
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+from vaultsync.cli.argtypes import add_format
+
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
     p = sub.add_parser(name, help=help_text, description=__doc__)
     p.add_argument("note", help="memory_id, path or [[WikiLink]]")
-    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    add_format(p, ("text", "markdown", "json"))
     p.set_defaults(run=run)
 
 

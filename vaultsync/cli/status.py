@@ -9,13 +9,14 @@ from typing import Any
 
 import pygit2
 
+from vaultsync.cli.argtypes import add_format
 from vaultsync.cli.common import repository
 from vaultsync.index.status import collect, unread_warning
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> None:
     p = sub.add_parser(name, help=help_text, description=__doc__)
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    add_format(p, ("text", "json"))
     p.set_defaults(run=run)
 
 

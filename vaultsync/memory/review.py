@@ -111,8 +111,9 @@ def queue(vault: Vault, days: int = DEFAULT_DAYS, on: dt.date | None = None) -> 
         limit = ages.get(str(fm.get("type")))
         checked = parse_vault_date(fm.get("last_validated")) or parse_vault_date(fm.get("created"))
         if limit is not None and checked is not None and (on - checked).days > limit:
-            key = "last_validated" if "last_validated" in fm else "created"
-            add(path, "stale", f"last validated {checked} ({(on - checked).days} days ago; {fm.get('type')} "
+            key = "last_validated" if parse_vault_date(fm.get("last_validated")) else "created"
+            since = "last validated" if key == "last_validated" else "created, never validated since,"
+            add(path, "stale", f"{since} {checked} ({(on - checked).days} days ago; {fm.get('type')} "
                 f"notes are reviewed every {limit} days): confirm it or change it", key,
                 checked + dt.timedelta(days=limit))
         conf = fm.get("confidence")

@@ -3,6 +3,7 @@ type's sections, and its file name under the type's folder."""
 
 from __future__ import annotations
 
+import difflib
 import re
 import unicodedata
 from typing import Any
@@ -40,8 +41,11 @@ def type_spec(config: Config, type_name: str) -> TypeSpec:
     for spec in config.types:
         if spec.name == type_name:
             return spec
-    known = ", ".join(s.name for s in config.types) or "none — add `types:` to .vaultsync.yaml"
-    raise MemoryWriteError(f"unknown memory type {shown(type_name)} (configured types: {known})")
+    names = [s.name for s in config.types]
+    close = difflib.get_close_matches(str(type_name).casefold(), names, n=1, cutoff=0.6)
+    known = ", ".join(names) or "none — add `types:` to .vaultsync.yaml"
+    hint = f" — did you mean '{close[0]}'?" if close else ""
+    raise MemoryWriteError(f"unknown memory type {shown(type_name)} (configured types: {known}){hint}")
 
 
 def type_schema(config: Config, root: str, spec: TypeSpec) -> dict[str, Any]:
@@ -124,15 +128,18 @@ def slug(title: str, limit: int = 60, max_bytes: int = 200) -> str:
     """``title`` as a lower-case file-name part, at most ``limit`` characters and ``max_bytes`` UTF-8 bytes
     (a file name holds 255 bytes: 60 letters of 4 bytes, `𐌰` or CJK Extension B, are 240): Latin letters
     folded to ASCII (``é`` → ``e``, ``ß`` → ``ss``), letters and digits of other scripts kept
-    (``データベース``), anything else a ``-`` (``""`` when nothing is left)."""
+    (``データベース``), anything else a ``-`` (``""`` when nothing is left); a title cut short ends at a word's
+    end where it has one."""
     out = []
     for ch in unicodedata.normalize("NFKC", title).casefold().lower():  # casefold makes Cherokee upper case
         base = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
         out.append(base if base.isascii() else ch if ch.isalnum() else "-")
-    text = re.sub(r"[\W_]+", "-", unicodedata.normalize("NFC", "".join(out))).strip("-")
-    text = text[:limit]
+    whole = re.sub(r"[\W_]+", "-", unicodedata.normalize("NFC", "".join(out))).strip("-")
+    text = whole[:limit]
     while text and len(text.encode("utf-8")) > max_bytes:  # max_bytes may be 0 or less: a long memory_id
         text = text[:-1]
+    if len(text) < len(whole) and whole[len(text)] != "-" and "-" in text:  # cut at a word's end, not inside it
+        text = text[:text.rindex("-")]
     return text.rstrip("-")
 
 

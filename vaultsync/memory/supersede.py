@@ -103,7 +103,8 @@ def _older(ws: Workspace, vault: Vault, old: str, new: str) -> list[Diagnostic]:
 def _undo(old: str, new: str, tracked: set[str]) -> str:
     """How to take this command's edits back: git restores what it tracks; an untracked note by hand."""
     by_hand = [f"{p} is not tracked by git: remove its {field} there by hand"
-               for p, field in ((old, "superseded_by and status"), (new, "supersedes")) if p not in tracked]
+               for p, field in ((old, "superseded_by, and set its status back to what it was,"), (new, "supersedes"))
+               if p not in tracked]
     restore = f"undo this with `git checkout -- {' '.join(sorted(tracked))}`" if tracked else ""
     return "; ".join(filter(None, [restore, *by_hand]))
 

@@ -24,6 +24,7 @@ from vaultsync.vault.schema_words import branch_errors, dotted, expected_shape, 
 from vaultsync.vault.yamlload import YamlProblem, load_yaml
 
 CONFIG_NAME = ".vaultsync.yaml"
+PRIMARY = "multilingual-e5-small"  # the embedder relevance is calibrated on (search/relevance.py)
 
 
 class ConfigError(Exception):
@@ -220,12 +221,16 @@ def _check_values(data: dict[str, Any], positions: dict[tuple[Any, ...], tuple[i
     index = data.get("index") or {}
     known: list[str] | None = None  # read from the shipped manifests once, when a name is given
     for key in ("embedder", "embedders"):
-        names = index.get(key)
-        for i, name in enumerate([names] if isinstance(names, str) else names or []):
+        names = [index[key]] if isinstance(index.get(key), str) else index.get(key) or []
+        for i, name in enumerate(names):
             known = known if known is not None else model_names()
+            where = ("index", key) if isinstance(index[key], str) else ("index", key, i)
             if name not in known:
-                where = ("index", key) if isinstance(names, str) else ("index", key, i)
                 fail(where, f"unknown model {name!r} (known: {', '.join(known)})")
+        if names and set(names) <= set(known or ()) and PRIMARY not in names:  # relevance is calibrated on e5
+            fail(("index", key), f"{PRIMARY} must be one of them: relevance and its floor are calibrated on its "
+                                 f"vectors (without it every hit falls below the floor) — write "
+                                 f"{'embedders: ' if key == 'embedder' else ''}[{', '.join([PRIMARY, *names])}]")
     return out
 
 

@@ -30,7 +30,7 @@ def chunks(ctx: Context, cands: Candidates) -> Candidates:
     for rank, (path, score) in enumerate(sorted(cands.notes.items(), key=lambda kv: -kv[1])):
         best = _from_heading(ctx, path, cands.named_headings.get(path)) if path in from_start else (
             _replacing_chunks(ctx, path, cands, qvec) or _best_chunks(ctx, path, cands.chunk_scores, qvec))
-        for i, rowid in enumerate(best[:2]):
+        for i, rowid in enumerate(best if path in from_start else best[:2]):  # a named note comes whole
             ranked.append((rowid, score * (1.0 if i == 0 else ctx.opts.second_chunk)))
             entry = cands.traced(rowid)
             entry["fusion"] = {"note_rank": rank + 1, "score": round(score, 5),

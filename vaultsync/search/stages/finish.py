@@ -43,9 +43,10 @@ def finish(ctx: Context, cands: Candidates) -> Candidates:
         order = _name_only_after_content(order, ids, rows, cands.relevance)
     if first := cands.named_first():  # a note the query names by memory_id leads, whatever the blend
         order = _named_first(order, [rows[r]["path"] for r in ids], first, every=cands.names_only)
+    whole = set(first or ()) if cands.names_only else set()  # a note asked for by name alone comes whole
     for i in order:
         row = rows[ids[i]]
-        if per_note.get(row["path"], 0) >= opts.per_note:
+        if per_note.get(row["path"], 0) >= opts.per_note and row["path"] not in whole:
             continue
         per_note[row["path"]] = per_note.get(row["path"], 0) + 1
         cands.traced(ids[i])["final"] = {"rank": len(chosen) + 1, "score": round(final[i], 4)}
