@@ -785,3 +785,23 @@ def test_a_filter_the_config_sets_is_named_as_such_and_its_arguments_lift_it(vau
                     *[f"--type={t}" for t in asked.get("types", [])]], vault.root).out
     named = "without search." if search_config else "without --type"
     assert named in text and ("without --" not in text if search_config else True), text
+
+
+@pytest.mark.parametrize("line, said", [
+    ("this is not JSON", "the line is not JSON the server can read: Expecting value: line 1 column 1 (char 0)"),
+    ('{"jsonrpc": "2.0", "id": 3', "the line is not JSON the server can read: Expecting ',' delimiter"),
+    ("[1, 2]", "the server cannot read this request: a JSON-RPC message is an object, got an array"),
+    ('"ping"', "the server cannot read this request: a JSON-RPC message is an object, got a string"),
+    ('{"id": 3, "method": "ping"}', 'the server cannot read this request: a JSON-RPC message holds "jsonrpc": "2.0"'),
+    ('{"jsonrpc": "1.0", "id": 3, "method": "ping"}', 'a JSON-RPC message holds "jsonrpc": "2.0"'),
+    ('{"jsonrpc": "2.0", "id": 3}', 'the server cannot read this request: a request names its "method"'),
+    ('{"jsonrpc": "2.0", "id": 3, "method": 5}', '"method" must be a string, got a number'),
+])
+def test_an_unreadable_line_is_told_in_the_protocols_words(repo: Vault, line: str, said: str) -> None:
+    """A new user's non-JSON line was answered "1 validation error for union[JSONRPCRequest,
+    JSONRPCNotification,JSONRPCResponse,JSONRPCError]": the SDK's validator, not what was wrong."""
+    expected = 3 if '"id": 3' in line and line.endswith("}") else None  # its id where one can be read
+    replies = raw_session(repo.root, [line, json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"})], {expected, 4})
+    error = replies[expected]["error"]
+    assert said in error["message"] and "validation error" not in error["message"], error
+    assert replies[4]["result"] == {}

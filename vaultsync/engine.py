@@ -111,10 +111,7 @@ def open_searcher(repo: pygit2.Repository, config: Config, rerank: str | None = 
 
     from vaultsync.sqlite_uri import connect_readonly
 
-    try:
-        db = connect_readonly(layout.sqlite)
-    except sqlite3.DatabaseError as exc:
-        raise NoIndexError(f"the index is damaged ({exc}): run `vaultsync index --rebuild`") from None
+    db = connect_readonly(layout.sqlite)
     try:
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
     except sqlite3.DatabaseError as exc:

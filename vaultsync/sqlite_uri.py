@@ -6,10 +6,7 @@ Built with ``os`` alone (no pathlib, no urllib: the hook's no-change answer open
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import sqlite3
+import sqlite3
 
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~/")
 
@@ -41,14 +38,15 @@ def connect_readonly(path: str | os.PathLike[str], **kwargs: object) -> sqlite3.
     Raises:
         sqlite3.Error when the file cannot be read at all (also when it does not exist).
     """
-    import sqlite3
-
     db = sqlite3.connect(readonly_uri(path), uri=True, **kwargs)  # type: ignore[arg-type]
     try:
         db.execute("PRAGMA schema_version").fetchone()
-        return db
     except sqlite3.OperationalError as exc:
-        db.close()
         if not os.path.isfile(path) or str(exc) not in ("unable to open database file", "disk I/O error"):
+            db.close()
             raise
-    return sqlite3.connect(readonly_uri(path) + "&immutable=1", uri=True, **kwargs)  # type: ignore[arg-type]
+        db.close()
+        return sqlite3.connect(readonly_uri(path) + "&immutable=1", uri=True, **kwargs)  # type: ignore[arg-type]
+    except sqlite3.DatabaseError:  # not a database: the caller's first statement says so, as it would unprobed
+        pass
+    return db

@@ -126,18 +126,35 @@ def unreadable_reply(line: str, problem: Exception) -> Any:
         return None
     try:
         data = json.loads(line, parse_int=_small_int)
-        code, what = INVALID_REQUEST, "the server cannot read this request"
-    except (ValueError, RecursionError):
-        data, code, what = None, PARSE_ERROR, "the line is not JSON the server can read"
+        code, what, reason = INVALID_REQUEST, "the server cannot read this request", _not_a_request(data, problem)
+    except RecursionError:
+        data, code, what, reason = None, PARSE_ERROR, "the line is not JSON the server can read", "nested too deep"
+    except ValueError as exc:  # the JSON reader's own words ("Expecting value: line 1 column 1 (char 0)")
+        data, code, what, reason = None, PARSE_ERROR, "the line is not JSON the server can read", str(exc)[:200]
     request_id = data.get("id") if isinstance(data, dict) else None
     if not isinstance(request_id, (str, int)) or isinstance(request_id, bool):
         request_id = None
-    reason = (str(problem).strip().splitlines() or [type(problem).__name__])[0][:200]
     return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id,
                                        error=ErrorData(code=code, message=f"{what}: {reason}")))
 
 
 _JSON_KINDS = {str: "a string", int: "a number", float: "a number", bool: "true or false", list: "an array"}
+
+
+def _not_a_request(data: Any, problem: Exception) -> str:
+    """What makes JSON ``data`` no JSON-RPC 2.0 message, in the protocol's words, not the SDK's validator's
+    (``1 validation error for union[JSONRPCRequest, …]``), which it says only where nothing else is found."""
+    if not isinstance(data, dict):
+        return f"a JSON-RPC message is an object, got {_JSON_KINDS.get(type(data), 'null')}"
+    if data.get("jsonrpc") != "2.0":
+        return 'a JSON-RPC message holds "jsonrpc": "2.0"'
+    if not {"method", "result", "error"} & set(data):
+        return 'a request names its "method"'
+    if "method" in data and not isinstance(data["method"], str):
+        return f'"method" must be a string, got {_JSON_KINDS.get(type(data["method"]), "null")}'
+    if "params" in data and not isinstance(data["params"], (dict, list, type(None))):
+        return f'"params" must be an object, got {_JSON_KINDS.get(type(data["params"]), "another value")}'
+    return (str(problem).strip().splitlines() or [type(problem).__name__])[-1].strip()[:200]
 
 
 def misread_reply(line: str, item: Any) -> Any:
