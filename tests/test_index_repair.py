@@ -161,6 +161,7 @@ def test_a_deleted_vector_table_is_noticed_even_when_sqlite_is_current(hooked):
     _commit_and_wait(hooked, "init")
     table = hooked.root / ".git/vaultsync/lance/chunks_multilingual_e5_small_384.lance"
     shutil.rmtree(table)
+    assert status(hooked.root)["lancedb_behind"]  # status said "up to date" and nothing else
     subprocess.run([sys.executable, "-m", "vaultsync", "sync", "--quiet"], cwd=hooked.root, check=True)
     assert table.is_dir() and not status(hooked.root)["lancedb_behind"]
 

@@ -779,3 +779,18 @@ def test_a_symlink_into_a_folder_a_sparse_checkout_left_out_still_leads_there(re
     for mode in ([], ["--staged"], ["--rev", "HEAD"]):
         res = repo.check(*mode)
         assert res.code == 0, (mode, res.out)
+
+
+def test_the_report_counts_as_added_only_the_notes_it_indexed(vault):  # type: ignore[no-untyped-def]
+    """`index --rebuild` said +34 where 31 notes were indexed: the 3 it skipped (unreadable) were counted."""
+    from conftest import HashEmbedder
+    from vaultsync.git import open_repo
+    from vaultsync.index.sync import sync
+
+    vault.write("docs/a.md", "# a\n\nReadable.\n")
+    vault.write("docs/b.md", b"\x89PNG\r\n\x1a\n\x00\x00")  # binary under a .md name: skipped
+    vault.write("docs/c.md", "caf".encode() + b"\xe9\n")    # not UTF-8: skipped
+    vault.commit("notes", "--no-verify")
+    report = sync(open_repo(vault.root), embedder_factory=lambda config, name: HashEmbedder(name), wait=30)
+    assert report.added == 1 and "+1 " in report.summary(), report.summary()
+    assert sum("skipping" in w for w in report.warnings) == 2, report.warnings

@@ -718,6 +718,26 @@ def test_supersede_commit_never_carries_the_users_own_uncommitted_edits(vault: V
     assert f"committed {vault.git('rev-parse', 'HEAD').stdout.strip()[:10]}" in res.err, res.err
 
 
+@pytest.mark.parametrize("command, uncommitted", [
+    (["supersede", "ADR-0001", "ADR-0002", "--commit"], "ADR-0001"),
+    (["supersede", "ADR-0001", "ADR-0002", "--commit"], "ADR-0002"),
+    (["new", "adr", "--title", "Newer", "--supersedes", "ADR-0001", "--body", "## Decision\nX.\n", "--commit"],
+     "ADR-0001"),
+])
+def test_a_committed_supersession_of_a_note_not_committed_names_it(vault: Vault, command, uncommitted) -> None:
+    """A supersession committed on its own is checked over HEAD's files: a note written but not committed
+    was refused as "SS001 … no note of that name" and "WL001 no such note", though the user sees it."""
+    vault.write("docs/adrs/keep.md", adr("ADR-0009"))
+    vault.commit("init")
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002"))
+    vault.git("add", "--", f"docs/adrs/{'ADR-0002' if uncommitted == 'ADR-0001' else 'ADR-0001'}.md")
+    vault.git("commit", "-q", "--no-verify", "-m", "one")
+    res = run_cli(command, vault.root)
+    assert res.code != 0 and f"{uncommitted} (docs/adrs/{uncommitted}.md) is not committed" in res.err, res.err
+    assert "SS001" not in res.err and vault.git("log", "--format=%s").stdout.splitlines() == ["one", "init"]
+
+
 @pytest.mark.parametrize("command", [
     ["new", "rule", "--title", "Links to the draft", "--body", "Follow [[ADR-0002-draft]]."],
     ["new", "rule", "--title", "Embeds the draft", "--body", "See ![[ADR-0002-draft#Context]]."],

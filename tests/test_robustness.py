@@ -1229,3 +1229,12 @@ def test_json_is_short_for_format_json_in_every_command_that_has_it(vault):
     for command in (["check"], ["status"], ["review"], ["show", "ADR-0001"]):
         short, long = run_cli([*command, "--json"], vault.root), run_cli([*command, "--format", "json"], vault.root)
         assert short.code == long.code and json.loads(short.out).keys() == json.loads(long.out).keys(), command
+
+
+def test_search_on_an_orphan_branch_says_the_branch_has_no_commits(vault):
+    """`git switch --orphan x` in a repository with commits: search said "the repository has no commits"."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.commit("init")
+    vault.git("switch", "-q", "--orphan", "fresh")
+    res = run_cli(["search", "decision", "--no-daemon"], vault.root)
+    assert res.code == 1 and "the branch 'fresh' has no commits yet (other branches have)" in res.err, res.err

@@ -173,8 +173,11 @@ def _full_route(args: argparse.Namespace, raw: str, options: dict, asked: int | 
         problem = config_problem(config)  # the committed config's value, not an option given here
         raise _Refused(problem.render() if problem else str(exc)) from None
     if repo.head_is_unborn:
-        print("vaultsync search: nothing to search yet: the repository has no commits, and vaultsync indexes "
-              "committed notes — commit them first", file=sys.stderr)
+        branch = str(repo.lookup_reference("HEAD").target).removeprefix("refs/heads/")
+        where = (f"the branch '{branch}' has no commits yet (other branches have)"  # an orphan branch
+                 if any(True for _ in repo.references.iterator()) else "the repository has no commits")
+        print(f"vaultsync search: nothing to search yet: {where}, and vaultsync indexes committed notes — "
+              "commit them first", file=sys.stderr)
         return 1
     result = None
     from vaultsync.index.layout import layout_for

@@ -10,7 +10,7 @@ import sqlite3
 from typing import Any
 
 from vaultsync.git import head_commit_id, head_tree, workdir
-from vaultsync.index.fastpath import config_at, config_blob_id, config_key
+from vaultsync.index.fastpath import config_at, config_blob_id, config_key, lance_tables_present
 from vaultsync.index.format import SCHEMA_FINGERPRINT
 from vaultsync.index.hooks import REQUIRED_HOOKS, check_configured, check_hook, hooks_path_setting, installed_hooks
 from vaultsync.index.layout import layout_for
@@ -47,7 +47,8 @@ def collect(repo: Any) -> dict[str, Any]:
             store.close()
     if meta:
         info["indexed_commit"] = meta.get("indexed_commit") or None
-        info["lancedb_behind"] = meta.get("lance_tree") != meta.get("indexed_tree")
+        info["lancedb_behind"] = meta.get("lance_tree") != meta.get("indexed_tree") \
+            or not lance_tables_present(layout.lance, meta.get("embed_models", ""))  # a table deleted
         info["embed_model"] = meta.get("embed_model")
         info["synced_at"] = meta.get("synced_at")
     else:

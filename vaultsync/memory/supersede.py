@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from vaultsync.diagnostics import WARNING, Diagnostic
+from vaultsync.git import head_tree
 from vaultsync.memory import transaction
 from vaultsync.memory.create import Written, draft
 from vaultsync.memory.errors import MemoryWriteError
@@ -57,6 +58,7 @@ def supersede(ws: Workspace, old_ref: str, new_ref: str) -> Written:
         old, new = find_note(vault, old_ref), find_note(vault, new_ref)
         if old == new:
             raise MemoryWriteError("a note cannot supersede itself")
+        _committed(ws, vault, old, new)
         _not_superseded(vault, old)
         listed = _supersedes(vault.notes[new].frontmatter, ref_to(vault, old))
         before = (ws.root / new).read_bytes().decode("utf-8")
@@ -68,6 +70,20 @@ def supersede(ws: Workspace, old_ref: str, new_ref: str) -> Written:
         changes = {new: new_text} if pending else {old: _old_side(ws, old, ref_to(vault, new)), new: new_text}
         warnings = transaction.apply(ws, changes)
     return Written(vault.display_name(new), new, list(changes)[::-1], warnings + pending + _older(ws, vault, old, new))
+
+
+def _committed(ws: Workspace, vault: Vault, *paths: str) -> None:
+    """A change committed on its own is checked over HEAD's files: a note it names that HEAD lacks would be
+    refused as "no note of that name" (SS001, WL001), which the user sees in the working tree.
+
+    Raises:
+        MemoryWriteError: naming the note that is not committed.
+    """
+    tree = head_tree(ws.repo) if ws.committing else None
+    for path in paths if ws.committing else ():
+        if tree is None or path not in tree:
+            raise MemoryWriteError(f"{vault.display_name(path)} ({path}) is not committed, and this change is "
+                                   "committed on its own: commit that note first, or write without committing")
 
 
 def _not_in_force(vault: Vault, old: str, new: Note) -> list[Diagnostic]:
@@ -121,6 +137,7 @@ def supersede_with_new(ws: Workspace, old_ref: str, type_name: str | None, title
     with ws.lock():
         vault = ws.vault()
         old = find_note(vault, old_ref)
+        _committed(ws, vault, old)
         _not_superseded(vault, old)
         old_fields = vault.notes[old].frontmatter
         type_name = type_name or str(old_fields.get("type") or "")
