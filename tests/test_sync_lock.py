@@ -158,3 +158,25 @@ def test_a_pass_that_reads_nothing_keeps_the_warnings_of_the_pass_that_indexed(v
     report = sync(repo, embedder_factory=factory, wait=30)
     assert passes and not layout.dirty.exists()  # the mark was taken: a second pass ran
     assert report.status == "updated" and any("docs/a.md" in w and "FM005" in w for w in report.warnings), report
+
+
+def test_a_failed_write_of_the_state_or_the_owner_record_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """A full disk left empty `state.tmp` and `sync.owner.<pid>.tmp` in the index folder for good (a full
+    disk cannot be made here: the write is made to fail as ENOSPC does, after the file is created)."""
+    import errno
+
+    from vaultsync.index.layout import IndexLayout
+    from vaultsync.index.state import write_state
+
+    def full(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    layout = IndexLayout(tmp_path, tmp_path)
+    monkeypatch.setattr(os, "replace", full)
+    with pytest.raises(OSError):
+        write_state(layout, last_status="updated")
+    lock_path, dirty = paths(tmp_path)
+    with pytest.raises(OSError):
+        with SyncLock(lock_path, dirty):
+            pass
+    assert not [p.name for p in tmp_path.rglob("*.tmp")]

@@ -100,8 +100,12 @@ class SyncLock:
         record = {"pid": os.getpid(), "started": time.time(), "hook": self._hook,
                   "proc_start": _proc_start(os.getpid())}
         tmp = self._owner.with_name(f"{self._owner.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(record), encoding="utf-8")
-        os.replace(tmp, self._owner)
+        try:
+            tmp.write_text(json.dumps(record), encoding="utf-8")
+            os.replace(tmp, self._owner)
+        except BaseException:  # a full disk: no half-written file is left behind
+            tmp.unlink(missing_ok=True)
+            raise
 
 
 def owner_path(lock_path: Path) -> Path:

@@ -19,8 +19,12 @@ def write_state(layout: IndexLayout, **values: object) -> None:
         state = {}
     state.update(values)
     tmp = layout.state.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state, indent=2, default=str), encoding="utf-8")
-    os.replace(tmp, layout.state)
+    try:
+        tmp.write_text(json.dumps(state, indent=2, default=str), encoding="utf-8")
+        os.replace(tmp, layout.state)
+    except BaseException:  # a full disk: no half-written file is left behind
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def read_state(layout: IndexLayout) -> dict[str, object]:
