@@ -150,3 +150,22 @@ def test_every_headings_words_reach_a_chunk(sections):
     chunks = chunk_note("a.md", "Title", body)
     for i, (_, word, _) in enumerate(sections):
         assert any(f"h{i}{word}" in c.heading or f"h{i}{word}" in c.text for c in chunks), (body, chunks)
+
+
+@pytest.mark.parametrize("body, sections", [
+    ("Sorrel Protocol\n===\n\nRefunds in twelve days.\n\nFennel Procedure\n---\n\nEscalate above 700 EUR.\n",
+     [("Sorrel Protocol", "Refunds in twelve days."), ("Sorrel Protocol > Fennel Procedure", "Escalate above 700 EUR.")]),
+    ("Intro.\n\nA two\nline title\n----------\nUnder it.\n",  # a paragraph of two lines, text right after
+     [("", "Intro."), ("A two line title", "Under it.")]),
+    ("# Top\n\nAlpha.\n\nΣύνοψη\n------\n\nΒήτα.\n",  # setext under ATX, another script
+     [("Top", "Alpha."), ("Top > Σύνοψη", "Βήτα.")]),
+    ("Para.\n\n---\n\nAfter a rule.\n", [("", "Para.\n\n---\n\nAfter a rule.")]),  # a rule after a blank: no heading
+    ("```\nnot a heading\n===\n```\n\nText.\n", [("", "```\nnot a heading\n===\n```\n\nText.")]),  # in a fence
+    ("> Quoted\n> ===\n> inside\n", [("", "> Quoted\n> ===\n> inside")]),  # in a block quote: as ATX there
+])
+def test_setext_headings_start_sections_as_atx_ones_do(body, sections):
+    """A setext heading (a paragraph underlined with === or ---) was chunk text: "Fennel Procedure" found
+    the Sorrel section, and the sentence under it was left out as a second block."""
+    got = [(c.heading, c.text) for c in chunk_note("n.md", "Note", body)]
+    assert got == sections, got
+    assert all("===" not in c.heading and "---" not in c.heading for c in chunk_note("n.md", "Note", body))

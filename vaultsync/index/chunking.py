@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from vaultsync.index.format import DEFAULT_TARGET_TOKENS
 from vaultsync.vault import markdown
-from vaultsync.vault.headings import atx_heading
+from vaultsync.vault.headings import atx_heading, setext_headings
 
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[^\W\d_]+|\d+|[^\w\s]", re.UNICODE)
 _FENCE = re.compile(r"^[ \t>]*(`{3,}|~{3,})")
@@ -84,6 +84,9 @@ def _blocks(body: str, masked: str) -> list[tuple[tuple[str, ...], list[_Block]]
     current: _Block | None = None
     fence: str | None = None
     heading_at = 0
+    setext = {h.line - 1: (h, under) for h, under in setext_headings(body, masked)  # paragraph, then ===/---
+              if not masked_lines[h.line - 1].lstrip().startswith(">")}  # in a block quote: as an ATX one there
+    skip_to = -1
 
     def keep_heading(upcoming: tuple[str, ...]) -> None:
         """A heading with nothing under it, which no later heading path carries, is a block of its own line:
@@ -93,11 +96,15 @@ def _blocks(body: str, masked: str) -> list[tuple[tuple[str, ...], list[_Block]]
             blocks.append(_Block([lines[heading_at]], heading_at))
 
     for i, line in enumerate(lines):
+        if i <= skip_to:
+            continue  # a setext heading's later lines and its underline
         if fence is None:
             heading = atx_heading(masked_lines[i]) if "#" in masked_lines[i] else None
+            if heading is None and i in setext:
+                heading, skip_to = setext[i][0][:2], setext[i][1]
             if heading is not None:
                 level = heading[0]
-                text = (atx_heading(line) or (0, ""))[1]
+                text = (atx_heading(line) or (0, ""))[1] if i not in setext else heading[1]
                 while stack and stack[-1][0] >= level:
                     stack.pop()
                 stack.append((level, text))

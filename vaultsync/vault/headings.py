@@ -173,6 +173,19 @@ def _content_columns(inner: str, item: re.Match[str]) -> list[int]:
     return columns
 
 
+def setext_headings(text: str, masked: str) -> list[tuple[Heading, int]]:
+    """The setext headings of ``text`` (``masked`` from :func:`mask_code`), each with the 0-based index of
+    its underline (``===`` or ``---``): the lines from ``heading.line - 1`` to it are the heading."""
+    if "=" not in masked and "-" not in masked:
+        return []
+    lines = masked.split("\n")
+    out = []
+    for h in _setext_headings(lines, text.split("\n")):
+        under = next(j for j in range(h.line, len(lines)) if _UNDERLINE.match(CONTAINER.sub("", lines[j], 1)))
+        out.append((h, under))
+    return out
+
+
 def _setext_headings(lines: list[str], original: list[str]) -> list[Heading]:
     """Paragraphs underlined with ``=`` (level 1) or ``-`` (level 2) in the same block quotes (§4.3).
 
