@@ -794,3 +794,8 @@ def test_the_report_counts_as_added_only_the_notes_it_indexed(vault):  # type: i
     report = sync(open_repo(vault.root), embedder_factory=lambda config, name: HashEmbedder(name), wait=30)
     assert report.added == 1 and "+1 " in report.summary(), report.summary()
     assert sum("skipping" in w for w in report.warnings) == 2, report.warnings
+    vault.git("mv", "docs/a.md", "docs/moved.md")  # renamed, and now unreadable: never a negative count
+    (vault.root / "docs/moved.md").write_bytes(b"\xff\xfe\x00")
+    vault.commit("moved", "-a", "--no-verify")
+    again = sync(open_repo(vault.root), embedder_factory=lambda config, name: HashEmbedder(name), wait=30)
+    assert again.added >= 0 and "+-" not in again.summary(), again.summary()

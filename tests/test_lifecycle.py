@@ -664,3 +664,18 @@ def test_fix_asks_no_status_of_a_note_without_frontmatter(vault):
     assert not any(" SS004 " in line for line in vault.check().lines)
     res = vault.check("--fix")
     assert "status" not in res.err and (vault.root / "docs/notes/old.md").read_text() == "# Old\n\nPlain text.\n"
+
+
+@pytest.mark.parametrize("head, tail", [("\n", "\r\n"), ("\r\n", "\n"), ("\n", "\r")])
+def test_fix_edits_a_note_whose_body_ends_its_lines_otherwise(vault, head, tail):
+    """LF frontmatter over a CRLF body: SS002 said "run --fix", which then refused the layout. The edit
+    writes the frontmatter's line end and leaves the body's as they are."""
+    older = adr("ADR-0001").split("---\n", 2)
+    vault.write("docs/adrs/ADR-0001.md", ("---\n" + older[1] + "---\n").replace("\n", head).encode()
+                + "## Context\nKept as written.\n".replace("\n", tail).encode())
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", extra='supersedes: ["[[ADR-0001]]"]\n'))
+    assert any(" SS002 " in line and line.endswith("run `vaultsync check --fix`") for line in vault.check().lines)
+    res = vault.check("--fix")
+    assert (res.code, res.lines) == (0, []), res.out + res.err
+    raw = (vault.root / "docs/adrs/ADR-0001.md").read_bytes().decode()
+    assert f'superseded_by: "[[ADR-0002]]"{head}' in raw and raw.endswith("Kept as written." + tail)

@@ -796,6 +796,9 @@ def test_a_filter_the_config_sets_is_named_as_such_and_its_arguments_lift_it(vau
     ('{"jsonrpc": "1.0", "id": 3, "method": "ping"}', 'a JSON-RPC message holds "jsonrpc": "2.0"'),
     ('{"jsonrpc": "2.0", "id": 3}', 'the server cannot read this request: a request names its "method"'),
     ('{"jsonrpc": "2.0", "id": 3, "method": 5}', '"method" must be a string, got a number'),
+    ('{"jsonrpc": "2.0", "id": 3, "result": 5, "error": {}}', 'a response holds "result" or "error", not both'),
+    ('{"jsonrpc": "2.0", "id": 3, "error": 5}', '"error" must be an object with "code" and "message", got a number'),
+    ('{"jsonrpc": "2.0", "id": 3, "method": "ping", "params": [1]}', '"params" must be an object, got an array'),
 ])
 def test_an_unreadable_line_is_told_in_the_protocols_words(repo: Vault, line: str, said: str) -> None:
     """A new user's non-JSON line was answered "1 validation error for union[JSONRPCRequest,
@@ -804,4 +807,5 @@ def test_an_unreadable_line_is_told_in_the_protocols_words(repo: Vault, line: st
     replies = raw_session(repo.root, [line, json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"})], {expected, 4})
     error = replies[expected]["error"]
     assert said in error["message"] and "validation error" not in error["message"], error
+    assert "pydantic" not in error["message"], error
     assert replies[4]["result"] == {}

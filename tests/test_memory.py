@@ -415,14 +415,17 @@ def test_a_slug_is_a_safe_file_name_part(title: str) -> None:
 @given(st.lists(st.text(st.sampled_from("abcdeé日Ω"), min_size=1, max_size=14), min_size=1, max_size=12),
        st.integers(min_value=10, max_value=60))
 def test_a_long_title_is_cut_at_a_words_end(words: list[str], limit: int) -> None:
-    """`...-dedupe-by-even` for "...by event id": a title cut short ended inside a word."""
+    """`...-dedupe-by-even` for "...by event id": a title cut short ended inside a word, unless that would
+    drop most of it (`q3` for "Q3 ThePaymentsLedgerReconciliationJob…")."""
     from vaultsync.memory.scaffold import slug
 
     full = slug(" ".join(words), limit=1000)
     s = slug(" ".join(words), limit=limit)
-    assert full.startswith(s) and len(s) <= limit
-    if s != full and "-" in full[:limit]:  # cut, and a word's end within reach: the cut is there
-        assert full[len(s)] == "-" and s, (full, s)
+    assert full.startswith(s) and len(s) <= limit and (s or not full)
+    if s != full and full[:limit].rfind("-") > limit // 2:  # cut, a word's end in the second half: there
+        assert full[len(s)] == "-", (full, s)
+    elif s != full:
+        assert len(s) >= limit // 2 or len(s.rstrip("-")) == len(full[:limit].rstrip("-")), (full, s)
 
 
 @settings(max_examples=200, deadline=None)
@@ -915,3 +918,14 @@ def test_an_unknown_type_names_the_close_one(make_vault, typed, close) -> None: 
     with pytest.raises(MemoryWriteError) as err:
         type_spec(_ws(v).vault().config, typed)
     assert (f"did you mean '{close}'?" in str(err.value)) if close else "did you mean" not in str(err.value)
+
+
+def test_an_unknown_type_names_a_configured_one_in_another_case() -> None:
+    from vaultsync.memory.errors import MemoryWriteError
+    from vaultsync.memory.scaffold import type_spec
+    from vaultsync.vault.config import Config, TypeSpec
+
+    config = Config(types=[TypeSpec("ADR", "docs/adr", "adr"), TypeSpec("Incident", "docs/inc", "incident")])
+    for typed, close in (("adr", "ADR"), ("ADRs", "ADR"), ("incidnt", "Incident")):
+        with pytest.raises(MemoryWriteError, match=f"did you mean '{close}'"):
+            type_spec(config, typed)

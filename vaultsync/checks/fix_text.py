@@ -55,8 +55,10 @@ def fixed_note(path: str, text: str, fixes: list[Fix]) -> str | None:
 
 
 def _newline(text: str) -> str:
-    """The line end ``text`` uses: CRLF, a lone CR (classic Mac), else LF."""
-    return "\r\n" if "\r\n" in text else "\r" if "\r" in text and "\n" not in text else "\n"
+    """The line end of ``text``'s first line (the frontmatter's, which an edit writes): CRLF, a lone CR
+    (classic Mac), else LF. A body may end its lines otherwise: it is kept as it is."""
+    end = next((i for i, ch in enumerate(text) if ch in "\r\n"), -1)
+    return "\n" if end < 0 or text[end] == "\n" else "\r\n" if text[end + 1:end + 2] == "\n" else "\r"
 
 
 def by_hand(fix: Fix) -> str:

@@ -27,6 +27,7 @@ from vaultsync.diagnostics import WARNING, Diagnostic
 from vaultsync.git import Snapshot
 from vaultsync.vault.clock import today_in, zone_or_local
 from vaultsync.vault.config import Config
+from vaultsync.vault.lifecycle_fields import EXPECTED
 from vaultsync.vault.note import Note
 from vaultsync.vault.resolve import LinkIndex
 from vaultsync.vault.vault import NoteCache, Vault, load_vault
@@ -94,11 +95,21 @@ def run_checks(vault: Vault, previous: LinkIndex | None = None, today: dt.date |
 def _one_per_value(found: list[Diagnostic]) -> list[Diagnostic]:
     """One error per refused value: where the type's schema (DT001, SC001) and LC001 refuse the value at one
     place, the schema's error also says what search does about it, and LC001 is left out."""
-    effect = {(d.line, d.col): d.message.rsplit("; ", 1)[-1] for d in found if d.code == "LC001"}
+    said = {(d.line, d.col): d.message for d in found if d.code == "LC001"}
     schema = {(d.line, d.col) for d in found if d.code in _SCHEMA_CODES}
-    return [replace(d, message=f"{d.message}; {effect[d.line, d.col]}") if d.code in _SCHEMA_CODES
-            and (d.line, d.col) in effect else d
+    return [replace(d, message=_with_effect(d.message, said[d.line, d.col])) if d.code in _SCHEMA_CODES
+            and (d.line, d.col) in said else d
             for d in found if not (d.code == "LC001" and (d.line, d.col) in schema)]
+
+
+def _with_effect(schema: str, lc001: str) -> str:
+    """The schema's message with what LC001 says search does; after a type error ("expected string, got
+    20250101"), also what the lifecycle reader reads there ("expires must be a date (YYYY-MM-DD)")."""
+    effect = lc001.rsplit("; ", 1)[-1]
+    field_name = schema.split(":", 1)[0]
+    if "expected " in schema and ", got " in schema and field_name in EXPECTED:
+        return f"{schema}; {field_name} must be {EXPECTED[field_name]}: {effect}"
+    return f"{schema}; {effect}"
 
 
 _SCHEMA_CODES = ("DT001", "SC001")

@@ -269,7 +269,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
             else:
                 report.warnings.append(f"skipping unreadable note: {'; '.join(warnings)}")
         dropped = {p for p in changed if p in indexed and p not in notes}  # a rebuild would have no rows for them
-        report.added -= sum(1 for p in changed if p not in indexed and p not in notes)  # skipped: not added
+        report.added = max(0, report.added - sum(p not in indexed and p not in notes for p in changed))  # skipped
         before = store.aliases()
         after = {p: a for p, a in before.items() if p not in changed and p not in removed}
         after.update({p: note_aliases(n.frontmatter) for p, (n, _) in notes.items()})

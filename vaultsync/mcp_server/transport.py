@@ -114,7 +114,7 @@ def _escape_all(value: Any) -> Any:
     return value
 
 
-def unreadable_reply(line: str, problem: Exception) -> Any:
+def unreadable_reply(line: str) -> Any:
     """The JSON-RPC 2.0 error (§5.1) for a line the SDK's parser refused, which it drops without an answer
     (the client then waits until its own timeout): -32700 when the line is no JSON, else -32600 with the
     request's id where Python's reader finds one (a 5,000-digit number or lists nested 300 deep are JSON
@@ -126,7 +126,7 @@ def unreadable_reply(line: str, problem: Exception) -> Any:
         return None
     try:
         data = json.loads(line, parse_int=_small_int)
-        code, what, reason = INVALID_REQUEST, "the server cannot read this request", _not_a_request(data, problem)
+        code, what, reason = INVALID_REQUEST, "the server cannot read this request", _not_a_request(data)
     except RecursionError:
         data, code, what, reason = None, PARSE_ERROR, "the line is not JSON the server can read", "nested too deep"
     except ValueError as exc:  # the JSON reader's own words ("Expecting value: line 1 column 1 (char 0)")
@@ -141,9 +141,9 @@ def unreadable_reply(line: str, problem: Exception) -> Any:
 _JSON_KINDS = {str: "a string", int: "a number", float: "a number", bool: "true or false", list: "an array"}
 
 
-def _not_a_request(data: Any, problem: Exception) -> str:
-    """What makes JSON ``data`` no JSON-RPC 2.0 message, in the protocol's words, not the SDK's validator's
-    (``1 validation error for union[JSONRPCRequest, …]``), which it says only where nothing else is found."""
+def _not_a_request(data: Any) -> str:
+    """What makes JSON ``data`` no JSON-RPC 2.0 message, in the protocol's words, never the SDK validator's
+    (``1 validation error for union[JSONRPCRequest, …]``, or the URL of pydantic's help)."""
     if not isinstance(data, dict):
         return f"a JSON-RPC message is an object, got {_JSON_KINDS.get(type(data), 'null')}"
     if data.get("jsonrpc") != "2.0":
@@ -152,9 +152,13 @@ def _not_a_request(data: Any, problem: Exception) -> str:
         return 'a request names its "method"'
     if "method" in data and not isinstance(data["method"], str):
         return f'"method" must be a string, got {_JSON_KINDS.get(type(data["method"]), "null")}'
-    if "params" in data and not isinstance(data["params"], (dict, list, type(None))):
+    if "params" in data and not isinstance(data["params"], (dict, type(None))):
         return f'"params" must be an object, got {_JSON_KINDS.get(type(data["params"]), "another value")}'
-    return (str(problem).strip().splitlines() or [type(problem).__name__])[-1].strip()[:200]
+    if "result" in data and "error" in data:
+        return 'a response holds "result" or "error", not both'
+    if "error" in data and not isinstance(data["error"], dict):
+        return f'"error" must be an object with "code" and "message", got {_JSON_KINDS.get(type(data["error"]), "null")}'
+    return "it is no JSON-RPC 2.0 request, notification or response"
 
 
 def misread_reply(line: str, item: Any) -> Any:
@@ -261,7 +265,7 @@ class _Reader:
                 if (reply := misread_reply(line, item)) is None:
                     break
             else:
-                reply = unreadable_reply(line, item)
+                reply = unreadable_reply(line)
             if reply is not None:
                 await link._write.send(reply)
         message = getattr(item, "message", None)

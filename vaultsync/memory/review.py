@@ -112,7 +112,8 @@ def queue(vault: Vault, days: int = DEFAULT_DAYS, on: dt.date | None = None) -> 
         checked = parse_vault_date(fm.get("last_validated")) or parse_vault_date(fm.get("created"))
         if limit is not None and checked is not None and (on - checked).days > limit:
             key = "last_validated" if parse_vault_date(fm.get("last_validated")) else "created"
-            since = "last validated" if key == "last_validated" else "created, never validated since,"
+            since = "last validated" if key == "last_validated" else "created, never validated since," \
+                if "last_validated" not in fm else "created (last_validated cannot be read: `vaultsync check`)"
             add(path, "stale", f"{since} {checked} ({(on - checked).days} days ago; {fm.get('type')} "
                 f"notes are reviewed every {limit} days): confirm it or change it", key,
                 checked + dt.timedelta(days=limit))

@@ -42,7 +42,8 @@ def type_spec(config: Config, type_name: str) -> TypeSpec:
         if spec.name == type_name:
             return spec
     names = [s.name for s in config.types]
-    close = difflib.get_close_matches(str(type_name).casefold(), names, n=1, cutoff=0.6)
+    folded = {n.casefold(): n for n in names}
+    close = [folded[c] for c in difflib.get_close_matches(str(type_name).casefold(), list(folded), n=1, cutoff=0.6)]
     known = ", ".join(names) or "none — add `types:` to .vaultsync.yaml"
     hint = f" — did you mean '{close[0]}'?" if close else ""
     raise MemoryWriteError(f"unknown memory type {shown(type_name)} (configured types: {known}){hint}")
@@ -138,8 +139,8 @@ def slug(title: str, limit: int = 60, max_bytes: int = 200) -> str:
     text = whole[:limit]
     while text and len(text.encode("utf-8")) > max_bytes:  # max_bytes may be 0 or less: a long memory_id
         text = text[:-1]
-    if len(text) < len(whole) and whole[len(text)] != "-" and "-" in text:  # cut at a word's end, not inside it
-        text = text[:text.rindex("-")]
+    if len(text) < len(whole) and whole[len(text)] != "-" and text.rfind("-") > len(text) // 2:
+        text = text[:text.rindex("-")]  # cut at a word's end, not inside it, unless most of the slug would go
     return text.rstrip("-")
 
 

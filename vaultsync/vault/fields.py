@@ -64,6 +64,8 @@ def local_day(value: Any, tz: dt.tzinfo | None = None) -> dt.date | None:
         return instant.astimezone(tz).date() if instant is not None else parse_vault_date(value)
     except OverflowError:
         return parse_vault_date(value)
+    except ValueError:  # a local zone 24 hours or more from UTC (TZ=UTC+24), which no place is: UTC's day
+        return instant.astimezone(dt.timezone.utc).date()  # type: ignore[union-attr]
 
 
 def _valid_time(m: re.Match[str]) -> bool:

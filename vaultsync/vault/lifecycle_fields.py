@@ -33,7 +33,7 @@ def in_force(status: object) -> bool:
 FILTER_OF = {"expires": "expired", "confidence": "confidence", "status": "superseded",
              "supersedes": "superseded", "superseded_by": "superseded", "last_validated": None}
 
-_EXPECTED = {
+EXPECTED = {  # what each lifecycle field holds, for messages
     "expires": "a date (YYYY-MM-DD)",
     "last_validated": "a date (YYYY-MM-DD)",
     "confidence": "a number from 0 to 1",
@@ -90,7 +90,7 @@ def read_lifecycle(frontmatter: dict[str, Any], tz: dt.tzinfo | None = None) -> 
     out = Lifecycle()
 
     def bad(key: str) -> None:
-        out.unreadable.append(Unreadable(key, fm[key], _EXPECTED[key]))
+        out.unreadable.append(Unreadable(key, fm[key], EXPECTED[key]))
 
     for key in ("expires", "last_validated"):
         if fm.get(key) is not None:
