@@ -118,7 +118,7 @@ LINKED = {"docs/adrs/ADR-0050-empty-body.md": adr("ADR-0050", title="Qzw decisio
                                                  extra="aliases: [Project Kestrel, Vogel-Plan 2]\n"),
           "docs/notes/On call rotation.md": "# Pages\n\nWho answers pages at night.\n\n## Handover\n\nNotes.\n",
           "docs/notes/on-call.md": "Short pointer.\n",
-          "docs/notes/Ünïcode Näme.md": "Text.\n"}
+          "docs/notes/Ünïcode Näme.md": "Text.\n", "docs/notes/glossary.md": "# Terms we use\n\nWords.\n"}
 
 
 def test_a_note_named_by_its_wikilink_or_file_name_comes_first(vault, hashed_models):
@@ -143,6 +143,8 @@ def test_a_note_named_by_its_wikilink_or_file_name_comes_first(vault, hashed_mod
         ("[[project kestrel]]", "docs/adrs/ADR-0050-empty-body.md"),  # an alias: links resolve by it
         ("was sagt [[Vogel-Plan 2|der Plan]]?", "docs/adrs/ADR-0050-empty-body.md"),
         ("[[../adrs/ADR-0050-empty-body]]", "docs/adrs/ADR-0050-empty-body.md"),  # relative: its tail names
+        ("what is in glossary.md?", "docs/notes/glossary.md"),  # a word written as a file names it, digits or not
+        ("Glossary.md", "docs/notes/glossary.md"), ("notes/glossary.md", "docs/notes/glossary.md"),
     ]:
         first = _search(vault, query).hits[0]
         assert first.path == path and (first.relevance or 0) >= NAMED_RELEVANCE, (query, first.path)
@@ -153,7 +155,8 @@ def test_a_note_named_by_its_wikilink_or_file_name_comes_first(vault, hashed_mod
         hits = _search(vault, query).hits
         assert hits[0].chunk_id == "docs/notes/On call rotation.md#1" and "Handover" in hits[0].heading, query
     assert _search(vault, "[[On call rotation#No such heading]]").hits[0].chunk_id == "docs/notes/On call rotation.md#0"
-    for query in ("on call rotation", "rotation", "[[Rotation]]", "[[]] pages", "project kestrel", "[[..]] x"):
+    for query in ("on call rotation", "rotation", "[[Rotation]]", "[[]] pages", "project kestrel", "[[..]] x",
+                  "glossary", ".md"):
         assert all((h.relevance or 0) < NAMED_RELEVANCE for h in _search(vault, query).hits), query
 
 

@@ -102,10 +102,14 @@ def _words(text: str) -> list[list[str]]:
 
 def query_names(text: str) -> list[str]:
     """The query's words that could be a ``memory_id`` (:func:`name_key`), in order, each once: the
-    words, and the runs of ASCII inside a word that has other letters too (``ADR-0034について``)."""
-    words = [w for forms in _words(name_key(text)) for w in forms]
+    words, and the runs of ASCII inside a word that has other letters too (``ADR-0034について``); a word
+    written as a file (``Identifiers.md``) whatever letters it holds."""
+    key = name_key(text)
+    words = [w for forms in _words(key) for w in forms]
     runs = [_bare(r) for w in words if not w.isascii() for r in _ASCII_RUN.findall(w)]
-    return list(dict.fromkeys(w for w in words + runs if w and _COULD_BE_ID.search(w)))
+    files = {w[:-3] for word in map(_bare, _WORD.findall(key)) if word.endswith(".md") and len(word) > 3
+             for w in (word, _PARTS.split(word)[-1]) if len(w) > 3}  # `Identifiers.md`: a file, whatever it holds
+    return list(dict.fromkeys(w for w in words + runs if w and (_COULD_BE_ID.search(w) or w in files)))
 
 
 def _bare(word: str) -> str:
