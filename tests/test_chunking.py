@@ -46,7 +46,8 @@ def test_a_block_under_the_cap_stays_whole():
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.one_of(
-    st.text(st.sampled_from("ab é猫 .,-"), min_size=0, max_size=60),
+    # a line of dashes alone under text is a setext heading's underline: markup, not a word (test below)
+    st.text(st.sampled_from("ab é猫 .,-"), min_size=0, max_size=60).filter(lambda t: t.strip(" -") or not t.strip()),
     st.integers(50, 900).map(lambda n: " ".join(["word"] * n)), st.integers(50, 900).map(lambda n: "猫" * n),
     st.integers(50, 900).map(lambda n: "QUJD" * n + " tail"),
     st.just(""), st.just("```"), st.just("- item"),

@@ -1,6 +1,7 @@
-"""SQLite ``file:`` URIs for the index, shared by the index and the search layers.
+"""Read-only SQLite connections to the index, shared by the index and the search layers.
 
-Built with ``os`` alone (no pathlib, no urllib: the hook's no-change answer opens the index through it).
+Built with ``os`` and ``sqlite3`` alone (no pathlib, no urllib: the hook's no-change answer opens the
+index through it).
 """
 
 from __future__ import annotations
@@ -42,10 +43,9 @@ def connect_readonly(path: str | os.PathLike[str], **kwargs: object) -> sqlite3.
     try:
         db.execute("PRAGMA schema_version").fetchone()
     except sqlite3.OperationalError as exc:
-        if not os.path.isfile(path) or str(exc) not in ("unable to open database file", "disk I/O error"):
-            db.close()
-            raise
         db.close()
+        if not os.path.isfile(path) or str(exc) not in ("unable to open database file", "disk I/O error"):
+            raise
         return sqlite3.connect(readonly_uri(path) + "&immutable=1", uri=True, **kwargs)  # type: ignore[arg-type]
     except sqlite3.DatabaseError:  # not a database: the caller's first statement says so, as it would unprobed
         pass

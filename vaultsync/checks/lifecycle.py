@@ -67,9 +67,8 @@ def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING,
 
 
 def _before(validated_text: str, created_text: str, validated: dt.date, created: dt.date) -> bool:
-    """``last_validated`` is before ``created``: two moments compare as moments, both with offsets (a check
-    at 20:00Z on the 11th follows a creation at 01:00+09:00 on the 12th) or both without; otherwise days
-    compare."""
+    """``last_validated`` is before ``created``: two moments compare as moments (:func:`_moments`; a check at
+    20:00Z on the 11th follows a creation at 01:00+09:00 on the 12th); otherwise days compare."""
     moments = _moments(validated_text, created_text)
     if moments is not None:
         return moments[0] < moments[1]
@@ -77,9 +76,8 @@ def _before(validated_text: str, created_text: str, validated: dt.date, created:
 
 
 def _not_after(expires_text: str, created_text: str, expires: dt.date, created: dt.date) -> bool:
-    """``expires`` is not after ``created``: two moments compare as moments (with offsets, ``+09:00`` and
-    ``Z`` alike, or both without one); otherwise days compare, and a moment on the creation day is not
-    before it."""
+    """``expires`` is not after ``created``: two moments compare as moments (:func:`_moments`); otherwise
+    days compare, and a moment on the creation day is not before it."""
     moments = _moments(expires_text, created_text)
     if moments is not None:
         return moments[0] <= moments[1]
@@ -87,8 +85,8 @@ def _not_after(expires_text: str, created_text: str, expires: dt.date, created: 
 
 
 def _moments(first: str, second: str) -> tuple[dt.datetime, dt.datetime] | None:
-    """Two date-times that compare as moments: both with offsets, or both without (wall-clock times of one
-    place); None where one is a plain date or only one has an offset."""
+    """Two date-times that compare as moments: both with offsets (``+09:00`` and ``Z`` alike), or both without
+    (wall-clock times of one place); None where one is a plain date or only one has an offset."""
     for parse in (parse_vault_instant, parse_vault_wall_time):
         a, b = parse(first), parse(second)
         if a is not None and b is not None:

@@ -92,6 +92,9 @@ def run_checks(vault: Vault, previous: LinkIndex | None = None, today: dt.date |
     return sorted(set(out))
 
 
+_SCHEMA_CODES = ("DT001", "SC001")  # the schema's errors for one value
+
+
 def _one_per_value(found: list[Diagnostic]) -> list[Diagnostic]:
     """One error per refused value: where the type's schema (DT001, SC001) and LC001 refuse the value at one
     place, the schema's error also says what search does about it, and LC001 is left out."""
@@ -111,5 +114,3 @@ def _with_effect(schema: str, lc001: str) -> str:
         return f"{schema}; {field_name} must be {EXPECTED[field_name]}: {effect}"
     return f"{schema}; {effect}"
 
-
-_SCHEMA_CODES = ("DT001", "SC001")

@@ -180,10 +180,10 @@ def _run(args: argparse.Namespace) -> int:
             print("vaultsync check: --fix edits the working tree; drop --staged/--rev", file=sys.stderr)
             return 2
         from vaultsync.checks.fix import apply_fixes, plan_fixes
-        from vaultsync.checks.fix_text import by_hand
+        from vaultsync.checks.fix_text import Fix, by_hand
 
         only = {_relative(vault.root, p) for p in args.paths} if args.paths else None
-        by_note: dict[str, list] = {}
+        by_note: dict[str, list[Fix]] = {}
         for fix in plan_fixes(vault, only):
             by_note.setdefault(fix.path, []).append(fix)
         for path, fixes in by_note.items():  # a note is edited whole or not at all

@@ -20,7 +20,7 @@ from vaultsync.index.sqlite_store import NoteRecord, SqliteStore
 from vaultsync.index.token_vectors import rows_for as token_rows
 from vaultsync.index.token_vectors import wanted
 from vaultsync.settings import user_settings
-from vaultsync.vault.config import Config
+from vaultsync.vault.config import PRIMARY, Config
 
 if TYPE_CHECKING:
     from vaultsync.index.embedding_cache import EmbeddingCache
@@ -44,7 +44,7 @@ class SecondLevelCache(Protocol):
     def fill(self, cache: EmbeddingCache, model_id: str, missing: list[str]) -> dict[str, np.ndarray]: ...
 
 
-DEFAULT_EMBEDDERS = ("multilingual-e5-small", "use-multilingual")
+DEFAULT_EMBEDDERS = (PRIMARY, "use-multilingual")
 
 
 def embedder_names(config: Config) -> list[str]:

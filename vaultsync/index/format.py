@@ -17,8 +17,9 @@ DEFAULT_TARGET_TOKENS = 100  # chunk size in tokens, chosen on the evaluation se
 SCHEMA_VERSION = "19"
 # how notes are read (YAML values, headings, link resolution, messages): a new one re-indexes every note
 # (embeddings come from the cache), so an index never keeps what older code read
-# 9: setext headings start sections, as ATX ones do; 8: a heading with nothing under it is indexed, aliases are searched with the title; 7: comments and math
-# across blank lines one block (ADR-0116); 6: FM011 unreadable, block ids at a block end
+# 9: setext headings start sections, as ATX ones do; 8: a heading with nothing under it is indexed, aliases
+# are searched with the title; 7: comments and math across blank lines one block (ADR-0116); 6: FM011
+# unreadable, block ids at a block end
 READER_VERSION = "9"
 
 DDL = """

@@ -39,8 +39,10 @@ def _configured(repo: pygit2.Repository, key: str) -> str | None:
     try:
         done = subprocess.run(["git", "config", "--get", key], cwd=repo.workdir or repo.path, capture_output=True,
                               text=True, timeout=30)
-        if done.returncode in (0, 1):  # 1: not set
-            return done.stdout.rstrip("\n") or None if done.returncode == 0 else None
+        if done.returncode == 1:  # not set
+            return None
+        if done.returncode == 0:
+            return done.stdout.rstrip("\n") or None
     except (OSError, subprocess.SubprocessError, UnicodeDecodeError):
         pass
     try:

@@ -93,7 +93,8 @@ def _markdown(result: SearchResult, explain: bool) -> str:
     hidden = hidden_lines(result)
     if hidden:
         lines.append("> " + "\n> ".join(hidden) + "\n")
-    lines.append(f"<!-- {len(result.hits)} hit{'' if len(result.hits) == 1 else 's'}, {sum(h.tokens for h in result.hits)} tokens "
+    hits = f"{len(result.hits)} hit{'' if len(result.hits) == 1 else 's'}"
+    lines.append(f"<!-- {hits}, {sum(h.tokens for h in result.hits)} tokens "
                  f"({result.token_counter}); rerank: {result.rerank or 'off'} -->")
     return "\n".join(lines)
 

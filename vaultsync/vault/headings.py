@@ -181,7 +181,7 @@ def setext_headings(text: str, masked: str) -> list[tuple[Heading, int]]:
     lines = masked.split("\n")
     out = []
     for h in _setext_headings(lines, text.split("\n")):
-        under = next(j for j in range(h.line, len(lines)) if _UNDERLINE.match(CONTAINER.sub("", lines[j], 1)))
+        under = next((j for j in range(h.line, len(lines)) if _UNDERLINE.match(CONTAINER.sub("", lines[j], 1))), h.line)
         out.append((h, under))
     return out
 
