@@ -787,25 +787,36 @@ def test_a_filter_the_config_sets_is_named_as_such_and_its_arguments_lift_it(vau
     assert named in text and ("without --" not in text if search_config else True), text
 
 
-@pytest.mark.parametrize("line, said", [
+_UNREADABLE_WITHOUT_ID = [
     ("this is not JSON", "the line is not JSON the server can read: Expecting value: line 1 column 1 (char 0)"),
     ('{"jsonrpc": "2.0", "id": 3', "the line is not JSON the server can read: Expecting ',' delimiter"),
     ("[1, 2]", "the server cannot read this request: a JSON-RPC message is an object, got an array"),
     ('"ping"', "the server cannot read this request: a JSON-RPC message is an object, got a string"),
-    ('{"id": 3, "method": "ping"}', 'the server cannot read this request: a JSON-RPC message holds "jsonrpc": "2.0"'),
-    ('{"jsonrpc": "1.0", "id": 3, "method": "ping"}', 'a JSON-RPC message holds "jsonrpc": "2.0"'),
-    ('{"jsonrpc": "2.0", "id": 3}', 'the server cannot read this request: a request names its "method"'),
-    ('{"jsonrpc": "2.0", "id": 3, "method": 5}', '"method" must be a string, got a number'),
-    ('{"jsonrpc": "2.0", "id": 3, "result": 5, "error": {}}', 'a response holds "result" or "error", not both'),
-    ('{"jsonrpc": "2.0", "id": 3, "error": 5}', '"error" must be an object with "code" and "message", got a number'),
-    ('{"jsonrpc": "2.0", "id": 3, "method": "ping", "params": [1]}', '"params" must be an object, got an array'),
-])
+]
+_UNREADABLE_WITH_ID = [  # {id} is filled in: one server answers them all
+    ('{{"id": {id}, "method": "ping"}}', 'the server cannot read this request: a JSON-RPC message holds "jsonrpc": "2.0"'),
+    ('{{"jsonrpc": "1.0", "id": {id}, "method": "ping"}}', 'a JSON-RPC message holds "jsonrpc": "2.0"'),
+    ('{{"jsonrpc": "2.0", "id": {id}}}', 'the server cannot read this request: a request names its "method"'),
+    ('{{"jsonrpc": "2.0", "id": {id}, "method": 5}}', '"method" must be a string, got a number'),
+    ('{{"jsonrpc": "2.0", "id": {id}, "result": 5, "error": {{}}}}', 'a response holds "result" or "error", not both'),
+    ('{{"jsonrpc": "2.0", "id": {id}, "error": 5}}', '"error" must be an object with "code" and "message", got a number'),
+    ('{{"jsonrpc": "2.0", "id": {id}, "method": "ping", "params": [1]}}', '"params" must be an object, got an array'),
+]
+
+
+@pytest.mark.parametrize("line, said", _UNREADABLE_WITHOUT_ID + [("with ids", "")])
 def test_an_unreadable_line_is_told_in_the_protocols_words(repo: Vault, line: str, said: str) -> None:
     """A new user's non-JSON line was answered "1 validation error for union[JSONRPCRequest,
-    JSONRPCNotification,JSONRPCResponse,JSONRPCError]": the SDK's validator, not what was wrong."""
-    expected = 3 if '"id": 3' in line and line.endswith("}") else None  # its id where one can be read
-    replies = raw_session(repo.root, [line, json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"})], {expected, 4})
-    error = replies[expected]["error"]
-    assert said in error["message"] and "validation error" not in error["message"], error
-    assert "pydantic" not in error["message"], error
+    JSONRPCNotification,JSONRPCResponse,JSONRPCError]": the SDK's validator, not what was wrong (or, for
+    some lines, the URL of pydantic's help). Each is told in the protocol's words, under its id where one
+    can be read."""
+    cases = ([(line.format(id=100 + i), text, 100 + i) for i, (line, text) in enumerate(_UNREADABLE_WITH_ID)]
+             if line == "with ids" else [(line, said, None)])
+    ping = json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"})
+    replies = raw_session(repo.root, [c[0] for c in cases] + [ping], {c[2] for c in cases} | {4})
+    for _, text, key in cases:
+        error = replies[key]["error"]
+        assert text in error["message"] and "validation error" not in error["message"], error
+        assert "pydantic" not in error["message"], error
+    assert replies[4]["result"] == {}
     assert replies[4]["result"] == {}
