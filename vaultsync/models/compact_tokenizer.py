@@ -35,6 +35,8 @@ from pathlib import Path
 import numpy as np
 from tokenizers import Regex, Tokenizer, normalizers, pre_tokenizers
 
+from vaultsync.models.file_array import NPY_HEADERS
+
 _UNK_PENALTY = 10.0
 _CACHE_WORDS = 50_000  # words are Zipf-distributed: a small cache of segmentations saves most Viterbi runs
 
@@ -93,7 +95,7 @@ class CompactTokenizer:
     """
 
     def __init__(self, path: Path) -> None:
-        with np.load(path) as data:
+        with NPY_HEADERS, np.load(path) as data:
             pieces = split_pieces(data["blob"], data["offsets"])
             self._scores = array("d", data["scores"].astype("<f8").tobytes())  # 2 MB; a list of floats is 8 MB
             charsmap = data["charsmap"].tobytes()

@@ -7,12 +7,18 @@ import math
 import os
 import stat
 import struct
+import threading
 import weakref
 import zlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+# numpy reads a .npy header with ast.literal_eval, and CPython 3.11's AST builder counts its depth in state
+# the interpreter shares (gh-106905): two threads reading headers at once (a background model load beside
+# a search) could fail with "SystemError: AST constructor recursion depth mismatch". Every header read holds it.
+NPY_HEADERS = threading.RLock()
 
 _FORMATS = {("u", 1): "B", ("u", 2): "H", ("u", 4): "I", ("u", 8): "Q", ("i", 1): "b", ("i", 2): "h",
             ("i", 4): "i", ("i", 8): "q", ("f", 2): "e", ("f", 4): "f", ("f", 8): "d"}
@@ -50,7 +56,7 @@ class FileArray:
     """
 
     def __init__(self, path: Path) -> None:
-        with open(regular_file(path), "rb") as f:
+        with NPY_HEADERS, open(regular_file(path), "rb") as f:
             version = np.lib.format.read_magic(f)
             read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
             shape, fortran, dtype = read(f)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from vaultsync.models import cache
-from vaultsync.models.file_array import FileArray, crc32_file, regular_file
+from vaultsync.models.file_array import NPY_HEADERS, FileArray, crc32_file, regular_file
 from vaultsync.models.manifest import sha256_file
 from vaultsync.settings import cache_root
 
@@ -108,8 +108,9 @@ def _open(folder: Path) -> tuple[Any, ...] | None:
     if any(crc32_file(folder / f"{name}.npy") != crc[name] for name in _ARRAYS):
         raise ValueError("a file changed after it was written")
     ptc, nextmove = FileArray(folder / "ptc.npy"), FileArray(folder / "nextmove.npy")
-    pc, row, output = (np.load(regular_file(folder / f"{name}.npy"), allow_pickle=False)
-                       for name in ("pc", "row", "output"))
+    with NPY_HEADERS:
+        pc, row, output = [np.load(regular_file(folder / f"{name}.npy"), allow_pickle=False)
+                           for name in ("pc", "row", "output")]
     fits = (
         len(ptc.shape) == 2 and ptc.shape[1] == len(classes) == len(pc) and ptc.dtype == np.float16
         and len(nextmove.shape) == 1 and nextmove.shape[0] % 256 == 0 and nextmove.dtype in (np.uint16, np.uint32)

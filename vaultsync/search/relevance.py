@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from vaultsync.models.file_array import NPY_HEADERS
 from vaultsync.resources import data_dir
 
 FEATURES = (
@@ -164,7 +165,8 @@ _LOADED: RelevanceModels | None = None
 
 def shipped_background() -> Background:
     """The shipped background set (multilingual-e5-small passage vectors)."""
-    vectors = np.load(model_path().with_name("background-e5.npy")).astype(np.float32)
+    with NPY_HEADERS:
+        vectors = np.load(model_path().with_name("background-e5.npy")).astype(np.float32)
     return Background("multilingual-e5-small", vectors)
 
 
