@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"hooks not active: core.hooksPath={setting} (unset it or chain our hooks from there: "
               "vaultsync install --hooks-path)", file=sys.stderr)
         return 1
-    folder = hooks_dir(repo)
+    folder = hooks_dir(repo, setting or "")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # core.hooksPath=/dev/null (hooks switched off), a file, a read-only place
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"vaultsync install: {', '.join(clashes)} in {folder} is not vaultsync's and a chained hook already "
               "exists; merge them by hand (nothing was changed)", file=sys.stderr)
         return 1
-    kept = [hook for hook in HOOKS if framework_syncs(repo, hook)]
+    kept = [hook for hook in HOOKS if framework_syncs(repo, hook, folder)]
     if kept:
         print(f"{', '.join(kept)}: the pre-commit framework's hook runs vaultsync-index already: left as is")
     for hook in (h for h in HOOKS if h not in kept):

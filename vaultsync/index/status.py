@@ -12,7 +12,14 @@ from typing import Any
 from vaultsync.git import head_commit_id, head_tree, workdir
 from vaultsync.index.fastpath import config_at, config_blob_id, config_key, lance_tables_present
 from vaultsync.index.format import SCHEMA_FINGERPRINT
-from vaultsync.index.hooks import REQUIRED_HOOKS, check_configured, check_hook, hooks_path_setting, installed_hooks
+from vaultsync.index.hooks import (
+    REQUIRED_HOOKS,
+    check_configured,
+    check_hook,
+    hooks_dir,
+    hooks_path_setting,
+    installed_hooks,
+)
 from vaultsync.index.layout import layout_for
 from vaultsync.index.lock import is_alive, read_owner
 from vaultsync.index.progress import describe, eta_seconds, read_progress
@@ -80,11 +87,12 @@ def collect(repo: Any) -> dict[str, Any]:
     info["last_status"] = state.get("last_status")
     said = [*map(ignored_search, config.ignored), *(state.get("warnings") or [])]  # type: ignore[misc]
     info["warnings"] = list(dict.fromkeys(said))  # the last sync's report says the ignored ones too
-    setting = hooks_path_setting(repo)
-    present = installed_hooks(repo)
+    setting = hooks_path_setting(repo)  # one `git config` run for every hook looked at below
+    folder = hooks_dir(repo, setting or "")
+    present = installed_hooks(repo, folder)
     info["hooks"] = present
-    info["check_hook"] = check_hook(repo)
-    info["merge_check_hook"] = check_hook(repo, "pre-merge-commit")
+    info["check_hook"] = check_hook(repo, folder=folder)
+    info["merge_check_hook"] = check_hook(repo, "pre-merge-commit", folder)
     info["check_configured"] = check_configured(repo)
     missing = [h for h in REQUIRED_HOOKS if h not in present]
     if setting and missing:
