@@ -3,9 +3,10 @@
 A block is a paragraph, a list, a fence or a conversation's turn (:attr:`Chunk.spans`). Its vector
 comes from the primary embedder's pass over the whole chunk (late chunking,
 :meth:`vaultsync.models.embedder.Embedder.embed_with_blocks`), so a sync that embeds a chunk gets its
-block vectors at no further encoder cost; a chunk whose vector came from a cache is encoded once more.
+block vectors at no further encoder cost.
 Search scores them to deliver a hit's best blocks rather than all of it
-(:mod:`vaultsync.search.deliver`).
+(:mod:`vaultsync.search.deliver`). A chunk whose vector came from a cache takes its block row from the
+block row cache beside the embedding cache where it is there (ADR-0121), else it is encoded once more.
 
 Rows (table ``blocks``, written in the sync's one transaction by :meth:`SqliteStore.apply`): ``id`` (the chunk's), ``path``,
 ``hash`` (the chunk's content hash), ``spans`` (JSON ``[[start, end, tokens, [block ids]], ...]``:
@@ -15,9 +16,10 @@ one float32 scale then ``dim`` int8 codes (value ≈ code × scale; ``dim + 4`` 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -35,6 +37,23 @@ class BlockEmbedder(Protocol):
                           ) -> tuple[np.ndarray, list[np.ndarray]]: ...
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]: ...
+
+
+class RowCache(Protocol):
+    """Block rows by :func:`cache_key` (:class:`vaultsync.index.embedding_cache.BlockRowCache`)."""
+
+    def get(self, keys: Sequence[str]) -> dict[str, Row]: ...
+
+    def append(self, rows: dict[str, Row]) -> None: ...
+
+
+CACHE_ERRORS = (ImportError, OSError, RuntimeError, ValueError)  # no LanceDB, or a damaged or unwritable one: no cache
+
+
+def cache_key(model_id: str, key: Key) -> str:
+    """``model id | content hash | digest of the spans and their block ids``: one block row's cache key."""
+    spans = json.dumps([[s, e, list(ids)] for s, e, ids in key[1]], ensure_ascii=False)
+    return f"{model_id}|{key[0]}|{hashlib.blake2b(spans.encode(), digest_size=12).hexdigest()}"
 
 
 def embed_spans(chunk: Chunk) -> list[tuple[int, int]]:
@@ -65,10 +84,13 @@ def decode(blob: bytes, dim: int) -> np.ndarray:
 
 
 def rows_for(chunks: Sequence[Chunk], db: sqlite3.Connection, embedder: BlockEmbedder,
-             fresh: dict[str, tuple[list[tuple[int, int]], np.ndarray]]) -> dict[Key, Row]:
+             fresh: dict[str, tuple[list[tuple[int, int]], np.ndarray]],
+             open_cache: Callable[[], RowCache | None] | None = None, lookup_min: int = 0) -> dict[Key, Row]:
     """The block row of every chunk with blocks, by :func:`key`: kept in the index (same hash, spans and
     block ids), else from the pass that embedded the chunk in this sync (``fresh``: hash → (the spans
-    it pooled, in ``embed_text``; the vectors)), else encoded now."""
+    it pooled, in ``embed_text``; the vectors)), else from the row cache (``open_cache``, opened only when
+    a row is made; looked up from ``lookup_min`` rows to encode on), else encoded now. The rows made here
+    are appended to the row cache; a cache that fails is left out."""
     todo = {block_key(c): c for c in chunks if embed_spans(c)}
     rows: dict[Key, Row] = {}
     hashes = sorted({h for h, _ in todo})
@@ -81,6 +103,16 @@ def rows_for(chunks: Sequence[Chunk], db: sqlite3.Connection, embedder: BlockEmb
                 rows.setdefault(found, (stored, blob))
     made = [k for k in todo if k not in rows]
     vectors = {k: fresh[k[0]][1] for k in made if k[0] in fresh and fresh[k[0]][0] == embed_spans(todo[k])}
+    cache, model_id = None, str(getattr(embedder, "model_id", ""))
+    if made and open_cache is not None and model_id:
+        try:
+            cache = open_cache()
+            if cache is not None and len(missing := [k for k in made if k not in vectors]) >= lookup_min:
+                keyed = {cache_key(model_id, k): k for k in missing}
+                rows.update((keyed[ck], row) for ck, row in cache.get(list(keyed)).items())
+                made = [k for k in made if k not in rows]
+        except CACHE_ERRORS:
+            cache = None
     if missing := [k for k in made if k not in vectors]:
         _, more = embedder.embed_with_blocks([todo[k].embed_text for k in missing],
                                              [embed_spans(todo[k]) for k in missing])
@@ -89,6 +121,11 @@ def rows_for(chunks: Sequence[Chunk], db: sqlite3.Connection, embedder: BlockEmb
     for k in made:
         meta = [[s, e, next(counts), list(ids)] for s, e, ids in todo[k].spans]
         rows[k] = (json.dumps(meta, ensure_ascii=False), encode(vectors[k]))
+    if cache is not None and made:
+        try:
+            cache.append({cache_key(model_id, k): rows[k] for k in made})
+        except CACHE_ERRORS:
+            pass
     return rows
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from vaultsync.index.block_vectors import Key, Row, embed_spans, rows_for
+from vaultsync.index.block_vectors import CACHE_ERRORS, Key, Row, embed_spans, rows_for
 from vaultsync.index.layout import IndexLayout
 from vaultsync.index.progress import SyncProgress
 from vaultsync.index.sqlite_store import NoteRecord, SqliteStore
@@ -23,7 +23,7 @@ from vaultsync.settings import user_settings
 from vaultsync.vault.config import PRIMARY, Config
 
 if TYPE_CHECKING:
-    from vaultsync.index.embedding_cache import EmbeddingCache
+    from vaultsync.index.embedding_cache import BlockRowCache, EmbeddingCache
 
 
 class PassageEmbedder(Protocol):
@@ -232,17 +232,31 @@ def count_tokens(records: list[NoteRecord], embedder: PassageEmbedder) -> None:
 
 def primary_extras(records: list[NoteRecord], store: SqliteStore, embedder: object,
                    fresh: dict[str, tuple[list[tuple[int, int]], np.ndarray]],
-                   config: Config) -> tuple[bool, dict[Key, Row], dict[str, bytes]]:
+                   config: Config, layout: IndexLayout) -> tuple[bool, dict[Key, Row], dict[str, bytes]]:
     """What the primary embedder adds to the records' chunks: their token counts by its tokenizer, their
     block rows (:func:`vaultsync.index.block_vectors.rows_for`; ``fresh``: the block vectors of the chunks
-    it embedded in this sync) and, where the config's rerank stage reads them, their token vectors
+    it embedded in this sync; the rest from the index, then the block row cache beside ``layout``'s
+    embedding cache) and, where the config's rerank stage reads them, their token vectors
     (:mod:`vaultsync.index.token_vectors`). Returns (whether it counted the tokens, the block rows, the
     token rows)."""
     if not records or not hasattr(embedder, "count_tokens"):
         return False, {}, {}
     count_tokens(records, embedder)  # type: ignore[arg-type]
     chunks = [c for r in records for c in r.chunks]
-    blocks = rows_for(chunks, store.db, embedder, fresh) if hasattr(embedder, "embed_with_blocks") else {}  # type: ignore[arg-type]
+    blocks: dict[Key, Row] = {}
+    if hasattr(embedder, "embed_with_blocks"):
+        opened: list[BlockRowCache] = []
+
+        def open_cache() -> BlockRowCache:
+            from vaultsync.index.embedding_cache import BlockRowCache
+
+            opened.append(BlockRowCache(layout.embeddings, int(embedder.dim)))  # type: ignore[attr-defined]
+            return opened[-1]
+
+        blocks = rows_for(chunks, store.db, embedder, fresh, open_cache, CACHE_LOOKUP_MIN)  # type: ignore[arg-type]
+        for cache in opened:
+            with contextlib.suppress(*CACHE_ERRORS):
+                cache.maintain()
     tokens: dict[str, bytes] = {}
     if wanted(config) and hasattr(embedder, "token_vectors"):
         with contextlib.suppress(NotImplementedError):  # a primary embedder without them (USE): MaxSim encodes

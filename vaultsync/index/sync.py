@@ -319,7 +319,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
                 report.chunks_embedded, report.chunks_reused = embedded, reused
                 if records and embedder is None:
                     embedder = embedder_factory(config, name)  # token counts must not depend on cache hits
-                counted, blocks, tokens = primary_extras(records, store, embedder, fresh, config)
+                counted, blocks, tokens = primary_extras(records, store, embedder, fresh, config, layout)
             del found, embedder  # the vectors live on in ``vectors``; the weights go before the next embedder loads
             gc.collect()  # a caught exception's traceback can hold this leg's frames, and so its model, in a cycle
         known = available

@@ -140,8 +140,11 @@ def open_table(db: Any, path: Path, name: str, schema: pa.Schema) -> tuple[Any, 
     """
     try:
         table = db.open_table(name)
-    except ValueError:  # not there yet
-        return db.create_table(name, schema=schema, exist_ok=True), True
+    except ValueError:  # not there yet, or a folder of its name that holds no table
+        try:
+            return db.create_table(name, schema=schema, exist_ok=True), True
+        except (OSError, RuntimeError, ValueError):
+            table = None
     except (OSError, RuntimeError):  # lance could not read it
         table = None
     if table is not None:

@@ -1,0 +1,85 @@
+"""The block row cache (ADR-0121): an index built from cached embeddings takes its block rows from the
+cache beside them, equal to the rows an encoder pass makes, and a cache that fails costs only time."""
+
+from __future__ import annotations
+
+import shutil
+
+from conftest import assert_same_index, factory_with, index_state
+from hypothesis import given
+from hypothesis import strategies as st
+
+from vaultsync.git import open_repo
+from vaultsync.index.block_vectors import cache_key
+from vaultsync.index.sync import sync
+
+NOTES = 40  # more chunks than CACHE_LOOKUP_MIN, so the rebuild looks the caches up
+
+
+class CountingEmbedder:
+    """The real embedder, counting the texts it encodes."""
+
+    def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
+        self.inner, self.encoded = inner, 0
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self.inner, name)
+
+    def embed_with_blocks(self, texts, spans):  # type: ignore[no-untyped-def]
+        self.encoded += len(texts)
+        return self.inner.embed_with_blocks(texts, spans)
+
+    def embed_passages(self, texts):  # type: ignore[no-untyped-def]
+        self.encoded += len(texts)
+        return self.inner.embed_passages(texts)
+
+
+def _rebuild(root, embedder) -> CountingEmbedder:  # type: ignore[no-untyped-def]
+    """Delete the worktree's index (the caches stay) and sync again: how a rebuild or a new worktree starts."""
+    for name in ("index.sqlite", "index.sqlite-wal", "index.sqlite-shm", "lance", "legs"):
+        path = root / ".git/vaultsync" / name
+        shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+    spy = CountingEmbedder(embedder)
+    report = sync(open_repo(root), embedder_factory=factory_with(spy), wait=60)
+    assert report.status == "updated", report
+    return spy
+
+
+def test_a_rebuild_takes_every_block_row_from_the_cache_and_a_damaged_cache_is_made_again(vault, embedder):
+    for i in range(NOTES):
+        paragraphs = [f"Step {j} of runbook {i}: rotate the key vault{i} and page team {j}." for j in range(3)]
+        vault.write(f"docs/runbooks/rb-{i:02d}.md", f"# Runbook {i}\n\n" + "\n\n".join(paragraphs) + "\n")
+    vault.write("docs/same.md", "---\ntitle: Same\n---\nSummary\nOne line.\n\n## Summary\n\nOne line.\n")  # one hash
+    vault.commit("runbooks")
+    first = _rebuild(vault.root, embedder)
+    assert first.encoded > NOTES  # the first build encodes (the embedding cache may hold vectors, never blocks)
+    built = index_state(vault.root)
+    assert built["blocks"] and len(built["blocks"]) >= NOTES
+
+    again = _rebuild(vault.root, embedder)
+    assert again.encoded == 0  # vectors and block rows all came from the caches
+    assert_same_index(index_state(vault.root), built)
+
+    for pattern in ("blocks_*.lance", "embeddings_*.lance"):  # both caches damaged: a folder that holds no table
+        for table in (vault.root / ".git/vaultsync/embeddings").glob(pattern):
+            shutil.rmtree(table)
+            table.mkdir()
+            (table / "_versions").write_text("not lance")
+        damaged = _rebuild(vault.root, embedder)
+        assert damaged.encoded >= len(built["blocks"])  # encoded once more ...
+        assert_same_index(index_state(vault.root), built)  # ... to the same rows
+        assert _rebuild(vault.root, embedder).encoded == 0  # and the recreated cache serves the next rebuild
+
+
+@given(st.text(min_size=1, max_size=12), st.lists(st.tuples(st.integers(0, 500), st.integers(0, 500),
+                                                            st.lists(st.text(max_size=6), max_size=2)), max_size=4),
+       st.lists(st.tuples(st.integers(0, 500), st.integers(0, 500), st.lists(st.text(max_size=6), max_size=2)),
+                max_size=4))
+def test_cache_keys_differ_exactly_where_hash_spans_or_block_ids_differ(content, spans, other):  # type: ignore[no-untyped-def]
+    def key(h, s):  # type: ignore[no-untyped-def]
+        return h, tuple((a, b, tuple(ids)) for a, b, ids in s)
+
+    assert (cache_key("m", key(content, spans)) == cache_key("m", key(content, other))) == (
+        key(content, spans) == key(content, other))
+    assert cache_key("m", key(content, spans)) != cache_key("m", key(content + "x", spans))
+    assert cache_key("m", key(content, spans)) != cache_key("n", key(content, spans))
