@@ -8,6 +8,8 @@ For the chosen vault (committed into a git repository under --workdir) it report
 
 * full build (``vaultsync index --rebuild`` in a fresh process, empty embedding
   cache): wall time, chunks, chunks/s, peak RSS;
+* rebuild from the caches (``vaultsync index --rebuild`` again: every embedding and block row comes
+  from the caches, as in a new worktree; ADR-0121): wall time, peak RSS;
 * no-change ``vaultsync sync`` (fresh process): median wall time over --runs;
 * the post-commit hook shim alone (what ``git commit`` waits for): median ms;
 * ``git commit`` with the shim installed, and with the pre-commit framework's
@@ -126,6 +128,9 @@ def main() -> None:
         results["build"] = {"seconds": round(wall, 1), "chunks": chunks, "chunks_per_s": round(chunks / wall, 1),
                             "peak_rss_mib": round(rss)}
         print("build", results["build"], flush=True)
+        wall, rss, _ = timed(vaultsync("index", "--rebuild", "--quiet"), repo)
+        results["rebuild_from_caches"] = {"seconds": round(wall, 1), "peak_rss_mib": round(rss)}
+        print("rebuild from caches", results["rebuild_from_caches"], flush=True)
     walls = [timed(vaultsync("sync", "--quiet"), repo)[0] for _ in range(args.runs)]
     results["no_change_sync_ms"] = round(statistics.median(walls) * 1000, 1)
     print("no-change sync ms", results["no_change_sync_ms"], flush=True)
