@@ -74,6 +74,28 @@ def test_hidden_by_confidence_and_expiry_is_reported_not_silent(team):
         assert all(h.relevance is not None and h.relevance < hidden_relevance(s, query, mid) for h in result.hits)
 
 
+def test_a_note_shown_by_an_include_flag_says_what_would_hide_it(team):
+    """``--include-expired`` showed an expired note with nothing to tell it from a note in force."""
+    from vaultsync.search.render import render
+
+    _, s = team
+    for query, mid, flags, reason in (("zanzibar tuple store", "ADR-0006", {"include_expired": True},
+                                       "expired 2021-06-30"),
+                                      ("ImageMagick thumbnails on the web servers", "ADR-0003",
+                                       {"include_superseded": True}, "superseded"),
+                                      ("zanzibar tuple store", "ADR-0006",
+                                       {"include_expired": True, "include_superseded": True}, "expired 2021-06-30")):
+        shown = _search(s, query, top_k=5, **flags)
+        lifted = {h.memory_id: h.lifted for h in shown.hits}
+        assert lifted.get(mid) == [reason], lifted
+        held = {"ADR-0006": ["expired 2021-06-30"], "ADR-0003": ["superseded"]}  # what the vault holds out of force
+        assert all(v == held.get(k, []) for k, v in lifted.items()), lifted  # notes in force say nothing
+        for fmt in ("text", "markdown"):
+            assert f"shown by an include flag: {reason}" in render(shown, fmt), fmt
+        assert {h["memory_id"]: h["lifted"] for h in json.loads(render(shown, "json"))["hits"]} == lifted
+        assert all(not h.lifted for h in _search(s, query, top_k=5).hits)  # without the flag: hidden, not marked
+
+
 @pytest.mark.parametrize("query", ["kerberos sidecar tickets", "zanzibar tuple store", "ImageMagick thumbnails",
                                    "how do I bake sourdough bread", "Wie erneuern Dienstkonten ihre Tickets?",
                                    "サムネイルはどこで作られますか", "durable outbox queue"])

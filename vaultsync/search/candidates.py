@@ -15,7 +15,7 @@ import numpy as np
 
 from vaultsync.search.bm25 import Candidate
 from vaultsync.search.dense import DenseLeg
-from vaultsync.search.lifecycle import Exclusions
+from vaultsync.search.lifecycle import Exclusions, LifecyclePolicy
 from vaultsync.search.options import SearchOptions
 from vaultsync.search.query import Query
 from vaultsync.search.results import Hit
@@ -41,6 +41,16 @@ class Context:
     legs: list[tuple[str, DenseLeg]]
     excluded: Exclusions
     allowed: set[str] | None
+
+    def lifted(self, path: str) -> list[str]:
+        """Why the lifecycle filters would hide ``path`` had ``--include-expired``/``--include-superseded``
+        not lifted them (``superseded``, ``expired 2024-01-01``, ``unreadable expires``…); empty for a note
+        they would show, and when neither flag is given."""
+        opts = self.opts
+        if not (opts.include_expired or opts.include_superseded):
+            return []
+        strict = self.index.excluded(LifecyclePolicy(False, False, opts.min_confidence, opts.today, opts.zone))
+        return [strict.reasons[path], *strict.also.get(path, [])] if path in strict else []
 
     @property
     def shortlist(self) -> int:

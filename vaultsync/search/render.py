@@ -14,13 +14,15 @@ from vaultsync.search.results import ELISION, Hit, SearchResult
 
 
 def _identity(h: Hit) -> str:
-    """``relevance 0.82 · adr · accepted · confidence 0.9 · created … · expires … · replaces …`` (unset parts
-    left out)."""
+    """``relevance 0.82 · adr · accepted · confidence 0.9 · created … · expires … · replaces … · shown by
+    an include flag: expired …`` (unset parts left out)."""
     parts = [f"relevance {shown_relevance(h.relevance)}" if h.relevance is not None else f"score {h.score:.3f}"]
     parts += [v for v in (h.memory_id, h.type, h.status) if v]
     if h.confidence is not None:
         parts.append(f"confidence {h.confidence:g}")
     parts += [f"{k} {v}" for k, v in (("created", h.created), ("expires", h.expires), ("replaces", h.replaces)) if v]
+    if h.lifted:
+        parts.append(f"shown by an include flag: {', '.join(h.lifted)}")
     return _one_line(" · ".join(parts))  # a memory_id or status may hold a line break too
 
 

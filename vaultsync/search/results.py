@@ -19,7 +19,9 @@ class Hit:
     ``replaces``: the superseded note (path) this chunk of its successor stands in for: the old note
     matched, and its place and relevance passed to the note that replaces it; None for any other hit.
     ``left_out``: how many blocks of the chunk ``text`` leaves out, delivering only its best ones
-    (:mod:`vaultsync.search.deliver`; 0: the whole chunk).
+    (:mod:`vaultsync.search.deliver`; 0: the whole chunk). ``lifted``: why the lifecycle filters would
+    have hidden this note, shown because ``--include-expired``/``--include-superseded`` lifted them
+    (``["superseded", "expired 2024-01-01"]``; empty for any other hit).
     """
 
     chunk_id: str
@@ -43,6 +45,7 @@ class Hit:
     expires: str | None = None
     replaces: str | None = None
     left_out: int = 0
+    lifted: list[str] = field(default_factory=list)
 
 
 @dataclass

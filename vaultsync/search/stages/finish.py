@@ -98,4 +98,5 @@ def _hit(ctx: Context, row: dict[str, Any], score: float, trace: dict[str, dict[
                row["end"], row["blocks"], note_links(ctx.index.db, row["path"], ctx.excluded), tokens=row["tokens"],
                trace=trace, relevance=None if relevance is None else round(relevance, 4),
                memory_id=row["memory_id"], type=row["type"], status=row["status"], confidence=row["confidence"],
-               created=row["created"], expires=row["expires"], replaces=trace.get("supersedes", {}).get("replaces"))
+               created=row["created"], expires=row["expires"], replaces=trace.get("supersedes", {}).get("replaces"),
+               lifted=ctx.lifted(row["path"]))
