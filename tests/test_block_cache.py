@@ -60,15 +60,42 @@ def test_a_rebuild_takes_every_block_row_from_the_cache_and_a_damaged_cache_is_m
     assert again.encoded == 0  # vectors and block rows all came from the caches
     assert_same_index(index_state(vault.root), built)
 
-    for pattern in ("blocks_*.lance", "embeddings_*.lance"):  # both caches damaged: a folder that holds no table
-        for table in (vault.root / ".git/vaultsync/embeddings").glob(pattern):
-            shutil.rmtree(table)
-            table.mkdir()
-            (table / "_versions").write_text("not lance")
-        damaged = _rebuild(vault.root, embedder)
-        assert damaged.encoded >= len(built["blocks"])  # encoded once more ...
+    caches = vault.root / ".git/vaultsync/embeddings"
+    for damage, tables in ((_no_table_in_its_folder, ""), (_a_file_in_its_place, ""),
+                           (_truncated_data, "blocks_"), (_data_removed, "blocks_"), (_truncated_data, "embeddings_")):
+        for table in caches.glob(f"{tables}*.lance"):
+            damage(table)
+        damaged = _rebuild(vault.root, embedder)  # a sync never fails on its caches (it failed on these)
+        assert damaged.encoded >= len(built["blocks"]), damage  # encoded once more ...
         assert_same_index(index_state(vault.root), built)  # ... to the same rows
-        assert _rebuild(vault.root, embedder).encoded == 0  # and the recreated cache serves the next rebuild
+        if tables != "embeddings_":  # (a damaged data file is found when it is read: the next sync remakes it)
+            assert _rebuild(vault.root, embedder).encoded == 0, damage  # the cache made again serves the next
+    shutil.rmtree(caches)
+    caches.write_text("not a folder")  # no cache can be made: every rebuild encodes, and succeeds
+    assert _rebuild(vault.root, embedder).encoded > 0
+    assert_same_index(index_state(vault.root), built)
+
+
+def _no_table_in_its_folder(table):  # type: ignore[no-untyped-def]
+    shutil.rmtree(table)
+    table.mkdir()
+    (table / "_versions").write_text("not lance")
+
+
+def _truncated_data(table):  # type: ignore[no-untyped-def]
+    for data in (table / "data").iterdir():
+        with data.open("r+b") as fh:
+            fh.truncate(100)
+
+
+def _data_removed(table):  # type: ignore[no-untyped-def]
+    for data in (table / "data").iterdir():
+        data.unlink()
+
+
+def _a_file_in_its_place(table):  # type: ignore[no-untyped-def]
+    shutil.rmtree(table)
+    table.write_text("junk")
 
 
 @given(st.text(min_size=1, max_size=12), st.lists(st.tuples(st.integers(0, 500), st.integers(0, 500),

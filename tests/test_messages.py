@@ -73,6 +73,14 @@ def test_a_deletion_names_links_through_the_removed_notes_aliases(vault, aliases
      "did you mean [[RULE-0001-no-friday-deploys#Why|why]]? (the id rule-0001 matches"),
     ({"docs/incidents/INC-12 db lock.md": "# x\n"}, "[[INC-12 database lock]]",
      "did you mean [[INC-12 db lock]]? (the id INC-12 matches"),
+    # a title written as a link, in any case, script or punctuation, its heading and alias kept
+    ({"docs/adrs/ADR-0002-ship-logs-through-kafka.md": adr("ADR-0002", title="Ship logs through Kafka")},
+     "[[ship logs through kafka]]", "did you mean [[ADR-0002-ship-logs-through-kafka]]? ('ship logs through kafka' "
+     "is the title of docs/adrs/ADR-0002-ship-logs-through-kafka.md; links name the file, or an alias"),
+    ({"docs/adrs/ADR-0003-prometheus.md": adr("ADR-0003", title='"Use Prometheus: pull-based metrics"')},
+     "[[Use Prometheus: pull-based metrics#Decision|pull]]", "did you mean [[ADR-0003-prometheus#Decision|pull]]?"),
+    ({"docs/adrs/ADR-0005-決定.md": adr("ADR-0005", title="ログはKafkaで送る")}, "[[ログはkafkaで送る]]",
+     "did you mean [[ADR-0005-決定]]? ('ログはkafkaで送る' is the title"),
 ])
 def test_dangling_links_suggest_the_likely_note(vault, files, link, hint):
     for path, text in files.items():
@@ -80,6 +88,14 @@ def test_dangling_links_suggest_the_likely_note(vault, files, link, hint):
     vault.write("docs/a.md", f"{link}\n")
     lines = [line for line in vault.check().lines if line.startswith("docs/a.md")]
     assert len(lines) == 1 and lines[0].startswith(f"docs/a.md:1:1: WL001 {link} → no such note — {hint}"), lines
+
+
+def test_a_title_two_notes_share_or_the_linking_notes_own_suggests_nothing(vault):
+    vault.write("docs/adrs/ADR-0001-a.md", adr("ADR-0001", title="Retry policy"))
+    vault.write("docs/adrs/ADR-0002-b.md", adr("ADR-0002", title="retry policy"))
+    vault.write("docs/c.md", "---\ntitle: Cache policy\n---\n[[Retry Policy]] and [[cache policy]]\n")
+    lines = [line for line in vault.check().lines if line.startswith("docs/c.md")]
+    assert len(lines) == 2 and not any("did you mean" in line for line in lines), lines
 
 
 def test_expired_and_live_still_asks_to_revalidate(vault):

@@ -1238,3 +1238,39 @@ def test_search_on_an_orphan_branch_says_the_branch_has_no_commits(vault):
     vault.git("switch", "-q", "--orphan", "fresh")
     res = run_cli(["search", "decision", "--no-daemon"], vault.root)
     assert res.code == 1 and "the branch 'fresh' has no commits yet (other branches have)" in res.err, res.err
+
+
+@pytest.mark.parametrize("line", ['Expires: "2027-08-04"', "Confidence: 0.8", 'superseded-by: "[[ADR-0002]]"',
+                                  'SUPERSEDES: ["[[ADR-0002]]"]', 'Expires: "2027-08-04"\nexpires: "2027-09-01"'])
+@pytest.mark.parametrize("typed", [True, False])
+def test_a_lifecycle_key_in_another_spelling_is_one_diagnostic(vault, line, typed):
+    """`Expires:` in a typed folder was an LC002 warning ("read as the lifecycle field") beside the schema's
+    SC003 error ("additional property not allowed"): one mistake, two diagnostics that disagree on whether
+    it is read. Where the schema refuses the key, its error (with the did-you-mean) stands alone; elsewhere
+    LC002 says how search reads it."""
+    folder = "docs/adrs" if typed else "docs/misc"
+    vault.write(f"{folder}/ADR-0001.md", adr("ADR-0001", extra=line + "\n"))
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002"))
+    lines = [row for row in vault.check().lines if row.startswith(f"{folder}/ADR-0001.md")]
+    places = [row.split(": ", 1)[0] for row in lines]
+    assert len(places) == len(set(places)), lines  # one diagnostic at each place
+    key = line.split(":")[0]
+    if typed:
+        assert any(f" SC003 {key}: additional property not allowed" in row for row in lines), lines
+        assert "\n" in line or any(row.endswith("; search reads it as the lifecycle field " + repr(
+            key.lower().replace("-", "_"))) for row in lines), lines
+    else:
+        said = "ignored, as" if "\n" in line else "read as the lifecycle field"  # both spellings: LC003
+        assert any(f" warning: {key}: {said}" in row for row in lines), lines
+
+
+@pytest.mark.parametrize("field", ["related", "supersedes", "tags"])
+@pytest.mark.parametrize("value", ["[[ADR-0002]]", "[[ADR-0002]], [[ADR-0003]]", "[[ADR-0002|the old one]]"])
+def test_an_unquoted_wikilink_list_is_one_error(vault, field, value):
+    """`related: [[X]]` was FM017 (YAML reads it as a list inside a list: quote it) and SC001 (got a list: quote
+    it) on one line: two errors for one mistake, with one fix. A lifecycle field keeps LC001 beside FM017: it
+    says what search does with the note meanwhile."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=f"{field}: {value}\n"))
+    lines = [row for row in vault.check().lines if row.startswith("docs/adrs/ADR-0001.md:7:")]
+    assert not any(" SC001 " in row for row in lines) and any(" FM017 " in row or " FM005 " in row for row in lines)
+    assert len([row for row in lines if " LC001 " not in row]) == 1, lines  # FM005: YAML refuses the whole value

@@ -400,26 +400,31 @@ def test_no_evaluation_data_reaches_training(tmp_path):
 
 # --- supersession: every position of the successor among the candidates ----------------------------
 
-@pytest.mark.parametrize(("notes", "allowed", "expected"), [
-    ({"old": 0.9, "other": 0.5, "new": 0.2}, None, ["new", "other"]),  # a weaker candidate is lifted
-    ({"old": 0.9, "other": 0.5}, None, ["new", "other"]),  # an absent one takes the old note's place
-    ({"new": 0.95, "old": 0.9, "other": 0.5}, None, ["new", "other"]),  # a stronger one keeps its score
-    ({"old": 0.9, "other": 0.5}, {"old", "other"}, ["other"]),  # a successor outside the filters is never added
+@pytest.mark.parametrize(("notes", "allowed", "written", "expected"), [
+    ({"old": 0.9, "other": 0.5, "new": 0.2}, None, True, ["new", "other"]),  # a weaker candidate is lifted
+    ({"old": 0.9, "other": 0.5}, None, True, ["new", "other"]),  # an absent one takes the old note's place
+    ({"new": 0.95, "old": 0.9, "other": 0.5}, None, True, ["new", "other"]),  # a stronger one keeps its score
+    ({"old": 0.9, "other": 0.5}, {"old", "other"}, True, ["other"]),  # a successor outside the filters is never added
+    ({"old": 0.9, "other": 0.5}, None, False, ["other"]),  # nor one with nothing written yet (a skeleton)
+    ({"old": 0.9, "other": 0.5, "new": 0.2}, None, False, ["other", "new"]),  # which keeps its own score
 ])
-def test_the_successor_takes_the_better_score_wherever_it_stands(notes, allowed, expected):
+def test_the_successor_takes_the_better_score_wherever_it_stands(notes, allowed, written, expected, monkeypatch):
     from vaultsync.search.candidates import Candidates, Context
     from vaultsync.search.lifecycle import Exclusions
     from vaultsync.search.options import SearchOptions
     from vaultsync.search.query import parse_query
-    from vaultsync.search.stages.supersede import supersede
+    from vaultsync.search.stages import supersede as stage
 
+    monkeypatch.setattr(stage, "_written", lambda _ctx, path: written)  # whether "new" has a chunk with content
     ctx = Context(None, parse_query("q"), SearchOptions(), [], Exclusions({"old": "superseded"}, {"old": "new"}),
                   allowed)  # type: ignore[arg-type]
-    out = supersede(ctx, Candidates(notes=notes))
+    out = stage.supersede(ctx, Candidates(notes=notes))
     assert list(out.notes) == expected
-    if "new" in expected:
+    if "new" in expected and written:
         assert out.notes["new"] == max(notes["old"], notes.get("new", 0)) and out.replaced == (
             {"new": "old"} if notes["old"] > notes.get("new", 0) else {})
+    elif "new" in expected:
+        assert out.notes["new"] == notes["new"] and out.replaced == {}
 
 
 def test_hidden_reports_count_each_filter_by_name(team):
@@ -835,3 +840,37 @@ def test_a_committed_config_cannot_set_which_filters_came_from_it():
         SearchOptions.from_config({"config_filters": ["types"]})
     assert SearchOptions.from_config({"types": ["rule"]}).config_filters == ("types",)
     assert SearchOptions.from_config({"types": ["rule"]}, types=["adr"]).config_filters == ()
+
+
+def test_an_empty_successor_does_not_stand_in_above_a_note_that_answers(tmp_path, embedder):
+    """An ADR accepted with its sections still empty (``vaultsync new``'s skeleton) superseded the note holding
+    the words: its bare ``## Decision`` took the old note's relevance and led the search, above the rule that
+    answers. A chunk holding only a heading inherits nothing; a successor with content still does."""
+    vault = init_vault(tmp_path / "v")
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", title="Ship logs through Kafka", status="superseded",
+                                             extra='superseded_by: "[[ADR-0002]]"\n',
+                                             body="Kafka retention: application logs ship through Kafka, and Kafka keeps "
+                                                  "them for seven days of retention.\n"))
+    skeleton = "# Ship logs with the OpenTelemetry Collector\n\n## Context\n\n\n## Decision\n\n\n## Consequences\n"
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", title="Ship logs with the OpenTelemetry Collector",
+                                             extra='supersedes: ["[[ADR-0001]]"]\n', body=skeleton))
+    vault.write("docs/rules/RULE-0001.md", "---\ntitle: Topic retention\n---\n# Topic retention\n\n"
+                                           "Retain Kafka topics for 14 days; compliance asks for two weeks.\n")
+    vault.write("docs/adrs/ADR-0003.md", adr("ADR-0003", title="Thumbnails", status="superseded",
+                                             extra='superseded_by: "[[ADR-0004]]"\n',
+                                             body="Thumbnails are rendered with ImageMagick on the web servers.\n"))
+    vault.write("docs/adrs/ADR-0004.md", adr("ADR-0004", title="Media pipeline", extra='supersedes: ["[[ADR-0003]]"]\n',
+                                             body="All image work moved to the media service behind a job queue.\n"))
+    vault.commit("init")
+    s = synced_searcher(vault.root)
+    try:
+        for query in ("kafka retention", "how long do we keep kafka topics?", "Wie lange behalten wir Kafka-Topics?"):
+            hits = _search(s, query).hits
+            assert hits and hits[0].path == "docs/rules/RULE-0001.md", [(h.chunk_id, h.relevance) for h in hits]
+            rule = hits[0].relevance or 0.0
+            assert all((h.relevance or 0.0) < rule for h in hits if h.path == "docs/adrs/ADR-0002.md")
+            assert not any(h.replaces for h in hits if h.path == "docs/adrs/ADR-0002.md")  # no stand-in
+        found = _search(s, "ImageMagick thumbnails").hits  # a successor with content stands in as before
+        assert found[0].memory_id == "ADR-0004" and found[0].replaces == "docs/adrs/ADR-0003.md"
+    finally:
+        s.close()

@@ -2,8 +2,9 @@
 
 :class:`Suggester` answers, for a link that resolves to nothing, in this order:
 
-1. a ``memory_id`` written as a link (``[[ADR-0004]]`` for ``ADR-0004-clickhouse-analytics.md``:
-   Obsidian resolves file names and ``aliases``, never ids);
+1. a ``memory_id`` or a ``title`` written as a link (``[[ADR-0004]]`` or ``[[ClickHouse for analytics]]``
+   for ``ADR-0004-clickhouse-analytics.md``: Obsidian resolves file names and ``aliases``, never ids or
+   titles);
 2. a URL-encoded name (``[[My%20Note]]``: WikiLinks are not URL-encoded);
 3. for an id-like target (``ADR-0004``, ``INC-12``), the one file whose name starts
    with it and a separator (``ADR-0004-clickhouse-analytics.md``; other names get no
@@ -93,6 +94,11 @@ class Suggester:
             self._by_fold[nfc(stem).casefold()].append(path)
         self._stems = sorted(self._by_stem)
         self._ids = {name_key(mid): paths for mid, paths in vault.by_memory_id.items()}
+        self._titles: dict[str, list[str]] = defaultdict(list)
+        for path, note in vault.notes.items():
+            title = note.frontmatter.get("title") if isinstance(note.frontmatter, dict) else None
+            if isinstance(title, str) and title.strip():
+                self._titles[name_key(title.strip())].append(path)
 
     def link_to(self, path: str, source: str, link: WikiLink) -> str | None:
         """The shortest link from ``source`` that resolves to ``path``, keeping ``link``'s subpath and alias;
@@ -126,6 +132,10 @@ class Suggester:
         if ids and len(ids) == 1:
             return (f" — did you mean {self._link(ids[0], source, link)}? ('{target}' is the memory_id of "
                     f"{ids[0]}; links name the file)")
+        titled = self._titles.get(key)
+        if titled and len(titled) == 1 and titled[0] != source:
+            return (f" — did you mean {self._link(titled[0], source, link)}? ('{target}' is the title of "
+                    f"{titled[0]}; links name the file, or an alias: add it to its aliases)")
         if _URL_ESCAPE.search(target) and link.raw.endswith("]]"):  # (a Markdown link's target is decoded already)
             decoded = unquote(target)
             if decoded != target and decoded.isprintable():  # `%0A` decodes to no name one could write

@@ -90,7 +90,7 @@ def rows_for(chunks: Sequence[Chunk], db: sqlite3.Connection, embedder: BlockEmb
     block ids), else from the pass that embedded the chunk in this sync (``fresh``: hash → (the spans
     it pooled, in ``embed_text``; the vectors)), else from the row cache (``open_cache``, opened only when
     a row is made; looked up from ``lookup_min`` rows to encode on), else encoded now. The rows made here
-    are appended to the row cache; a cache that fails is left out."""
+    are appended to the row cache; a cache that cannot be opened is left out."""
     todo = {block_key(c): c for c in chunks if embed_spans(c)}
     rows: dict[Key, Row] = {}
     hashes = sorted({h for h, _ in todo})
@@ -122,10 +122,7 @@ def rows_for(chunks: Sequence[Chunk], db: sqlite3.Connection, embedder: BlockEmb
         meta = [[s, e, next(counts), list(ids)] for s, e, ids in todo[k].spans]
         rows[k] = (json.dumps(meta, ensure_ascii=False), encode(vectors[k]))
     if cache is not None and made:
-        try:
-            cache.append({cache_key(model_id, k): rows[k] for k in made})
-        except CACHE_ERRORS:
-            pass
+        cache.append({cache_key(model_id, k): rows[k] for k in made})
     return rows
 
 

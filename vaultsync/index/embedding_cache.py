@@ -2,21 +2,29 @@
 
 Shared by worktrees and branches, so an unchanged chunk is never embedded twice, not after a
 rename, not in another worktree; a build appends each batch as it is computed (ADR-0070,
-ADR-0080). Beside it, the primary embedder's block rows by chunk (ADR-0121). A table of another
-schema or that cannot be read is recreated empty (:func:`vaultsync.index.vector_store.open_table`).
+ADR-0080). Beside it, the primary embedder's block rows by chunk (ADR-0121).
+
+A cache is never needed: a table of another schema, or one that fails to open, to read or to write, is
+made again empty, and where that fails too (an unwritable folder, a file in its place), lookups find
+nothing and writes are dropped, so the sync encodes instead (ADR-0121).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+import shutil
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
 
 from vaultsync.index import vector_store
+from vaultsync.index.block_vectors import CACHE_ERRORS
 from vaultsync.index.vector_store import connect, in_list, open_table, vector_matrix
+
+T = TypeVar("T")
 
 LOOKUP_KEYS = 2000  # keys per filtered cache query; a larger lookup scans the table once
 SCAN_ROWS = 8192  # rows per batch of that scan
@@ -24,12 +32,53 @@ DUPLICATE_SLACK = 4  # rows read per key asked of the embedding cache (a key may
 
 
 class _KeyedTable:
-    """A LanceDB table of rows by string ``key``, appended to and read by key (a content-addressed cache)."""
+    """A LanceDB table of rows by string ``key``, appended to and read by key (a content-addressed cache)
+    that never fails its caller: see the module docstring."""
 
     def __init__(self, path: Path, name: str, schema: pa.Schema) -> None:
-        self._db = connect(path)
-        self._table, _ = open_table(self._db, path, name, schema)
-        self._opened_version = int(self._table.version)
+        self._path, self._name, self._schema = path, name, schema
+        self._table = None
+        self._opened_version = 0
+        try:
+            self._db = connect(path)
+            self._table, _ = open_table(self._db, path, name, schema)
+            self._opened_version = int(self._table.version)
+        except CACHE_ERRORS:
+            self._remake()
+
+    def _remake(self) -> None:
+        """Replace the table by an empty one; no table (no cache) where that fails too."""
+        self._table = None
+        folder = self._path / f"{self._name}.lance"
+        try:
+            if folder.is_dir() and not folder.is_symlink():
+                shutil.rmtree(folder)
+            elif folder.exists() or folder.is_symlink():
+                folder.unlink()
+            self._db = connect(self._path)
+            self._table, _ = open_table(self._db, self._path, self._name, self._schema)
+            self._opened_version = int(self._table.version)
+        except CACHE_ERRORS:
+            self._table = None
+
+    def _safely(self, action: Callable[[], T], default: T) -> T:
+        """``action()``, or ``default`` where there is no table or it fails. A failure is tried once more on
+        the table opened afresh (another worktree may have compacted it meanwhile); failing again, the
+        table's files are damaged and it is made again."""
+        for attempt in range(2):
+            if self._table is None:
+                return default
+            try:
+                return action()
+            except CACHE_ERRORS:
+                if attempt:
+                    break
+                try:
+                    self._table = self._db.open_table(self._name)
+                except CACHE_ERRORS:
+                    break
+        self._remake()
+        return default
 
     def _rows(self, keys: Sequence[str], columns: list[str]) -> pa.Table:
         """The rows of ``keys`` (any present; a key may come twice).
@@ -37,6 +86,9 @@ class _KeyedTable:
         Up to :data:`LOOKUP_KEYS` keys are one filtered query; more (a build resuming, a new worktree) are
         one streamed pass over the table, since each filtered query reads the whole table anyway: 550,000
         keys took 275 passes before."""
+        return self._safely(lambda: self._lookup(keys, columns), pa.table({c: [] for c in columns}))
+
+    def _lookup(self, keys: Sequence[str], columns: list[str]) -> pa.Table:
         if not keys:
             return pa.table({c: [] for c in columns})
         if len(keys) <= LOOKUP_KEYS:
@@ -56,9 +108,12 @@ class _KeyedTable:
         Called once per sync, not per batch: compacting while a long build writes batch after
         batch made the process grow by ~1 MiB per batch (bench/bench_index.py peak RSS).
         """
-        every = vector_store.COMPACT_EVERY
-        if self._table.version // every > self._opened_version // every:
-            self._table.optimize(cleanup_older_than=dt.timedelta(minutes=1))
+        def compact() -> None:
+            every = vector_store.COMPACT_EVERY
+            if self._table.version // every > self._opened_version // every:
+                self._table.optimize(cleanup_older_than=dt.timedelta(minutes=1))
+
+        self._safely(compact, None)
 
 
 class EmbeddingCache(_KeyedTable):
@@ -77,9 +132,9 @@ class EmbeddingCache(_KeyedTable):
 
     def put(self, model_id: str, hashes: Sequence[str], vectors: np.ndarray) -> None:
         """Store new vectors (idempotent: existing keys are left alone)."""
-        if not len(hashes):
-            return
-        self._table.merge_insert("key").when_not_matched_insert_all().execute(self._new(model_id, hashes, vectors))
+        if len(hashes):
+            self._safely(lambda: self._table.merge_insert("key").when_not_matched_insert_all().execute(
+                self._new(model_id, hashes, vectors)), None)
 
     def append(self, model_id: str, hashes: Sequence[str], vectors: np.ndarray) -> None:
         """Store vectors whose keys :meth:`get` has just found missing (a build's batches), in one
@@ -88,7 +143,7 @@ class EmbeddingCache(_KeyedTable):
         appended twice (two worktrees embedding one text at once) only costs a row: :meth:`get`
         takes either copy, and reads up to :data:`DUPLICATE_SLACK` rows per key."""
         if len(hashes):
-            self._table.add(self._new(model_id, hashes, vectors))
+            self._safely(lambda: self._table.add(self._new(model_id, hashes, vectors)), None)
 
     def _new(self, model_id: str, hashes: Sequence[str], vectors: np.ndarray) -> pa.Table:
         return pa.table({
@@ -116,5 +171,6 @@ class BlockRowCache(_KeyedTable):
     def append(self, rows: dict[str, tuple[str, bytes]]) -> None:
         """Store rows whose keys :meth:`get` did not find (a key appended twice only costs a row)."""
         if rows:
-            self._table.add(pa.table({"key": list(rows), "spans": [s for s, _ in rows.values()],
-                                      "vectors": pa.array([v for _, v in rows.values()], pa.binary())}))
+            self._safely(lambda: self._table.add(pa.table({
+                "key": list(rows), "spans": [s for s, _ in rows.values()],
+                "vectors": pa.array([v for _, v in rows.values()], pa.binary())})), None)

@@ -11,8 +11,8 @@ BM25 coverage of the vault and of the chunk (IDF-weighted units, as
 features and the probability go into the trace (``relevance``), which is also what the
 model is trained from (``training/relevance``). A successor standing in for a superseded note
 (:mod:`vaultsync.search.stages.supersede`) is as relevant as the old note's best chunk, at
-least: the old note matched the query and the new one is what replaces it. A chunk holding only
-its note's name (:func:`name_only`) is scaled by :data:`NAME_ONLY_FACTOR`. A chunk of a note the
+least: the old note matched the query and the new one is what replaces it (not a chunk that holds only
+a name). A chunk holding only its note's name (:func:`name_only`) is scaled by :data:`NAME_ONLY_FACTOR`. A chunk of a note the
 query names by ``memory_id``, or of its successor, is at least :data:`vaultsync.search.named.NAMED_RELEVANCE`.
 """
 
@@ -76,11 +76,13 @@ def name_only(row: dict[str, Any]) -> bool:
 
 def _inherited(ctx: Context, cands: Candidates, rowids: list[int], model: RelevanceModel,
                filtered_out: float) -> dict[int, float]:
-    """Successor chunk rowid → the relevance of the best chunk of the superseded note it stands in for."""
+    """Successor chunk rowid → the relevance of the best chunk of the superseded note it stands in for. A
+    chunk holding only a name (:func:`name_only`: an empty section of a successor accepted before it was
+    written) inherits nothing: it answers nothing, and had led a search with a bare ``## Decision``."""
     old_best: dict[int, int] = {}  # successor chunk → the old note's best chunk
     for rowid in rowids:
         old = cands.replaced.get(cands.rows[rowid]["path"])
-        if old is not None:
+        if old is not None and not name_only(cands.rows[rowid]):
             best = cands.best_chunk(ctx.index.note_chunks(old))
             if best is not None:
                 old_best[rowid] = best
