@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from vaultsync.index.block_vectors import CACHE_ERRORS, Key, Row, embed_spans, rows_for
+from vaultsync.index.block_vectors import Key, Row, embed_spans, rows_for
 from vaultsync.index.layout import IndexLayout
 from vaultsync.index.progress import SyncProgress
 from vaultsync.index.sqlite_store import NoteRecord, SqliteStore
@@ -255,8 +255,7 @@ def primary_extras(records: list[NoteRecord], store: SqliteStore, embedder: obje
 
         blocks = rows_for(chunks, store.db, embedder, fresh, open_cache, CACHE_LOOKUP_MIN)  # type: ignore[arg-type]
         for cache in opened:
-            with contextlib.suppress(*CACHE_ERRORS):
-                cache.maintain()
+            cache.maintain()
     tokens: dict[str, bytes] = {}
     if wanted(config) and hasattr(embedder, "token_vectors"):
         with contextlib.suppress(NotImplementedError):  # a primary embedder without them (USE): MaxSim encodes
