@@ -1,12 +1,18 @@
 """Retrieval-quality smoke test: a slice of both evaluation sets through the real sync path and
-pipeline, with floors a real regression would break (full table: docs/eval.md)."""
+pipeline, with floors a real regression would break (full table: docs/eval.md); and the Obsidian help
+vault through git, the hooks and `git memsearch`. The tests of the help vault share one file, so that
+one test worker indexes it once."""
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import prepare_eval_workspace, require_eval
+from conftest import git, prepare_eval_workspace, require_eval
 
 from vaultsync.eval.harness import (
     evaluation_options,
@@ -57,3 +63,25 @@ def test_smoke_locomo_two_conversations(tmp_path_factory, embedder):
     print(summary["notes"]["all"], summary["turns"]["all"])
     assert summary["notes"]["all"]["recall@5"] >= 0.80
     assert summary["turns"]["all"]["recall@5"] >= 0.33
+
+
+def test_japanese_and_german_queries_find_the_english_note(tmp_path, model_env, obsidian_workspace):
+    base, workspace = obsidian_workspace
+    queries = [json.loads(line) for line in (base / "queries.jsonl").read_text(encoding="utf-8").splitlines()]
+    picks = {lang: next(q for q in queries if q["lang"] == lang and q["id"].endswith(":2fa:title"))
+             for lang in ("ja", "de")}
+    root = tmp_path / "help"
+    shutil.copytree(base / "vault", root)
+    git(root, "init", "-q", "-b", "main")
+    # the embedding cache is content-addressed: the workspace's copy spares the hook sync the embedding
+    shutil.copytree(workspace / ".git" / "vaultsync" / "embeddings", root / ".git" / "vaultsync" / "embeddings")
+    subprocess.run([sys.executable, "-m", "vaultsync", "install"], cwd=root, check=True, capture_output=True)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "help vault")
+    from test_index_hooks import wait_indexed
+
+    wait_indexed(root, timeout=600)
+    for lang, q in picks.items():
+        res = git(root, "memsearch", q["query"], "--format", "json", "--no-daemon")
+        top3 = [h["path"] for h in json.loads(res.stdout)["hits"][:3]]
+        assert q["relevant"][0] in top3, (lang, q["query"], top3)

@@ -827,7 +827,7 @@ def test_the_frontmatter_block_is_found_as_its_lines_say(lines, final_newline):
 
 # Every hint for a WikiLink written wrong in a list field, followed literally, gives a note that passes:
 # none may lead to another error (`related: "[[A]]"` → "write a list: [[[A]]]" → FM017 went round).
-_HINT = re.compile(r"(?:quote it|write a list|quote each link|quote wikilinks in YAML): (.+?)(?: \(or the whole|$)")
+_HINT = re.compile(r"(?:quote it|write a list|quote each link|quote wikilinks in YAML): (.+?)(?: \(or the whole|; |$)")
 
 
 @pytest.mark.parametrize("field", ["related", "supersedes"])

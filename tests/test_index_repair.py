@@ -344,6 +344,8 @@ def test_a_file_where_an_index_folder_belongs_is_an_environment_error(vault, mod
     if blocked == "vaultsync/embeddings":  # the caches are never needed (ADR-0121): the sync encodes instead
         assert res.code == 0 and "internal error" not in res.err, res.err
         assert run_cli(["status", "--json"], vault.root).out.count('"up_to_date": true') == 1
+        said = f"warning: the embedding cache {vault.root / '.git/vaultsync/embeddings'} cannot be used ("
+        assert res.err.count(said) == 1 and "syncs encode without it" in res.err, res.err
         return
     assert res.code == 1 and "internal error" not in res.err, res.err
     assert f"vaultsync {command[0]}: " in res.err and "cannot" in res.err, res.err

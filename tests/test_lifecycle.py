@@ -222,7 +222,8 @@ def test_fix_writes_nothing_it_cannot_make_resolve(vault):
 def test_an_unreadable_supersession_field_is_one_error_and_nothing_for_fix(vault, field, value):
     """``superseded_by: [ADR-0004]`` is LC001 (cannot be read; search ignores it), yet the supersession checks
     read it: ADR-0004 got SS002, the note SS004, and ``--fix`` wrote a back-reference and a status for a
-    value the tool called unreadable. One reading: LC001 alone, and ``--fix`` writes nothing."""
+    value the tool called unreadable. One reading: LC001 alone (or FM017 for an unquoted link, which says
+    what search does too), and ``--fix`` writes nothing."""
     vault.write(".vaultsync.yaml", "vault: docs\n")
     vault.write("docs/ADR-0003.md", adr("ADR-0003", extra=f"{field}: {value}\n"))
     vault.write("docs/ADR-0004.md", adr("ADR-0004"))
@@ -230,9 +231,30 @@ def test_an_unreadable_supersession_field_is_one_error_and_nothing_for_fix(vault
     before = {p.name: p.read_bytes() for p in (vault.root / "docs").iterdir()}
     res = vault.check()
     codes = {line.split(": ", 2)[1].split()[0] for line in res.lines if ": " in line}
-    assert "LC001" in codes and not codes & {"SS002", "SS004", "SS005"}, res.out
+    assert codes in ({"LC001"}, {"FM017"}) and ("search ignores" in res.out or "search hides" in res.out), res.out
     vault.check("--fix")
     assert {p.name: p.read_bytes() for p in (vault.root / "docs").iterdir()} == before
+
+
+@pytest.mark.parametrize("broken", ["supersedes: [[ADR-0004]], [[ADR-0005]]\n", 'title: "unclosed\n',
+                                    "tags: [a\n", "\tconfidence: 0.5\n"])
+@pytest.mark.parametrize("side", ["successor", "predecessor"])
+def test_a_note_whose_frontmatter_cannot_be_read_is_asked_for_no_back_reference(vault, broken, side):
+    """`supersedes: [[A]], [[B]]` is FM005 (YAML refuses the frontmatter); the note that names it as successor
+    then also made it SS002 ("missing back-reference"), a second diagnostic for the one mistake, whose fix
+    the first already says. Either side's frontmatter, any cause of FM005."""
+    vault.write(".vaultsync.yaml", "vault: docs\n")
+    old = adr("ADR-0004", status="superseded", extra='superseded_by: "[[ADR-0003]]"\n')
+    new = adr("ADR-0003", extra='supersedes: ["[[ADR-0004]]"]\n')
+    if side == "successor":
+        new = new.replace("created:", broken + "created:", 1)
+    else:
+        old = old.replace("created:", broken + "created:", 1)
+    vault.write("docs/ADR-0003.md", new)
+    vault.write("docs/ADR-0004.md", old)
+    vault.write("docs/ADR-0005.md", adr("ADR-0005"))
+    codes = [line.split(": ", 2)[1].split()[0] for line in vault.check().lines]
+    assert len(codes) == 1 and codes[0] in ("FM005", "FM006"), codes  # FM006: a tab
 
 
 def test_fix_never_writes_a_memory_id_two_notes_share(vault):

@@ -8,9 +8,12 @@ linked note), GH-09 (partially staged notes), FM-14 and ephemeral paths.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,27 +29,49 @@ def _precommit_bin() -> str:
     return found
 
 
+@contextlib.contextmanager
+def _shared(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[tuple[Path, bool]]:
+    """(folder ``name`` shared by every worker of this test run, whether it is complete yet), held under
+    a lock: the first worker to get it makes it, the others wait and reuse it."""
+    root = tmp_path_factory.getbasetemp()
+    root = root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root  # pytest-xdist: one base per run
+    folder = root / name
+    with open(root / f"{name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield folder, (folder / ".complete").exists()
+            (folder / ".complete").touch()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="session")
 def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """This working tree, committed into a temporary repo: (path, commit sha)."""
-    dest = tmp_path_factory.mktemp("hookrepo")
-    listed = git(REPO_ROOT, "ls-files", "-co", "--exclude-standard", "-z").stdout.split("\0")
-    for rel in filter(None, listed):
-        src = REPO_ROOT / rel
-        if src.is_file() and not rel.startswith(("tests/", "bench/")):
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / rel)
-    git(dest, "init", "-q", "-b", "main")
-    git(dest, "add", "-A")
-    git(dest, "commit", "-qm", "snapshot", "--no-verify")
-    sha = git(dest, "rev-parse", "HEAD").stdout.strip()
-    return dest, sha
+    """This working tree, committed into a temporary repo once per test run: (path, commit sha)."""
+    with _shared(tmp_path_factory, "hookrepo") as (dest, complete):
+        if not complete:
+            shutil.rmtree(dest, ignore_errors=True)
+            listed = git(REPO_ROOT, "ls-files", "-co", "--exclude-standard", "-z").stdout.split("\0")
+            for rel in filter(None, listed):
+                src = REPO_ROOT / rel
+                if src.is_file() and not rel.startswith(("tests/", "bench/")):
+                    (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(src, dest / rel)
+            git(dest, "init", "-q", "-b", "main")
+            git(dest, "add", "-A")
+            git(dest, "commit", "-qm", "snapshot", "--no-verify")
+        return dest, git(dest, "rev-parse", "HEAD").stdout.strip()
 
 
 @pytest.fixture(scope="session")
 def precommit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One pre-commit cache for the session, so the hook env is built once."""
-    return Path(os.environ.get("VAULTSYNC_TEST_PRE_COMMIT_HOME") or tmp_path_factory.mktemp("pre-commit-home"))
+    """One pre-commit cache for the test run, so each hook env is built once (pre-commit locks its
+    store while it builds one)."""
+    if home := os.environ.get("VAULTSYNC_TEST_PRE_COMMIT_HOME"):
+        return Path(home)
+    with _shared(tmp_path_factory, "pre-commit-home") as (home, _):
+        home.mkdir(exist_ok=True)
+        return home
 
 
 @pytest.fixture

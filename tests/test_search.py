@@ -6,10 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
-import shutil
 import socket
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -383,28 +380,3 @@ def test_a_search_that_fails_waits_for_its_legs(vault, embedder, monkeypatch):
 def test_serve_refuses_non_loopback(vault):
     res = run_cli(["serve", "--host", "0.0.0.0"], vault.root)
     assert res.code == 2 and "not a loopback address" in res.err
-
-
-# --- the real Obsidian help vault, through git, the hooks and `git memsearch` ---------------------
-
-@pytest.mark.eval
-def test_japanese_and_german_queries_find_the_english_note(tmp_path, model_env, obsidian_workspace):
-    base, workspace = obsidian_workspace
-    queries = [json.loads(line) for line in (base / "queries.jsonl").read_text(encoding="utf-8").splitlines()]
-    picks = {lang: next(q for q in queries if q["lang"] == lang and q["id"].endswith(":2fa:title"))
-             for lang in ("ja", "de")}
-    root = tmp_path / "help"
-    shutil.copytree(base / "vault", root)
-    git(root, "init", "-q", "-b", "main")
-    # the embedding cache is content-addressed: the workspace's copy spares the hook sync the embedding
-    shutil.copytree(workspace / ".git" / "vaultsync" / "embeddings", root / ".git" / "vaultsync" / "embeddings")
-    subprocess.run([sys.executable, "-m", "vaultsync", "install"], cwd=root, check=True, capture_output=True)
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "help vault")
-    from test_index_hooks import wait_indexed
-
-    wait_indexed(root, timeout=600)
-    for lang, q in picks.items():
-        res = git(root, "memsearch", q["query"], "--format", "json", "--no-daemon")
-        top3 = [h["path"] for h in json.loads(res.stdout)["hits"][:3]]
-        assert q["relevant"][0] in top3, (lang, q["query"], top3)

@@ -146,9 +146,9 @@ def _refs(value: Any) -> list[str]:
 
 
 def unreadable_field(note: Note, field_name: str) -> bool:
-    """Whether ``field_name`` is written but cannot be read (``superseded_by: [[X]]`` unquoted is a
-    list in a list): LC001 says so, and no back-reference is "missing"."""
-    return any(bad.field == field_name for bad in read_lifecycle(note.frontmatter).unreadable)
+    """Whether ``field_name`` is written but cannot be read (``superseded_by: [[X]]`` unquoted is a list in
+    a list), or the whole frontmatter cannot (FM005): LC001 or FM005 says so; no back-reference is "missing"."""
+    return note.fm_state == "invalid" or any(bad.field == field_name for bad in read_lifecycle(note.frontmatter).unreadable)
 
 
 def extra_successors(vault: Vault, edges: list[Supersession]) -> dict[str, list[str]]:

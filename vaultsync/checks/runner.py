@@ -96,29 +96,38 @@ _SCHEMA_CODES = ("DT001", "SC001")  # the schema's errors for one value
 
 
 def _one_per_value(found: list[Diagnostic]) -> list[Diagnostic]:
-    """One diagnostic per mistake: where the type's schema (DT001, SC001) and LC001 refuse the value at one
-    place, the schema's error also says what search does about it, and LC001 is left out; where the schema
-    refuses a key (SC003, with its did-you-mean or "a second spelling"), it is not also LC002 or LC003, and
-    it says how search reads it; an unquoted ``[[link]]`` that FM017 explains (a list inside a list)
-    is not also the schema's "got a list" (SC001) on its line."""
-    said = {(d.line, d.col): d.message for d in found if d.code == "LC001"}
-    schema = {(d.line, d.col) for d in found if d.code in _SCHEMA_CODES}
+    """One diagnostic per mistake: where the type's schema (DT001, SC001) or FM017 (an unquoted ``[[link]]``
+    that YAML reads as a list inside a list) refuses a field that LC001 cannot read, at the field or at one
+    of its items, the first of those errors also says what search does about it, and LC001 is left out; an
+    FM017 of that kind is not also the schema's "got a list" (SC001) on its line; where the schema refuses
+    a key (SC003, with its did-you-mean or "a second spelling"), it is not also LC002 or LC003, and it says
+    how search reads it."""
+    unread = {_field(d): d.message for d in found if d.code == "LC001"}
     read_as = {(d.line, d.col): d.message.split(" read as ", 1)[1].split(" — ")[0] for d in found
                if d.code == "LC002" and " read as " in d.message}  # "the lifecycle field 'expires'"
     refused_keys = {(d.line, d.col) for d in found if d.code == "SC003"}
     nested = {d.line for d in found if d.code == "FM017" and "as a list inside a list" in d.message}
+    kept = [d for d in found if not ((d.code == "SC001" and d.line in nested)
+                                     or (d.code in ("LC002", "LC003") and (d.line, d.col) in refused_keys))]
+    refusing = [d for d in kept if d.code in _SCHEMA_CODES or (d.code == "FM017" and d.line in nested)]
+    first = {}
+    for d in sorted(refusing, key=lambda d: (d.line, d.col)):
+        first.setdefault(_field(d), d)
     out = []
-    for d in found:
-        place = (d.line, d.col)
-        if (d.code == "LC001" and place in schema) or (d.code == "SC001" and d.line in nested) \
-                or (d.code in ("LC002", "LC003") and place in refused_keys):
+    for d in kept:
+        if d.code == "LC001" and _field(d) in first:
             continue
-        if d.code in _SCHEMA_CODES and place in said:
-            d = replace(d, message=_with_effect(d.message, said[place]))
-        elif d.code == "SC003" and place in read_as:
-            d = replace(d, message=f"{d.message}; search reads it as {read_as[place]}")
+        if first.get(_field(d)) is d and _field(d) in unread:
+            d = replace(d, message=_with_effect(d.message, unread[_field(d)]))
+        elif d.code == "SC003" and (d.line, d.col) in read_as:
+            d = replace(d, message=f"{d.message}; search reads it as {read_as[d.line, d.col]}")
         out.append(d)
     return out
+
+
+def _field(d: Diagnostic) -> str:
+    """The top-level field a value diagnostic names (``supersedes[0]: …`` → ``supersedes``)."""
+    return d.message.split(":", 1)[0].split("[", 1)[0]
 
 
 def _with_effect(schema: str, lc001: str) -> str:

@@ -15,7 +15,7 @@ from vaultsync import __version__
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing alone costs ~15 ms of `--version`
 if TYPE_CHECKING:
-    import argparse
+    from vaultsync.cli.parser import Parser
 
 # command name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -79,13 +79,14 @@ def _sync_has_nothing_to_do(argv: list[str]) -> bool:
         return False
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> Parser:
     """Build the top-level parser; with ``only``, import just that command's module (``""``: none, which
     is all that ``--help`` and a mistyped command need)."""
-    import argparse
     import importlib
 
-    parser = argparse.ArgumentParser(
+    from vaultsync.cli.parser import Parser
+
+    parser = Parser(
         prog="vaultsync",
         description="A Git-native memory layer: validate a Markdown vault, index it after every commit, "
                     "search it in any language.")
@@ -128,7 +129,11 @@ def main(argv: list[str] | None = None) -> int:
         if (exc.name or "").split(".")[0] not in SEARCH_EXTRA | REMOTE_EXTRA:
             raise
         return _missing_extra(command, exc)
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        from vaultsync.cli.parser import command_parser
+
+        command_parser(parser, args).unrecognized(extras)
     args.asked_if_current = _plain_sync(argv)  # asked above, and the answer was no: the sync need not ask again
     args.process_entry = entry  # the process ends with this command: it may end it at once
     if not getattr(args, "run", None):

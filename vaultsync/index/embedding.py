@@ -173,15 +173,16 @@ def _cache(layout: IndexLayout, dim: int) -> EmbeddingCache:
 
 def update_lance(store: SqliteStore, layout: IndexLayout, config: Config, models: dict[str, dict[str, object]],
                   touched: list[str], records: list[NoteRecord], vectors: dict[str, dict[str, np.ndarray]],
-                  full: bool, unsaved: dict[str, list[str]]) -> None:
-    """Bring LanceDB in step with the committed SQLite state (cache, vector tables, ANN index).
+                  full: bool, unsaved: dict[str, list[str]]) -> list[str]:
+    """Bring LanceDB in step with the committed SQLite state (cache, vector tables, ANN index); returns the
+    warnings of caches this sync could not use (:func:`vaultsync.index.embedding_cache.take_problems`).
 
     Args:
         vectors: model id → content hash → vector, for every chunk of ``records``; emptied as
             each model is done (a full refill reads SQLite's rows instead).
         unsaved: model id → the hashes of ``vectors`` that are not in the embedding cache yet.
     """
-    from vaultsync.index.embedding_cache import EmbeddingCache
+    from vaultsync.index.embedding_cache import EmbeddingCache, take_problems
     from vaultsync.index.fastpath import chunk_table_name
     from vaultsync.index.vector_store import ANN_MIN_ROWS, ChunkVectors, drop_other_tables
 
@@ -219,6 +220,7 @@ def update_lance(store: SqliteStore, layout: IndexLayout, config: Config, models
     # after the meta names only these tables: no reader opened later looks for a removed one
     drop_other_tables(layout.lance, {chunk_table_name(name, int(info["dim"]))  # type: ignore[call-overload]
                                      for name, info in models.items()})
+    return take_problems()
 
 
 def count_tokens(records: list[NoteRecord], embedder: PassageEmbedder) -> None:

@@ -6,7 +6,8 @@ ADR-0080). Beside it, the primary embedder's block rows by chunk (ADR-0121).
 
 A cache is never needed: a table of another schema, or one that fails to open, to read or to write, is
 made again empty, and where that fails too (an unwritable folder, a file in its place), lookups find
-nothing and writes are dropped, so the sync encodes instead (ADR-0121).
+nothing and writes are dropped, so the sync encodes instead (ADR-0121); the sync warns once
+(:func:`take_problems`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,17 @@ T = TypeVar("T")
 LOOKUP_KEYS = 2000  # keys per filtered cache query; a larger lookup scans the table once
 SCAN_ROWS = 8192  # rows per batch of that scan
 DUPLICATE_SLACK = 4  # rows read per key asked of the embedding cache (a key may have been appended twice)
+
+_PROBLEMS: dict[str, str] = {}  # the cache folder of a table that could not be made again → why
+
+
+def take_problems() -> list[str]:
+    """One warning per cache folder where this process could not make a table (a file or an unwritable
+    folder in the way), said since the last call; the sync that met them reports them."""
+    said = [f"the embedding cache {folder} cannot be used ({why}): syncs encode without it — remove or fix it"
+            for folder, why in sorted(_PROBLEMS.items())]
+    _PROBLEMS.clear()
+    return said
 
 
 class _KeyedTable:
@@ -58,8 +70,9 @@ class _KeyedTable:
             self._db = connect(self._path)
             self._table, _ = open_table(self._db, self._path, self._name, self._schema)
             self._opened_version = int(self._table.version)
-        except CACHE_ERRORS:
+        except CACHE_ERRORS as exc:
             self._table = None
+            _PROBLEMS.setdefault(str(self._path), f"{type(exc).__name__}: {exc}".splitlines()[0][:200])
 
     def _safely(self, action: Callable[[], T], default: T) -> T:
         """``action()``, or ``default`` where there is no table or it fails. A failure is tried once more on

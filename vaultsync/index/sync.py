@@ -343,8 +343,8 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         lance_full = full or meta.get("lance_tree") != meta.get("indexed_tree")
         if lance_full:  # the tables are refilled from SQLite's rows: the parsed chunks can go first
             records, items = [], []
-        update_lance(store, layout, config, known, sorted(set(changed) | set(removed)), records, vectors,
-                     full=lance_full, unsaved=unsaved)
+        report.warnings += update_lance(store, layout, config, known, sorted(set(changed) | set(removed)), records,
+                                        vectors, full=lance_full, unsaved=unsaved)
         report.seconds = time.perf_counter() - started
         return report
     finally:

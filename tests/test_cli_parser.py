@@ -1,0 +1,92 @@
+"""Usage errors name the nearest valid spelling: a new user's `vaultsync serach` or `--toppk 3` got only
+argparse's "invalid choice" / "unrecognized arguments"."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from contextlib import redirect_stderr
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from vaultsync.cli.main import COMMANDS, build_parser, main
+
+
+def usage_error(argv: list[str], capsys) -> str:  # type: ignore[no-untyped-def]
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    return capsys.readouterr().err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["serach", "retries"], "invalid choice: 'serach' (choose from 'check', "),
+    (["sarch"], "invalid choice: 'sarch'"),
+    (["Search", "x"], "invalid choice: 'Search'"),
+    (["stauts"], "invalid choice: 'stauts'"),
+])
+def test_a_mistyped_command_gets_the_nearest_one(argv, said, capsys):
+    err = usage_error(argv, capsys)
+    near = {"serach": "search", "sarch": "search", "Search": "search", "stauts": "status"}[argv[0]]
+    assert said in err and err.endswith(f"; did you mean '{near}'?"), err
+
+
+@pytest.mark.parametrize("argv, near", [
+    (["search", "x", "--toppk", "3"], "--top-k"),
+    (["search", "x", "--formt=json"], "--format"),
+    (["search", "x", "--include-expird"], "--include-expired"),
+    (["check", "--stagde"], "--staged"),
+    (["status", "--jsno"], "--json"),
+])
+def test_a_mistyped_option_gets_the_nearest_option_of_its_command(argv, near, capsys):
+    err = usage_error(argv, capsys)
+    assert err.startswith(f"vaultsync {argv[0]}: error: unrecognized arguments: ")
+    assert err.endswith(f"; did you mean '{near}'?"), err
+
+
+def test_a_mistyped_choice_gets_the_nearest_choice(capsys):
+    err = usage_error(["search", "x", "--format", "jsn"], capsys)
+    assert "invalid choice: 'jsn'" in err and err.endswith("; did you mean 'json'?"), err
+
+
+@pytest.mark.parametrize("argv", [["zzzz"], ["search", "x", "--zzzzzz"], ["search", "x", "--format", "zzzz"]])
+def test_nothing_close_is_argparses_own_error(argv, capsys):
+    assert "did you mean" not in usage_error(argv, capsys)
+
+
+def test_the_installed_command_says_it_without_a_traceback():
+    res = subprocess.run([sys.executable, "-m", "vaultsync", "serach", "x"], capture_output=True, text=True)
+    assert res.returncode == 2 and res.stdout == "" and "Traceback" not in res.stderr
+    assert res.stderr.rstrip().endswith("did you mean 'search'?"), res.stderr
+
+
+PREFIX = {"search": ["search", "x"], "check": ["check"], "status": ["status"], "sync": ["sync"]}
+OPTIONS = {name: sorted(s for s in build_parser(name)._subparsers._group_actions[0].choices[name]  # noqa: SLF001
+                        ._option_string_actions if s.startswith("--")) for name in PREFIX}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(sorted(OPTIONS)), st.data())
+def test_property_an_option_with_a_letter_dropped_gets_an_option_of_its_command(command, data):
+    """Any option of 4+ letters with one letter dropped, and nothing else wrong: exit 2 and a did-you-mean
+    that names an option of that command (argparse takes a unique prefix as the option itself)."""
+    option = data.draw(st.sampled_from(OPTIONS[command]))
+    i = data.draw(st.integers(3, len(option) - 1))
+    typo = option[:i] + option[i + 1:]
+    assume(not any(o.startswith(typo) for o in OPTIONS[command]))
+    err = io.StringIO()
+    with redirect_stderr(err), pytest.raises(SystemExit) as exited:
+        main([*PREFIX[command], typo])
+    assert exited.value.code == 2
+    said = err.getvalue().strip().splitlines()[-1]
+    assert said.startswith(f"vaultsync {command}: error: unrecognized arguments: {typo}; did you mean '"), said
+    assert said.split("'")[-2] in OPTIONS[command]
+
+
+def test_every_command_parser_is_the_suggesting_kind():
+    parser = build_parser()
+    assert set(parser._subparsers._group_actions[0].choices) == set(COMMANDS)  # noqa: SLF001
+    assert all(type(p) is type(parser) for p in parser._subparsers._group_actions[0].choices.values())  # noqa: SLF001
