@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pygit2
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from conftest import git
@@ -36,8 +37,8 @@ def _disk_loops(root: Path, links: list[str]) -> set[str]:
 
 
 def _disk_dead(root: Path, links: list[str]) -> set[str]:
-    """The oracle: the operating system resolves each link; alive when it leads to a file, or a folder
-    holding one, inside the repository and outside ``.git``, through relative targets only."""
+    """The oracle: the operating system resolves each link; alive when it leads to a file inside the
+    repository and outside ``.git``, through relative targets only (a folder is no WikiLink target)."""
     dead = set()
     top = root.resolve()
     for link in links:
@@ -50,8 +51,7 @@ def _disk_dead(root: Path, links: list[str]) -> set[str]:
                 here = here.parent / chain[-1]
             real = Path(os.path.realpath(full))
             inside = real.is_relative_to(top) and real.relative_to(top).parts[:1] != (".git",)
-            alive = inside and not any(t.startswith("/") for t in chain) and (
-                real.is_file() or any(names for folder, _, names in os.walk(real) if ".git" not in Path(folder).parts))
+            alive = inside and not any(t.startswith("/") for t in chain) and real.is_file()
         except OSError:
             alive = False
         if not alive:
@@ -97,3 +97,24 @@ def test_every_snapshot_finds_the_dead_links_the_disk_finds(tmp_path, links):
         dead = dead_links(snapshot)
         assert set(dead) == expected, type(snapshot).__name__
         assert {link for link, (_, why) in dead.items() if why == "loop"} == loops, type(snapshot).__name__
+
+
+@pytest.mark.parametrize("name, target", [("docs/folder.md", "sub"), ("docs/plain", "sub/"), ("docs/top.md", ".."),
+                                          ("docs/chain.md", "folder.md"), ("docs/sub/up.md", "../sub")])
+@pytest.mark.parametrize("staged", [False, True])
+def test_a_link_to_a_folder_is_no_note_to_link_to(vault, name, target, staged):
+    """A symlink named `folder.md` that leads to a folder passed as a WikiLink target, headings included,
+    and the index stored the link as resolved: Obsidian shows a folder there, not a note. Relative, through
+    another link, to the root, from inside the folder; in the working tree and staged."""
+    vault.write("docs/sub/a.md", "# A\n")
+    (vault.root / "docs/folder.md").symlink_to("sub")  # the link other links may lead through
+    if name != "docs/folder.md":
+        (vault.root / name).symlink_to(target)
+    stem = name.rsplit("/", 1)[1].removesuffix(".md")
+    vault.write("docs/b.md", f"see [[{stem}]] and [[{stem}#A]] and [[sub/a]]\n")
+    if staged:
+        vault.git("add", "-A")
+    res = vault.check("--staged") if staged else vault.check()
+    why = f"{name} is a symbolic link to '{target}', which is a folder, not a note"
+    assert res.code == 1 and [line.split(": ", 1)[1] for line in res.lines if "docs/b.md" in line] == [
+        f"WL001 [[{stem}]] → no such note; {why}", f"WL001 [[{stem}#A]] → no such note; {why}"], res.out

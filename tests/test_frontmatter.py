@@ -624,6 +624,42 @@ def test_an_extra_key_beside_the_field_it_spells_is_not_told_to_become_it(vault,
     assert vault.check().lines == []
 
 
+@pytest.mark.parametrize("first, second", [("title: T", "subtitle: Why not MySQL"), ("type: adr", "type_note: x"),
+                                           ("status: accepted", "state: reviewed"), ("tags: [database]", "stages: [b]"),
+                                           ("owner: a", "co-owner: b"), ("title: T", "Untertitel: U")])
+def test_a_key_only_like_one_the_note_sets_is_not_called_its_second_spelling(vault, first, second):
+    """`subtitle:` beside `title:` was "a second spelling of 'title' … keep one of the two": a user who
+    followed it deleted a field. A key is a second spelling only in another case or with other separators,
+    or one letter off a word of 4+ letters; else it is refused as itself, with no did-you-mean for a key
+    the note already sets."""
+    head = ["memory_id: ADR-0001", "type: adr", "status: accepted", 'created: "2024-03-01"', "title: T0"]
+    head = [h for h in head if h.split(":")[0] != first.split(":")[0]]
+    vault.write(P, "\n".join(["---", *head, first, second, "---", "Body.", ""]))
+    extra = second.split(":")[0]
+    assert [line.split(": ", 1)[1] for line in vault.check().lines if "SC003" in line] == [
+        f"SC003 {extra}: additional property not allowed"]
+
+
+def _osa(a: str, b: str) -> int:
+    """Optimal string alignment distance, by its textbook table (the oracle for ``_spells``)."""
+    d = [[i + j if not i * j else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[-1][-1]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text("abcT-_ ", max_size=8), st.text("abcT-_ ", max_size=8))
+def test_property_a_second_spelling_is_one_edit_or_the_same_letters(key, field):
+    from vaultsync.checks.schema import _spells
+
+    a, b = (re.sub(r"[-_\s]", "", k.casefold()) for k in (key, field))
+    assert _spells(key, field) == (a == b or (min(len(a), len(b)) >= 4 and _osa(a, b) <= 1))
+
+
 @pytest.mark.parametrize("value", ['"ADR-0001\\n"', "|\n  ADR-0001\n", '"ADR-0001\\n\\n"', "ADR-\u0661\u0662\u0663\u0664",
                                    "ADR-\uff11\uff12"])
 def test_schema_patterns_are_read_as_ecma_262(vault, value):

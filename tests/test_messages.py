@@ -160,6 +160,25 @@ def test_a_file_outside_the_repository_is_named_not_skipped(vault, tmp_path):
         assert "is outside this repository" in res.lines[0]
 
 
+@pytest.mark.parametrize("arg", ["outdir/x.md", "docs/evil.md", "docs/../outdir/x.md", "docs/deep/x.md",
+                                 "./outdir/x.md"])
+def test_a_file_reached_through_a_link_that_leads_outside_is_named_not_skipped(vault, tmp_path, arg):
+    """`check outdir/x.md`, with `outdir` a symlink to a folder outside the repository, was "0 notes
+    checked", exit 0, where the same file by its own path is PA003: a note asked for never passes
+    unchecked. A link to the folder or to the file, in the vault or beside it, a link inside a folder."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "x.md").write_text("---\ntitle: [unclosed\n---\n[[nosuch]]\n", encoding="utf-8")
+    vault.write("docs/a.md", "# a\n")
+    (vault.root / "outdir").symlink_to(elsewhere)
+    (vault.root / "docs/evil.md").symlink_to(elsewhere / "x.md")
+    (vault.root / "docs/deep").symlink_to(elsewhere)
+    res = vault.check(arg)
+    assert res.code == 1 and res.lines == [
+        f"{elsewhere / 'x.md'}:1:1: PA003 {elsewhere / 'x.md'} is outside this repository ({vault.root}) — "
+        "check it from its own repository"], res.out
+
+
 @pytest.mark.parametrize("status", ["Superseded", "SUPERSEDED", " superseded"])
 def test_an_expired_note_already_superseded_in_any_case_is_left_alone(vault, status):
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", status=status, extra='expires: "2020-01-02"\n'))

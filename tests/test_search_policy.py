@@ -191,3 +191,16 @@ def test_a_term_is_matched_by_its_first_64_characters(word):
 
     terms = parse_query(f"find {word} now").terms
     assert all(len(t) <= MAX_TERM_CHARS for t in terms) and fold(word)[:MAX_TERM_CHARS] in terms
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.characters(codec="ascii", categories=["P", "S", "Zs"]), min_size=1, max_size=6))
+def test_property_a_query_of_ascii_symbols_says_which_characters_it_ignores(text):
+    """`+` alone was "no letter, digit, symbol or emoji", while `±` and `€` are searched: the error says
+    it is punctuation and ASCII symbols that find nothing alone, and a symbol beyond ASCII is a query."""
+    from vaultsync.search.query import QueryError
+
+    with pytest.raises(QueryError) as refused:
+        parse_query(text)
+    assert "empty query" in str(refused.value) or "punctuation and ASCII symbols alone" in str(refused.value)
+    assert parse_query(text + " ±").terms and parse_query(text + " €").terms

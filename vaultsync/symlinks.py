@@ -26,16 +26,16 @@ _ABSOLUTE = re.compile(r"/|[A-Za-z]:[\\/]")  # a POSIX root, or a Windows drive
 
 def dead_links(snapshot: object) -> dict[str, tuple[str, str]]:
     """``{symbolic link: (what it holds, why it leads nowhere)}`` for each link of ``snapshot`` that
-    leads to no file or folder
-    of the snapshot: its target is empty, missing, outside the repository (absolute, ``..`` past the
-    root, or in ``.git``), unreadable, or a loop. A target is resolved as the file system would, one
+    leads to no file of the snapshot: its target is a folder, empty, missing, outside the repository
+    (absolute, ``..`` past the root, or in ``.git``), unreadable, or a loop. A target is resolved as the file system would, one
     part at a time, a link on the way replaced by what it holds (``sub/../b.md`` with ``sub`` a link
     leaves from where ``sub`` leads; a part followed by more, a trailing ``/`` too, must be a folder); only the links' own text is
     read, never what they point to. A snapshot without ``link_target`` (a test double) has none; one
     with ``holds(path)`` (the working tree, walked in the vault folders only) is asked what a path it
     does not list is: ``"file"``, ``"folder"``, ``"link"`` or None. Why: ``"loop"`` (a chain of links
     that goes round, or longer than :data:`MAX_HOPS`), ``"outside"`` (out of the repository or into
-    ``.git``), ``"missing"`` (anything else).
+    ``.git``), ``"folder"`` (a folder of the repository, which no WikiLink names), ``"missing"`` (anything
+    else).
     """
     links, read = snapshot.symlinks(), getattr(snapshot, "link_target", None)  # type: ignore[attr-defined]
     if not links or read is None:
@@ -91,8 +91,9 @@ def dead_links(snapshot: object) -> dict[str, tuple[str, str]]:
             if pending and not is_folder(here):  # "a.md/", "a.md/..", "missing/..": no folder to go on from
                 return "missing"
         path = "/".join(parts)
-        alive = is_folder(path) or path in files or (holds is not None and holds(path) == "file")
-        return None if alive else "missing"
+        if is_folder(path):
+            return "folder"  # a WikiLink names a note or an attachment, never a folder
+        return None if path in files or (holds is not None and holds(path) == "file") else "missing"
 
     link_set = set(links)
     return {link: (held.get(link) or "", why) for link in links if (why := why_dead(link)) is not None}

@@ -116,7 +116,7 @@ def check_links(vault: Vault, previous: LinkIndex | None = None, empty_severity:
 
 
 _DEAD_BECAUSE = {"loop": "a chain of links that goes round in a loop", "outside": "which leads out of the repository",
-                 "missing": "which is no file of the repository"}
+                 "missing": "which is no file of the repository", "folder": "which is a folder, not a note"}
 
 
 def _where(link: WikiLink) -> str:

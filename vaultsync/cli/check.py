@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 from pathlib import Path
 
@@ -266,10 +267,11 @@ def _missing_paths(vault: Vault, wanted: set[str]) -> list[Diagnostic]:
 
 
 def _relative(root: Path, path: str) -> str:
-    """``path`` (absolute or relative to the current directory) relative to ``root`` when inside it."""
+    """``path`` (absolute or relative to the current directory) relative to ``root`` when it leads inside
+    it; where a symbolic link on the way leads out of ``root``, the absolute path it leads to (PA003)."""
     p = Path(path)
-    full = (p if p.is_absolute() else Path.cwd() / p).resolve()
-    try:
+    written = p if p.is_absolute() else Path.cwd() / p
+    full = written.resolve()
+    if full.is_relative_to(root):
         return full.relative_to(root).as_posix()
-    except ValueError:
-        return p.as_posix()
+    return full.as_posix() if Path(os.path.normpath(written)).is_relative_to(root) else p.as_posix()

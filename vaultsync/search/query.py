@@ -65,7 +65,8 @@ def parse_query(raw: str) -> Query:
     if not text.strip():
         raise QueryError("empty query")
     if not any(_searchable(ch) for ch in text):
-        raise QueryError(f"query {text!r} holds no word: no letter, digit, symbol or emoji to search for")
+        raise QueryError(f"query {text!r} holds no word: punctuation and ASCII symbols alone ($ + = ...) would "
+                         "match notes by chance — add a word, a number, an emoji or another symbol (€, ±)")
     norm = fold(text)
     seen: dict[str, None] = {}
     for token in norm.split():
