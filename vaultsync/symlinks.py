@@ -27,10 +27,10 @@ _ABSOLUTE = re.compile(r"/|[A-Za-z]:[\\/]")  # a POSIX root, or a Windows drive
 def dead_links(snapshot: object) -> dict[str, tuple[str, str]]:
     """``{symbolic link: (what it holds, why it leads nowhere)}`` for each link of ``snapshot`` that
     leads to no file of the snapshot: its target is a folder, empty, missing, outside the repository
-    (absolute, ``..`` past the root, or in ``.git``), unreadable, or a loop. A target is resolved as the file system would, one
-    part at a time, a link on the way replaced by what it holds (``sub/../b.md`` with ``sub`` a link
-    leaves from where ``sub`` leads; a part followed by more, a trailing ``/`` too, must be a folder); only the links' own text is
-    read, never what they point to. A snapshot without ``link_target`` (a test double) has none; one
+    (absolute, ``..`` past the root, or in ``.git``), unreadable, or a loop. A target is resolved as the
+    file system would, one part at a time, a link on the way replaced by what it holds (``sub/../b.md``
+    with ``sub`` a link leaves from where ``sub`` leads; a part followed by more, a trailing ``/`` too,
+    must be a folder); only the links' own text is read, never what they point to. A snapshot without ``link_target`` (a test double) has none; one
     with ``holds(path)`` (the working tree, walked in the vault folders only) is asked what a path it
     does not list is: ``"file"``, ``"folder"``, ``"link"`` or None. Why: ``"loop"`` (a chain of links
     that goes round, or longer than :data:`MAX_HOPS`), ``"outside"`` (out of the repository or into
