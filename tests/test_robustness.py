@@ -1240,6 +1240,49 @@ def test_search_on_an_orphan_branch_says_the_branch_has_no_commits(vault):
     assert res.code == 1 and "the branch 'fresh' has no commits yet (other branches have)" in res.err, res.err
 
 
+@pytest.mark.parametrize("folder", ["docs/adrs", "docs/misc"])
+def test_an_unquoted_link_never_hides_another_mistake_of_its_field(vault, folder):
+    """`supersedes: [42, [[X]], {a: b}]`: FM017 for the link stood for the field's LC001, and nothing named
+    42 or {a: b}; quoting the link as told left the note hidden. LC001 stays where quoting the links would
+    not make the field readable, and "search hides this note" stands only where it is true."""
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002"))
+    vault.write(f"{folder}/ADR-0001.md", adr("ADR-0001", extra="supersedes:\n  - 42\n  - [[ADR-0002]]\n  - {a: b}\n"))
+    rows = [row for row in vault.check().lines if row.startswith(f"{folder}/ADR-0001.md:")]
+    assert any(" LC001 supersedes: cannot read" in row and row.endswith("search hides this note until it is fixed")
+               for row in rows), rows
+    assert any(" FM017 supersedes[1]: " in row or " SC001 supersedes[1]: " in row for row in rows), rows
+    assert not any(row.endswith("hides this note until it is fixed") for row in rows if " LC001 " not in row), rows
+
+
+def test_a_flow_mapping_keeps_every_fields_error_beside_an_unquoted_link(vault):
+    """A frontmatter written as one flow mapping: FM017 for `supersedes: [[X]]` dropped every SC001 on its
+    line, those of `title`, `status` and `importance` with them."""
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002"))
+    vault.write("docs/adrs/ADR-0001.md", '---\n{memory_id: ADR-0001, type: adr, title: 5, status: acepted, '
+                                         'created: "2024-01-01", importance: 99, supersedes: [[ADR-0002]]}\n---\nx\n')
+    rows = [row.split(": ", 1)[1] for row in vault.check().lines if row.startswith("docs/adrs/ADR-0001.md:")]
+    for said in ("SC001 title: expected string, got 5", "SC001 status: 'acepted' is not one of",
+                 "SC001 importance: 99 must be at most"):
+        assert any(row.startswith(said) for row in rows), (said, rows)
+    assert [row for row in rows if row.startswith(("FM017 supersedes", "SC001 supersedes"))][0].endswith(
+        "search hides this note until it is fixed"), rows
+    assert not any(row.startswith("LC001") for row in rows), rows
+
+
+@pytest.mark.parametrize("second, hides_at", [("42", None), ("[[ADR-0002]]", "supersedes[1]")])
+def test_search_hides_this_note_stands_at_the_item_it_concerns(vault, second, hides_at):
+    """`supersedes: ["ADR 1", 42]` in a typed folder: "search hides this note" was added to the error of
+    `"ADR 1"` (the schema's form), which hides nothing; it stands at the item that makes the field
+    unreadable, or in LC001 of its own."""
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002"))
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=f'supersedes:\n  - "ADR 1"\n  - {second}\n'))
+    rows = [row.split(": ", 1)[1] for row in vault.check().lines if row.startswith("docs/adrs/ADR-0001.md:")]
+    hiding = [row for row in rows if row.endswith("search hides this note until it is fixed")]
+    assert len(hiding) == 1, rows
+    assert hiding[0].split(":")[0].split()[1] == (hides_at or "supersedes") and \
+        (hides_at is not None or hiding[0].startswith("LC001")), rows
+
+
 @pytest.mark.parametrize("line", ['Expires: "2027-08-04"', "Confidence: 0.8", 'superseded-by: "[[ADR-0002]]"',
                                   'SUPERSEDES: ["[[ADR-0002]]"]', 'Expires: "2027-08-04"\nexpires: "2027-09-01"'])
 @pytest.mark.parametrize("typed", [True, False])
@@ -1277,9 +1320,10 @@ def test_an_unquoted_wikilink_list_is_one_error(vault, field, value, folder):
     vault.write(f"{folder}/ADR-0001.md", adr("ADR-0001", extra=f"{field}: {value}\n"))
     rows = [row for row in vault.check().lines if row.startswith(f"{folder}/ADR-0001.md:")]
     lines = [row for row in rows if not any(code in row for code in (" SS00", " WL00", " SC002 ", " VC001 "))
-             and "expected string, got a list" not in row]  # other mistakes: a link as a tag, two links for one
+             and "expected string, got a list" not in row  # other mistakes: a link as a tag, a list for one link
+             and 'as one "[[WikiLink]]"' not in row]
     assert len(lines) == 1 and lines[0].split()[1] in ("FM017", "FM005", "SC001"), rows  # FM005: YAML refuses it all
     assert lines[0].split(":")[1] == str(7 + value.count("\n")), rows  # at the unquoted link (the last item)
     hides = field in ("supersedes", "superseded_by") and " FM005 " not in lines[0]
     assert [row.endswith(" search hides this note until it is fixed") for row in rows].count(True) == hides, rows
-    assert not any(" LC001 " in row for row in rows), rows
+    assert not any(" LC001 " in row for row in lines), rows  # where quoting the link is all it takes

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -22,12 +21,12 @@ from vaultsync.checks.lifecycle import (
 )
 from vaultsync.checks.lifecycle_values import check_lifecycle_fields
 from vaultsync.checks.links import check_links
+from vaultsync.checks.one_per_mistake import one_per_mistake
 from vaultsync.checks.paths import check_paths
 from vaultsync.diagnostics import WARNING, Diagnostic
 from vaultsync.git import Snapshot
 from vaultsync.vault.clock import today_in, zone_or_local
 from vaultsync.vault.config import Config
-from vaultsync.vault.lifecycle_fields import EXPECTED
 from vaultsync.vault.note import Note
 from vaultsync.vault.resolve import LinkIndex
 from vaultsync.vault.vault import NoteCache, Vault, load_vault
@@ -85,57 +84,8 @@ def run_checks(vault: Vault, previous: LinkIndex | None = None, today: dt.date |
         if note.fm_state == "mapping":
             found.extend(check_dates(note, today, config.severity("expired", WARNING), tz))
             found.extend(check_lifecycle_fields(note))
-        out.extend(_one_per_value(found))
+        out.extend(one_per_mistake(note, found))
     out.extend(check_duplicate_ids(vault))
     out.extend(check_supersession(vault))
     out.extend(check_links(vault, previous, config.severity("empty_link", WARNING), renamed))
     return sorted(set(out))
-
-
-_SCHEMA_CODES = ("DT001", "SC001")  # the schema's errors for one value
-
-
-def _one_per_value(found: list[Diagnostic]) -> list[Diagnostic]:
-    """One diagnostic per mistake: where the type's schema (DT001, SC001) or FM017 (an unquoted ``[[link]]``
-    that YAML reads as a list inside a list) refuses a field that LC001 cannot read, at the field or at one
-    of its items, the first of those errors also says what search does about it, and LC001 is left out; an
-    FM017 of that kind is not also the schema's "got a list" (SC001) on its line; where the schema refuses
-    a key (SC003, with its did-you-mean or "a second spelling"), it is not also LC002 or LC003, and it says
-    how search reads it."""
-    unread = {_field(d): d.message for d in found if d.code == "LC001"}
-    read_as = {(d.line, d.col): d.message.split(" read as ", 1)[1].split(" — ")[0] for d in found
-               if d.code == "LC002" and " read as " in d.message}  # "the lifecycle field 'expires'"
-    refused_keys = {(d.line, d.col) for d in found if d.code == "SC003"}
-    nested = {d.line for d in found if d.code == "FM017" and "as a list inside a list" in d.message}
-    kept = [d for d in found if not ((d.code == "SC001" and d.line in nested)
-                                     or (d.code in ("LC002", "LC003") and (d.line, d.col) in refused_keys))]
-    refusing = [d for d in kept if d.code in _SCHEMA_CODES or (d.code == "FM017" and d.line in nested)]
-    first = {}
-    for d in sorted(refusing, key=lambda d: (d.line, d.col)):
-        first.setdefault(_field(d), d)
-    out = []
-    for d in kept:
-        if d.code == "LC001" and _field(d) in first:
-            continue
-        if first.get(_field(d)) is d and _field(d) in unread:
-            d = replace(d, message=_with_effect(d.message, unread[_field(d)]))
-        elif d.code == "SC003" and (d.line, d.col) in read_as:
-            d = replace(d, message=f"{d.message}; search reads it as {read_as[d.line, d.col]}")
-        out.append(d)
-    return out
-
-
-def _field(d: Diagnostic) -> str:
-    """The top-level field a value diagnostic names (``supersedes[0]: …`` → ``supersedes``)."""
-    return d.message.split(":", 1)[0].split("[", 1)[0]
-
-
-def _with_effect(schema: str, lc001: str) -> str:
-    """The schema's message with what LC001 says search does; after a type error ("expected string, got
-    20250101"), also what the lifecycle reader reads there ("expires must be a date (YYYY-MM-DD)")."""
-    effect = lc001.rsplit("; ", 1)[-1]
-    field_name = schema.split(":", 1)[0]
-    if "expected " in schema and ", got " in schema and field_name in EXPECTED:
-        return f"{schema}; {field_name} must be {EXPECTED[field_name]}: {effect}"
-    return f"{schema}; {effect}"
-
