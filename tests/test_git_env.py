@@ -7,7 +7,9 @@ that inherits them acts on the hook's repository, not on the one its cwd names.
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
+
 import pytest
 
 from conftest import PY, REPO_ROOT, adr, git, init_vault, run_cli
@@ -145,3 +147,22 @@ def test_a_sparse_checkout_checks_links_to_notes_left_off_the_disk(tmp_path, con
     (clone / "docs/adrs/ADR-0002.md").write_text(adr("ADR-0002", body="[[RULE-0001#Why]] [[RULE-0404]]\n"))
     res = run_cli(["check"], clone)
     assert res.code == 1 and [line.split(" ", 2)[1] for line in res.lines] == ["WL001"] and "RULE-0404" in res.out
+
+
+@pytest.mark.parametrize("command", [["status"], ["check"], ["install", "--no-alias"],
+                                     ["new", "adr", "--title", "x"]])
+def test_a_ceiling_directory_stops_the_search_for_the_repository_as_it_stops_git(tmp_path, monkeypatch, command):
+    """With GIT_CEILING_DIRECTORIES naming the repository's root, git says "not a git repository" in a folder
+    below it; vaultsync found the repository anyway, and `install` and `new` wrote into it."""
+    outer = tmp_path / "outer"
+    init_vault(outer)
+    inner = outer / "inner"
+    inner.mkdir()
+    before = sorted(p.relative_to(outer) for p in outer.rglob("*") if ".git/objects" not in p.as_posix())
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(outer))
+    assert subprocess.run(["git", "status"], cwd=inner, capture_output=True).returncode != 0  # (git() drops it)
+    res = run_cli(command, inner)
+    assert "not inside a git" in res.err, res.err  # (`check` goes on as for a folder, as outside any repository)
+    assert sorted(p.relative_to(outer) for p in outer.rglob("*") if ".git/objects" not in p.as_posix()) == before
+    monkeypatch.delenv("GIT_CEILING_DIRECTORIES")
+    assert run_cli(["status"], inner).code == 0

@@ -15,6 +15,16 @@ if TYPE_CHECKING:
     import pygit2
 
 
+def discover(start: Path | str) -> str | None:
+    """The git dir of the repository holding ``start``, searched upwards as git searches: never into a
+    folder ``GIT_CEILING_DIRECTORIES`` names (``:``-separated), never across a file system. Raises
+    pygit2.GitError or OSError where a ``.git`` file cannot be read."""
+    import pygit2
+
+    ceiling = os.environ.get("GIT_CEILING_DIRECTORIES")
+    return pygit2.discover_repository(str(start), False, ceiling) if ceiling else pygit2.discover_repository(str(start))
+
+
 def open_repo(start: Path | str = ".") -> pygit2.Repository | None:
     """The repository containing ``start``, or None.
 
@@ -25,7 +35,7 @@ def open_repo(start: Path | str = ".") -> pygit2.Repository | None:
     import pygit2
 
     try:
-        found = pygit2.discover_repository(str(start))
+        found = discover(start)
     except (pygit2.GitError, OSError):
         return None
     if found is None:
@@ -61,7 +71,7 @@ def unreadable_repository(start: Path | str = ".") -> str | None:
     import pygit2
 
     try:
-        found = pygit2.discover_repository(str(start))
+        found = discover(start)
     except (pygit2.GitError, OSError) as exc:  # e.g. a malformed `.git` file
         return f"cannot read the repository: {str(exc).split(': ', 1)[-1]}"
     if found is None:
