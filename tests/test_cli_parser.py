@@ -26,11 +26,12 @@ def usage_error(argv: list[str], capsys) -> str:  # type: ignore[no-untyped-def]
     (["serach", "retries"], "invalid choice: 'serach' (choose from 'check', "),
     (["sarch"], "invalid choice: 'sarch'"),
     (["Search", "x"], "invalid choice: 'Search'"),
+    (["SEARCH", "x"], "invalid choice: 'SEARCH'"),
     (["stauts"], "invalid choice: 'stauts'"),
 ])
 def test_a_mistyped_command_gets_the_nearest_one(argv, said, capsys):
     err = usage_error(argv, capsys)
-    near = {"serach": "search", "sarch": "search", "Search": "search", "stauts": "status"}[argv[0]]
+    near = {"serach": "search", "sarch": "search", "Search": "search", "SEARCH": "search", "stauts": "status"}[argv[0]]
     assert said in err and err.endswith(f"; did you mean '{near}'?"), err
 
 
@@ -40,19 +41,34 @@ def test_a_mistyped_command_gets_the_nearest_one(argv, said, capsys):
     (["search", "x", "--include-expird"], "--include-expired"),
     (["check", "--stagde"], "--staged"),
     (["status", "--jsno"], "--json"),
+    (["search", "x", "--TOP-K", "3"], "--top-k"),
+    (["models", "build", "--forse"], "--force"),
+    (["models", "list", "--jsn"], "--json"),
 ])
 def test_a_mistyped_option_gets_the_nearest_option_of_its_command(argv, near, capsys):
     err = usage_error(argv, capsys)
-    assert err.startswith(f"vaultsync {argv[0]}: error: unrecognized arguments: ")
+    command = " ".join(argv[:2]) if argv[0] == "models" else argv[0]  # the innermost command's options
+    assert err.startswith(f"vaultsync {command}: error: unrecognized arguments: ")
     assert err.endswith(f"; did you mean '{near}'?"), err
 
 
-def test_a_mistyped_choice_gets_the_nearest_choice(capsys):
-    err = usage_error(["search", "x", "--format", "jsn"], capsys)
-    assert "invalid choice: 'jsn'" in err and err.endswith("; did you mean 'json'?"), err
+@pytest.mark.parametrize("value", ["jsn", "JSON", "Json"])
+def test_a_mistyped_choice_gets_the_nearest_choice(capsys, value):
+    err = usage_error(["search", "x", "--format", value], capsys)
+    assert f"invalid choice: '{value}'" in err and err.endswith("; did you mean 'json'?"), err
 
 
-@pytest.mark.parametrize("argv", [["zzzz"], ["search", "x", "--zzzzzz"], ["search", "x", "--format", "zzzz"]])
+@pytest.mark.parametrize("argv", [["--json", "check"], ["--fix", "check"], ["--staged", "check"], ["--json", "status"]])
+def test_an_option_before_its_command_is_told_to_go_after_it(argv, capsys):
+    """`vaultsync --json check` said "did you mean '--json'?", naming the very option it refused."""
+    err = usage_error(argv, capsys)
+    command = argv[1]
+    assert f"an option of `vaultsync {command}` goes after it: vaultsync {command} {argv[0]}" in err, err
+    assert "did you mean" not in err, err
+
+
+@pytest.mark.parametrize("argv", [["zzzz"], ["search", "x", "--zzzzzz"], ["search", "x", "--format", "zzzz"],
+                                  ["check", "--xyz"], ["check", "--bogusopt"], ["search", "x", "--bogus"]])
 def test_nothing_close_is_argparses_own_error(argv, capsys):
     assert "did you mean" not in usage_error(argv, capsys)
 

@@ -13,9 +13,11 @@ _INVALID_CHOICE = re.compile(r"invalid choice: '((?:[^'\\]|\\.)*)' \(choose from
 
 
 def closest(word: str, options: list[str]) -> str | None:
-    """The option nearest ``word`` (:func:`difflib.get_close_matches`, cutoff 0.6), or None."""
-    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
-    return close[0] if close else None
+    """The option nearest ``word`` (:func:`difflib.get_close_matches`, cutoff 0.6), compared without case
+    and without the leading ``-`` (``--xyz`` is no closer to ``--fix`` for the dashes both have), or None."""
+    bare = {o.lstrip("-").casefold(): o for o in reversed(options)}
+    close = difflib.get_close_matches(word.lstrip("-").casefold(), list(bare), n=1, cutoff=0.6)
+    return bare[close[0]] if close else None
 
 
 class Parser(argparse.ArgumentParser):
@@ -31,19 +33,27 @@ class Parser(argparse.ArgumentParser):
         super().error(message)
 
     def unrecognized(self, extras: list[str]) -> NoReturn:
-        """The usage error for arguments no option takes, with the nearest option of this parser for
-        each mistyped one (``--toppk`` → ``--top-k``)."""
-        options = [s for s in self._option_string_actions if s.startswith("--")]
-        hints = [f"'{near}'" for arg in extras if arg.startswith("--")
-                 if (near := closest(arg.split("=", 1)[0], options))]
+        """The usage error for arguments no option takes, with the nearest option of this parser for each
+        mistyped one (``--toppk`` → ``--top-k``); an option of this command written before it
+        (``vaultsync --json check``) is told to go after it."""
+        options = [s for s in self._option_string_actions if s.startswith("-")]
+        misplaced = [a for a in extras if a.split("=", 1)[0] in options]
         said = f"unrecognized arguments: {' '.join(extras)}"
+        if misplaced:
+            self.error(f"{said}; an option of `{self.prog}` goes after it: {self.prog} {' '.join(misplaced)} …")
+        hints = [f"'{near}'" for arg in extras if arg.startswith("--")
+                 if (near := closest(arg.split("=", 1)[0], [o for o in options if o.startswith("--")]))]
         self.error(f"{said}; did you mean {' or '.join(dict.fromkeys(hints))}?" if hints else said)
 
 
 def command_parser(parser: Parser, namespace: Any) -> Parser:
-    """The sub-command parser that read ``namespace`` (the top-level parser without a command)."""
-    for action in parser._subparsers._group_actions if parser._subparsers else ():  # noqa: SLF001 - argparse API
-        chosen = action.choices.get(getattr(namespace, "command", None) or "")
-        if chosen is not None:
-            return chosen
+    """The innermost sub-command parser that read ``namespace`` (``vaultsync models build``: that of
+    ``build``); the top-level parser without a command."""
+    while parser._subparsers is not None:  # noqa: SLF001 - argparse keeps its sub-commands here
+        action = next((a for a in parser._subparsers._group_actions  # noqa: SLF001
+                       if isinstance(a, argparse._SubParsersAction)), None)  # noqa: SLF001
+        chosen = action.choices.get(getattr(namespace, action.dest, None) or "") if action is not None else None
+        if chosen is None:
+            break
+        parser = chosen
     return parser
