@@ -237,33 +237,34 @@ def _suggest(word: str, choices: list[str]) -> str:
 
 
 def _extra_key(note: Note, path: tuple[Any, ...], key: str, known: list[str], mapping: dict[str, Any]) -> str:
-    """SC003 for ``key``: the known key it may misspell, or, when the note sets that key too and ``key`` is
-    a second spelling of it (:func:`_spells`), that the two are one field written twice (renaming would make
-    a duplicate key). A key merely like one the note sets (``subtitle`` beside ``title``) is its own."""
+    """SC003 for ``key``: where it is a second spelling (:func:`_spells`) of a key the note sets too, that
+    the two are one field written twice (renaming would make a duplicate key); else the nearest known key
+    the note does not set, as a did-you-mean. A key merely like one the note sets (``subtitle`` beside
+    ``title``, ``superseded`` beside ``supersedes``) is its own."""
     folded = {k.casefold(): k for k in reversed(known)}  # `TITLE` is as close to `title` as `Title` is
-    close = [folded[k] for k in difflib.get_close_matches(key.casefold(), list(folded), n=1, cutoff=0.6)]
+    close = [folded[k] for k in difflib.get_close_matches(key.casefold(), list(folded), n=3, cutoff=0.6)]
     shown = flow_item(key)  # `"a: b": additional…` reads as one key
-    if close and close[0] in mapping:
-        if not _spells(key, close[0]):
-            return f"{shown}: additional property not allowed"
-        line, _ = note.position((*path, close[0]), key=True)
-        return (f"{shown}: additional property not allowed — a second spelling of '{close[0]}', which this note "
+    if twice := next((c for c in close if c in mapping and _spells(key, c)), None):
+        line, _ = note.position((*path, twice), key=True)
+        return (f"{shown}: additional property not allowed — a second spelling of '{twice}', which this note "
                 f"sets on line {line}: keep one of the two")
-    return f"{shown}: additional property not allowed" + (f" (did you mean '{close[0]}'?)" if close else "")
+    unset = next((c for c in close if c not in mapping), None)
+    return f"{shown}: additional property not allowed" + (f" (did you mean '{unset}'?)" if unset else "")
 
 
 def _spells(key: str, field: str) -> bool:
     """Whether ``key`` writes ``field`` another way: the same letters in another case or with ``-``, ``_`` or
-    blanks between words (``Superseded-By``), or, for words of 4+ letters, one letter added, dropped,
-    changed or swapped with its neighbour (``titel``, ``ownr``; Damerau 1964)."""
+    blanks between words (``Superseded-By``), or, for words of 3+ letters, one letter added or dropped, or
+    two neighbours swapped (``titel``, ``ownr``, ``tag``). A changed letter makes another word as often as
+    a typo (``expired``, ``superseded``), so it is none."""
     a, b = (re.sub(r"[-_\s]", "", k.casefold()) for k in (key, field))
     if a == b:
         return True
-    if min(len(a), len(b)) < 4 or abs(len(a) - len(b)) > 1:
+    if min(len(a), len(b)) < 3 or abs(len(a) - len(b)) > 1:
         return False
     i = next((n for n, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    return a[i + 1:] == b[i + 1:] or a[i:] == b[i + 1:] or a[i + 1:] == b[i:] \
-        or (a[i + 2:] == b[i + 2:] and a[i:i + 2] == b[i:i + 2][::-1])
+    return a[i:] == b[i + 1:] or a[i + 1:] == b[i:] \
+        or (len(a) == len(b) and a[i + 2:] == b[i + 2:] and a[i:i + 2] == b[i:i + 2][::-1])
 
 
 def _extra_keys(err: jsonschema.ValidationError, note: Note) -> list[tuple[Any, str]]:
