@@ -237,7 +237,7 @@ def test_an_unreadable_supersession_field_is_one_error_and_nothing_for_fix(vault
 
 
 @pytest.mark.parametrize("broken", ["supersedes: [[ADR-0004]], [[ADR-0005]]\n", 'title: "unclosed\n',
-                                    "tags: [a\n", "\tconfidence: 0.5\n"])
+                                    "tags: [a\n", "\tconfidence: 0.5\n", "misplaced", "a list"])
 @pytest.mark.parametrize("side", ["successor", "predecessor"])
 def test_a_note_whose_frontmatter_cannot_be_read_is_asked_for_no_back_reference(vault, broken, side):
     """`supersedes: [[A]], [[B]]` is FM005 (YAML refuses the frontmatter); the note that names it as successor
@@ -246,15 +246,22 @@ def test_a_note_whose_frontmatter_cannot_be_read_is_asked_for_no_back_reference(
     vault.write(".vaultsync.yaml", "vault: docs\n")
     old = adr("ADR-0004", status="superseded", extra='superseded_by: "[[ADR-0003]]"\n')
     new = adr("ADR-0003", extra='supersedes: ["[[ADR-0004]]"]\n')
+    def broke(text: str) -> str:
+        if broken == "misplaced":  # FM003: the frontmatter does not start on line 1
+            return "\n" + text
+        if broken == "a list":  # FM011: YAML reads a list, not a mapping
+            return "---\n- " + text.split("---\n", 2)[1].replace("\n", "\n- ", text.count("\n") - 3) + "---\nx\n"
+        return text.replace("created:", broken + "created:", 1)
+
     if side == "successor":
-        new = new.replace("created:", broken + "created:", 1)
+        new = broke(new)
     else:
-        old = old.replace("created:", broken + "created:", 1)
+        old = broke(old)
     vault.write("docs/ADR-0003.md", new)
     vault.write("docs/ADR-0004.md", old)
     vault.write("docs/ADR-0005.md", adr("ADR-0005"))
     codes = [line.split(": ", 2)[1].split()[0] for line in vault.check().lines]
-    assert len(codes) == 1 and codes[0] in ("FM005", "FM006"), codes  # FM006: a tab
+    assert len(codes) == 1 and codes[0] in ("FM005", "FM006", "FM003", "FM004", "FM011"), codes  # FM006: a tab
 
 
 def test_fix_never_writes_a_memory_id_two_notes_share(vault):

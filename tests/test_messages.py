@@ -179,6 +179,34 @@ def test_a_file_reached_through_a_link_that_leads_outside_is_named_not_skipped(v
         "check it from its own repository"], res.out
 
 
+@pytest.mark.parametrize("source", ["--staged", "--rev"])
+def test_a_snapshot_check_names_its_own_paths_not_the_working_trees_links(vault, tmp_path, source):
+    """`check --rev HEAD docs/a.md`, with docs/a.md a symlink leading outside in the working tree only, was
+    PA003 "outside this repository" for a note the commit holds; a staged symlink with a file in its place
+    on disk was "0 notes checked", exit 0; a path into .git through a link, too."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "b.md").write_text("# b\n", encoding="utf-8")
+    vault.write("docs/a.md", "[[nope]]\n")
+    vault.commit("a")
+    (vault.root / "docs/a.md").unlink()
+    (vault.root / "docs/a.md").symlink_to(elsewhere / "b.md")
+    (vault.root / "docs/l.md").symlink_to(elsewhere / "b.md")
+    vault.git("add", "docs/l.md")
+    (vault.root / "docs/l.md").unlink()
+    (vault.root / "docs/l.md").write_text("# on disk\n", encoding="utf-8")
+    (vault.root / "docs/gitlink").symlink_to("../.git")
+    args = ["--staged"] if source == "--staged" else ["--rev", "HEAD"]
+    res = vault.check(*args, "docs/a.md")
+    assert res.code == 1 and [line.split(": ", 1)[1] for line in res.lines] == ["WL001 [[nope]] → no such note"]
+    if source == "--staged":
+        res = vault.check(*args, "docs/l.md")
+        assert res.code == 1 and res.lines == ["docs/l.md:1:1: PA003 docs/l.md is a symbolic link in the checked "
+                                               "snapshot, not a note — check the file it leads to"], res.out
+    res = vault.check("docs/gitlink/HEAD")
+    assert res.code == 1 and res.lines == [".git/HEAD:1:1: PA003 .git/HEAD lies in .git, which holds no notes"]
+
+
 @pytest.mark.parametrize("status", ["Superseded", "SUPERSEDED", " superseded"])
 def test_an_expired_note_already_superseded_in_any_case_is_left_alone(vault, status):
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", status=status, extra='expires: "2020-01-02"\n'))

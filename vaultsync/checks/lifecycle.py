@@ -1,8 +1,6 @@
-"""Lifecycle checks: dates (TTL), unique ``memory_id``, supersession
-both ways and acyclic (readable lifecycle values: :mod:`vaultsync.checks.lifecycle_values`).
-
-Supersession model: ``A.supersedes`` lists B ⇔ ``B.superseded_by`` names A. A
-superseded note's ``status`` must say so. References are ``"[[WikiLinks]]"``
+"""Lifecycle checks: dates (TTL), unique ``memory_id``, supersession both ways and acyclic (readable
+lifecycle values: :mod:`vaultsync.checks.lifecycle_values`). Supersession model: ``A.supersedes`` lists B ⇔
+``B.superseded_by`` names A; a superseded note's ``status`` says so. References are ``"[[WikiLinks]]"``
 or ``memory_id``s (see :meth:`Vault.resolve_ref`).
 """
 
@@ -146,9 +144,10 @@ def _refs(value: Any) -> list[str]:
 
 
 def unreadable_field(note: Note, field_name: str) -> bool:
-    """Whether ``field_name`` is written but cannot be read (``superseded_by: [[X]]`` unquoted is a list in
-    a list), or the whole frontmatter cannot (FM005): LC001 or FM005 says so; no back-reference is "missing"."""
-    return note.fm_state == "invalid" or any(bad.field == field_name for bad in read_lifecycle(note.frontmatter).unreadable)
+    """Whether ``field_name`` is written but cannot be read (``superseded_by: [[X]]`` unquoted is a list in a
+    list), or the frontmatter cannot (FM005, FM003, FM011): that says so; no back-reference is "missing"."""
+    unread = note.fm_state in ("invalid", "misplaced", "not-mapping")
+    return unread or any(bad.field == field_name for bad in read_lifecycle(note.frontmatter).unreadable)
 
 
 def extra_successors(vault: Vault, edges: list[Supersession]) -> dict[str, list[str]]:

@@ -199,7 +199,7 @@ def _run(args: argparse.Namespace) -> int:
         diagnostics = _untracked_scratch_is_fine(root, diagnostics)
     checked = len(vault.notes)
     if args.paths:
-        wanted = _wanted(vault, args.paths)
+        wanted = _wanted(vault, args.paths, follow=not args.staged and args.rev is None)
         # an error in the config concerns every note (CF004: a folder left unchecked): it is never filtered out
         diagnostics = [d for d in diagnostics if d.path in wanted or d.path == CONFIG_NAME and d.severity == ERROR] \
             + _missing_paths(vault, wanted)
@@ -228,11 +228,13 @@ def _untracked_scratch_is_fine(root: Path, diagnostics: list[Diagnostic]) -> lis
     return [d for d in diagnostics if d.code != "PA001" or d.path in tracked]
 
 
-def _wanted(vault: Vault, paths: list[str]) -> set[str]:
-    """The repository paths asked for; a folder stands for every file of the snapshot under it."""
+def _wanted(vault: Vault, paths: list[str], follow: bool = True) -> set[str]:
+    """The repository paths asked for; a folder stands for every file of the snapshot under it. ``follow``:
+    a symbolic link on the way is followed, as the working tree is read; else (``--staged``, ``--rev``)
+    each path is the snapshot's own."""
     wanted: set[str] = set()
     for arg in paths:
-        rel = _relative(vault.root, arg)
+        rel = _relative(vault.root, arg, follow)
         if rel == "." or (not Path(rel).is_absolute() and not rel.startswith("../") and (vault.root / rel).is_dir()):
             prefix = "" if rel == "." else rel.rstrip("/") + "/"
             inside = {p for p in vault.all_files if p.startswith(prefix)}
@@ -251,7 +253,12 @@ def _missing_paths(vault: Vault, wanted: set[str]) -> list[Diagnostic]:
     present = set(vault.all_files)
     out = []
     for path in sorted(wanted - present):
-        if Path(path).is_absolute() or path.startswith("../"):
+        if path == ".git" or path.startswith(".git/"):
+            out.append(Diagnostic(path, 0, 0, "PA003", f"{path} lies in .git, which holds no notes"))
+        elif path in vault.symlinks or path in vault.dead_links:
+            out.append(Diagnostic(path, 0, 0, "PA003", f"{path} is a symbolic link in the checked snapshot, not a "
+                                                       "note — check the file it leads to"))
+        elif Path(path).is_absolute() or path.startswith("../"):
             out.append(Diagnostic(path, 0, 0, "PA003", f"{path} is outside this repository ({vault.root}) — check "
                                                        "it from its own repository"))
         elif (vault.root / path).is_dir() and not vault.config.in_vault(path.rstrip("/") + "/x.md") \
@@ -266,12 +273,14 @@ def _missing_paths(vault: Vault, wanted: set[str]) -> list[Diagnostic]:
     return out
 
 
-def _relative(root: Path, path: str) -> str:
+def _relative(root: Path, path: str, follow: bool = True) -> str:
     """``path`` (absolute or relative to the current directory) relative to ``root`` when it leads inside
-    it; where a symbolic link on the way leads out of ``root``, the absolute path it leads to (PA003)."""
+    it; with ``follow``, where a symbolic link on the way leads out of ``root``, the absolute path it leads
+    to (PA003); without, the path as written, its ``..`` read without following links."""
     p = Path(path)
     written = p if p.is_absolute() else Path.cwd() / p
-    full = written.resolve()
+    lexical = Path(os.path.normpath(written))
+    full = written.resolve() if follow else lexical
     if full.is_relative_to(root):
         return full.relative_to(root).as_posix()
-    return full.as_posix() if Path(os.path.normpath(written)).is_relative_to(root) else p.as_posix()
+    return full.as_posix() if lexical.is_relative_to(root) else p.as_posix()
