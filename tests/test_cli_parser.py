@@ -19,7 +19,11 @@ def usage_error(argv: list[str], capsys) -> str:  # type: ignore[no-untyped-def]
     with pytest.raises(SystemExit) as exited:
         main(argv)
     assert exited.value.code == 2
-    return capsys.readouterr().err.strip().splitlines()[-1]
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err  # one line: no usage block
+    help_said = f" (see `{err.split(': error: ')[0]} --help`)"
+    assert err.endswith(help_said), err
+    return err.removesuffix(help_said)
 
 
 @pytest.mark.parametrize("argv, said", [
@@ -76,7 +80,7 @@ def test_nothing_close_is_argparses_own_error(argv, capsys):
 def test_the_installed_command_says_it_without_a_traceback():
     res = subprocess.run([sys.executable, "-m", "vaultsync", "serach", "x"], capture_output=True, text=True)
     assert res.returncode == 2 and res.stdout == "" and "Traceback" not in res.stderr
-    assert res.stderr.rstrip().endswith("did you mean 'search'?"), res.stderr
+    assert res.stderr.rstrip().endswith("did you mean 'search'? (see `vaultsync --help`)"), res.stderr
 
 
 PREFIX = {"search": ["search", "x"], "check": ["check"], "status": ["status"], "sync": ["sync"]}
@@ -97,7 +101,7 @@ def test_property_an_option_with_a_letter_dropped_gets_an_option_of_its_command(
     with redirect_stderr(err), pytest.raises(SystemExit) as exited:
         main([*PREFIX[command], typo])
     assert exited.value.code == 2
-    said = err.getvalue().strip().splitlines()[-1]
+    said = err.getvalue().strip().rsplit(" (see `", 1)[0]
     assert said.startswith(f"vaultsync {command}: error: unrecognized arguments: {typo}; did you mean '"), said
     assert said.split("'")[-2] in OPTIONS[command]
 

@@ -1,5 +1,6 @@
 """The command line's argument parser: argparse, with a did-you-mean for a mistyped command, option
-or choice (``vaultsync serach`` → ``did you mean 'search'?``), as git does."""
+or choice (``vaultsync serach`` → ``did you mean 'search'?``), as git does, and every usage error on one
+line."""
 
 from __future__ import annotations
 
@@ -25,12 +26,13 @@ class Parser(argparse.ArgumentParser):
     its sub-command parsers are of this class too."""
 
     def error(self, message: str) -> NoReturn:
-        """Print usage and ``message`` with a did-you-mean where one is close; exit 2."""
+        """``message`` on one line of stderr, with a did-you-mean where one is close and where to read the
+        options (not argparse's usage block: an agent pays for every line); exit 2."""
         if found := _INVALID_CHOICE.search(message):
             choices = re.findall(r"'((?:[^'\\]|\\.)*)'", found.group(2))
             if near := closest(found.group(1), choices):
                 message += f"; did you mean '{near}'?"
-        super().error(message)
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
     def unrecognized(self, extras: list[str]) -> NoReturn:
         """The usage error for arguments no option takes, with the nearest option of this parser for each
