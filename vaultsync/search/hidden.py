@@ -120,14 +120,15 @@ def _filter(opts: SearchOptions, key: str) -> str:
 
 
 def _flags(why: list[tuple[str, str, str]], lowest: bool = False) -> str:
-    """The flags of every ``(filter, reason, flags)``, each once, in order: together they show the note;
+    """The flags of every ``(filter, reason, flags)``, each once, in order, those to drop last: together
+    they show the note;
     ``lowest``: one ``--min-confidence``, the lowest (a flag given twice counts once, the last)."""
     flags = list(dict.fromkeys(f for _, _, flags in why for f in _FLAG.findall(flags)))
     floors = [f for f in flags if f.startswith("--min-confidence ")]
     if lowest and len(floors) > 1:
         keep = min(floors, key=lambda f: float(f.split()[1]))
         flags = [f for f in flags if f == keep or f not in floors]
-    return " ".join(flags)
+    return " ".join(sorted(flags, key=lambda f: f.startswith("without ")))  # what to add, then what to drop
 
 
 def _lifecycle(ctx: Context, row: dict[str, Any], reason: str) -> tuple[str, str, str]:
