@@ -5,9 +5,11 @@ line."""
 from __future__ import annotations
 
 import argparse
-import difflib
 import re
-from typing import Any, NoReturn
+
+TYPE_CHECKING = False  # as in vaultsync.cli.main: importing typing costs the daemon's light route
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 # argparse's own wording (Lib/argparse.py, unchanged since 3.2): the one place its values are named
 _INVALID_CHOICE = re.compile(r"invalid choice: '((?:[^'\\]|\\.)*)' \(choose from (.*)\)$")
@@ -16,6 +18,8 @@ _INVALID_CHOICE = re.compile(r"invalid choice: '((?:[^'\\]|\\.)*)' \(choose from
 def closest(word: str, options: list[str]) -> str | None:
     """The option nearest ``word`` (:func:`difflib.get_close_matches`, cutoff 0.6), compared without case
     and without the leading ``-`` (``--xyz`` is no closer to ``--fix`` for the dashes both have), or None."""
+    import difflib  # only a usage error needs it
+
     bare = {o.lstrip("-").casefold(): o for o in reversed(options)}
     close = difflib.get_close_matches(word.lstrip("-").casefold(), list(bare), n=1, cutoff=0.6)
     return bare[close[0]] if close else None
