@@ -16,4 +16,4 @@ demo: install
 	$(PY) examples/demo.py
 
 test: install
-	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder  # two workers, a test file each, longest first
+	$(PY) -m pytest -q -n 2 --dist loadfile  # two workers, a test file per worker

@@ -33,20 +33,6 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED = REPO_ROOT.parent / "shared"
 EVAL = SHARED / "eval"
 
-# The longest test files first (seconds in a 2-worker run, stop 54): `make test` hands whole files to two
-# workers in this order (`--dist loadfile --no-loadscope-reorder`), so none of them is left to run alone at
-# the end (longest processing time first, Graham 1969).
-LONGEST_FIRST = ("test_index_sync.py", "test_index_repair.py", "test_index_hooks.py", "test_search.py", "test_mcp.py",
-                 "test_trust.py", "test_eval_smoke.py", "test_daemon_attacks.py", "test_models_embedder.py",
-                 "test_robustness.py", "test_fail_closed.py", "test_language_id.py", "test_today.py")
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Collected tests ordered by :data:`LONGEST_FIRST`, the rest after them as collected."""
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
-
-
 CONFIG = """vault: docs
 types:
   adr: {folder: docs/adrs}
