@@ -35,11 +35,12 @@ def one_per_mistake(note: Note, found: list[Diagnostic]) -> list[Diagnostic]:
     for lc in (d for d in kept if d.code == "LC001"):
         said = _at_links(note, kept, lc) or next((d for d in kept if d.code in _SCHEMA_CODES
                                                   and (d.line, d.col) == (lc.line, lc.col)), None)
-        if said is not None:
+        if said is not None and id(said) not in carrier:  # one LC001 per diagnostic that says it: none lost
             carrier[id(said)] = lc
+    said_by_other = {id(lc) for lc in carrier.values()}
     out = []
     for d in kept:
-        if d.code == "LC001" and any(lc is d for lc in carrier.values()):
+        if id(d) in said_by_other:
             continue
         if id(d) in carrier:
             d = replace(d, message=_with_effect(d.message, carrier[id(d)].message))
