@@ -71,13 +71,20 @@ class QueryHash(HashEmbedder):
         return self.embed_passages(texts)
 
 
+def hash_embedders(mp: pytest.MonkeyPatch, make=lambda name: QueryHash(name)) -> None:  # type: ignore[no-untyped-def]
+    """Make every embedder a sync or search loads ``make(name)`` (no model files, no build), with an
+    empty process-wide model memo for as long as ``mp`` holds (the real copies stay out of reach)."""
+    from vaultsync.models.embedder import Embedder
+
+    mp.setattr("vaultsync.index.embedding.current_model_id", lambda config, name: None)
+    mp.setattr(Embedder, "load", lambda name=None, **kw: make(name or "multilingual-e5-small"))
+    mp.setattr("vaultsync.models.shared._loaded", {})
+
+
 @pytest.fixture
 def hashed_models(monkeypatch):  # type: ignore[no-untyped-def]
     """Every embedder a sync or search loads is a :class:`QueryHash` (no model files, no build)."""
-    from vaultsync.models.embedder import Embedder
-
-    monkeypatch.setattr("vaultsync.index.embedding.current_model_id", lambda config, name: None)
-    monkeypatch.setattr(Embedder, "load", lambda name=None, **kw: QueryHash(name or "multilingual-e5-small"))
+    hash_embedders(monkeypatch)
 
 
 def adr(mid: str, title: str = "A decision", status: str = "accepted", extra: str = "", body: str = "Body.\n") -> str:

@@ -15,7 +15,7 @@ import sqlite3
 
 import numpy as np
 import pytest
-from conftest import QueryHash, Vault, adr, run_cli
+from conftest import QueryHash, Vault, adr, hash_embedders, run_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("hashed_models")]
 
@@ -180,11 +180,8 @@ def wide(tmp_path_factory):  # type: ignore[no-untyped-def]
     """~9,000 rows: enough for LanceDB to train dozens of partitions, so probing matters."""
     from conftest import git
 
-    from vaultsync.models.embedder import Embedder
-
     mp = pytest.MonkeyPatch()
-    mp.setattr("vaultsync.index.embedding.current_model_id", lambda config, name: None)
-    mp.setattr(Embedder, "load", lambda name=None, **kw: QueryHash(name or "multilingual-e5-small"))
+    hash_embedders(mp)
     root = tmp_path_factory.mktemp("wide") / "repo"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")

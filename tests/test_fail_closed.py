@@ -11,7 +11,7 @@ import json
 import sqlite3
 
 import pytest
-from conftest import HashEmbedder, Vault, adr, run_cli
+from conftest import HashEmbedder, Vault, adr, hash_embedders, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,10 +21,7 @@ UNTYPED = "docs/notes"  # a folder of the test vault with no type (see conftest.
 @pytest.fixture(autouse=True)
 def hashed_models(monkeypatch):  # type: ignore[no-untyped-def]
     """Every embedder the index asks for is a :class:`HashEmbedder`; search loads none."""
-    from vaultsync.models.embedder import Embedder
-
-    monkeypatch.setattr("vaultsync.index.embedding.current_model_id", lambda config, name: None)
-    monkeypatch.setattr(Embedder, "load", lambda name=None, **kw: HashEmbedder(name or "primary"))
+    hash_embedders(monkeypatch, HashEmbedder)
     monkeypatch.setenv("VAULTSYNC_NO_VECTORS", "1")
 
 

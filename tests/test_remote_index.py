@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import HashEmbedder, Vault, assert_same_index, git, index_state, run_cli
+from conftest import HashEmbedder, Vault, assert_same_index, git, hash_embedders, index_state, run_cli
 
 CONFIG = 'vault: docs\nindex:\n  embedders: [multilingual-e5-small]\nephemeral: ["**/scratch/**"]\n'
 EMBEDDED: list[str] = []  # every text a HashEmbedder embedded
@@ -22,10 +22,7 @@ EMBEDDED: list[str] = []  # every text a HashEmbedder embedded
 
 @pytest.fixture(autouse=True)
 def hashed_models(monkeypatch):  # type: ignore[no-untyped-def]
-    from vaultsync.models.embedder import Embedder
-
-    monkeypatch.setattr("vaultsync.index.embedding.current_model_id", lambda config, name: None)
-    monkeypatch.setattr(Embedder, "load", lambda name=None, **kw: HashEmbedder(name or "multilingual-e5-small", EMBEDDED))
+    hash_embedders(monkeypatch, lambda name: HashEmbedder(name, EMBEDDED))
     EMBEDDED.clear()
 
 

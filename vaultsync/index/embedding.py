@@ -55,11 +55,18 @@ def embedder_names(config: Config) -> list[str]:
 
 
 def default_embedder(config: Config, name: str | None = None) -> PassageEmbedder:
-    """Load embedder ``name`` (default: the primary one), building it on first use."""
-    from vaultsync.models.embedder import Embedder, ModelNotBuiltError
+    """Embedder ``name`` (default: the primary one), built on first use; loaded once per process while
+    its files stay the same (:mod:`vaultsync.models.shared`)."""
+    from vaultsync.models.shared import shared_model
 
     threads = user_settings().threads or int(config.models.get("threads") or min(2, os.cpu_count() or 1))
     name = name or embedder_names(config)[0]
+    return shared_model(name, threads, lambda: _load(name, threads))
+
+
+def _load(name: str, threads: int) -> PassageEmbedder:
+    from vaultsync.models.embedder import Embedder, ModelNotBuiltError
+
     try:
         return Embedder.load(name, threads=threads)  # type: ignore[return-value]
     except ModelNotBuiltError:  # first use: build it (about 15 s, once)
