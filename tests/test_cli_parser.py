@@ -71,6 +71,20 @@ def test_an_option_before_its_command_is_told_to_go_after_it(argv, capsys):
     assert "did you mean" not in err, err
 
 
+@pytest.mark.parametrize("argv, before, command", [
+    (["--top-k", "3", "search", "x"], "--top-k 3", "search"),
+    (["--format", "json", "search", "x"], "--format json", "search"),
+    (["--rev", "HEAD~1", "check"], "--rev HEAD~1", "check"),
+    (["--json", "--top-k", "3", "search", "x"], "--json --top-k 3", "search"),
+    (["--force", "x", "models", "build"], "--force x", "models"),
+])
+def test_an_option_with_its_value_before_the_command_is_told_to_go_after_it(argv, before, command, capsys):
+    """`vaultsync --top-k 3 search x` said "invalid choice: '3'": argparse took the value for the command."""
+    err = usage_error(argv, capsys)
+    assert err == f"vaultsync: error: `{before}` stands before the command; an option goes after it: " \
+                  f"vaultsync {command} {before} …", err
+
+
 @pytest.mark.parametrize("argv", [["zzzz"], ["search", "x", "--zzzzzz"], ["search", "x", "--format", "zzzz"],
                                   ["check", "--xyz"], ["check", "--bogusopt"], ["search", "x", "--bogus"]])
 def test_nothing_close_is_argparses_own_error(argv, capsys):

@@ -444,8 +444,31 @@ def test_ss004_names_the_key_it_wants_replaced(make_vault, key):
     vault = make_vault({f"{UNTYPED}/old.md": old, f"{UNTYPED}/new.md": plain("new", 'supersedes: ["[[old]]"]\n')})
     ss004 = [line for line in vault.check().lines if "SS004" in line]
     assert len(ss004) == 1, ss004
-    assert ss004[0].endswith("set status: superseded" + ("" if key == "status" else
+    assert ss004[0].endswith("set status: superseded" + (", or run `vaultsync check --fix`" if key == "status" else
                                                           f" (in place of {key}:, a key in another case)"))
+
+
+@pytest.mark.parametrize("fields", [
+    'status: accepted\nsuperseded_by: "[[new]]"\n',
+    'status: "accepted"  # decided in March\nsuperseded_by: "[[new]]"\n',
+    'superseded_by: "[[new]]"\n',  # no status yet: --fix adds the line
+    'status: >-\n  accepted\nsuperseded_by: "[[new]]"\n',  # a folded block: by hand
+    'status: [accepted]\nsuperseded_by: "[[new]]"\n',
+    '{status: accepted, superseded_by: "[[new]]"}\n',  # a flow mapping: by hand
+    'status: accepted\n',  # the back-reference is missing too: --fix writes both
+    'status: accepted\nsuperseded_by: "[[new]]" # see the new one\n',
+])
+def test_ss004_advises_fix_exactly_where_fix_sets_the_status(make_vault, fields):
+    """SS004 said "set status: superseded" without naming `check --fix`, which sets it: the advice is given
+    where `--fix` makes the edit (the SS004 is gone from the next check) and only there."""
+    vault = make_vault({f"{UNTYPED}/old.md": plain("old", fields),
+                        f"{UNTYPED}/new.md": plain("new", 'supersedes: ["[[old]]"]\n')})
+    vault.commit("c")
+    ss004 = [line for line in vault.check().lines if "SS004" in line]
+    assert len(ss004) == 1, ss004
+    advised = "or run `vaultsync check --fix`" in ss004[0]
+    vault.check("--fix")
+    assert advised == (not [line for line in vault.check().lines if "SS004" in line]), ss004
 
 
 def test_notes_are_never_rewritten(vault):

@@ -101,7 +101,8 @@ def test_supersession_errors(vault):
     assert vault.check().lines == [
         "docs/adrs/ADR-0001.md:1:1: SS002 superseded_by: missing back-reference to ADR-0002 "
         "(docs/adrs/ADR-0002.md supersedes this note) — run `vaultsync check --fix`",
-        "docs/adrs/ADR-0001.md:5:9: SS004 status: is 'accepted' but the note is superseded — set status: superseded",
+        "docs/adrs/ADR-0001.md:5:9: SS004 status: is 'accepted' but the note is superseded — set status: superseded, "
+        "or run `vaultsync check --fix`",
         "docs/adrs/ADR-0002.md:7:30: SS001 supersedes: 'ADR-0099' → no note with that memory_id or name",
         "docs/adrs/ADR-0003.md:5:9: SS004 status: superseded, but no note supersedes it — add superseded_by",
     ]

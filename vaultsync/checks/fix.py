@@ -22,7 +22,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from vaultsync.checks.fix_text import Fix, fixed_note
+from vaultsync.checks.fix_text import Fix, by_hand, fixed_note
 from vaultsync.checks.lifecycle import (
     back_reference,
     cycle_edges,
@@ -35,7 +35,7 @@ from vaultsync.checks.lifecycle import (
 )
 from vaultsync.vault.vault import Vault
 
-__all__ = ["Fix", "apply_fixes", "plan_fixes"]
+__all__ = ["Fix", "apply_fixes", "back_reference_advice", "plan_fixes", "status_advice"]
 
 
 def plan_fixes(vault: Vault, only: set[str] | None = None) -> list[Fix]:
@@ -61,6 +61,39 @@ def plan_fixes(vault: Vault, only: set[str] | None = None) -> list[Fix]:
     # a field LC001 cannot read is mended by hand first, as check asks no back-reference of it (SS002)
     return [f for f in fixes if f.ref is not None and (f.path, f.field) not in broken and (only is None or f.path in only)
             and not (f.field != "status" and unreadable_field(vault.notes[f.path], f.field))]
+
+
+def back_reference_advice(vault: Vault, target: str, source: str, field: str, in_cycle: bool = False) -> str:
+    """How to add the back-reference to ``target`` in ``source``'s ``field`` (SS002): ``--fix`` when it will
+    make the edit, else the line to write by hand, or nothing before the cycle it lies on is resolved."""
+    if in_cycle:
+        return "resolve the supersession cycle first (SS003): `--fix` never writes across one"
+    ref = back_reference(vault, target, source)
+    if ref is not None:
+        fix = Fix(source, field, ref)
+        note = vault.notes[source]
+        status = [Fix(source, "status", "superseded")] if field == "superseded_by" and note.fm_state == "mapping" \
+            and not status_superseded(note.frontmatter) else []  # --fix edits the note whole: its status too
+        if fixed_note(source, _text(vault, source), [fix, *status]) is not None:
+            return "run `vaultsync check --fix`"
+        return f"write by hand {by_hand(fix)} (`--fix` edits block-style frontmatter with one-line values only)"
+    return (f"add it by hand (`--fix` cannot: no [[WikiLink]] names {target}, whose file name holds # | ^ or a "
+            "bracket, and no memory_id of its own does)")
+
+
+def status_advice(vault: Vault, path: str) -> str:
+    """``, or run `vaultsync check --fix``` where ``--fix`` will set ``path``'s ``status: superseded`` (SS004)
+    with the note's other edits, else nothing."""
+    fixes = plan_fixes(vault, {path})
+    if Fix(path, "status", "superseded") in fixes and fixed_note(path, _text(vault, path), fixes) is not None:
+        return ", or run `vaultsync check --fix`"
+    return ""
+
+
+def _text(vault: Vault, path: str) -> str:
+    """The note's text; a note from the check cache keeps its frontmatter's only, all that a fix edits."""
+    note = vault.notes[path]
+    return note.text or "---\n" + note.yaml_text + ("" if note.yaml_text.endswith("\n") else "\n") + "---\n"
 
 
 def apply_fixes(root: Path, vault: Vault, fixes: list[Fix]) -> bool:

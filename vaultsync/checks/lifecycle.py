@@ -250,27 +250,6 @@ def _reaches(graph: dict[str, list[str]], start: str, goal: str) -> bool:
     return False
 
 
-def _fix_hint(vault: Vault, target: str, source: str, field: str, in_cycle: bool = False) -> str:
-    """How to add the back-reference: ``--fix`` when it will make the edit, else the line to write by
-    hand, or nothing before the cycle it lies on is resolved."""
-    from vaultsync.checks.fix_text import Fix, by_hand, fixed_note  # fix_text reads notes: loaded when advising
-
-    if in_cycle:
-        return "resolve the supersession cycle first (SS003): `--fix` never writes across one"
-    ref = back_reference(vault, target, source)
-    if ref is not None:
-        fix = Fix(source, field, ref)
-        note = vault.notes[source]  # a note from the check cache keeps its frontmatter's text only
-        text = note.text or "---\n" + note.yaml_text + ("" if note.yaml_text.endswith("\n") else "\n") + "---\n"
-        status = [Fix(source, "status", "superseded")] if field == "superseded_by" and note.fm_state == "mapping" \
-            and not status_superseded(note.frontmatter) else []  # --fix edits the note whole: its status too
-        if fixed_note(source, text, [fix, *status]) is not None:
-            return "run `vaultsync check --fix`"
-        return f"write by hand {by_hand(fix)} (`--fix` edits block-style frontmatter with one-line values only)"
-    return (f"add it by hand (`--fix` cannot: no [[WikiLink]] names {target}, whose file name holds # | ^ or a "
-            "bracket, and no memory_id of its own does)")
-
-
 def _named_by(edge: Supersession | None) -> str:
     """Which field names a successor: the old note's ``superseded_by``, the successor's ``supersedes``, or both."""
     if edge is None or (edge.declared_by_older and edge.declared_by_newer):
@@ -280,6 +259,8 @@ def _named_by(edge: Supersession | None) -> str:
 
 def check_supersession(vault: Vault) -> list[Diagnostic]:
     """Targets exist, both directions agree, no cycles, superseded notes say so in ``status``."""
+    from vaultsync.checks.fix import back_reference_advice, status_advice  # reads notes: loaded when advising
+
     edges, out = supersession_edges(vault)
     extra = extra_successors(vault, edges)
     broken = unresolved_fields(out)
@@ -302,7 +283,7 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
                 edge.older, line, col, "SS002",
                 f"superseded_by: missing back-reference to {vault.display_name(edge.newer)} "
                 f"({edge.newer} supersedes this note) — "
-                f"{_fix_hint(vault, edge.newer, edge.older, 'superseded_by', edge in in_cycle)}",
+                f"{back_reference_advice(vault, edge.newer, edge.older, 'superseded_by', edge in in_cycle)}",
             ))
         if edge.declared_by_older and not edge.declared_by_newer and not unreadable_field(newer, "supersedes") \
                 and (edge.newer, "supersedes") not in broken:
@@ -311,7 +292,7 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
                 edge.newer, line, col, "SS002",
                 f"supersedes: missing back-reference to {vault.display_name(edge.older)} "
                 f"({edge.older} says it is superseded by this note) — "
-                f"{_fix_hint(vault, edge.older, edge.newer, 'supersedes', edge in in_cycle)}",
+                f"{back_reference_advice(vault, edge.older, edge.newer, 'supersedes', edge in in_cycle)}",
             ))
     superseded = {e.older for e in in_force_edges(vault, edges)}
     for path in sorted(superseded):
@@ -322,8 +303,8 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
             said = "missing" if status is None else f"'{status}'" if isinstance(status, str) else f"{status!r}"
             written = next((k for k, name in key_variants(note.frontmatter) if name == "status"), None)
             instead = f" (in place of {written}:, a key in another case)" if written else ""
-            out.append(Diagnostic(path, line, col, "SS004",
-                                  f"status: is {said} but the note is superseded — set status: superseded{instead}"))
+            out.append(Diagnostic(path, line, col, "SS004", f"status: is {said} but the note is superseded — set "
+                                  f"status: superseded{instead}{status_advice(vault, path)}"))
     for path, note in vault.notes.items():
         if note.fm_state == "mapping" and path not in superseded:
             status = normalised_frontmatter(note.frontmatter).get("status")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 
 TYPE_CHECKING = False  # as in vaultsync.cli.main: importing typing costs the daemon's light route
 if TYPE_CHECKING:
@@ -29,12 +30,25 @@ class Parser(argparse.ArgumentParser):
     """An :class:`argparse.ArgumentParser` whose usage errors (exit 2) name the nearest valid spelling;
     its sub-command parsers are of this class too."""
 
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """argparse's, keeping the arguments read for :meth:`error`."""
+        self._read = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str) -> NoReturn:
         """``message`` on one line of stderr, with a did-you-mean where one is close and where to read the
-        options (not argparse's usage block: an agent pays for every line); exit 2."""
+        options (not argparse's usage block: an agent pays for every line); exit 2. An option with its value
+        written before the command (``vaultsync --top-k 3 search x``: argparse takes ``3`` for the command)
+        is told to go after it."""
         if found := _INVALID_CHOICE.search(message):
             choices = re.findall(r"'((?:[^'\\]|\\.)*)'", found.group(2))
-            if near := closest(found.group(1), choices):
+            read = getattr(self, "_read", [])
+            at = read.index(found.group(1)) if found.group(1) in read else len(read)
+            command = next((a for a in read[at + 1:] if a in choices), None)
+            if command is not None and read[0].startswith("-"):
+                before = " ".join(read[:read.index(command)])
+                message = f"`{before}` stands before the command; an option goes after it: {self.prog} {command} {before} …"
+            elif near := closest(found.group(1), choices):
                 message += f"; did you mean '{near}'?"
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
