@@ -66,7 +66,8 @@ def test_check_ignores_commented_links_but_not_heading_links_into_comments(vault
     vault.write("docs/adrs/ADR-0003.md", adr("ADR-0003", body="See [[ADR-0001#Draft]].\n"))
     res = vault.check()
     assert res.code == 1 and res.lines == [
-        "docs/adrs/ADR-0003.md:8:5: WL003 [[ADR-0001#Draft]] → heading not found in docs/adrs/ADR-0001.md: 'Draft'"]
+        "docs/adrs/ADR-0003.md:8:5: WL003 [[ADR-0001#Draft]] → heading not found in docs/adrs/ADR-0001.md: 'Draft'"
+        " — its headings: '#Kept'"]
 
 
 _TEXT = ["[[a]]", "![[b]]", "text", " ", "\n", "\n\n", "日本", "- ", "> ", "# "]

@@ -486,8 +486,8 @@ def test_fm13_wikilinks_in_frontmatter(vault):
 
 @pytest.mark.parametrize("field", ["related", "up", "関連", "see-also"])
 @pytest.mark.parametrize("link, code, says", [
-    ("[[B#Missing heading]]", "WL003", "heading not found in docs/B.md: 'Missing heading'"),
-    ("[[B#^nope]]", "WL004", "block ^nope not found in docs/B.md"),
+    ("[[B#Missing heading]]", "WL003", "heading not found in docs/B.md: 'Missing heading' — its headings: '#Shipped'"),
+    ("[[B#^nope]]", "WL004", "block ^nope not found in docs/B.md — its block ids: '^kept'"),
     ("[[B#Shipping|alias]]", "WL003", "heading not found in docs/B.md: 'Shipping' — did you mean '#Shipped'?"),
 ])
 def test_fm13_a_missing_heading_or_block_in_frontmatter_names_the_field(vault, field, link, code, says):

@@ -52,7 +52,8 @@ def test_check_reports_markdown_links_like_wikilinks(vault):
     res = vault.check()
     assert res.code == 1 and res.lines == [
         "docs/adrs/ADR-0002.md:9:1: WL001 [gone](ADR-0404.md) → no such note",
-        "docs/adrs/ADR-0002.md:9:21: WL003 [head](ADR-0001.md#Nope) → heading not found in docs/adrs/ADR-0001.md: 'Nope'",
+        "docs/adrs/ADR-0002.md:9:21: WL003 [head](ADR-0001.md#Nope) → heading not found in docs/adrs/ADR-0001.md: 'Nope'"
+        " — its headings: '#Decision'",
         "docs/adrs/ADR-0002.md:9:46: WL006 ![pic](arch.png) → missing attachment 'arch.png'",
     ]
 

@@ -235,7 +235,8 @@ def test_wl09_embeds_and_attachments(vault):
                 "![[ADR-0001]] ![[ADR-0001#Decision]] ![[ADR-0001#Nope]] [[arch.png]]\n")
     assert vault.check().lines == [
         "docs/incidents/INC-0003.md:1:59: WL006 ![[missing.png]] → missing attachment 'missing.png'",
-        "docs/incidents/INC-0003.md:2:38: WL003 ![[ADR-0001#Nope]] → heading not found in docs/adrs/ADR-0001.md: 'Nope'",
+        "docs/incidents/INC-0003.md:2:38: WL003 ![[ADR-0001#Nope]] → heading not found in docs/adrs/ADR-0001.md: 'Nope'"
+        " — its headings: '#ADR-0001', '#Context', '#Decision'",
     ]
 
 
@@ -243,8 +244,8 @@ def test_block_and_heading_anchors(vault):
     vault.write("docs/adrs/ADR-0001.md", ADR1)
     vault.write("docs/a.md", "[[ADR-0001#^perf-budget]] [[ADR-0001#^nope]] [[ADR-0001#decision]] [[#Missing]]\n")
     assert vault.check().lines == [
-        "docs/a.md:1:27: WL004 [[ADR-0001#^nope]] → block ^nope not found in docs/adrs/ADR-0001.md",
-        "docs/a.md:1:68: WL003 [[#Missing]] → heading not found in docs/a.md: 'Missing'",
+        "docs/a.md:1:27: WL004 [[ADR-0001#^nope]] → block ^nope not found in docs/adrs/ADR-0001.md — its block ids: '^perf-budget'",
+        "docs/a.md:1:68: WL003 [[#Missing]] → heading not found in docs/a.md: 'Missing' — the note has no headings",
     ]
 
 
@@ -271,7 +272,7 @@ def test_a_block_id_names_a_block_only_at_its_end(vault, body, named, eol):
     vault.write("docs/n.md", "# N\n\n" + body.replace("\n", eol))
     vault.write("docs/a.md", "see [[n#^mid]]\n")
     lines = [line for line in vault.check().lines if line.startswith("docs/a.md")]
-    assert lines == ([] if named else ["docs/a.md:1:5: WL004 [[n#^mid]] → block ^mid not found in docs/n.md"]), lines
+    assert lines == ([] if named else ["docs/a.md:1:5: WL004 [[n#^mid]] → block ^mid not found in docs/n.md — the note has no block ids"]), lines
 
 
 @pytest.mark.parametrize("link, hint", [
@@ -586,3 +587,19 @@ def test_the_shipped_schema_takes_aliases_in_either_form(tmp_path, aliases):
         f.write("\nSee [[PG ledger]] and [[Ledger DB]].\n")
     res = run_cli(["check", "--root", str(root)], root)
     assert res.code == 0, res.out + res.err
+
+
+@pytest.mark.parametrize("headings, says", [
+    (["Context", "Decision", "Consequences"], " — its headings: '#Context', '#Decision', '#Consequences'"),
+    (["背景", "決定"], " — its headings: '#背景', '#決定'"),
+    ([], " — the note has no headings"),
+    ([f"Step {i}" for i in range(7)], ""),  # too many to list, none close: nothing more
+    (["Rollout", "Rollback"], " — did you mean '#Rollout'?"),  # one close: the did-you-mean alone
+])
+def test_a_missing_heading_names_what_the_note_has(vault, headings, says):
+    """WL003 said only "heading not found": with nothing close, a note of a few headings has them listed,
+    and one with none says so."""
+    vault.write("docs/t.md", "".join(f"## {h}\n\nText.\n\n" for h in headings) or "Text only.\n")
+    vault.write("docs/a.md", "See [[t#Rollouts plan]].\n")
+    assert vault.check().lines == [f"docs/a.md:1:5: WL003 [[t#Rollouts plan]] → heading not found in docs/t.md: "
+                                   f"'Rollouts plan'{says}"]

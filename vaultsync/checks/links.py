@@ -127,9 +127,10 @@ class _AnchorHints:
     """"did you mean" for a missing heading or block: the target's closest one (difflib), among its
     first :attr:`NAMES` headings or blocks, while a check has compared fewer than :attr:`COMPARISONS`
     names (difflib costs ~15 µs a name: 20,000 broken links into a note of 20,000 headings must stay
-    well under a second, not cost their product)."""
+    well under a second, not cost their product). With nothing close, a target of at most :attr:`LISTED`
+    names has them all listed, and one of none says so."""
 
-    NAMES, COMPARISONS = 2000, 20_000
+    NAMES, COMPARISONS, LISTED = 2000, 20_000, 6
 
     def __init__(self, vault: Vault) -> None:
         self.vault, self.left = vault, self.COMPARISONS
@@ -145,9 +146,14 @@ class _AnchorHints:
         by_key = self._names[path, block]
         self.left -= len(by_key)
         close = difflib.get_close_matches(wanted.casefold(), list(by_key), n=1, cutoff=0.6)
-        if not close or by_key[close[0]] == wanted:  # never the text that just failed
-            return ""
-        return f" — did you mean '{'^' if block else '#'}{by_key[close[0]]}'?"
+        mark = "^" if block else "#"
+        if close and by_key[close[0]] != wanted:  # never the text that just failed
+            return f" — did you mean '{mark}{by_key[close[0]]}'?"
+        if not by_key:
+            return f" — the note has no {'block ids' if block else 'headings'}"
+        if len(by_key) <= self.LISTED:  # nothing close, few to choose from: name them all
+            return f" — its {'block ids' if block else 'headings'}: " + ", ".join(f"'{mark}{n}'" for n in by_key.values())
+        return ""
 
 
 def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_severity: str,
