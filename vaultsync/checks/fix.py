@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from vaultsync.checks.fix_text import Fix, by_hand, fixed_note
@@ -81,13 +82,23 @@ def back_reference_advice(vault: Vault, target: str, source: str, field: str, in
             "bracket, and no memory_id of its own does)")
 
 
-def status_advice(vault: Vault, path: str) -> str:
-    """``, or run `vaultsync check --fix``` where ``--fix`` will set ``path``'s ``status: superseded`` (SS004)
-    with the note's other edits, else nothing."""
-    fixes = plan_fixes(vault, {path})
-    if Fix(path, "status", "superseded") in fixes and fixed_note(path, _text(vault, path), fixes) is not None:
-        return ", or run `vaultsync check --fix`"
-    return ""
+def status_advice(vault: Vault) -> Callable[[str], str]:
+    """For SS004: a note's path → ``, or run `vaultsync check --fix``` where ``--fix`` will set its ``status:
+    superseded`` with its other edits, else nothing. The vault's fixes are planned once, at the first call."""
+    plan: dict[str, list[Fix]] | None = None
+
+    def advice(path: str) -> str:
+        nonlocal plan
+        if plan is None:
+            plan = {}
+            for f in plan_fixes(vault):
+                plan.setdefault(f.path, []).append(f)
+        fixes = plan.get(path, [])
+        if Fix(path, "status", "superseded") in fixes and fixed_note(path, _text(vault, path), fixes) is not None:
+            return ", or run `vaultsync check --fix`"
+        return ""
+
+    return advice
 
 
 def _text(vault: Vault, path: str) -> str:

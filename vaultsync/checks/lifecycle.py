@@ -295,6 +295,7 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
                 f"{back_reference_advice(vault, edge.older, edge.newer, 'supersedes', edge in in_cycle)}",
             ))
     superseded = {e.older for e in in_force_edges(vault, edges)}
+    advice = status_advice(vault)
     for path in sorted(superseded):
         note = vault.notes[path]
         status = normalised_frontmatter(note.frontmatter).get("status")
@@ -304,7 +305,7 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
             written = next((k for k, name in key_variants(note.frontmatter) if name == "status"), None)
             instead = f" (in place of {written}:, a key in another case)" if written else ""
             out.append(Diagnostic(path, line, col, "SS004", f"status: is {said} but the note is superseded — set "
-                                  f"status: superseded{instead}{status_advice(vault, path)}"))
+                                  f"status: superseded{instead}{advice(path)}"))
     for path, note in vault.notes.items():
         if note.fm_state == "mapping" and path not in superseded:
             status = normalised_frontmatter(note.frontmatter).get("status")
