@@ -211,6 +211,38 @@ def test_cli_formats_and_explain(vault, embedder):
     assert "a sync is running (the hook's, or another): search again in a moment" in syncing.out
 
 
+def test_a_first_search_that_waits_for_a_hooks_first_sync_says_so(vault, embedder):
+    """Right after the first commit, the hook's sync (which may build the model first) holds the lock: the
+    search waited for it in silence after "indexing this vault for the first time", as if it did the work."""
+    import os
+    import time
+
+    from vaultsync.git import open_repo
+    from vaultsync.index.layout import layout_for
+    from vaultsync.index.lock import SyncLock
+
+    _lifecycle_vault(vault)
+    vault.commit("init")
+    layout = layout_for(open_repo(vault.root))
+    held, release = threading.Event(), threading.Event()
+
+    def hooks_sync() -> None:
+        with SyncLock(layout.lock, layout.dirty) as got:
+            assert got
+            held.set()
+            release.wait(30)
+
+    hook = threading.Thread(target=hooks_sync)
+    hook.start()
+    held.wait(10)
+    threading.Timer(1.0, release.set).start()  # the hook's sync ends; the waiting search then builds the index
+    started = time.monotonic()
+    res = run_cli(["search", "webhook", "--no-daemon"], vault.root)
+    hook.join()
+    assert f"the vault's first index is being built (sync pid {os.getpid()}): waiting for it" in res.err, res.err
+    assert res.code == 0 and "ADR-" in res.out and time.monotonic() - started >= 1.0, (res.out, res.err)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -24,6 +24,7 @@ from vaultsync.search.relevance import (
     shipped_model,
 )
 from vaultsync.search.render import shown_relevance
+from vaultsync.search.results import WEAK_RELEVANCE
 
 pytestmark = pytest.mark.slow
 
@@ -279,6 +280,35 @@ def test_every_hit_carries_relevance_and_identity_in_every_format(team):
     md = run_cli(["search", "durable outbox queue for webhooks", "--no-daemon", "--format", "markdown"],
                  vault.root).out
     assert f"_relevance {shown_relevance(hit['relevance'])} · ADR-0001" in md
+
+
+def test_a_weak_answer_says_so_in_every_format(team):
+    """Hits whose best relevance is under 0.015 reached the floor but may not answer (an off-topic question on
+    a small vault): each format says so; a clear answer says nothing of the kind."""
+    vault, _ = team
+    weak_q, clear_q = ["best recipe for sourdough banana bread", "--min-relevance", "0"], ["durable outbox queue for webhooks"]
+    data = json.loads(run_cli(["search", *weak_q, "--no-daemon", "--format", "json"], vault.root).out)
+    best = max(h["relevance"] for h in data["hits"])
+    assert data["hits"] and best < WEAK_RELEVANCE and data["weak"] is True, data
+    said = f"weak answer: the best relevance is {shown_relevance(best)}, under 0.015 — these hits may not answer"
+    assert said in run_cli(["search", *weak_q, "--no-daemon"], vault.root).out
+    assert f"_{said}" in run_cli(["search", *weak_q, "--no-daemon", "--format", "markdown"], vault.root).out
+    clear = json.loads(run_cli(["search", *clear_q, "--no-daemon", "--format", "json"], vault.root).out)
+    assert clear["hits"] and clear["weak"] is False
+    for fmt in ("text", "markdown"):
+        assert "weak answer" not in run_cli(["search", *clear_q, "--no-daemon", "--format", fmt], vault.root).out
+
+
+@pytest.mark.parametrize(("relevances", "weak"), [
+    ([], False), ([None], False), ([0.0149], True), ([0.015], False), ([0.001, 0.2], False), ([None, 0.01], True),
+])
+def test_weak_means_hits_whose_best_relevance_is_under_the_line(relevances, weak):
+    from vaultsync.search.results import Hit, SearchResult
+
+    hits = [Hit(f"n.md#{i}", "n.md", "N", "", "text", 1.0, 1, 1, [], [], relevance=r) for i, r in enumerate(relevances)]
+    result = SearchResult("q", hits, [], None, None, "t", None, {}, min_relevance=0.006)
+    assert result.weak is weak and result.to_dict()["weak"] is weak
+    assert SearchResult.from_dict(json.loads(json.dumps(result.to_dict()))) == result  # the daemon's round trip
 
 
 def test_a_filter_value_no_note_has_is_a_warning_naming_the_known_values(team):

@@ -204,7 +204,12 @@ def _in_process(repo, config, raw: str, options: dict, rerank: str | None):  # t
         from vaultsync.index.sync import sync
         from vaultsync.vault.config import ConfigError
 
-        print("vaultsync: indexing this vault for the first time…", file=sys.stderr)
+        from vaultsync.index.layout import layout_for
+        from vaultsync.index.lock import running_sync
+
+        owner = running_sync(layout_for(repo).lock)
+        print(f"vaultsync: the vault's first index is being built (sync pid {owner.pid}): waiting for it…" if owner
+              else "vaultsync: indexing this vault for the first time…", file=sys.stderr)
         try:
             sync(repo, progress=sys.stderr.isatty(), wait=60.0)
         except ConfigError as exc:  # the index is built with the committed config: it must be valid

@@ -175,7 +175,7 @@ def build_server(root: Path) -> MCPServer:
                              "vector search. Returns the chunks that answer the query, each with its calibrated "
                              "relevance (0-1), memory_id, type, status, confidence, dates, the chunk text and the "
                              "notes it links to; none when nothing is relevant (then best_rejected shows the best "
-                             "candidate). Expired, superseded and low-confidence notes are hidden unless asked for "
+                             "candidate), and `weak` true when even the best may not answer. Expired, superseded and low-confidence notes are hidden unless asked for "
                              "(`hidden` lists the matching ones and the arguments that show them); a superseded note is "
                              "replaced by its successor, whose hit then names it in `replaces`.")
     def search(

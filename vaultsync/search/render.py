@@ -1,8 +1,8 @@
 """Output formats of a search: text (people), markdown (what an agent pastes into its context), JSON.
 
 Every format shows each hit's relevance and note identity, says how many blocks of its chunk it left
-out, says "nothing relevant" with the best rejected candidate when the floor left no hit, and lists
-what the filters hid.
+out, says "nothing relevant" with the best rejected candidate when the floor left no hit, says when the
+hits it has are weak, and lists what the filters hid.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from vaultsync.diagnostics import terminal_safe
-from vaultsync.search.results import ELISION, Hit, SearchResult
+from vaultsync.search.results import ELISION, WEAK_RELEVANCE, Hit, SearchResult
 
 
 def _identity(h: Hit) -> str:
@@ -39,6 +39,15 @@ def nothing_relevant(result: SearchResult) -> str:
     best = result.best_rejected
     tail = f" (best: {best['chunk_id']} at {shown_relevance(best['relevance'])})" if best else ""
     return f"no memory above relevance {result.min_relevance:g}{tail}"
+
+
+def weak_answer(result: SearchResult) -> str | None:
+    """The line that says the hits may not answer the query (:attr:`SearchResult.weak`), or None."""
+    if not result.weak:
+        return None
+    best = max(h.relevance for h in result.hits if h.relevance is not None)  # type: ignore[type-var]
+    return (f"weak answer: the best relevance is {shown_relevance(best)}, under {WEAK_RELEVANCE:g} — "
+            "these hits may not answer the question")
 
 
 def hidden_lines(result: SearchResult) -> list[str]:
@@ -92,6 +101,8 @@ def _markdown(result: SearchResult, explain: bool) -> str:
             lines.append(f"<!-- {_trace(h.trace)} -->\n")
     if not result.hits:
         lines.append(f"_{nothing_relevant(result)}._\n")
+    if weak := weak_answer(result):
+        lines.append(f"_{weak}._\n")
     hidden = hidden_lines(result)
     if hidden:
         lines.append("> " + "\n> ".join(hidden) + "\n")
@@ -117,6 +128,8 @@ def _text(result: SearchResult, explain: bool) -> str:
             lines.append(f"   why: {_trace(h.trace)}")
     if not result.hits:
         lines.append(nothing_relevant(result))
+    if weak := weak_answer(result):
+        lines.append(weak)
     lines.extend(hidden_lines(result))
     return "\n".join(lines)
 
