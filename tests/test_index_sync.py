@@ -350,7 +350,9 @@ def test_fold_is_idempotent_and_blind_to_latin_accents(text):
 
 @pytest.mark.parametrize("query", ["commit -a", "multi-agent", "Outage: DB", "don't", "lock OR", "SQLite AND",
                                    "NOT lock", "C++", "(lock", "docs/adrs", "E42.", '"trigram', "title: lock",
-                                   "NEAR(a b)", "a" * 5000, "\x00 lock", "🔒 lock", "🔒"])
+                                   "NEAR(a b)", "a" * 5000, "\x00 lock", "🔒 lock", "🔒",
+                                   " ".join(chr(0x4E00 + i) for i in range(999)),  # 999 short terms, one SQL scan
+                                   " ".join(chr(0xAC00 + 37 * i) + chr(0xAC00 + 11 * i) for i in range(1000))])
 def test_ix02_query_syntax_never_raises(repo, query):
     repo.write("docs/a.md", "# Lock\nLock contention in C++ code; commit -a is fine; multi-agent setups.\n")
     repo.commit("init")

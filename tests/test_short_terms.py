@@ -82,3 +82,28 @@ def test_the_index_finds_what_reading_every_chunk_finds(texts: list[str], terms:
         assert notes_holding(db, term, 100) == sum(
             any(short_terms.contains(n, term) for (n,) in db.execute("SELECT norm FROM chunks WHERE path = ?", (p,)))
             for p in paths)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(WORDS, max_size=12).map(" ".join), min_size=1, max_size=6),
+       st.lists(st.sampled_from(["ci", "cd", "a", "9", "v2", "_", "db", "x", "東京", "東", "京", "c"]), min_size=1,
+                max_size=8, unique=True),
+       st.booleans(), st.integers(1, 4))
+def test_the_scan_checks_every_term_however_few_sqlite_narrows_by(texts: list[str], terms: list[str], every: bool,
+                                                                   asked: int) -> None:
+    """SQLite narrows the scan by the first SQL_TERMS terms only (a deeper expression is refused): the rows
+    and counts are those of narrowing by every term."""
+    db = index(texts)
+    whole = _scan(db, terms, None, every)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(short_terms, "SQL_TERMS", asked)
+        assert _scan(db, terms, None, every) == whole
+
+
+@pytest.mark.parametrize("every", [True, False])
+def test_a_thousand_short_terms_are_scanned_without_error(every: bool) -> None:
+    """A query of 999 CJK characters made SQLite refuse the scan: "Expression tree is too large"."""
+    terms = [chr(0x4E00 + i) for i in range(999)]
+    db = index(["東京 region", "nothing", "一 丁 七 and " + " ".join(terms)])
+    found = _scan(db, terms, None, every)
+    assert set(found) == ({3} if every else {1, 3})

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 _INDEXED = re.compile(r"[0-9a-z_]{1,2}")
 # An FTS5 ranking reads this many of a term's rows at most: enough for any candidate depth, and it keeps a
 # word held by most chunks (``a``, ``1``) from reading them all.
+SQL_TERMS = 100  # terms SQLite narrows the scan by (its expressions stop at depth 1,000)
 WORD_ROWS = 1000
 
 
@@ -99,20 +100,24 @@ def _word_rows(db: sqlite3.Connection, terms: Sequence[str], every: bool) -> dic
 
 def _scan(db: sqlite3.Connection, terms: Sequence[str], rowids: list[int] | None, every: bool) -> dict[int, float]:
     """The chunks' text read row by row (among ``rowids`` when given): ASCII terms as words, others as
-    substrings."""
+    substrings. SQLite narrows the rows by the terms, by the first :data:`SQL_TERMS` of all of them or not
+    at all beyond that many of any (it refuses an expression deeper than 1,000: a query of a thousand CJK
+    characters); every term is checked here."""
     if rowids is not None and not rowids:
         return {}
-    sql = "SELECT rowid, norm FROM chunks WHERE (" + (" AND " if every else " OR ").join(
-        "instr(norm, ?) > 0" for _ in terms) + ")"
-    params: list[object] = list(terms)
+    asked = list(dict.fromkeys(terms))
+    asked = asked[:SQL_TERMS] if every else asked if len(asked) <= SQL_TERMS else []
+    sql = "SELECT rowid, norm FROM chunks WHERE (" + ((" AND " if every else " OR ").join(
+        "instr(norm, ?) > 0" for _ in asked) or "1") + ")"
+    params: list[object] = list(asked)
     if rowids is not None:
         sql += f" AND rowid IN ({','.join('?' * len(rowids))})"
         params.extend(rowids)
     words = [_whole_word(t) for t in terms if t.isascii()]
+    others = [t for t in terms if not t.isascii()]
     found: dict[int, float] = {}
     for rowid, norm in db.execute(sql, params):
-        hits = [len(w.findall(norm)) for w in words]
-        other = sum(norm.count(t) for t in terms if not t.isascii())
-        if all(hits) if every else any(hits) or other:
-            found[rowid] = float(sum(hits) + other)
+        hits = [len(w.findall(norm)) for w in words] + [norm.count(t) for t in others]
+        if all(hits) if every else any(hits):
+            found[rowid] = float(sum(hits))
     return found
