@@ -689,3 +689,15 @@ def test_a_supersession_in_another_spelling_is_whole_for_the_ss_checks_and_revie
     before = (vault.root / f"{UNTYPED}/b.md").read_text()
     vault.check("--fix")
     assert (vault.root / f"{UNTYPED}/b.md").read_text() == before
+
+
+@pytest.mark.parametrize("written, link", [('["[[ADR-0002]]"]', "[[ADR-0002]]"),
+                                           ("\n  - '[[ADR-0002]]'", "[[ADR-0002]]"),
+                                           ('["[[ADR-0002|the new one]]"]', "[[ADR-0002|the new one]]")])
+def test_a_quoted_link_in_a_list_is_told_to_stand_alone_not_quoted_again(make_vault, written, link):
+    """`superseded_by: ["[[X]]"]` was told to write "[[[[X]]]]": the link is quoted already, the list is the
+    mistake."""
+    vault = make_vault({"docs/adrs/ADR-0001.md": adr("ADR-0001", status="superseded", extra=f"superseded_by: {written}\n"),
+                        "docs/adrs/ADR-0002.md": adr("ADR-0002", extra='supersedes: ["[[ADR-0001]]"]\n')})
+    (sc,) = [line for line in vault.check().lines if " SC001 superseded_by" in line]
+    assert f'got a list — write one value: "{link}"' in sc and "[[[[" not in sc, sc

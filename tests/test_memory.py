@@ -929,3 +929,17 @@ def test_an_unknown_type_names_a_configured_one_in_another_case() -> None:
     for typed, close in (("adr", "ADR"), ("ADRs", "ADR"), ("incidnt", "Incident")):
         with pytest.raises(MemoryWriteError, match=f"did you mean '{close}'"):
             type_spec(config, typed)
+
+
+@pytest.mark.parametrize("value, said", [(".inf", "inf"), ("-.inf", "-inf"), (".nan", "nan"), (".NaN", "nan")])
+@pytest.mark.parametrize("field", ["score", "confidence", "title", "importance"])
+def test_show_writes_standard_json_for_yamls_infinities_and_nan(vault: Vault, field, value, said) -> None:  # type: ignore[no-untyped-def]
+    """`show --format json` wrote `Infinity` and `NaN`, which no standard JSON parser reads (RFC 8259)."""
+    vault.write("docs/free.md", f"---\n{field}: {value}\n---\nx\n")
+    out = run_cli(["show", "docs/free.md", "--format", "json"], vault.root).out
+
+    def refuse(constant: str) -> None:
+        raise ValueError(constant)
+
+    view = json.loads(out, parse_constant=refuse)
+    assert view["frontmatter"][field] == said and (view["title"] == said) == (field == "title")

@@ -14,15 +14,12 @@ from pathlib import Path
 
 from vaultsync.checks.folders import check_folders
 from vaultsync.checks.frontmatter import check_frontmatter, check_vocabulary_fields
-from vaultsync.checks.lifecycle import (
-    check_dates,
-    check_duplicate_ids,
-    check_supersession,
-)
+from vaultsync.checks.lifecycle import check_dates, check_duplicate_ids
 from vaultsync.checks.lifecycle_values import check_lifecycle_fields
 from vaultsync.checks.links import check_links
 from vaultsync.checks.one_per_mistake import one_per_mistake
 from vaultsync.checks.paths import check_paths
+from vaultsync.checks.supersession import check_supersession
 from vaultsync.diagnostics import WARNING, Diagnostic
 from vaultsync.git import Snapshot
 from vaultsync.vault.clock import today_in, zone_or_local

@@ -268,8 +268,7 @@ def _spells(key: str, field: str) -> bool:
 
 
 def _extra_keys(err: jsonschema.ValidationError, note: Note) -> list[tuple[Any, str]]:
-    """``(key, SC003 message)`` for each key an ``additionalProperties``/``unevaluatedProperties`` error
-    refuses (none when the instance is no mapping)."""
+    """``(key, SC003 message)`` per key an ``additionalProperties``/``unevaluatedProperties`` error refuses."""
     if not isinstance(err.instance, dict):
         return []
     path = tuple(err.absolute_path)
@@ -291,8 +290,9 @@ def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ..
         expected = _expected(err.validator_value)
         link = _unquoted_link(value)
         if link is not None and r"\[\[" in str(err.schema.get("pattern", "")):  # `[[note]]` unquoted: lists in YAML
-            return path, (f'{name}: expected "[[note]]" string, got {shown} — quote wikilinks in YAML: '
-                          f'{quote(link)}'), False
+            fix = f"write one value: {quote(link[2:-2])}" if link.startswith("[[[[") and link.endswith("]]]]") \
+                else f"quote wikilinks in YAML: {quote(link)}"  # the first: `["[[note]]"]`, a quoted link in a list
+            return path, f'{name}: expected "[[note]]" string, got {shown} — {fix}', False
         hint = " (use true/false)" if expected == "boolean" and isinstance(value, str) else ""
         if expected == "string" and raw is not None and raw[:1] not in "'\"":
             hint = _scalar_hint(raw, "boolean" if isinstance(value, bool) else "number")

@@ -201,11 +201,10 @@ def _in_process(repo, config, raw: str, options: dict, rerank: str | None):  # t
     try:
         searcher, head = open_searcher(repo, config, rerank=rerank)
     except NoIndexError:
-        from vaultsync.index.sync import sync
-        from vaultsync.vault.config import ConfigError
-
         from vaultsync.index.layout import layout_for
         from vaultsync.index.lock import running_sync
+        from vaultsync.index.sync import sync
+        from vaultsync.vault.config import ConfigError
 
         owner = running_sync(layout_for(repo).lock)
         print(f"vaultsync: the vault's first index is being built (sync pid {owner.pid}): waiting for it…" if owner

@@ -8,6 +8,7 @@ from typing import Any
 from vaultsync.checks.lifecycle import in_force_edges, supersession_edges
 from vaultsync.checks.links import resolve_links
 from vaultsync.diagnostics import terminal_safe, visible
+from vaultsync.index.records import jsonable
 from vaultsync.memory.lookup import find_note
 from vaultsync.search.lifecycle import LifecyclePolicy, hiding_reasons
 from vaultsync.search.options import SearchOptions
@@ -18,10 +19,11 @@ from vaultsync.vault.yamlquote import flow_item
 
 
 def summary(vault: Vault, path: str) -> dict[str, Any]:
-    """``{memory_id, path, title, type, status}`` of a note (None for what it lacks)."""
+    """``{memory_id, path, title, type, status}`` of a note (None for what it lacks; YAML's ``.nan`` and
+    ``.inf`` as strings, so that the view is valid JSON)."""
     fm = vault.notes[path].frontmatter if path in vault.notes else {}
-    return {"memory_id": fm.get("memory_id"), "path": path, "title": fm.get("title"),
-            "type": fm.get("type"), "status": fm.get("status")}
+    return jsonable({"memory_id": fm.get("memory_id"), "path": path, "title": fm.get("title"),
+                     "type": fm.get("type"), "status": fm.get("status")})
 
 
 def backlinks(vault: Vault) -> dict[str, list[tuple[str, int, str | None]]]:
@@ -95,7 +97,8 @@ def note_view(vault: Vault, ref: str) -> dict[str, Any]:
     Returns:
         ``{memory_id, path, title, type, status, frontmatter, body, links: [{link, line, field,
         path, memory_id, status}], backlinks: [{path, memory_id, line, field}], supersedes:
-        [summary...], superseded_by: [summary...], current: summary, search_hides: [{reason, show_with}]}``
+        [summary...], superseded_by: [summary...], current: summary, search_hides: [{reason, show_with}]}``,
+        valid JSON (:func:`vaultsync.index.records.jsonable`: ``.nan`` and ``.inf`` as strings)
         — ``supersedes`` nearest first, ``superseded_by`` up to ``current``, the note that holds
         today; ``search_hides``: why search leaves the note out by default (:func:`search_hides`).
     Raises:
@@ -116,7 +119,7 @@ def note_view(vault: Vault, ref: str) -> dict[str, Any]:
                       "memory_id": summary(vault, target)["memory_id"] if target else None,
                       "status": summary(vault, target)["status"] if target else None})
     preds, succs = chain(vault, path)
-    return {**summary(vault, path), "frontmatter": note.frontmatter, "body": note.body, "links": links,
+    return {**summary(vault, path), "frontmatter": jsonable(note.frontmatter), "body": note.body, "links": links,
             "backlinks": back, "supersedes": [summary(vault, p) for p in preds],
             "superseded_by": [summary(vault, p) for p in succs],
             "current": summary(vault, succs[-1] if succs else path),
