@@ -495,3 +495,25 @@ def test_an_embedder_dropped_from_the_config_leaves_no_vector_table(make_vault, 
     assert tables() == [f"{chunk_table_name('multilingual-e5-small', 16)}.lance"]
     res = run_cli(["search", "canary", "--no-daemon", "--format", "json", "--min-relevance", "0"], v.root)
     assert res.code == 0 and json.loads(res.out)["hits"][0]["path"] == "docs/b.md", res.out + res.err
+
+
+@pytest.mark.parametrize("config", ["vault: docs\ntypes: [\n", "vault: [docs\n", "vault: docs\nsearch: {top_k: 0\n"])
+@pytest.mark.parametrize("hook", [None, "post-commit"])
+def test_a_committed_config_that_cannot_be_read_is_the_last_error_status_shows(vault, model_env, config, hook):
+    """A broken committed config (a commit made with --no-verify) keeps the index behind HEAD; a sync typed by
+    hand said why but kept nothing, so `vaultsync status` said only "BEHIND HEAD"."""
+    vault.write(".vaultsync.yaml", "vault: docs\n")
+    vault.write("docs/a.md", "# A\nAlpha.\n")
+    vault.commit("init")
+    run_cli(["sync", "--quiet"], vault.root)
+    vault.write(".vaultsync.yaml", config)
+    vault.commit("bad config")
+    res = run_cli(["sync", "--quiet", *(["--hook", hook] if hook else [])], vault.root)
+    assert res.code == (0 if hook else 1) and ".vaultsync.yaml:" in res.err, res.err  # a hook never fails git
+    shown = run_cli(["status"], vault.root).out
+    (line,) = [ln for ln in shown.splitlines() if ln.startswith("last error")]
+    assert line.startswith("last error  the committed config is invalid: .vaultsync.yaml:") and "BEHIND" in shown, shown
+    vault.write(".vaultsync.yaml", "vault: docs\n")
+    vault.commit("mended")
+    assert run_cli(["sync", "--quiet"], vault.root).code == 0
+    assert "last error" not in run_cli(["status"], vault.root).out

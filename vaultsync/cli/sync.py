@@ -74,9 +74,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         return _run(args)
     except Exception as exc:  # a hook never fails git; the error goes to state.json and the log
-        if not hook_mode and isinstance(exc, ConfigError):  # the committed config is invalid: its line
-            print(exc, file=sys.stderr)
-            return 1
+        if isinstance(exc, ConfigError):  # the committed config is invalid: its line, kept for `vaultsync status`
+            said = f"the committed config is invalid: {exc}"
+            print(exc if not hook_mode else f"vaultsync sync: error: {said}", file=sys.stderr)
+            _record_error(exc, said)
+            return 0 if hook_mode else 1
         if not hook_mode and isinstance(exc, OSError) and exc.filename:  # a read-only or full index folder
             print(f"vaultsync sync: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
             return 1
@@ -230,11 +232,14 @@ def _arm_timeout(seconds: float, layout: IndexLayout) -> None:
     signal.setitimer(signal.ITIMER_REAL, seconds)
 
 
-def _record_error(exc: BaseException) -> None:
+def _record_error(exc: BaseException, line: str | None = None) -> None:
+    """``exc`` (or ``line``, already said) as the last error in the index state, what `vaultsync status`
+    shows; on stderr too when no ``line`` is given."""
     from vaultsync.index.state import format_exception, write_state
 
-    line = format_exception(exc)
-    print(f"vaultsync sync: error: {line}", file=sys.stderr)
+    if line is None:
+        line = format_exception(exc)
+        print(f"vaultsync sync: error: {line}", file=sys.stderr)
     try:
         from vaultsync.git import open_repo
         from vaultsync.index.layout import layout_for
