@@ -61,6 +61,30 @@ def test_an_expired_note_already_superseded_asks_nothing(vault, old, new_extra):
                                            "(move expires forward, update last_validated) or supersede it"], res.out
 
 
+@pytest.mark.parametrize("other", ["adr-0001", "ADR\u20100001", "\uff21\uff24\uff32-0001", "ADR-0001 ", "Adr\u22120001"])
+def test_a_memory_id_search_takes_for_another_is_a_duplicate(make_vault, other):
+    """Search and `show` read ids case-blind, with any dash and any width (`ＡＤＲ`), so two notes so written
+    were one memory for them, yet check passed both."""
+    vault = make_vault({"docs/notes/a.md": "---\nmemory_id: ADR-0001\n---\nx\n",
+                        "docs/notes/b.md": f'---\nmemory_id: "{other}"\n---\nx\n',
+                        "docs/notes/c.md": "---\nmemory_id: ADR-0002\n---\nx\n"})
+    lines = [line for line in vault.check().lines if " ID001 " in line]
+    assert [line.split(":")[0] for line in lines] == ["docs/notes/a.md", "docs/notes/b.md"], lines
+    assert lines[0].endswith(f"is also used by docs/notes/b.md (as {other!r}) — search and lookups read them as one id")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(["ADR-0001", "adr-0001", "ADR\u20130001", "ADR-0002", "INC-0001", "ａdr-0001",
+                                 "ADR-00001", "ADR_0001"]), min_size=2, max_size=4))
+def test_property_id001_exactly_where_search_takes_two_ids_for_one(make_vault, ids):
+    from vaultsync.vault.resolve import id_key
+
+    vault = make_vault({f"docs/notes/n{i}.md": f'---\nmemory_id: "{mid}"\n---\nx\n' for i, mid in enumerate(ids)})
+    flagged = {line.split(":")[0] for line in vault.check().lines if " ID001 " in line}
+    keys = [id_key(mid) for mid in ids]
+    assert flagged == {f"docs/notes/n{i}.md" for i, k in enumerate(keys) if keys.count(k) > 1}
+
+
 def test_duplicate_memory_id_names_the_other_files(vault):
     vault.write("docs/adrs/ADR-0001-a.md", adr("ADR-0001"))
     vault.write("docs/adrs/ADR-0001-b.md", adr("ADR-0001"))

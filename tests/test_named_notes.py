@@ -166,7 +166,7 @@ def test_a_note_named_by_its_wikilink_or_file_name_comes_first(vault, hashed_mod
 def test_a_link_names_its_note_whatever_the_name_holds(stem, before, form):
     """Property: a ``[[link]]`` to a note's file name, in any case, with an alias, a heading or ``.md``,
     names that note; words outside it do not stop it."""
-    from vaultsync.search.named import name_key
+    from vaultsync.vault.resolve import id_key as name_key
 
     assume(stem.strip() and stem.strip() == stem and not stem.endswith(".md"))
     table = {name_key(stem): ["docs/notes/x.md"], name_key("notes/" + stem): ["docs/notes/x.md"]}

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from vaultsync.diagnostics import ERROR, WARNING, Diagnostic
+from vaultsync.diagnostics import ERROR, WARNING, Diagnostic, shown
 from vaultsync.vault.fields import (
     local_day,
     normalised_frontmatter,
@@ -23,6 +24,7 @@ from vaultsync.vault.fields import (
 from vaultsync.vault.lifecycle_fields import in_force as status_in_force
 from vaultsync.vault.lifecycle_fields import read_lifecycle
 from vaultsync.vault.note import Note
+from vaultsync.vault.resolve import id_key
 from vaultsync.vault.vault import Vault
 
 
@@ -114,15 +116,20 @@ def _superseded(note: Note) -> bool:
 
 
 def check_duplicate_ids(vault: Vault) -> list[Diagnostic]:
-    """A ``memory_id`` may be used by one note only."""
+    """A ``memory_id`` may be used by one note only, in any spelling search takes for the same id
+    (:func:`vaultsync.vault.resolve.id_key`: ``adr-0001``, ``ADR‐0001`` with U+2010, ``ＡＤＲ-0001``)."""
     out: list[Diagnostic] = []
+    same: dict[str, list[tuple[str, str]]] = defaultdict(list)  # id key → (path, memory_id as written)
     for mid, paths in vault.by_memory_id.items():
-        if len(paths) < 2:
+        same[id_key(mid)].extend((path, mid) for path in paths)
+    for held in same.values():
+        if len(held) < 2:
             continue
-        for path in paths:
-            others = ", ".join(sorted(p for p in paths if p != path))
+        for path, mid in held:
+            others = ", ".join(sorted(p if m == mid else f"{p} (as {shown(m)})" for p, m in held if p != path))
             line, col = vault.notes[path].position(("memory_id",))
-            out.append(Diagnostic(path, line, col, "ID001", f"memory_id '{mid}' is also used by {others}"))
+            also = "" if all(m == mid for _, m in held) else " — search and lookups read them as one id"
+            out.append(Diagnostic(path, line, col, "ID001", f"memory_id {shown(mid)} is also used by {others}{also}"))
     return out
 
 

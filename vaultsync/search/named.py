@@ -10,7 +10,7 @@ A name is a query word (split at spaces, brackets, ``|``, ``#``, ``,``, ``/`` an
 punctuation, symbols and emphasis marks around it and a file name's ``.md`` left off:
 ``«ADR-0034»,``, ``_ADR-0034_``, ``docs/adr/ADR-0034.md``), or a run of ASCII letters, digits,
 ``-``, ``_`` and ``.`` in a word with other letters (a script written without spaces:
-``ADR-0034について``), equal to a ``memory_id`` as :func:`name_key` compares them (NFKC, case-blind,
+``ADR-0034について``), equal to a ``memory_id`` as :func:`id_key` compares them (NFKC, case-blind,
 any dash a ``-``), among the words that could be one: with a digit, ``-`` or ``_`` in it
 (``ADR-0034``, ``inc_7``). A note's file name (without ``.md``) and its path are names as well, as a
 WikiLink writes them (``ADR-0034-own-reranker``, ``docs/adr/ADR-0034-own-reranker.md``), and a
@@ -26,6 +26,7 @@ import sqlite3
 import unicodedata
 from collections.abc import Callable
 
+from vaultsync.vault.resolve import id_key
 from vaultsync.vault.wikilinks import WIKILINK, parse_inner
 
 NAMED_RELEVANCE = 0.95  # an exact identifier: the note is what was asked for (a prior, not fitted)
@@ -34,18 +35,8 @@ _PARTS = re.compile(r"[,/\\]")  # a word may also be several names, or a path: e
 _ASCII_RUN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _COULD_BE_ID = re.compile(r"[\d_-]")
 _RELATIVE = re.compile(r"^(?:\.\.?/)+")  # `[[../adr/x]]` is relative to a note; a query has none: its tail names
-_DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2212\ufe63\uff0d", "-"))
-
-
-def name_key(text: str) -> str:
-    """How a ``memory_id`` and a query word are compared: NFKC, case-folded, every dash a ``-``."""
-    if text.isascii():  # the same key, without the Unicode passes (a table of 100,000 notes reads them all)
-        return text.strip().lower()
-    return unicodedata.normalize("NFKC", text).translate(_DASHES).strip().casefold()
-
-
 def note_names(db: sqlite3.Connection) -> dict[str, list[str]]:
-    """``{name_key(name): note paths}`` of the index (one pass over ``notes``): each note's ``memory_id``, its
+    """``{id_key(name): note paths}`` of the index (one pass over ``notes``): each note's ``memory_id``, its
     ``aliases`` (a link resolves by them too), its path without ``.md`` and its file name without it. A tail
     of the path between the two (``adr/x`` of ``docs/adr/x``) is found through the file name
     (:func:`_paths`)."""
@@ -55,7 +46,7 @@ def note_names(db: sqlite3.Connection) -> dict[str, list[str]]:
         names = [stem, stem.rpartition("/")[2], *([str(memory_id)] if memory_id is not None else [])]
         if aliases and aliases != "[]":
             names += [a for a in json.loads(aliases) if isinstance(a, str) and a.strip()]
-        for key in dict.fromkeys(map(name_key, names)):
+        for key in dict.fromkeys(map(id_key, names)):
             out.setdefault(key, []).append(path)
     return out
 
@@ -65,17 +56,17 @@ def _paths(table: dict[str, list[str]], name: str) -> list[str]:
     ``/`` (``adr/x`` names ``docs/adr/x.md``, looked up by its file name ``x``)."""
     if (found := table.get(name)) is not None or "/" not in name:
         return found or []
-    return [p for p in table.get(name.rpartition("/")[2], []) if name_key(p.removesuffix(".md")).endswith("/" + name)]
+    return [p for p in table.get(name.rpartition("/")[2], []) if id_key(p.removesuffix(".md")).endswith("/" + name)]
 
 
 def _links(text: str) -> list[tuple[str, str | None]]:
     """``(target, heading)`` of each ``[[target#heading|alias]]`` of ``text`` (:func:`parse_inner`, as a note's
-    links are read; ``![[…]]`` too), the target a :func:`name_key` without ``.md`` or a leading ``../`` (a
+    links are read; ``![[…]]`` too), the target a :func:`id_key` without ``.md`` or a leading ``../`` (a
     query has no folder), the heading the innermost of ``#A#B``; links to no note (``[[#H]]``) left out."""
     out = []
     for m in WIKILINK.finditer(text):
         target, heading, _, _ = parse_inner(m.group(1))
-        if key := _RELATIVE.sub("", name_key(target).removesuffix(".md")):
+        if key := _RELATIVE.sub("", id_key(target).removesuffix(".md")):
             out.append((key, heading.split("#")[-1].strip() if heading else None))
     return out
 
@@ -86,7 +77,7 @@ def link_headings(text: str, names_of: Callable[[], dict[str, list[str]]]) -> di
     out: dict[str, str] = {}
     for key, heading in _links(text):
         for path in _paths(names_of(), key) if heading else ():
-            out.setdefault(path, name_key(heading))
+            out.setdefault(path, id_key(heading))
     return out
 
 
@@ -101,10 +92,10 @@ def _words(text: str) -> list[list[str]]:
 
 
 def query_names(text: str) -> list[str]:
-    """The query's words that could be a ``memory_id`` (:func:`name_key`), in order, each once: the
+    """The query's words that could be a ``memory_id`` (:func:`id_key`), in order, each once: the
     words, and the runs of ASCII inside a word that has other letters too (``ADR-0034について``); a word
     written as a file (``Identifiers.md``) whatever letters it holds."""
-    key = name_key(text)
+    key = id_key(text)
     words = [w for forms in _words(key) for w in forms]
     runs = [_bare(r) for w in words if not w.isascii() for r in _ASCII_RUN.findall(w)]
     files = {w[:-3] for word in map(_bare, _WORD.findall(key)) if word.endswith(".md") and len(word) > 3
@@ -133,5 +124,5 @@ def named_notes(text: str, names_of: Callable[[], dict[str, list[str]]]) -> tupl
     paths = list(dict.fromkeys(p for name in names for p in _paths(table, name)))
     names_only = all(_paths(table, t) for t in targets) and all(
         _paths(table, forms[0]) or (len(forms) > 1 and all(_paths(table, p) for p in forms[1:]))
-        for forms in _words(name_key(rest)))
+        for forms in _words(id_key(rest)))
     return paths, bool(paths) and names_only

@@ -43,6 +43,17 @@ _TRAILING_PUNCT = frozenset(".?!:;,")
 _SPACES = re.compile(r"\s+")
 
 
+_DASHES = str.maketrans(dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2212\ufe63\uff0d", "-"))
+
+
+def id_key(text: str) -> str:
+    """How a ``memory_id`` is compared, with another (ID001) and with a query's words (search's named
+    notes): NFKC, case-folded, every dash a ``-``, no space around it."""
+    if text.isascii():  # the same key, without the Unicode passes (a table of 100,000 notes reads them all)
+        return text.strip().lower()
+    return unicodedata.normalize("NFKC", text).translate(_DASHES).strip().casefold()
+
+
 def name_key(text: str) -> str:
     """Comparison key of a file or link name: NFC, lower-cased (Unicode default case mapping).
 

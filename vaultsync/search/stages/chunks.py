@@ -18,8 +18,8 @@ from dataclasses import replace
 import numpy as np
 
 from vaultsync.search.candidates import Candidates, Context
-from vaultsync.search.named import name_key
 from vaultsync.search.rows import chunk_rows
+from vaultsync.vault.resolve import id_key
 
 
 def chunks(ctx: Context, cands: Candidates) -> Candidates:
@@ -52,7 +52,7 @@ def _from_heading(ctx: Context, path: str, heading: str | None) -> list[int]:
         return rowids
     rows = chunk_rows(ctx.index.db, rowids)
     at = next((i for i, r in enumerate(rowids)
-               if heading in (name_key(h) for h in rows[r]["heading"].split(" > "))), 0)
+               if heading in (id_key(h) for h in rows[r]["heading"].split(" > "))), 0)
     return rowids[at:] + rowids[:at]
 
 
