@@ -91,7 +91,8 @@ ids = st.from_regex(r"[A-Za-zÄÖ]{1,6}[-_][0-9]{1,5}", fullmatch=True)
 text = st.text(alphabet=st.sampled_from(list("abc xyz,.?!")), max_size=12)
 
 
-@given(ids, text, text, st.sampled_from(["{}", "[[{}]]", "({})", "«{}»", "{}?", "{}について"]))
+@given(ids, text, text, st.sampled_from(["{}", "[[{}]]", "({})", "«{}»", "{}?", "{}について", "memory_id:{}", "ref:{}",
+                                        "{};ADR-1", "x;{}", "über:{}", "{},ADR-1"]))
 def test_a_name_is_found_wherever_the_query_holds_it(memory_id, before, after, form):
     """Property: a ``memory_id`` written in any case, in brackets, quotes or before CJK text, between any
     words, names its note; the table is read only because a word could be a name."""

@@ -31,7 +31,7 @@ from vaultsync.vault.wikilinks import WIKILINK, parse_inner
 
 NAMED_RELEVANCE = 0.95  # an exact identifier: the note is what was asked for (a prior, not fitted)
 _WORD = re.compile(r"[^\s\[\]|#\"'`<>(){}]+")
-_PARTS = re.compile(r"[,/\\]")  # a word may also be several names, or a path: each part is tried too
+_PARTS = re.compile(r"[,;:/\\]")  # a word may also be several names, a path or `id:ADR-1`: each part is tried too
 _ASCII_RUN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _COULD_BE_ID = re.compile(r"[\d_-]")
 _RELATIVE = re.compile(r"^(?:\.\.?/)+")  # `[[../adr/x]]` is relative to a note; a query has none: its tail names
@@ -82,7 +82,7 @@ def link_headings(text: str, names_of: Callable[[], dict[str, list[str]]]) -> di
 
 
 def _words(text: str) -> list[list[str]]:
-    """Each query word (:data:`_WORD`, bare: :func:`_bare`) with its parts at ``,`` ``/`` ``\\``, a file
+    """Each query word (:data:`_WORD`, bare: :func:`_bare`) with its parts at ``,`` ``;`` ``:`` ``/`` ``\\``, a file
     name's ``.md`` left off: ``docs/adr-1.md`` → ``["docs/adr-1", "docs", "adr-1"]``."""
     out = []
     for word in filter(None, map(_bare, _WORD.findall(text))):
