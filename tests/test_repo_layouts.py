@@ -68,3 +68,34 @@ def test_git_dir_and_work_tree_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("GIT_DIR", str(tmp_path / "nowhere.git"))
     res = run_cli(["status"], tree)
     assert res.code != 0 and "GIT_DIR=" in res.err + res.out
+
+
+@pytest.mark.parametrize("mode", [[], ["--staged"], ["--rev", "HEAD"]])
+def test_a_sparse_partial_clone_checks_its_cone_and_names_what_is_not_fetched(tmp_path, make_vault, mode):
+    """A ``--filter=blob:none --sparse`` clone holds no blob outside its cone: every check refused each such
+    note (FM015, an error), so every commit was blocked. They are named in one warning; the cone is checked."""
+    origin = make_vault({"docs/adrs/ADR-0001.md": adr("ADR-0001"),
+                         **{f"docs/rules/r{i}.md": f"# Rule {i}\nSee [[ADR-0001]].\n" for i in range(3)}})
+    origin.commit("init")
+    git(origin.root, "config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "partial"
+    git(tmp_path, "clone", "-q", "--filter=blob:none", "--sparse", f"file://{origin.root}", str(clone))
+    git(clone, "sparse-checkout", "set", "docs/adrs")
+    res = run_cli(["check", *mode], clone)
+    assert res.code == 0 and res.lines == [
+        "docs/rules/r0.md:1:1: FM015 warning: not checked, nor 2 more notes like it: its git object is not fetched "
+        "into this partial clone yet (git fetches a note when it is read)"], res.out
+    (clone / "docs/adrs/ADR-0001.md").write_text("---\nmemory_id: [broken\n---\n")  # the cone is checked
+    git(clone, "add", "-A")
+    assert run_cli(["check", *mode], clone).code == (0 if "--rev" in mode else 1)
+
+
+def test_a_missing_object_outside_a_partial_clone_is_still_an_error(make_vault):
+    """Only a partial clone's objects are missing on purpose: elsewhere a missing object is damage (FM015)."""
+    vault = make_vault({"docs/notes/r.md": "# Rule\n", "docs/notes/s.md": "# Other\n"})
+    vault.commit("init")
+    blob = git(vault.root, "rev-parse", "HEAD:docs/notes/r.md").stdout.strip()
+    (vault.root / ".git/objects" / blob[:2] / blob[2:]).unlink()  # a loose object lost
+    res = run_cli(["check", "--rev", "HEAD"], vault.root)
+    assert res.code == 1 and res.lines == ["docs/notes/r.md:1:1: FM015 cannot read file: its git object is missing "
+                                           "from the repository (a partial or damaged clone?)"], res.out

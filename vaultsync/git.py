@@ -30,7 +30,12 @@ if TYPE_CHECKING:
 
 from vaultsync.gitcmd import GIT_ENV_KEPT, no_git_env, run_git  # noqa: F401 - the git layer's API
 from vaultsync.gitignore import IgnoredUntracked, is_ignored  # noqa: F401 - the git layer's API
-from vaultsync.gitopen import open_repo, unreadable_repository, why_not_opened  # noqa: F401 - the git layer's API
+from vaultsync.gitopen import (  # noqa: F401 - the git layer's API
+    open_repo,
+    partial_clone,
+    unreadable_repository,
+    why_not_opened,
+)
 from vaultsync.lfs import LFS_POINTER, lfs_content
 from vaultsync.symlinks import symlinked_part
 

@@ -87,6 +87,19 @@ def unreadable_repository(start: Path | str = ".") -> str | None:
     return None
 
 
+def partial_clone(where: str) -> bool:
+    """Whether the repository at ``where`` (its work tree or git dir) is a partial clone (``git clone --filter``): a blob may be absent
+    on purpose, fetched from a promisor remote when git reads it."""
+    import pygit2
+
+    try:
+        config = pygit2.Repository(where).config
+        return "extensions.partialclone" in config or any(
+            e.name.startswith("remote.") and e.name.endswith(".promisor") and config.get_bool(e.name) for e in config)
+    except (pygit2.GitError, ValueError, OSError):
+        return False
+
+
 def why_not_opened(start: Path | str = ".") -> str:
     """Why :func:`open_repo` found no repository at ``start``, in words for the user."""
     if os.environ.get("GIT_DIR"):

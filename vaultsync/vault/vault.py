@@ -12,8 +12,8 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from vaultsync.diagnostics import Diagnostic
-from vaultsync.git import Snapshot, is_valid_utf8_path, read_blob
+from vaultsync.diagnostics import WARNING, Diagnostic
+from vaultsync.git import Snapshot, is_valid_utf8_path, partial_clone, read_blob
 from vaultsync.lfs import LfsObjectMissing
 from vaultsync.symlinks import dead_links
 from vaultsync.vault.config import Config
@@ -191,7 +191,26 @@ def load_vault(
                     cache.store(path, oid, note, found)
             vault.notes[path] = note
             vault.findings[path] = found
+    _promised_not_fetched(vault)
     return vault
+
+
+_MISSING_OBJECT = "its git object is missing from the repository (a partial or damaged clone?)"
+
+
+def _promised_not_fetched(vault: Vault) -> None:
+    """In a partial clone (``git clone --filter``, a sparse checkout's usual companion), a note whose blob is
+    not fetched yet is named in a warning, not refused: git fetches it when it is read, nothing in it
+    changed here, and an error would block every commit that touches only the cone."""
+    missing = [p for p, found in vault.findings.items() if [d.message for d in found] == [f"cannot read file: {_MISSING_OBJECT}"]]
+    if not missing or not partial_clone(str(vault.root)):
+        return
+    more = f", nor {len(missing) - 1} more note{'s' if len(missing) > 2 else ''} like it" if len(missing) > 1 else ""
+    for i, path in enumerate(sorted(missing)):  # one warning for all, at the first: a sparse clone may miss thousands
+        said = [Diagnostic(path, 0, 0, "FM015", f"not checked{more}: its git object is not fetched into this partial "
+                           "clone yet (git fetches a note when it is read)", severity=WARNING)] if i == 0 else []
+        vault.notes[path].diagnostics[:] = said
+        vault.findings[path] = said
 
 
 _Item = tuple[str, bytes | None, str, str | None]  # (path, bytes, read error, blob id for the worker to read)
@@ -227,7 +246,7 @@ def _read_error(exc: Exception) -> str:
     if isinstance(exc, LfsObjectMissing):
         return str(exc)
     if isinstance(exc, KeyError):  # pygit2: no such object
-        return "its git object is missing from the repository (a partial or damaged clone?)"
+        return _MISSING_OBJECT
     return str(getattr(exc, "strerror", None) or exc)
 
 
