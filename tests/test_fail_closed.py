@@ -607,6 +607,8 @@ KEY_VARIANTS = [
     ("Superseded-By", 'superseded_by: "[[target]]"\n', {"include_superseded": True}),
     ("superseded by", 'superseded_by: "[[target]]"\n', {"include_superseded": True}),
     ('"expires "', "expires: 2019-12-31\n", {"include_expired": True}),
+    ("supersededBy", 'superseded_by: "[[target]]"\n', {"include_superseded": True}),  # camel case
+    ("SupersededBy", 'superseded_by: "[[target]]"\n', {"include_superseded": True}),
 ]
 
 
@@ -701,3 +703,16 @@ def test_a_quoted_link_in_a_list_is_told_to_stand_alone_not_quoted_again(make_va
                         "docs/adrs/ADR-0002.md": adr("ADR-0002", extra='supersedes: ["[[ADR-0001]]"]\n')})
     (sc,) = [line for line in vault.check().lines if " SC001 superseded_by" in line]
     assert f'got a list — write one value: "{link}"' in sc and "[[[[" not in sc, sc
+
+
+@pytest.mark.parametrize("key, field", [
+    ("supersededBy", "superseded_by"), ("SupersededBy", "superseded_by"), ("lastValidated", "last_validated"),
+    ("ExPires", "expires"), ("STATUS", "status"), ("superseded_by", None), ("expiresAt", None), ("statusNote", None),
+    ("supersedesBy", None), ("lastvalidated", None), ("Superseded_By", "superseded_by"),
+])
+def test_a_lifecycle_key_in_camel_case_names_its_field(key, field):
+    """`supersededBy:` (camel case, as JSON-minded tools write it) was read as no field: the note stayed in
+    search as if nothing superseded it."""
+    from vaultsync.vault.fields import lifecycle_field_of
+
+    assert lifecycle_field_of(key) == field

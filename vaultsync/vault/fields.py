@@ -77,15 +77,18 @@ def _valid_time(m: re.Match[str]) -> bool:
 LIFECYCLE_FIELDS = ("expires", "confidence", "status", "supersedes", "superseded_by", "last_validated")
 _FIELDS = frozenset(LIFECYCLE_FIELDS)
 _VARIANT = re.compile(r"[- ]")  # `superseded-by`, `last validated`: the field under another spelling
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")  # `supersededBy`, `lastValidated`: a word boundary in camel case
 
 
 def lifecycle_field_of(key: Any) -> str | None:
-    """The lifecycle field a top-level key names in another case, with blanks around it, or with ``-`` or a
-    space for ``_`` (``Expires``, ``Superseded-By``, ``last validated``); None for the field itself or
-    any other key. Only ASCII case is folded (``ſtatus`` is no ``status``)."""
+    """The lifecycle field a top-level key names in another case, with blanks around it, with ``-`` or a
+    space for ``_``, or in camel case (``Expires``, ``Superseded-By``, ``last validated``, ``supersededBy``);
+    None for the field itself or any other key. Only ASCII case is folded (``ſtatus`` is no ``status``)."""
     if not isinstance(key, str) or key in _FIELDS:
         return None
     name = _VARIANT.sub("_", key.strip()).lower()
+    if name not in _FIELDS:
+        name = _CAMEL.sub("_", key.strip()).lower()
     return name if name in _FIELDS else None
 
 
