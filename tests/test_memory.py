@@ -943,3 +943,10 @@ def test_show_writes_standard_json_for_yamls_infinities_and_nan(vault: Vault, fi
 
     view = json.loads(out, parse_constant=refuse)
     assert view["frontmatter"][field] == said and (view["title"] == said) == (field == "title")
+
+
+def test_show_of_a_note_without_frontmatter_says_unset_not_none(vault: Vault) -> None:
+    """`show` printed Python's `type: None   status: None` for a note without frontmatter."""
+    vault.write("docs/plain.md", "# Plain\nNo frontmatter here.\n")
+    out = run_cli(["show", "docs/plain.md"], vault.root).out
+    assert "path: docs/plain.md   type: (unset)   status: (unset)" in out and "None" not in out, out

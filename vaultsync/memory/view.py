@@ -142,6 +142,11 @@ def _flow(value: Any, inner: bool = False) -> str:
 
 
 
+def _unset(value: Any) -> Any:
+    """A field's value for the text view: ``(unset)`` where the note has none (not Python's ``None``)."""
+    return "(unset)" if value is None else value
+
+
 def render_view(view: dict[str, Any], fmt: str = "text") -> str:
     """``text`` / ``markdown`` for people, ``json``: the dict itself; none holds a control character a
     terminal acts on (:func:`vaultsync.diagnostics.terminal_safe`)."""
@@ -149,9 +154,9 @@ def render_view(view: dict[str, Any], fmt: str = "text") -> str:
 
     if fmt == "json":  # json.dumps leaves DEL and C1 raw: terminal_safe writes them as JSON's own \u escapes
         return terminal_safe(json.dumps(view, ensure_ascii=False, indent=2, default=str))
-    name = lambda s: f"{s['memory_id'] or s['path']} ({s['status']})"  # noqa: E731
+    name = lambda s: f"{s['memory_id'] or s['path']} ({_unset(s['status'])})"  # noqa: E731
     lines = [f"{view['memory_id'] or view['path']}  {view['title'] or ''}",
-             f"path: {view['path']}   type: {view['type']}   status: {view['status']}"]
+             f"path: {view['path']}   type: {_unset(view['type'])}   status: {_unset(view['status'])}"]
     fields = [visible(f"{key}: {_flow(value)}") for key, value in (view["frontmatter"] or {}).items()
               if key not in _SHOWN]  # one line each, whatever a committed value holds (a line break, an escape)
     if fields:  # severity, created, expires, confidence, tags...: what a reader weighs the note by
