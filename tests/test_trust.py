@@ -904,3 +904,19 @@ def test_an_empty_successor_does_not_stand_in_above_a_note_that_answers(tmp_path
         assert found[0].memory_id == "ADR-0004" and found[0].replaces == "docs/adrs/ADR-0003.md"
     finally:
         s.close()
+
+
+def test_the_known_tags_name_each_tag_once_in_whatever_form_it_was_written():
+    """`--tag` of no note listed `café` twice, composed and decomposed (NFC and NFD, as macOS writes names)."""
+    import sqlite3
+
+    from vaultsync.search.options import SearchOptions
+    from vaultsync.search.rows import unknown_filter_values
+
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE notes (path TEXT, type TEXT, frontmatter TEXT)")
+    for i, tags in enumerate([["caf\u00e9", "ops"], ["cafe\u0301"], ["#ops", "db"]]):
+        db.execute("INSERT INTO notes VALUES (?, 'adr', ?)", (f"docs/n{i}.md", json.dumps({"tags": tags})))
+    (said,) = unknown_filter_values(db, SearchOptions(tags=("nope",)))
+    known = said.split("(known: ")[1].split(")")[0].split(", ")
+    assert len(known) == 3 and {unicodedata.normalize("NFC", k).lstrip("#") for k in known} == {"café", "ops", "db"}, said

@@ -86,10 +86,13 @@ def unknown_filter_values(db: sqlite3.Connection, opts: SearchOptions) -> list[s
     for flag, values in (("type", opts.types), ("tag", opts.tags)):
         if not values:
             continue  # no filter of this kind: nothing to read (this runs on every search)
-        known = [v for (v,) in db.execute(known_sql[flag])]
         same = (lambda v: v) if flag == "type" else tag_key
+        spellings: dict[str, str] = {}  # a tag once, in its first spelling (`café` composed and decomposed)
+        for (v,) in db.execute(known_sql[flag]):
+            spellings.setdefault(same(v), v)
+        known = list(spellings.values())
         for value in values:
-            if same(value) not in {same(k) for k in known}:
+            if same(value) not in spellings:
                 listed = ", ".join(known[:20]) + (" …" if len(known) > 20 else "")
                 close = difflib.get_close_matches(value.casefold(), [k.casefold() for k in known], n=1, cutoff=0.6)
                 hint = f"; did you mean {known[[k.casefold() for k in known].index(close[0])]!r}?" if close else ""
