@@ -88,8 +88,8 @@ def unreadable_repository(start: Path | str = ".") -> str | None:
 
 
 def partial_clone(where: str) -> bool:
-    """Whether the repository at ``where`` (its work tree or git dir) is a partial clone (``git clone --filter``): a blob may be absent
-    on purpose, fetched from a promisor remote when git reads it."""
+    """Whether the repository at ``where`` (its work tree or git dir) is a partial clone (``git clone
+    --filter``): a blob may be absent on purpose, fetched from a promisor remote when git reads it."""
     import pygit2
 
     try:

@@ -202,7 +202,8 @@ def _promised_not_fetched(vault: Vault) -> None:
     """In a partial clone (``git clone --filter``, a sparse checkout's usual companion), a note whose blob is
     not fetched yet is named in a warning, not refused: git fetches it when it is read, nothing in it
     changed here, and an error would block every commit that touches only the cone."""
-    missing = [p for p, found in vault.findings.items() if [d.message for d in found] == [f"cannot read file: {_MISSING_OBJECT}"]]
+    unread = [f"cannot read file: {_MISSING_OBJECT}"]
+    missing = [p for p, found in vault.findings.items() if [d.message for d in found] == unread]
     if not missing or not partial_clone(str(vault.root)):
         return
     more = f", nor {len(missing) - 1} more note{'s' if len(missing) > 2 else ''} like it" if len(missing) > 1 else ""
