@@ -76,13 +76,28 @@ def test_an_option_before_its_command_is_told_to_go_after_it(argv, capsys):
     (["--format", "json", "search", "x"], "--format json", "search"),
     (["--rev", "HEAD~1", "check"], "--rev HEAD~1", "check"),
     (["--json", "--top-k", "3", "search", "x"], "--json --top-k 3", "search"),
-    (["--force", "x", "models", "build"], "--force x", "models"),
+    (["models", "--force", "x", "build"], "--force x", "models build"),
 ])
 def test_an_option_with_its_value_before_the_command_is_told_to_go_after_it(argv, before, command, capsys):
     """`vaultsync --top-k 3 search x` said "invalid choice: '3'": argparse took the value for the command."""
     err = usage_error(argv, capsys)
-    assert err == f"vaultsync: error: `{before}` stands before the command; an option goes after it: " \
+    prog = "vaultsync" + (" models" if argv[0] == "models" else "")
+    assert err == f"{prog}: error: `{before}` stands before the command; an option goes after it: " \
                   f"vaultsync {command} {before} …", err
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["search", "--format", "jsn", "json"], "did you mean 'json'?"),  # a query that is a choice: no command
+    (["check", "--format", "jsn", "text"], "did you mean 'json'?"),
+    (["--top-k", "3", "sync", "search"], "invalid choice: '3'"),  # sync has no --top-k
+    (["--force", "x", "models", "build"], "invalid choice: 'x'"),  # --force is build's, not models'
+    (["--", "search", "x"], "invalid choice: '--'"),
+])
+def test_an_option_before_a_command_that_lacks_it_gets_argparses_error(argv, said, capsys):
+    """The hint named a command without the option (`vaultsync sync --top-k 3 …`), and fired inside a command
+    whose query happened to be a valid value (`search --format jsn json`)."""
+    err = usage_error(argv, capsys)
+    assert said in err and "stands before the command" not in err, err
 
 
 @pytest.mark.parametrize("argv", [["zzzz"], ["search", "x", "--zzzzzz"], ["search", "x", "--format", "zzzz"],

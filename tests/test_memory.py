@@ -950,3 +950,11 @@ def test_show_of_a_note_without_frontmatter_says_unset_not_none(vault: Vault) ->
     vault.write("docs/plain.md", "# Plain\nNo frontmatter here.\n")
     out = run_cli(["show", "docs/plain.md"], vault.root).out
     assert "path: docs/plain.md   type: (unset)   status: (unset)" in out and "None" not in out, out
+
+
+@pytest.mark.parametrize("ref", ["adr-0001", "ＡＤＲ-0001", "ADR\u20100001", " ADR-0001 "])
+def test_show_finds_a_memory_id_as_search_compares_it(vault: Vault, ref) -> None:
+    """ID001 says search and lookups read such spellings as one id: `show` now compares them as search does."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    res = run_cli(["show", ref], vault.root)
+    assert res.code == 0 and res.out.startswith("ADR-0001  "), (res.out, res.err)

@@ -260,10 +260,11 @@ def test_background_compares_only_vectors_of_its_own_embedder():
 
 
 @pytest.mark.parametrize(("p", "shown"), [(0.93, "0.93"), (0.1, "0.10"), (0.024, "0.024"), (0.0099, "0.0099"),
-                                          (0.0059, "0.0059"), (0.0004, "0.0004"), (0.0, "0.0000")])
+                                          (0.0059, "0.0059"), (0.0004, "0.0004"), (0.0, "0.0000"),
+                                          (0.0149, "0.0149"), (0.0151, "0.0151"), (0.02, "0.020")])
 def test_a_relevance_reads_with_the_digits_the_floor_needs(p, shown):
     """The floor is 0.006: a candidate turned away at 0.0059 read "0.006" ("no memory above relevance 0.006
-    (best: … at 0.006)"), and one at 0.0004 "0.000"."""
+    (best: … at 0.006)"), one at 0.0004 "0.000", and a weak 0.0149 "0.015" (under 0.015)."""
     assert shown_relevance(p) == shown
 
 

@@ -603,3 +603,10 @@ def test_a_missing_heading_names_what_the_note_has(vault, headings, says):
     vault.write("docs/a.md", "See [[t#Rollouts plan]].\n")
     assert vault.check().lines == [f"docs/a.md:1:5: WL003 [[t#Rollouts plan]] → heading not found in docs/t.md: "
                                    f"'Rollouts plan'{says}"]
+
+
+def test_a_long_heading_is_listed_cut_in_a_missing_heading_message(vault):
+    vault.write("docs/t.md", f"## {'Long ' * 40}end\n\nText.\n")
+    vault.write("docs/a.md", "See [[t#Rollouts plan]].\n")
+    (line,) = vault.check().lines
+    assert line.endswith(f" — its headings: '#{('Long ' * 40)[:60]}…'") and len(line) < 200, line

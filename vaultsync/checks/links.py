@@ -152,7 +152,8 @@ class _AnchorHints:
         if not by_key:
             return f" — the note has no {'block ids' if block else 'headings'}"
         if len(by_key) <= self.LISTED:  # nothing close, few to choose from: name them all
-            return f" — its {'block ids' if block else 'headings'}: " + ", ".join(f"'{mark}{n}'" for n in by_key.values())
+            return f" — its {'block ids' if block else 'headings'}: " + ", ".join(
+                f"'{mark}{n if len(n) <= 60 else n[:60] + '…'}'" for n in by_key.values())
         return ""
 
 

@@ -110,6 +110,15 @@ def build_parser(only: str | None = None) -> Parser:
     return parser
 
 
+def _whole_parser(name: str) -> Parser:
+    """Command ``name``'s parser with its options (its module imported)."""
+    import argparse
+
+    from vaultsync.cli.parser import command_parser
+
+    return command_parser(build_parser(name), argparse.Namespace(command=name))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code (0 ok, 1 findings/errors, 2 usage, 3 internal error).
     Without ``argv`` (the process's own command line) a command may end the process itself."""
@@ -129,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
         if (exc.name or "").split(".")[0] not in SEARCH_EXTRA | REMOTE_EXTRA:
             raise
         return _missing_extra(command, exc)
+    if command not in COMMANDS:  # the command names only: a usage error may need one command's options
+        parser.load_command = _whole_parser
     args, extras = parser.parse_known_args(argv)
     if extras:
         from vaultsync.cli.parser import command_parser

@@ -10,6 +10,7 @@ import sys
 
 TYPE_CHECKING = False  # as in vaultsync.cli.main: importing typing costs the daemon's light route
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any, NoReturn
 
 # argparse's own wording (Lib/argparse.py, unchanged since 3.2): the one place its values are named
@@ -28,7 +29,10 @@ def closest(word: str, options: list[str]) -> str | None:
 
 class Parser(argparse.ArgumentParser):
     """An :class:`argparse.ArgumentParser` whose usage errors (exit 2) name the nearest valid spelling;
-    its sub-command parsers are of this class too."""
+    its sub-command parsers are of this class too. ``load_command(name)``, where set, gives a sub-command's
+    whole parser when this one holds only its name (the CLI loads one command's module)."""
+
+    load_command: Callable[[str], Parser] | None = None
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         """argparse's, keeping the arguments read for :meth:`error`."""
@@ -42,15 +46,34 @@ class Parser(argparse.ArgumentParser):
         is told to go after it."""
         if found := _INVALID_CHOICE.search(message):
             choices = re.findall(r"'((?:[^'\\]|\\.)*)'", found.group(2))
-            read = getattr(self, "_read", [])
-            at = read.index(found.group(1)) if found.group(1) in read else len(read)
-            command = next((a for a in read[at + 1:] if a in choices), None)
-            if command is not None and read[0].startswith("-"):
-                before = " ".join(read[:read.index(command)])
-                message = f"`{before}` stands before the command; an option goes after it: {self.prog} {command} {before} …"
+            if before := self._options_before(found.group(1), choices):
+                command, options = before
+                message = f"`{options}` stands before the command; an option goes after it: {self.prog} {command} {options} …"
             elif near := closest(found.group(1), choices):
                 message += f"; did you mean '{near}'?"
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+    def _options_before(self, refused: str, choices: list[str]) -> tuple[str, str] | None:
+        """``(command, the options written before it)`` when this parser's sub-command slot took ``refused``, an
+        option's value (``vaultsync --top-k 3 search x``), and a later argument is a command that has every one
+        of those options; else None."""
+        commands = next((a.choices for a in (self._subparsers._group_actions if self._subparsers else [])  # noqa: SLF001
+                         if isinstance(a, argparse._SubParsersAction)), None)  # noqa: SLF001
+        read = getattr(self, "_read", [])
+        if not commands or set(choices) != set(commands) or refused not in read or not read[0].startswith("-"):
+            return None
+        command = next((a for a in read[read.index(refused) + 1:] if a in commands), None)
+        if command is None:
+            return None
+        before = read[:read.index(command)]
+        try:
+            full = self.load_command(command) if self.load_command is not None else commands[command]
+        except ImportError:  # the command's optional extra is missing: no hint, argparse's own error
+            return None
+        has = full._option_string_actions  # noqa: SLF001
+        if not all(a.split("=", 1)[0] in has for a in before if a.startswith("-")):
+            return None
+        return command, " ".join(before)
 
     def unrecognized(self, extras: list[str]) -> NoReturn:
         """The usage error for arguments no option takes, with the nearest option of this parser for each

@@ -6,6 +6,7 @@ import difflib
 
 from vaultsync.diagnostics import shown
 from vaultsync.memory.errors import MemoryWriteError
+from vaultsync.vault.resolve import id_key
 from vaultsync.vault.vault import Vault
 
 
@@ -26,8 +27,8 @@ def find_note(vault: Vault, ref: str) -> str:
         return res.path
     if res.status == "ambiguous":
         raise MemoryWriteError(f"{shown(ref)} is ambiguous: {', '.join(res.candidates)}")
-    folded = [mid for mid in vault.by_memory_id if mid.casefold() == ref.casefold()]
-    if len(folded) == 1 and len(vault.by_memory_id[folded[0]]) == 1:  # `adr-0002`, as a link would match
+    folded = [mid for mid in vault.by_memory_id if id_key(mid) == id_key(ref)]  # as search compares ids
+    if len(folded) == 1 and len(vault.by_memory_id[folded[0]]) == 1:  # `adr-0002`, `ＡＤＲ‐0002`
         return vault.by_memory_id[folded[0]][0]
     ids = {mid.casefold(): mid for mid in vault.by_memory_id}
     close = [ids[m] for m in difflib.get_close_matches(ref.casefold(), list(ids), n=3, cutoff=0.75)]

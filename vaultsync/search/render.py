@@ -27,9 +27,10 @@ def _identity(h: Hit) -> str:
 
 
 def shown_relevance(p: float) -> str:
-    """A relevance as people read it: two decimals, three under 0.1, four under 0.01 (the floor is 0.006: a
-    candidate it turned away at 0.0059 must not read "0.006", nor one at 0.0004 "0.000")."""
-    return f"{p:.2f}" if p >= 0.1 else f"{p:.3f}" if p >= 0.01 else f"{p:.4f}"
+    """A relevance as people read it: two decimals, three under 0.1, four under 0.02 (the floor is 0.006 and
+    the weak line 0.015: a candidate turned away at 0.0059 must not read "0.006", a weak 0.0149 not "0.015",
+    nor one at 0.0004 "0.000")."""
+    return f"{p:.2f}" if p >= 0.1 else f"{p:.3f}" if p >= 0.02 else f"{p:.4f}"
 
 
 def nothing_relevant(result: SearchResult) -> str:
