@@ -77,6 +77,17 @@ def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic
     return sorted(found, key=lambda d: (d.line, d.col))
 
 
+def declared_keys(config: Config, root: Path, note: Note) -> frozenset[str]:
+    """The top-level keys the schema of ``note``'s type folder names in ``properties``; empty outside a
+    type folder or where the schema cannot load (its SC error says so)."""
+    spec = config.type_for(note.path)
+    try:
+        properties = _validator(config, root, spec).schema.get("properties") if spec is not None else None
+    except (FileNotFoundError, ValueError):
+        return frozenset()
+    return frozenset(properties) if isinstance(properties, dict) else frozenset()
+
+
 def _validator(config: Config, root: Path, spec: TypeSpec) -> Any:
     """The JSON Schema validator of a type. Raises FileNotFoundError / ValueError: its schema cannot load."""
     if spec.schema in config.schema_problems:

@@ -1,23 +1,26 @@
-"""LC checks: a lifecycle field that cannot be read (LC001), one read under another spelling (LC002), and a
-second spelling of a field already given (LC003). Search fails closed on an unreadable field (ADR-0040), so
-each is reported in every folder, typed or not."""
+"""LC checks: a lifecycle field that cannot be read (LC001), one read under another spelling (LC002), a
+second spelling of a field already given (LC003), and a key nothing reads that was likely meant as a
+lifecycle field (LC004). Search fails closed on an unreadable field (ADR-0040), so each is reported in every
+folder, typed or not."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from vaultsync.diagnostics import WARNING, Diagnostic
-from vaultsync.vault.fields import key_variants, normalised_frontmatter
-from vaultsync.vault.lifecycle_fields import FILTER_OF, read_lifecycle
+from vaultsync.vault.fields import key_variants, lifecycle_fields_meant, normalised_frontmatter
+from vaultsync.vault.lifecycle_fields import EXPECTED, FILTER_OF, read_lifecycle
 from vaultsync.vault.note import Note
 
 _RAW_MAX = 60
 
 
-def check_lifecycle_fields(note: Note) -> list[Diagnostic]:
+def check_lifecycle_fields(note: Note, declared: frozenset[str] = frozenset()) -> list[Diagnostic]:
     """LC001 for a lifecycle field that cannot be read, LC002 for a ``status`` or a lifecycle key in another
     case (``Superseded``, ``Expires:``), which is read as meant, LC003 for a second spelling of a field
-    (``expires:`` and ``Expires:``), which nothing reads.
+    (``expires:`` and ``Expires:``), which nothing reads, LC004 (:func:`_meant`) for a key nothing reads that
+    was likely meant as a lifecycle field the note does not set (``superceded_by``, ``expiry``), unless the
+    note's type schema ``declared`` it.
 
     Runs in every folder, typed or not: search hides a note with an unreadable
     lifecycle field (the filters fail closed), so the author must hear about it,
@@ -43,6 +46,7 @@ def check_lifecycle_fields(note: Note) -> list[Diagnostic]:
         out.append(Diagnostic(note.path, line, col, "LC001",
                               f"{key}: cannot read {_raw(note, bad.value, line, col)} as {bad.expected}; "
                               f"{effect}{_percent_hint(bad.field, bad.value)}"))
+    out.extend(_meant(note, declared))
     status = normalised_frontmatter(note.frontmatter).get("status")
     if isinstance(status, str) and status.strip().casefold() == "superseded" and status != "superseded":
         line, col = note.position(("status",))
@@ -50,6 +54,26 @@ def check_lifecycle_fields(note: Note) -> list[Diagnostic]:
                                       ("in lower case", status.strip() != "superseded")) if wrong]
         out.append(Diagnostic(note.path, line, col, "LC002",
                               f"status: '{status}' is read as 'superseded' — write it {' and '.join(how)}",
+                              severity=WARNING))
+    return out
+
+
+def _meant(note: Note, declared: frozenset[str]) -> list[Diagnostic]:
+    """LC004 (a warning) at each top-level key :func:`lifecycle_fields_meant` maps to fields the note does
+    not set: search reads nothing from it, so an expiry, a supersession or a confidence written there
+    would silently not act."""
+    out = []
+    given = normalised_frontmatter(note.frontmatter)
+    for key, value in note.frontmatter.items():
+        fields = [f for f in lifecycle_fields_meant(key) if f not in given]
+        if not fields or key in declared:
+            continue
+        if value is True and {"supersedes", "superseded_by"} & set(fields):
+            advice = 'did you mean status: superseded, with superseded_by: "[[successor]]"?'
+        else:
+            advice = "did you mean " + " or ".join(f"'{f}', {EXPECTED[f]}" for f in fields) + "?"
+        line, col = note.position((key,), key=True)
+        out.append(Diagnostic(note.path, line, col, "LC004", f"{key}: search does not read this key — {advice}",
                               severity=WARNING))
     return out
 

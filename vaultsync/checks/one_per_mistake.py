@@ -23,14 +23,14 @@ def one_per_mistake(note: Note, found: list[Diagnostic]) -> list[Diagnostic]:
       such a link, FM017 or the schema's SC001, also says what search does. Otherwise it gives way only
       to the schema's error at its own place (``expires: 20250101``), which says it too.
     - FM017 for an unquoted link is not also the schema's "got a list" (SC001) for that field on its line.
-    - The schema's refusal of a key (SC003) is not also LC002 or LC003, and says how search reads it.
+    - The schema's refusal of a key (SC003) is not also LC002, LC003 or LC004, and says how search reads it.
     """
     read_as = {(d.line, d.col): d.message.split(" read as ", 1)[1].split(" — ")[0] for d in found
                if d.code == "LC002" and " read as " in d.message}  # "the lifecycle field 'expires'"
     refused_keys = {(d.line, d.col) for d in found if d.code == "SC003"}
     nested = {(d.line, _field(d)) for d in found if d.code == "FM017" and "as a list inside a list" in d.message}
     kept = [d for d in found if not ((d.code == "SC001" and (d.line, _field(d)) in nested)
-                                     or (d.code in ("LC002", "LC003") and (d.line, d.col) in refused_keys))]
+                                     or (d.code in ("LC002", "LC003", "LC004") and (d.line, d.col) in refused_keys))]
     carrier: dict[int, Diagnostic] = {}  # id(diagnostic that says it) -> the LC001 it stands for
     for lc in (d for d in kept if d.code == "LC001"):
         said = _at_links(note, kept, lc) or next((d for d in kept if d.code in _SCHEMA_CODES

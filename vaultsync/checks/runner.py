@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 
 from vaultsync.checks.folders import check_folders
-from vaultsync.checks.frontmatter import check_frontmatter, check_vocabulary_fields
+from vaultsync.checks.frontmatter import check_frontmatter, check_vocabulary_fields, declared_keys
 from vaultsync.checks.lifecycle import check_dates, check_duplicate_ids
 from vaultsync.checks.lifecycle_values import check_lifecycle_fields
 from vaultsync.checks.links import check_links
@@ -80,7 +80,7 @@ def run_checks(vault: Vault, previous: LinkIndex | None = None, today: dt.date |
         found = list(found if found is not None else analyse_note(config, vault.root, note))
         if note.fm_state == "mapping":
             found.extend(check_dates(note, today, config.severity("expired", WARNING), tz))
-            found.extend(check_lifecycle_fields(note))
+            found.extend(check_lifecycle_fields(note, declared_keys(config, vault.root, note)))
         out.extend(one_per_mistake(note, found))
     out.extend(check_duplicate_ids(vault))
     out.extend(check_supersession(vault))

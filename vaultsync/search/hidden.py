@@ -3,7 +3,8 @@
 A filtered search is run a second time without any filter, through the same stages but the rerank
 and the supersession step (on the query vectors the first pass computed), for at least
 :data:`HIDDEN_MIN_NOTES` hits; the notes of the hits it delivers (the relevance floor and the cut applied) that
-the filters removed are the candidates, each with every reason and the flags that show it. A superseded note
+the filters removed, and whose best relevance reaches the floor on its own (a note under it answers nothing,
+so it matched nothing), are the candidates, each with every reason and the flags that show it. A superseded note
 names its successor, and a note a hit replaces is a candidate too. What is reported is what the search itself
 answers when every flag of the report is followed at once (:func:`followed`): lifting every filter together
 ranks notes among others that the flags do not bring back, so a candidate that search does not show is left
@@ -55,8 +56,13 @@ def hidden_matches(ctx: Context, cands: Candidates, shown: set[str],
     for stage in UNFILTERED_STAGES:
         pass2 = stage(free, pass2)
     rows = {r["path"]: r for r in pass2.rows.values()}
-    found = {path: rows[path] for path in dict.fromkeys(h.path for h in pass2.hits)
-             if path not in shown and (path not in ctx.allowed or path in ctx.excluded)}
+    best: dict[str, float | None] = {}  # each note's best relevance (None: no relevance model)
+    for h in pass2.hits:
+        if h.path not in best or (h.relevance is not None and h.relevance > (best[h.path] or 0.0)):
+            best[h.path] = h.relevance
+    found = {path: rows[path] for path, r in best.items()  # a note under the floor answers nothing: no match
+             if path not in shown and (path not in ctx.allowed or path in ctx.excluded)
+             and (r is None or r >= ctx.opts.min_relevance)}
     # a hit that stands in for a superseded note says that note matched, however deep the pass ranked it
     for old in dict.fromkeys(h.replaces for h in cands.hits if h.replaces and h.replaces not in found):
         row = ctx.index.db.execute("SELECT path, memory_id, type, confidence FROM notes WHERE path = ?",

@@ -92,6 +92,57 @@ def lifecycle_field_of(key: Any) -> str | None:
     return name if name in _FIELDS else None
 
 
+# keys other tools and teams use for a lifecycle field, folded as :func:`_letters` folds (``expiry_date``)
+_OTHER_NAMES = {
+    "expires": ("expiry", "expiration", "expirydate", "expirationdate", "expiresat", "expireson", "expireat",
+                "expiresafter", "validuntil", "ttl"),
+    "supersedes": ("replaces", "obsoletes"),
+    "superseded_by": ("replacedby", "obsoletedby"),
+    "confidence": ("certainty",),
+    "last_validated": ("lastreviewed", "lastverified", "lastchecked"),
+}
+
+
+def lifecycle_fields_meant(key: Any) -> list[str]:
+    """The lifecycle fields a top-level key that nothing reads was likely meant as, nearest first: a
+    misspelling (optimal string alignment distance 1, or 2 for a field of 10+ letters, on the letters
+    without case or ``-``/``_``/blanks: ``superceded_by``, ``confidance``, ``expired``, ``stauts``) or a
+    name other tools use (``expiry``, ``valid_until``, ``replaced_by``). [] for a field, a spelling
+    :func:`lifecycle_field_of` reads, or any other key; a key may be shorter than its field by as many
+    letters as the distance allows only for fields of 7+ letters (``stats`` is no ``status``)."""
+    if not isinstance(key, str) or key in _FIELDS or lifecycle_field_of(key) is not None:
+        return []
+    word = _letters(key)
+    near = []
+    for name in LIFECYCLE_FIELDS:
+        field = _letters(name)
+        if word in _OTHER_NAMES.get(name, ()):
+            near.append((0, name))
+        elif (d := osa_distance(word, field)) <= (most := 2 if len(field) >= 10 else 1) and \
+                len(word) >= len(field) - (most if len(field) >= 7 else 0):
+            near.append((d, name))
+    return [name for _, name in sorted(near)]
+
+
+def osa_distance(a: str, b: str) -> int:
+    """The optimal string alignment distance (Damerau–Levenshtein without re-editing a transposed pair:
+    insertions, deletions, substitutions and swaps of neighbours, each 1); Boytsov 2011, section 2."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], prev2[j - 2] + 1)
+        prev2, prev = prev, row
+    return prev[-1]
+
+
+def _letters(key: str) -> str:
+    return re.sub(r"[-_\s]", "", key.strip().casefold())
+
+
 def key_variants(frontmatter: dict[str, Any], read: bool = True) -> list[tuple[str, str]]:
     """``(key as written, lifecycle field)`` for each key :func:`lifecycle_field_of` maps to a field and that
     is read as it (the field written as-is wins, else the first such key); ``read=False``: the others,

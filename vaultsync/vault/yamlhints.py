@@ -37,6 +37,10 @@ def _value_of(line: str) -> tuple[str, str, int] | None:
     return key, line[m.end():].rstrip(), m.end()
 
 
+_KEY_MAX = 1024  # the longest implicit key YAML 1.2 allows (section 7.4.2), which PyYAML enforces
+_ANY_KEY = re.compile(r"(?:^[ \t]*(?:-[ \t]+)*|[{,][ \t]*)([^\s{},][^{},]*?):(?:\s|$)")  # a block or flow key
+
+
 def _fix(key: str, value: str) -> str:
     return f"{key}: {quote(value)}"
 
@@ -60,6 +64,12 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
             return directive, 0, (f"{pair[0]}: a key starting with '%' reads as a YAML directive — quote it: "
                                   f"{quote(pair[0])}: {pair[1]}")
         return directive, 0, f"'{text}' is a YAML directive, which frontmatter cannot hold — delete the line"
+    long_key = next(((i, m) for i, text in enumerate(lines[:line + 1]) for m in _ANY_KEY.finditer(text)
+                     if len(m.group(1)) > _KEY_MAX and (m.start() == 0 or text[:m.start()].count("{")
+                                                         > text[:m.start()].count("}"))), None)
+    if long_key is not None:  # YAML gives up a would-be key past 1024 characters, then errs elsewhere
+        i, m = long_key
+        return i, m.start(1), f"a key of {len(m.group(1))} characters: YAML reads no key longer than 1024 — shorten it"
     hidden = _comment_hides_closer(lines, line, ctx)
     if hidden is not None:
         return hidden
