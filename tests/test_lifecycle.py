@@ -673,7 +673,8 @@ def test_dt003_a_note_created_in_the_future(vault, created, future):
 @pytest.mark.parametrize("declared_in", ["newer", "older"])
 def test_a_renamed_note_leaves_one_broken_reference_and_fix_adds_no_second(vault, declared_in):
     """After ``git mv`` the newer note's ``supersedes`` names the old file name (SS001, WL007 with the
-    new name): no SS002 asks for a back-reference beside it, and ``--fix`` writes no second entry."""
+    new name): no SS002 asks for a back-reference beside it, and ``--fix`` rewrites that one reference to
+    the new name (ADR-0124), writing no second entry."""
     if declared_in == "newer":
         vault.write("docs/adrs/ADR-0001-use-postgres.md", adr("ADR-0001", status="superseded",
                                                               extra="superseded_by: ADR-0002\n"))
@@ -687,11 +688,14 @@ def test_a_renamed_note_leaves_one_broken_reference_and_fix_adds_no_second(vault
     vault.commit("init")
     vault.git("mv", moved, moved.replace(".md", "-renamed.md"))
     before = (vault.root / field_file).read_bytes()
-    res = vault.check("--fix")
-    assert (vault.root / field_file).read_bytes() == before, res.out
     res = vault.check()
     codes = [line.split(" ")[1] for line in res.lines if line.startswith(field_file)]
     assert "SS001" in codes and "SS002" not in codes, res.out
+    res = vault.check("--fix")
+    stem = moved.split("/")[-1][:-3]
+    assert (vault.root / field_file).read_bytes() == before.replace(f"[[{stem}]]".encode(),
+                                                                    f"[[{stem}-renamed]]".encode()), res.out
+    assert res.code == 0 and not [line for line in res.lines if line.startswith(field_file)], res.out
 
 
 @settings(max_examples=150, deadline=None)

@@ -33,7 +33,8 @@ def test_a_rename_names_the_new_path_and_the_link_to_write(vault, new, link, fix
     res = vault.check("--staged")
     assert res.code == 1
     assert res.lines == [f"docs/adrs/ADR-0002.md:8:11: WL007 {link} → target removed in this commit "
-                         f"(docs/adrs/ADR-0001.md): renamed to {new} in this commit — update the link to {fix}"]
+                         f"(docs/adrs/ADR-0001.md): renamed to {new} in this commit — update the link to {fix}, or run "
+                         "`vaultsync check --fix`"]
 
 
 def test_a_deletion_still_says_removed(vault):

@@ -36,7 +36,7 @@ from vaultsync.checks.lifecycle import (
 )
 from vaultsync.vault.vault import Vault
 
-__all__ = ["Fix", "apply_fixes", "back_reference_advice", "plan_fixes", "status_advice"]
+__all__ = ["Fix", "apply_fixes", "back_reference_advice", "plan_fixes", "status_advice", "write_note"]
 
 
 def plan_fixes(vault: Vault, only: set[str] | None = None) -> list[Fix]:
@@ -119,7 +119,12 @@ def apply_fixes(root: Path, vault: Vault, fixes: list[Fix]) -> bool:
     new_text = fixed_note(path, raw[3:].decode("utf-8") if bom else raw.decode("utf-8"), fixes)
     if new_text is None:
         return False
-    data = (b"\xef\xbb\xbf" if bom else b"") + new_text.encode("utf-8")
+    write_note(file, (b"\xef\xbb\xbf" if bom else b"") + new_text.encode("utf-8"))
+    return True
+
+
+def write_note(file: Path, data: bytes) -> None:
+    """Replace ``file`` with ``data`` atomically (a temporary file beside it, renamed over it), its mode kept."""
     fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".vaultsync-fix-")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -129,4 +134,3 @@ def apply_fixes(root: Path, vault: Vault, fixes: list[Fix]) -> bool:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return True

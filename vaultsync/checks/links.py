@@ -115,6 +115,18 @@ def check_links(vault: Vault, previous: LinkIndex | None = None, empty_severity:
     return out
 
 
+def renamed_link(vault: Vault, previous: LinkIndex, renamed: dict[str, str], suggester: Suggester | None,
+                 o: LinkOutcome) -> tuple[str, str | None] | None:
+    """For a dangling link whose target resolved at HEAD (``previous``) to a file gone now: ``(path at HEAD,
+    the link to write)``, the link being the one that names the note ``renamed`` there, its heading, block
+    and alias kept, or None (a deletion, or no link can name the new path); None for any other link."""
+    before = previous.resolve(o.link.target, o.source)
+    if before.status != "ok" or not before.path or before.path in vault.link_index.files:
+        return None
+    now = renamed.get(before.path)
+    return before.path, suggester.link_to(now, o.source, o.link) if now and suggester is not None else None
+
+
 _DEAD_BECAUSE = {"loop": "a chain of links that goes round in a loop", "outside": "which leads out of the repository",
                  "missing": "which is no file of the repository", "folder": "which is a folder, not a note"}
 
@@ -180,15 +192,14 @@ def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_
     if o.status == "block_missing":
         hint = anchor_hints.hint(o.path, link.block or "", True) if anchor_hints else ""
         return Diagnostic(*at, "WL004", f"{link.raw}{_where(link)} → block ^{link.block} not found in {o.path}{hint}")
-    if previous is not None:
-        before = previous.resolve(link.target, o.source)
-        if before.status == "ok" and before.path and before.path not in vault.link_index.files:
-            now = renamed.get(before.path)
-            fix = suggester.link_to(now, o.source, original) if now and suggester is not None else None
-            if fix is not None:
-                return Diagnostic(*at, "WL007", f"{link.raw} → target removed in this commit ({before.path}): "
-                                                f"renamed to {now} in this commit — update the link to {fix}")
-            return Diagnostic(*at, "WL007", f"{link.raw} → target removed in this commit ({before.path})")
+    gone = renamed_link(vault, previous, renamed, suggester, o) if previous is not None else None
+    if gone is not None:
+        before, fix = gone
+        if fix is not None:
+            return Diagnostic(*at, "WL007", f"{link.raw} → target removed in this commit ({before}): renamed to "
+                                            f"{renamed[before]} in this commit — update the link to {fix}, or run "
+                                            "`vaultsync check --fix`")
+        return Diagnostic(*at, "WL007", f"{link.raw} → target removed in this commit ({before})")
     hint = suggester.hint(o.source, original) if suggester is not None else ""
     if (dead := vault.dead_link_index.resolve(link.target, o.source)).status == "ok" and dead.path:
         held, why = vault.dead_links[dead.path]  # render() escapes what cannot be seen; shown() cuts a long one

@@ -122,12 +122,14 @@ def _load(root: Path, args: argparse.Namespace) -> tuple[Vault, LinkIndex | None
         cache.save()
     previous = None
     renamed: dict[str, str] = {}
-    if args.staged:
+    if args.staged or args.fix:  # what the commit (the working tree, for --fix) renamed since HEAD
         tree = head_tree(repo)
         if tree is not None:
             head = TreeSnapshot(repo, tree)
             previous = head_link_index(head, vault)
-            renamed = find_renames(head, vault, snapshot.oid if isinstance(snapshot, IndexSnapshot) else None)
+            read = snapshot.read
+            renamed = find_renames(head, vault, snapshot.oid if isinstance(snapshot, IndexSnapshot)
+                                   else lambda path: str(pygit2.hash(read(path))))
     return vault, previous, renamed
 
 
@@ -184,6 +186,8 @@ def _run(args: argparse.Namespace) -> int:
         from vaultsync.checks.fix_text import Fix, by_hand
 
         only = {_relative(vault.root, p) for p in args.paths} if args.paths else None
+        if _fix_renamed_links(vault, previous, renamed, only):  # first: a fixed link may declare a supersession
+            vault, previous, renamed = _load(root, args)
         by_note: dict[str, list[Fix]] = {}
         for fix in plan_fixes(vault, only):
             by_note.setdefault(fix.path, []).append(fix)
@@ -206,6 +210,24 @@ def _run(args: argparse.Namespace) -> int:
         checked = len(wanted & set(vault.notes))
     report(diagnostics, args.format, sys.stdout, checked=checked)
     return 1 if any(d.severity == ERROR for d in diagnostics) else 0
+
+
+def _fix_renamed_links(vault: Vault, previous: LinkIndex | None, renamed: dict[str, str], only: set[str] | None) -> bool:
+    """``--fix`` for WL007: rewrite each link a rename broke, one atomic write per note; whether any was made."""
+    from vaultsync.checks.fix_links import LinkFix, apply_link_fixes, plan_link_fixes
+
+    by_note: dict[str, list[LinkFix]] = {}
+    for fix in plan_link_fixes(vault, previous, renamed, only):
+        by_note.setdefault(fix.path, []).append(fix)
+    done_any = False
+    for path, fixes in by_note.items():  # a note is edited whole or not at all
+        done = apply_link_fixes(vault.root, fixes)
+        done_any |= done
+        for fix in fixes:
+            print(f"fixed: {path}:{fix.line}:{fix.col}: {fix.old} → {fix.new}" if done
+                  else f"not fixed: {path}:{fix.line}:{fix.col}: {fix.old} does not stand as written there, or "
+                  f"{fix.new} cannot stand in its place as it is; write by hand {fix.new}", file=sys.stderr)
+    return done_any
 
 
 def _config_error(diagnostics: list[Diagnostic], fmt: str) -> int:

@@ -1,0 +1,136 @@
+"""``check --fix`` rewrites the links a rename broke (WL007), as WL007 names them, and nothing else.
+
+A new user renamed a linked incident with ``git mv``: the commit was refused (WL007, naming the link to
+write), and ``check --fix`` left every link as it was, so each had to be edited by hand."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import CONFIG, adr
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vaultsync.checks.fix_links import LinkFix, fixed_links
+from vaultsync.vault.note import parse_text
+
+TARGET = adr("ADR-0001", body="# ADR-0001\n## Decision\nUse SQLite. ^why\n")
+
+
+@pytest.fixture
+def committed(make_vault):  # type: ignore[no-untyped-def]
+    """``make_vault``, with the files committed (no hooks installed)."""
+    def build(files):  # type: ignore[no-untyped-def]
+        vault = make_vault(files)
+        vault.commit("init")
+        return vault
+    return build
+
+
+def _links(text: str) -> list[str]:
+    return [link.raw for link in parse_text("docs/x.md", text).links]
+
+
+# (link as written, the link --fix writes after `git mv docs/adrs/ADR-0001.md docs/adrs/ADR-0001-sqlite.md`)
+FORMS = [
+    ("[[ADR-0001]]", "[[ADR-0001-sqlite]]"),
+    ("[[ADR-0001#Decision|why we chose]]", "[[ADR-0001-sqlite#Decision|why we chose]]"),
+    ("[[ADR-0001#^why]]", "[[ADR-0001-sqlite#^why]]"),
+    ("![[ADR-0001]]", "![[ADR-0001-sqlite]]"),
+    ("[[adrs/ADR-0001]]", "[[ADR-0001-sqlite]]"),
+    ("[the decision](../adrs/ADR-0001.md)", "[the decision](ADR-0001-sqlite.md)"),
+]
+
+
+def _source(line_end: str = "\n", bom: bool = False) -> bytes:
+    body = "".join(f"{i}. 日本語の前置き — {raw} and after.\n" for i, (raw, _) in enumerate(FORMS))
+    text = ('---\ntitle: Links\nrelated: ["[[ADR-0001]]"]\nsee:\n  - "[[ADR-0001#Decision]]"\n'
+            "  - '[[ADR-0002]]'\n---\n" + body + "Two on a line: [[ADR-0001]] then [[ADR-0001|again]].\n")
+    return (b"\xef\xbb\xbf" if bom else b"") + text.replace("\n", line_end).encode("utf-8")
+
+
+@pytest.mark.parametrize("line_end, bom", [("\n", False), ("\r\n", False), ("\n", True), ("\r\n", True)])
+def test_fix_rewrites_every_link_a_git_mv_broke_and_nothing_else(committed, line_end, bom):
+    vault = committed({".vaultsync.yaml": CONFIG, "docs/adrs/ADR-0001.md": TARGET,
+                        "docs/adrs/ADR-0002.md": adr("ADR-0002"), "docs/notes/links.md": _source(line_end, bom)})
+    vault.git("mv", "docs/adrs/ADR-0001.md", "docs/adrs/ADR-0001-sqlite.md")
+    assert vault.check("--staged").code == 1
+    res = vault.check("--fix")
+    assert res.code == 0 and not [line for line in res.lines if "WL00" in line], res.lines
+    assert res.err.count("fixed: docs/notes/links.md:") == len(FORMS) + 4 and "not fixed" not in res.err, res.err
+    want = _source(line_end, bom).decode("utf-8")
+    for old, new in [*FORMS, ("[[ADR-0001#Decision]]", "[[ADR-0001-sqlite#Decision]]"),
+                     ("[[ADR-0001|again]]", "[[ADR-0001-sqlite|again]]"), ("[[ADR-0001]]", "[[ADR-0001-sqlite]]")]:
+        want = want.replace(old, new)
+    assert (vault.root / "docs/notes/links.md").read_bytes() == want.encode("utf-8")  # BOM, CRLF, the rest kept
+    vault.git("add", "-A")
+    assert vault.check("--staged").code == 0
+
+
+def test_fix_follows_a_rename_made_without_git_and_a_move_to_another_folder(committed):
+    vault = committed({".vaultsync.yaml": CONFIG, "docs/adrs/ADR-0001.md": TARGET,
+                        "docs/notes/a.md": "See [[ADR-0001#Decision]].\n", "docs/notes/b.md": "See [[ADR-0002]].\n",
+                        "docs/adrs/ADR-0002.md": adr("ADR-0002")})
+    (vault.root / "docs/archive").mkdir()
+    (vault.root / "docs/adrs/ADR-0001.md").rename(vault.root / "docs/archive/ADR-0001.md")  # plain mv
+    (vault.root / "docs/adrs/ADR-0002.md").rename(vault.root / "docs/adrs/ADR-0002 the second.md")
+    res = vault.check("--fix")
+    assert res.code == 0, res.out + res.err
+    assert (vault.root / "docs/notes/a.md").read_text() == "See [[ADR-0001#Decision]].\n"  # resolves again: kept
+    assert (vault.root / "docs/notes/b.md").read_text() == "See [[ADR-0002 the second]].\n"
+
+
+def test_a_deleted_note_and_a_path_not_asked_for_are_left_alone(committed):
+    vault = committed({".vaultsync.yaml": CONFIG, "docs/adrs/ADR-0001.md": TARGET,
+                        "docs/adrs/ADR-0002.md": adr("ADR-0002"),
+                        "docs/notes/a.md": "See [[ADR-0001]] and [[ADR-0002]].\n",
+                        "docs/notes/b.md": "See [[ADR-0002]].\n"})
+    vault.git("rm", "-q", "docs/adrs/ADR-0001.md")
+    vault.git("mv", "docs/adrs/ADR-0002.md", "docs/adrs/ADR-0002-two.md")
+    res = vault.check("--fix", "docs/notes/a.md")
+    assert (vault.root / "docs/notes/a.md").read_text() == "See [[ADR-0001]] and [[ADR-0002-two]].\n"
+    assert (vault.root / "docs/notes/b.md").read_text() == "See [[ADR-0002]].\n"
+    assert res.code == 1 and any("WL007 [[ADR-0001]] → target removed in this commit" in line for line in res.lines)
+
+
+def test_a_note_whose_yaml_cannot_hold_the_new_link_is_left_whole(committed):
+    """A rename to ``Bob's decision.md``: a single-quoted YAML string cannot hold the new link as it is, so
+    neither it nor the body's link of the same note is rewritten (a note is edited whole or not at all)."""
+    text = "---\ntitle: T\nrelated: '[[ADR-0001]]'\n---\nSee [[ADR-0001]].\n"
+    vault = committed({".vaultsync.yaml": CONFIG, "docs/adrs/ADR-0001.md": TARGET, "docs/notes/a.md": text,
+                        "docs/notes/b.md": "See [[ADR-0001]].\n"})
+    vault.git("mv", "docs/adrs/ADR-0001.md", "docs/adrs/Bob's decision.md")
+    res = vault.check("--fix")
+    assert (vault.root / "docs/notes/a.md").read_text() == text
+    assert (vault.root / "docs/notes/b.md").read_text() == "See [[Bob's decision]].\n"
+    assert "not fixed: docs/notes/a.md:3:11: [[ADR-0001]]" in res.err and "write by hand [[Bob's decision]]" in res.err
+    assert res.code == 1
+
+
+def test_a_link_not_where_the_plan_says_is_not_touched():
+    text = "See [[a]].\n"
+    assert fixed_links("docs/x.md", text, [LinkFix("docs/x.md", 1, 6, "[[a]]", "[[b]]")]) is None  # one off
+    assert fixed_links("docs/x.md", text, [LinkFix("docs/x.md", 1, 5, "[[a]]", "[[b]]")]) == "See [[b]].\n"
+
+
+_TEXT = st.text(st.characters(blacklist_characters="[]()!`\\|#^%$<>\n\r&*{}:'\"-~=_", blacklist_categories=("Cs",)),
+                max_size=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(before=_TEXT, between=_TEXT, after=_TEXT, alias=st.one_of(st.none(), _TEXT.filter(lambda t: t.strip())),
+       heading=st.sampled_from([None, "Decision", "Ünïcode heading", "見出し"]), new=st.sampled_from(
+           ["b", "B two", "日本語のノート", "Ünïcode", "folder/b"]))
+def test_a_rewrite_changes_the_links_and_only_them(before, between, after, alias, heading, new):
+    """Property: around any text (any script, combining marks, emoji) on the same line, rewriting two links
+    changes exactly those characters: every other character and every other link is kept."""
+    sub = f"#{heading}" if heading else ""
+    tail = f"|{alias}" if alias else ""
+    old = f"[[a{sub}{tail}]]"
+    text = f"# Title\n{before}{old}{between}[[other]]{between}{old}{after}\n"
+    plan = [LinkFix("docs/x.md", link.line, link.col, link.raw, f"[[{new}{sub}{tail}]]")
+            for link in parse_text("docs/x.md", text).links if link.raw == old]
+    if len(plan) != 2:  # the generated text made the link something else (a heading, a code span)
+        return
+    got = fixed_links("docs/x.md", text, plan)
+    assert got == text.replace(old, f"[[{new}{sub}{tail}]]")
+    assert sorted(_links(got)) == sorted([f"[[{new}{sub}{tail}]]"] * 2 + ["[[other]]"])
