@@ -7,6 +7,7 @@ PY := $(VENV)/bin/python
 .PHONY: demo test bench install
 install: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
+	@echo "installing vaultsync and its dependencies into $(VENV) (1-3 min the first time)..."
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[search,test]'

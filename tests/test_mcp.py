@@ -820,3 +820,21 @@ def test_an_unreadable_line_is_told_in_the_protocols_words(repo: Vault, line: st
         assert "pydantic" not in error["message"], error
     assert replies[4]["result"] == {}
     assert replies[4]["result"] == {}
+
+
+def test_the_example_client_in_the_readme_searches_through_the_server(repo: Vault) -> None:
+    """`examples/mcp_client.py`, the README's way to try the server without an agent, lists the tools and
+    prints a search's hits, and says when there is none or the answer is weak (a four-note vault answers a
+    made-up question weakly)."""
+    import subprocess
+
+    script = str(REPO_ROOT / "examples" / "mcp_client.py")
+    done = subprocess.run([sys.executable, script, "webhook retries"], cwd=repo.root, env=server_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "tools: search, get, write, supersede, promote, review"
+    assert any("docs/adrs/ADR-0002-durable-webhook-queue.md#" in line for line in lines[1:]), done.stdout
+    done = subprocess.run([sys.executable, script, "zxqv wombat carburettor"], cwd=repo.root, env=server_env(),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and ("no hits:" in done.stdout or "weak answer:" in done.stdout), done.stdout
