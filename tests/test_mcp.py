@@ -382,6 +382,30 @@ def test_review_queue_of_planted_notes(make_vault) -> None:  # type: ignore[no-u
     assert [i["memory_id"] for i in after["items"]] == ["ADR-0002", "RULE-0001"]
 
 
+def test_review_renews_an_expired_note_only_with_a_new_expires(make_vault) -> None:  # type: ignore[no-untyped-def]
+    """Confirming an expired note alone is refused (search would go on hiding it); with `expires` both fields
+    are set in one edit. A malformed date, or `expires` without `confirm`, is refused too."""
+    later = (TODAY + dt.timedelta(days=30)).isoformat()
+    v = make_vault({".vaultsync.yaml": CONFIG})
+    v.write("docs/rules/RULE-0001.md", note("RULE-0001", "rule", "Lapsed", "x", status="active",
+                                            extra='expires: "2021-01-01"\n'))
+    v.commit("planted")
+    before = (v.root / "docs/rules/RULE-0001.md").read_bytes()
+
+    async def body(s: ClientSession) -> Any:
+        alone = await refused(s, "review", confirm="RULE-0001")
+        bad = await refused(s, "review", confirm="RULE-0001", expires="2027-02-30")
+        lone = await refused(s, "review", expires=later)
+        unchanged = (v.root / "docs/rules/RULE-0001.md").read_bytes() == before
+        renewed = await call(s, "review", confirm="RULE-0001", expires=later)
+        return alone, bad, lone, unchanged, renewed
+
+    alone, bad, lone, unchanged, renewed = with_server(v.root, body)[0]
+    assert "expired on 2021-01-01" in alone and "`expires`" in alone and unchanged
+    assert "expected a date as YYYY-MM-DD, got '2027-02-30'" in bad and "goes with `confirm`" in lone
+    assert f'+expires: "{later}"' in renewed["diff"] and renewed["still_hidden"] is None
+
+
 def test_a_retried_write_is_refused_while_its_twin_is_uncommitted(repo: Vault) -> None:
     """An agent that retries a write (a timeout, a lost answer) must not leave two notes: the same type
     and title (case and spacing aside) is refused while the first is uncommitted; once committed, a

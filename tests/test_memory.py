@@ -212,20 +212,62 @@ def test_review_confirm_prints_a_one_line_diff(vault: Vault) -> None:
 
 
 @pytest.mark.parametrize("status, extra, said", [
-    ("accepted", 'expires: "2021-01-01"\n', "is still expired (expires 2021-01-01): search keeps hiding it — move "
-                                            "`expires` forward"),
     ("superseded", 'superseded_by: "[[B]]"\n', "is superseded by [[B]]: search shows its successor instead"),
     ("superseded by [[B]]", "", "is superseded by [[B]]: search shows its successor instead"),  # MADR's form
     ("Superseded", "", "is superseded: search shows its successor instead"),
     ("accepted", 'expires: "2999-01-01"\n', None),
 ])
 def test_confirming_a_note_search_still_hides_says_so(vault: Vault, status, extra, said) -> None:
-    """`--confirm` records a review; it neither renews `expires` nor undoes a supersession: the user is told."""
+    """`--confirm` records a review; it does not undo a supersession: the user is told."""
     vault.write("docs/adrs/A.md", adr("ADR-0001", status=status, extra=extra))
     vault.write("docs/adrs/B.md", adr("ADR-0002", extra='supersedes: ["[[A]]"]\n' if status != "accepted" else ""))
     res = run_cli(["review", "--confirm", "ADR-0001"], vault.root)
     assert res.code == 0 and "+last_validated" in res.out
     assert (f"vaultsync review: docs/adrs/A.md {said}" in res.err) if said else res.err == "", res.err
+
+
+@pytest.mark.parametrize("expires", ['"2021-01-01"', "2021-01-01", '"2021-01-01T10:00:00Z"'])
+def test_confirming_an_expired_note_needs_a_new_expires_and_writes_nothing_without_one(vault: Vault, expires) -> None:
+    """A new user's `review --confirm` of an expired note wrote `last_validated` (exit 0) and left search
+    hiding the note. It is refused now, the file untouched, and `--expires` renews it in the same edit."""
+    vault.write("docs/adrs/A.md", adr("ADR-0001", extra=f"expires: {expires}\n"))
+    vault.commit("a")
+    before = (vault.root / "docs/adrs/A.md").read_bytes()
+    res = run_cli(["review", "--confirm", "ADR-0001"], vault.root)
+    assert res.code == 2 and (vault.root / "docs/adrs/A.md").read_bytes() == before
+    assert "docs/adrs/A.md expired on 2021-01-01: confirmed as it is, search would go on hiding it — give the " \
+           "last day it holds (`vaultsync review --confirm ADR-0001 --expires YYYY-MM-DD`" in res.err, res.err
+    later = (dt.date.today() + dt.timedelta(days=90)).isoformat()
+    res = run_cli(["review", "--confirm", "ADR-0001", "--expires", later], vault.root)
+    assert res.code == 0 and res.err == "", res.err
+    text = (vault.root / "docs/adrs/A.md").read_text()
+    assert f'expires: "{later}"' in text and f'last_validated: "{dt.date.today().isoformat()}"' in text
+    assert run_cli(["check"], vault.root).code == 0
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--expires", "2020-01-01", "--confirm", "ADR-0001"], "expires 2020-01-01 is before today"),
+    (["--expires", "2999-01-01"], "--expires goes with --confirm ID"),
+    (["--confirm", "ADR-0001", "--expires", "2999-1-1"], "expected a date as YYYY-MM-DD, got '2999-1-1'"),
+    (["--confirm", "ADR-0001", "--expires", "2999-02-30"], "expected a date as YYYY-MM-DD"),
+])
+def test_a_wrong_expires_is_refused_and_writes_nothing(vault: Vault, args, said, monkeypatch) -> None:
+    vault.write("docs/adrs/A.md", adr("ADR-0001"))
+    vault.commit("a")
+    before = (vault.root / "docs/adrs/A.md").read_bytes()
+    import io
+    from contextlib import redirect_stderr
+
+    from vaultsync.cli.main import main
+
+    monkeypatch.chdir(vault.root)
+    with redirect_stderr(out := io.StringIO()):
+        try:
+            code = main(["review", *args])
+        except SystemExit as exited:  # argparse's own refusal
+            code = exited.code
+    err = out.getvalue()
+    assert code == 2 and said in err and (vault.root / "docs/adrs/A.md").read_bytes() == before, err
 
 
 @pytest.mark.parametrize("extra, kind, said", [

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import sys
 
 from vaultsync.cli.argtypes import add_format
@@ -17,6 +18,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
                    help=f"queue notes expiring within this many days (default {DEFAULT_DAYS})")
     add_format(p, FORMATS)
     p.add_argument("--confirm", metavar="ID", help="set this note's last_validated to today (shows the diff)")
+    p.add_argument("--expires", metavar="YYYY-MM-DD", type=_date,
+                   help="with --confirm: also set the note's expires, the last day it holds (renews an expired note)")
     p.add_argument("--fail-on-items", action="store_true", help="exit 1 when the queue is not empty")
     p.set_defaults(run=run)
 
@@ -31,14 +34,25 @@ def _days(text: str) -> int:
     return value
 
 
+def _date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text) if len(text) == 10 else dt.date.fromisoformat("invalid")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a date as YYYY-MM-DD, got {text!r}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from vaultsync.cli.memory_common import run_memory
     from vaultsync.diagnostics import visible
     from vaultsync.memory import review
 
+    if args.expires is not None and args.confirm is None:
+        print("vaultsync review: --expires goes with --confirm ID (the note to renew)", file=sys.stderr)
+        return 2
+
     def action(ws) -> int:  # type: ignore[no-untyped-def]
         if args.confirm is not None:  # `--confirm ""` names no note: refused as any other unknown id
-            path, diff, caveat = review.confirm(ws, args.confirm)
+            path, diff, caveat = review.confirm(ws, args.confirm, args.expires)
             print(diff or f"{path}: last_validated is already today", end="" if diff else "\n")
             if caveat:
                 print(f"vaultsync review: {visible(caveat)}", file=sys.stderr)  # it quotes a committed field

@@ -35,6 +35,7 @@ from vaultsync.memory.supersede import commit_message, supersede_with_new
 from vaultsync.memory.supersede import supersede as supersede_notes
 from vaultsync.memory.view import note_view
 from vaultsync.memory.workspace import Workspace
+from vaultsync.vault.fields import parse_vault_date
 
 T = TypeVar("T")
 
@@ -279,14 +280,21 @@ def build_server(root: Path) -> MCPServer:
     @server.tool(description="The revalidation queue, most important first: notes expiring soon, not validated "
                              "for longer than their type allows, below the search confidence threshold, or "
                              "superseded but still linked from active notes. With `confirm`, record that a note "
-                             "still holds (last_validated: today) and return the diff.")
+                             "still holds (last_validated: today; with `expires`, renew it too) and return the diff.")
     def review(
         days: Annotated[int, Field(strict=True, ge=0, description="queue notes expiring within this many days")] = 14,
         confirm: Annotated[str | None, Field(description="memory_id of a note a person confirmed")] = None,
+        expires: Annotated[str | None, Field(description="with confirm: the note's new expires (YYYY-MM-DD), the "
+                                                         "last day it holds; needed for a note past it")] = None,
     ) -> dict[str, Any]:
         ws = workspace()
+        if expires is not None and confirm is None:
+            raise ToolError("`expires` goes with `confirm` (the note to renew)")
+        day = parse_vault_date(expires) if expires is not None and len(expires) == 10 else None
+        if expires is not None and day is None:
+            raise ToolError(f"expires: expected a date as YYYY-MM-DD, got {shown(expires)}")
         if confirm is not None:  # `""` names no note: refused, not read as "list the queue"
-            path, diff, caveat = _call(lambda: review_queue.confirm(ws, confirm))
+            path, diff, caveat = _call(lambda: review_queue.confirm(ws, confirm, day))
             return {"confirmed": path, "diff": diff, "still_hidden": caveat or None}
         return json.loads(review_queue.render(_call(lambda: review_queue.queue(ws.vault(), days)), "json"))
 

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from vaultsync.checks.report import github_escape
 from vaultsync.diagnostics import terminal_safe
 from vaultsync.memory import transaction
+from vaultsync.memory.errors import MemoryWriteError
 from vaultsync.memory.frontmatter_text import set_fields
 from vaultsync.memory.lookup import find_note
 from vaultsync.memory.view import backlinks, chain
@@ -168,22 +169,38 @@ def _rendered(items: list[ReviewItem], fmt: str) -> str:
     return "\n".join(f"{i.path}:{i.line}: {i.kind} [{i.importance}] {i.memory_id or ''} {i.reason}" for i in items)
 
 
-def confirm(ws: Workspace, ref: str) -> tuple[str, str, str]:
-    """Set the note's ``last_validated`` to today (a one-line edit, validated).
+def confirm(ws: Workspace, ref: str, expires: dt.date | None = None) -> tuple[str, str, str]:
+    """Set the note's ``last_validated`` to today, and its ``expires`` to ``expires`` when given (one edit,
+    validated). A note past its ``expires`` is confirmed only with a new one: a confirmation that leaves
+    search hiding the note would record a review that changed nothing.
 
     Returns:
-        (path, unified diff of the edit — ``""`` when it already said today —, and what confirming does not
-        change: ``""``, or why search still hides the note: past ``expires``, superseded).
+        (path, unified diff of the edit — ``""`` when it changes nothing —, and what confirming does not
+        change: ``""``, or why search still hides the note: superseded).
     Raises:
-        MemoryWriteError: no such note, or a layout that cannot be edited safely.
+        MemoryWriteError: no such note, a note past ``expires`` without a new one, an ``expires`` before
+            today, or a layout that cannot be edited safely.
         WriteRefused: the edit would add errors.
     """
     with ws.lock():
         vault = ws.vault()
         path = find_note(vault, ref)
+        tz = zone_or_local(vault.config)
+        if expires is not None and expires < today_in(tz):
+            raise MemoryWriteError(f"expires {expires.isoformat()} is before today ({today_in(tz).isoformat()}): "
+                                   "give the last day the note holds")
+        life = read_lifecycle(vault.notes[path].frontmatter, tz)
+        if expires is None and life.expires is not None and life.expires < today_in(tz):
+            raise MemoryWriteError(
+                f"{path} expired on {life.expires.isoformat()}: confirmed as it is, search would go on hiding it — "
+                f"give the last day it holds (`vaultsync review --confirm {ref} --expires YYYY-MM-DD`; over MCP, "
+                "`expires`), or supersede it; nothing was written")
         caveat = _still_hidden(vault, path)
         before = (ws.root / path).read_bytes().decode("utf-8")
-        after = set_fields(before, {"last_validated": today().isoformat()})
+        fields = {"last_validated": today().isoformat()}
+        if expires is not None:
+            fields["expires"] = expires.isoformat()
+        after = set_fields(before, fields)
         if after == before:
             return path, "", caveat
         transaction.apply(ws, {path: after})
@@ -193,14 +210,12 @@ def confirm(ws: Workspace, ref: str) -> tuple[str, str, str]:
 
 
 def _still_hidden(vault: Vault, path: str) -> str:
-    """Why search goes on hiding a confirmed note (``""``: it does not): confirming records a review,
-    it neither renews ``expires`` nor undoes a supersession (MADR's ``status: superseded by X`` too)."""
+    """Why search goes on hiding a confirmed note (``""``: it does not): confirming records a review, it
+    does not undo a supersession (MADR's ``status: superseded by X`` too). A note past ``expires`` is
+    confirmed only with a new one (:func:`confirm`)."""
     tz = zone_or_local(vault.config)
     life = read_lifecycle(vault.notes[path].frontmatter, tz)
     if life.status == "superseded" or life.superseded_by:
         by = f" by {life.superseded_by[0]}" if life.superseded_by else ""
         return f"{path} is superseded{by}: search shows its successor instead; confirming does not change that"
-    if life.expires is not None and life.expires < today_in(tz):
-        return (f"{path} is still expired (expires {life.expires.isoformat()}): search keeps hiding it — move `expires` "
-                "forward to keep it in force")
     return ""
