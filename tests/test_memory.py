@@ -606,6 +606,35 @@ def test_supersede_warns_when_the_older_note_replaces_the_newer(vault: Vault) ->
     assert res.code == 0 and "SS006" not in res.err
 
 
+@pytest.mark.parametrize("edited", [("A",), ("B",), ("A", "B")])
+@pytest.mark.parametrize("staged", [False, True])
+def test_the_undo_ss006_never_throws_away_an_edit_made_before(vault: Vault, edited, staged) -> None:
+    """A new user's reversed `supersede` was told to undo with `git checkout -- A B`, which would also throw
+    away edits the notes held before the command. A note whose text is not what git's index holds is named
+    to mend by hand; `git checkout` is offered only for notes it restores exactly as they were."""
+    files = {"A": adr("ADR-0001").replace('created: "2023-01-10"', "").replace('created: "2024-03-01"',
+                                                                              'created: "2023-01-10"'),
+             "B": adr("ADR-0002")}
+    for name, text in files.items():
+        vault.write(f"docs/adrs/{name}.md", text)
+    vault.commit("tracked")
+    for name in edited:  # a body edit made before the command
+        files[name] = files[name] + "A paragraph written this morning.\n"
+        vault.write(f"docs/adrs/{name}.md", files[name])
+        if staged:
+            vault.git("add", f"docs/adrs/{name}.md")
+    res = run_cli(["supersede", "ADR-0002", "ADR-0001"], vault.root)
+    assert res.code == 0 and " SS006 " in res.err, res.err
+    for name in "AB":
+        assert (f"docs/adrs/{name}.md holds edits git does not have" in res.err) == (name in edited and not staged)
+    undo = re.search(r"undo this with `(git checkout -- [^`]+)`", res.err)
+    assert (undo is None) == (len(edited) == 2 and not staged)
+    if undo:
+        vault.git(*undo.group(1).split()[1:])
+        for name in undo.group(1).split()[3:]:
+            assert (vault.root / name).read_text() == files[name.split("/")[-1][:-3]]  # the morning's edit kept
+
+
 @pytest.mark.parametrize("untracked", [(), ("A",), ("B",), ("A", "B")])
 def test_the_undo_ss006_gives_restores_what_git_tracks_and_says_what_it_cannot(vault: Vault, untracked) -> None:
     """The undo was `git checkout -- A B` with B new and untracked: git refused the whole command and
@@ -621,7 +650,7 @@ def test_the_undo_ss006_gives_restores_what_git_tracks_and_says_what_it_cannot(v
     res = run_cli(["supersede", "ADR-0002", "ADR-0001"], vault.root)
     assert res.code == 0 and " SS006 " in res.err, res.err
     for name in untracked:
-        assert f"docs/adrs/{name}.md is not tracked by git: remove its" in res.err
+        assert f"docs/adrs/{name}.md holds edits git does not have: remove its" in res.err
     undo = re.search(r"undo this with `(git checkout -- [^`]+)`", res.err)
     assert (undo is None) == (len(untracked) == 2)
     if undo:

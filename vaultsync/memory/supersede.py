@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pygit2
+
 from vaultsync.diagnostics import WARNING, Diagnostic
 from vaultsync.git import head_tree
 from vaultsync.memory import transaction
@@ -68,8 +70,10 @@ def supersede(ws: Workspace, old_ref: str, new_ref: str) -> Written:
             raise MemoryWriteError(f"{vault.display_name(new)} already lists {vault.display_name(old)} in supersedes; "
                                    "it takes effect once the note is accepted (then `vaultsync check --fix`)")
         changes = {new: new_text} if pending else {old: _old_side(ws, old, ref_to(vault, new)), new: new_text}
+        originals = {p: (ws.root / p).read_bytes() for p in changes}
         warnings = transaction.apply(ws, changes)
-    return Written(vault.display_name(new), new, list(changes)[::-1], warnings + pending + _older(ws, vault, old, new))
+    return Written(vault.display_name(new), new, list(changes)[::-1],
+                   warnings + pending + _older(ws, vault, old, new, originals))
 
 
 def _committed(ws: Workspace, vault: Vault, *paths: str) -> None:
@@ -99,26 +103,30 @@ def _not_in_force(vault: Vault, old: str, new: Note) -> list[Diagnostic]:
                        f"force, and in search: {until}", severity=WARNING)]
 
 
-def _older(ws: Workspace, vault: Vault, old: str, new: str) -> list[Diagnostic]:
+def _older(ws: Workspace, vault: Vault, old: str, new: str, originals: dict[str, bytes]) -> list[Diagnostic]:
     """SS006 (a warning of this command): the replacing note was created before the one it replaces, the
-    usual sign of OLD and NEW given the other way round; the undo restores the notes git tracks (``git
-    checkout`` of a path git does not track fails, and restores no other path named with it)."""
+    usual sign of OLD and NEW given the other way round. The undo restores with ``git checkout`` only the
+    notes whose text before this command (``originals``) is what git's index holds: for any other (not
+    tracked, or holding edits not staged) ``git checkout`` would fail or throw those edits away, so the
+    edit to take back by hand is named."""
     created = [parse_vault_date(normalised_frontmatter(vault.notes[p].frontmatter).get("created")) for p in (old, new)]
     if created[0] is None or created[1] is None or created[1] >= created[0]:
         return []
     line, col = vault.notes[new].position(("created",))
     index = ws.repo.index
     index.read(False)
-    tracked = {p for p in (old, new) if p in index}
+    tracked = {p for p in originals if p in index and index[p].id == pygit2.hash(originals[p])}
+    untouched = {p for p in (old, new) if p not in originals}  # a successor not in force leaves the old note
     return [Diagnostic(new, line, col, "SS006", f"created {created[1]}, before the note it now supersedes, "
                        f"{vault.display_name(old)} (created {created[0]}) — if that one is the newer decision, the "
                        f"order is `vaultsync supersede {vault.display_name(new)} {vault.display_name(old)}` "
-                       f"({_undo(old, new, tracked)})", severity=WARNING)]
+                       f"({_undo(old, new, tracked | untouched)})", severity=WARNING)]
 
 
 def _undo(old: str, new: str, tracked: set[str]) -> str:
-    """How to take this command's edits back: git restores what it tracks; an untracked note by hand."""
-    by_hand = [f"{p} is not tracked by git: remove its {field} there by hand"
+    """How to take this command's edits back: ``git checkout`` restores a note git's index holds as it was
+    before; any other by hand (one git does not track, or one with edits ``git checkout`` would discard)."""
+    by_hand = [f"{p} holds edits git does not have: remove its {field} there by hand"
                for p, field in ((old, "superseded_by, and set its status back to what it was,"), (new, "supersedes"))
                if p not in tracked]
     restore = f"undo this with `git checkout -- {' '.join(sorted(tracked))}`" if tracked else ""
