@@ -1029,3 +1029,22 @@ def test_show_finds_a_memory_id_as_search_compares_it(vault: Vault, ref) -> None
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
     res = run_cli(["show", ref], vault.root)
     assert res.code == 0 and res.out.startswith("ADR-0001  "), (res.out, res.err)
+
+
+@pytest.mark.parametrize("ref, said", [
+    ("React Native", "did you mean ADR-0001 ('Use React Native for the app')? ('React Native' is in their title)"),
+    ("react native", "did you mean ADR-0001 ('Use React Native for the app')?"),
+    ("ネイティブ", "did you mean ADR-0002 ('ネイティブ アプリの配布')?"),
+    ("the", "did you mean ADR-0001 ('Use React Native for the app'), ADR-0003 ('Ship the release on Tuesday')?"),
+    ("Re", None),  # too short to name a title
+])
+def test_a_title_word_given_for_a_note_names_the_notes_with_that_title(vault: Vault, ref, said) -> None:
+    """`vaultsync show "React Native"` said only "no note": a title is no reference (two notes may share one,
+    and a write must not pick one), but the notes whose title holds the words are named."""
+    vault.write("docs/adrs/A.md", adr("ADR-0001", title="Use React Native for the app"))
+    vault.write("docs/adrs/B.md", adr("ADR-0002", title="ネイティブ アプリの配布"))
+    vault.write("docs/adrs/C.md", adr("ADR-0003", title="Ship the release on Tuesday"))
+    vault.commit("three")
+    res = run_cli(["show", ref], vault.root)
+    assert res.code == 2 and f"no note '{ref}' in the vault" in res.err
+    assert (said in res.err) if said else "did you mean" not in res.err, res.err

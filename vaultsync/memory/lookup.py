@@ -32,8 +32,22 @@ def find_note(vault: Vault, ref: str) -> str:
         return vault.by_memory_id[folded[0]][0]
     ids = {mid.casefold(): mid for mid in vault.by_memory_id}
     close = [ids[m] for m in difflib.get_close_matches(ref.casefold(), list(ids), n=3, cutoff=0.75)]
-    hint = f" — did you mean {', '.join(close)}?" if close else ""
+    hint = f" — did you mean {', '.join(close)}?" if close else _titled(vault, ref)
     raise MemoryWriteError(f"no note {shown(ref)} in the vault (give a memory_id, a path or a [[WikiLink]]){hint}")
+
+
+def _titled(vault: Vault, ref: str, most: int = 3) -> str:
+    """`` — did you mean …?`` naming the notes (at most ``most``) whose title holds ``ref`` (3+ characters,
+    case-blind), by memory_id where they have one, with the title; else ``""``. A title is no reference: two
+    notes may share one, and a write must never pick one of them."""
+    words = ref.casefold()
+    if len(words) < 3:
+        return ""
+    found = [(path, title) for path, note in sorted(vault.notes.items())
+             if isinstance(title := (note.frontmatter or {}).get("title"), str) and words in title.casefold()]
+    named = [f"{vault.display_name(path)} ({shown(title)})" for path, title in found[:most]]
+    more = f" (and {len(found) - most} more)" if len(found) > most else ""
+    return f" — did you mean {', '.join(named)}{more}? ({shown(ref)} is in their title)" if named else ""
 
 
 def ref_to(vault: Vault, path: str) -> str:
