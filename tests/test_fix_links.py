@@ -92,18 +92,35 @@ def test_a_deleted_note_and_a_path_not_asked_for_are_left_alone(committed):
     assert res.code == 1 and any("WL007 [[ADR-0001]] → target removed in this commit" in line for line in res.lines)
 
 
-def test_a_note_whose_yaml_cannot_hold_the_new_link_is_left_whole(committed):
-    """A rename to ``Bob's decision.md``: a single-quoted YAML string cannot hold the new link as it is, so
-    neither it nor the body's link of the same note is rewritten (a note is edited whole or not at all)."""
-    text = "---\ntitle: T\nrelated: '[[ADR-0001]]'\n---\nSee [[ADR-0001]].\n"
-    vault = committed({".vaultsync.yaml": CONFIG, "docs/adrs/ADR-0001.md": TARGET, "docs/notes/a.md": text,
-                        "docs/notes/b.md": "See [[ADR-0001]].\n"})
-    vault.git("mv", "docs/adrs/ADR-0001.md", "docs/adrs/Bob's decision.md")
+@pytest.mark.parametrize("name, quoted", [("Bob's decision", "'[[ADR-0001]]'"), ('The "new" one', '"[[ADR-0001]]"')])
+def test_a_link_its_yaml_cannot_hold_is_named_and_the_rest_are_fixed(committed, name, quoted):
+    """A rename to ``Bob's decision.md``: a single-quoted YAML string cannot hold the new link as it is. That
+    link is left and named with the reason; the note's body links are fixed (an attacker found every link of
+    the note refused, none of them named as the cause)."""
+    text = f"---\ntitle: T\nrelated: {quoted}\n---\nSee [[ADR-0001]] and [md](../adrs/ADR-0001.md).\n"
+    vault = committed({".vaultsync.yaml": CONFIG, "docs/adrs/ADR-0001.md": TARGET, "docs/notes/a.md": text})
+    vault.git("mv", "docs/adrs/ADR-0001.md", f"docs/adrs/{name}.md")
     res = vault.check("--fix")
-    assert (vault.root / "docs/notes/a.md").read_text() == text
-    assert (vault.root / "docs/notes/b.md").read_text() == "See [[Bob's decision]].\n"
-    assert "not fixed: docs/notes/a.md:3:11: [[ADR-0001]]" in res.err and "write by hand [[Bob's decision]]" in res.err
-    assert res.code == 1
+    got = (vault.root / "docs/notes/a.md").read_text()
+    assert got.startswith(f"---\ntitle: T\nrelated: {quoted}\n---\nSee [[{name}]] and [md](")
+    assert "not fixed: docs/notes/a.md:3:11: [[ADR-0001]] → " in res.err and \
+        "frontmatter 'related' would not read back with it: a quoted YAML string cannot hold it as it is; write it " \
+        "by hand" in res.err, res.err
+    assert res.err.count("fixed: docs/notes/a.md:5:") == 2 and res.code == 1
+
+
+@pytest.mark.parametrize("link, fixed", [("[[ADR-0001\\|ledger]]", "[[ADR-0001-sqlite\\|ledger]]"),
+                                         ("[[ADR-0001#Decision\\|why]]", "[[ADR-0001-sqlite#Decision\\|why]]"),
+                                         ("[[ADR-0001|plain]]", "[[ADR-0001-sqlite|plain]]")])
+def test_a_link_in_a_table_row_keeps_its_escaped_bar(committed, link, fixed):
+    """`[[X\\|alias]]` in a table row was rewritten `[[new|alias]]`: the bare bar split the cell in two."""
+    row = f"| x | {link} |"
+    vault = committed({".vaultsync.yaml": CONFIG, "docs/adrs/ADR-0001.md": TARGET,
+                       "docs/notes/t.md": f"# T\n\n| a | b |\n|---|---|\n{row}\n"})
+    vault.git("mv", "docs/adrs/ADR-0001.md", "docs/adrs/ADR-0001-sqlite.md")
+    assert f"update the link to {fixed}," in vault.check("--staged").out
+    assert vault.check("--fix").code == 0
+    assert (vault.root / "docs/notes/t.md").read_text().splitlines()[-1] == f"| x | {fixed} |"
 
 
 def test_a_link_not_where_the_plan_says_is_not_touched():

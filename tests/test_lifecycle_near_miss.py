@@ -38,6 +38,8 @@ def test_a_likely_lifecycle_key_names_its_field(key, meant):
     # other words: a team's own keys must not be warned
     "confidential", "expiry_policy", "stats", "state", "statu", "statusNote", "stage", "tags", "title", "created",
     "importance", "reviewed", "validated", "expires_in", "description", "aliases", "permalink", "owner", "deciders",
+    # words a letter or two from a field (an attacker's list): a changed letter makes another word
+    "conference", "states", "statue", "empires", "statut", "stati", "conferences", "expries_on",
     "", "s", 7, None, "状态", "期限",
 ])
 def test_other_keys_name_no_lifecycle_field(key):
@@ -63,6 +65,14 @@ def _reference_osa(a: str, b: str) -> int:
 @given(st.text("abcd", max_size=7), st.text("abcd", max_size=7))
 def test_osa_distance_is_the_textbook_one(a, b):
     assert osa_distance(a, b) == _reference_osa(a, b) == osa_distance(b, a)
+    assert osa_distance(a, b) <= osa_distance(a, b, substitution=2) <= 2 * osa_distance(a, b)
+
+
+@pytest.mark.parametrize("a, b, plain, without_changes", [
+    ("conference", "confidence", 2, 4), ("superceded", "superseded", 1, 2), ("stauts", "status", 1, 1),
+    ("expirs", "expires", 1, 1), ("", "ttl", 3, 3)])
+def test_a_changed_letter_costs_two_without_changes(a, b, plain, without_changes):
+    assert (osa_distance(a, b), osa_distance(a, b, substitution=2)) == (plain, without_changes)
 
 
 @settings(max_examples=400, deadline=None)
@@ -70,9 +80,9 @@ def test_osa_distance_is_the_textbook_one(a, b):
        at=st.integers(min_value=0, max_value=30), letter=st.sampled_from("abcdefghijklmnopqrstuvwxyz"),
        upper=st.booleans())
 def test_any_one_typo_of_a_field_is_named(field, edit, at, letter, upper):
-    """Property: one letter added, dropped, changed, or two neighbours swapped, anywhere in a field's name
-    (in any case), names that field, unless the result is the field or a spelling search reads; a dropped
-    letter only for fields of 7+ letters."""
+    """Property: one letter added, dropped, or two neighbours swapped, anywhere in a field's name (in any
+    case), names that field, unless the result is the field or a spelling search reads; a dropped letter
+    only for fields of 7+ letters, a changed one only for fields of 10+."""
     word = field
     i = at % len(word)
     if edit == "insert":
@@ -84,10 +94,13 @@ def test_any_one_typo_of_a_field_is_named(field, edit, at, letter, upper):
     elif i + 1 < len(word):
         word = word[:i] + word[i + 1] + word[i] + word[i + 2:]
     word = word.upper() if upper else word
+    letters = len(field.replace("_", ""))
     if word in LIFECYCLE_FIELDS or lifecycle_field_of(word) is not None:
         assert lifecycle_fields_meant(word) == []
-    elif len(word.replace("_", "")) < len(field.replace("_", "")) and len(field.replace("_", "")) < 7:
+    elif len(word.replace("_", "")) < letters and letters < 7:
         assert field not in lifecycle_fields_meant(word)  # `stats` is another word
+    elif edit == "change" and letters < 10 and word.casefold() not in (field, "expired"):  # `expired`: a name
+        assert field not in lifecycle_fields_meant(word)  # `states`, `empires`: a changed letter makes a word
     else:
         assert field in lifecycle_fields_meant(word), word
 

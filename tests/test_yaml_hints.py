@@ -324,7 +324,8 @@ _LONG = "k" * 1100
 
 @pytest.mark.parametrize("text, where, length", [
     (f"title: x\n{_LONG}: x\n", "3:1", 1100),  # was: "put a space after the colon", which never helped
-    (f"title: x\n\"{'é' * 1030}\": x\n", "3:1", 1032),  # a quoted key, in a script of two-byte characters
+    (f"title: x\n\"{'é' * 1030}\": x\n", "3:1", "1030 characters and its 2 quotes"),  # two-byte characters
+    (f"title: x\n'{'k' * 1023}': x\n", "3:1", "1023 characters and its 2 quotes"),  # 1,025 with the quotes
     (f"title: x\nk:\n  {'k' * 2000}: x\n", "4:3", 2000),  # nested
     (f"title: x\ntags:\n  - {'k' * 1025}: x\n", "4:5", 1025),  # a mapping in a list
     (f"{{title: x, {_LONG}: x}}\n", "2:12", 1100),  # a flow mapping: was "the '{' opened here is never closed"
@@ -335,11 +336,15 @@ def test_a_key_longer_than_yaml_allows_says_so(vault, text, where, length):
     message told the author to put a space after a colon that had one."""
     vault.write(P, f"---\n{text}---\n")
     res = vault.check()
+    quoted = isinstance(length, str)
+    size = length if quoted else f"{length} characters"
     assert res.code == 1 and res.lines == [
-        f"{P}:{where}: FM005 a key of {length} characters: YAML reads no key longer than 1024 — shorten it"], res.lines
+        f"{P}:{where}: FM005 a key of {size}: YAML reads no key longer than 1024 characters"
+        f"{', quotes included' if quoted else ''} — shorten it"], res.lines
 
 
-@pytest.mark.parametrize("text", [f"title: x\n{'k' * 1024}: x\n", f"title: x\ndescription: a, {_LONG}: and more\n"])
+@pytest.mark.parametrize("text", [f"title: x\n{'k' * 1024}: x\n", f"title: x\n\"{'k' * 1022}\": x\n",
+                                  f"title: x\ndescription: a, {_LONG}: and more\n"])
 def test_a_key_of_1024_characters_passes_and_a_long_value_keeps_its_own_message(vault, text):
     vault.write(P, f"---\n{text}---\n")
     assert not [line for line in vault.check().lines if "YAML reads no key longer" in line]

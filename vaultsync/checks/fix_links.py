@@ -6,8 +6,8 @@ heading, block and alias kept; a Markdown link stays one).
 Only the link's own characters change. An edit is made only where the link stands as written at its
 line and column, and it is verified by parsing the new text: the note's links must be the old ones with
 exactly these rewritten, and its frontmatter the old one with the same rewrites inside its strings (a new
-name that a quoted YAML string cannot hold as it is leaves the note alone). A note's link edits are made
-in one atomic write, all or none; BOM and CRLF line ends are kept.
+name that a quoted YAML string cannot hold as it is is left, and named with the reason). A note's link
+edits that pass are made in one atomic write; BOM and CRLF line ends are kept.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ class LinkFix:
     col: int
     old: str
     new: str
+    field: str | None = None  # the frontmatter field the link stands in; None in the body
 
 
 def plan_link_fixes(vault: Vault, previous: LinkIndex | None, renamed: dict[str, str],
@@ -48,7 +49,7 @@ def plan_link_fixes(vault: Vault, previous: LinkIndex | None, renamed: dict[str,
             continue
         found = renamed_link(vault, previous, renamed, suggester, o)
         if found is not None and found[1] is not None:
-            out.append(LinkFix(o.source, o.link.line, o.link.col, o.link.raw, found[1]))
+            out.append(LinkFix(o.source, o.link.line, o.link.col, o.link.raw, found[1], o.link.field))
     return out
 
 
@@ -63,26 +64,40 @@ def fixed_links(path: str, text: str, fixes: list[LinkFix]) -> str | None:
         lines[row] = lines[row][:fix.col - 1] + fix.new + lines[row][fix.col - 1 + len(fix.old):]
     new_text = "\n".join(lines)
     before, after = parse_text(path, text.replace("\r\n", "\n")), parse_text(path, new_text.replace("\r\n", "\n"))
-    rewrite = {f.old: f.new for f in fixes}
-    expected = sorted(rewrite.get(link.raw, link.raw) if (link.line, link.col) in {(f.line, f.col) for f in fixes}
-                      else link.raw for link in before.links)
+    rewrite = {f.old: f.new for f in fixes if f.field is not None}  # a body link changes no frontmatter
+    made = {(f.line, f.col): f.new for f in fixes}
+    expected = sorted(made.get((link.line, link.col), link.raw) for link in before.links)
     if sorted(link.raw for link in after.links) != expected or after.fm_state != before.fm_state \
             or after.frontmatter != _rewritten(before.frontmatter, rewrite):
         return None
     return new_text
 
 
-def apply_link_fixes(root: Path, fixes: list[LinkFix]) -> bool:
-    """Make one note's ``fixes`` in one atomic write; False (the file untouched) where :func:`fixed_links`
-    refuses them."""
+def apply_link_fixes(root: Path, fixes: list[LinkFix]) -> dict[LinkFix, str | None]:
+    """Make those of one note's ``fixes`` that :func:`fixed_links` takes, each alone and all together, in one
+    atomic write; each fix with None (made) or why it was not (the file untouched by it)."""
     file = root / fixes[0].path
     raw = file.read_bytes()
     bom = raw.startswith(b"\xef\xbb\xbf")
-    new_text = fixed_links(fixes[0].path, (raw[3:] if bom else raw).decode("utf-8"), fixes)
-    if new_text is None:
-        return False
+    text = (raw[3:] if bom else raw).decode("utf-8")
+    why = {fix: _refusal(text, fix) for fix in fixes}
+    made = [fix for fix in fixes if why[fix] is None]
+    new_text = fixed_links(fixes[0].path, text, made) if made else None
+    if new_text is None:  # each reads back alone, not together: none is made
+        return {fix: why[fix] or "the note would not read back as intended with all its fixes" for fix in fixes}
     write_note(file, (b"\xef\xbb\xbf" if bom else b"") + new_text.encode("utf-8"))
-    return True
+    return why
+
+
+def _refusal(text: str, fix: LinkFix) -> str | None:
+    """Why ``fix`` alone cannot be made in ``text``, or None."""
+    line = text.split("\n")[fix.line - 1] if 0 < fix.line <= text.count("\n") + 1 else ""
+    if line[fix.col - 1:fix.col - 1 + len(fix.old)] != fix.old:
+        return "the link no longer stands as written there"
+    if fixed_links(fix.path, text, [fix]) is not None:
+        return None
+    return (f"frontmatter '{fix.field}' would not read back with it: a quoted YAML string cannot hold it as it is"
+            if fix.field is not None else "the note would not read back with it as written")
 
 
 def _rewritten(value: Any, rewrite: dict[str, str]) -> Any:

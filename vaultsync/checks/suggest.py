@@ -42,13 +42,16 @@ _NOT_IN_WIKILINKS = "#|[]"  # a WikiLink naming a file whose name holds one read
 
 
 def rebuild(link: WikiLink, target: str) -> str:
-    """``link`` written with another target, its heading/block and alias kept: ``[[new#H|alias]]``, or
+    """``link`` written with another target, its heading/block and alias kept: ``[[new#H|alias]]`` (``\\|``
+    where the link wrote its bar so, as in a table row), or
     ``[text](new.md#H)`` for a Markdown link and for a target a WikiLink cannot name (``RULE #1``,
     :data:`_NOT_IN_WIKILINKS`)."""
     sub = f"#^{link.block}" if link.block is not None else (f"#{link.heading}" if link.heading is not None else "")
     wikilink = link.raw.endswith("]]")
     if wikilink and not any(c in target for c in _NOT_IN_WIKILINKS):
-        alias = f"|{link.alias}" if link.alias is not None else ""
+        bar = link.raw.find("|")  # `[[X\|alias]]` in a table row: the escape keeps the row's cells
+        escaped = bar > 0 and link.raw[bar - 1] == "\\"
+        alias = ("\\|" if escaped else "|") + link.alias if link.alias is not None else ""
         return f"{'!' if link.embed else ''}[[{target}{sub}{alias}]]"
     if wikilink:  # `RULE #1.md`: a WikiLink would read a heading, a Markdown link can name it
         text = f"{'!' if link.embed else ''}[{link.alias if link.alias is not None else posixpath.basename(target)}]"

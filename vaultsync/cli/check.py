@@ -220,13 +220,12 @@ def _fix_renamed_links(vault: Vault, previous: LinkIndex | None, renamed: dict[s
     for fix in plan_link_fixes(vault, previous, renamed, only):
         by_note.setdefault(fix.path, []).append(fix)
     done_any = False
-    for path, fixes in by_note.items():  # a note is edited whole or not at all
-        done = apply_link_fixes(vault.root, fixes)
-        done_any |= done
-        for fix in fixes:
-            print(f"fixed: {path}:{fix.line}:{fix.col}: {fix.old} → {fix.new}" if done
-                  else f"not fixed: {path}:{fix.line}:{fix.col}: {fix.old} does not stand as written there, or "
-                  f"{fix.new} cannot stand in its place as it is; write by hand {fix.new}", file=sys.stderr)
+    for path, fixes in by_note.items():  # one write per note
+        for fix, why in apply_link_fixes(vault.root, fixes).items():
+            done_any |= why is None
+            print(f"fixed: {path}:{fix.line}:{fix.col}: {fix.old} → {fix.new}" if why is None
+                  else f"not fixed: {path}:{fix.line}:{fix.col}: {fix.old} → {fix.new}: {why}; write it by hand",
+                  file=sys.stderr)
     return done_any
 
 

@@ -94,8 +94,8 @@ def lifecycle_field_of(key: Any) -> str | None:
 
 # keys other tools and teams use for a lifecycle field, folded as :func:`_letters` folds (``expiry_date``)
 _OTHER_NAMES = {
-    "expires": ("expiry", "expiration", "expirydate", "expirationdate", "expiresat", "expireson", "expireat",
-                "expiresafter", "validuntil", "ttl"),
+    "expires": ("expired", "expiry", "expiration", "expirydate", "expirationdate", "expiresat", "expireson",
+                "expireat", "expiresafter", "validuntil", "ttl"),
     "supersedes": ("replaces", "obsoletes"),
     "superseded_by": ("replacedby", "obsoletedby"),
     "confidence": ("certainty",),
@@ -105,34 +105,42 @@ _OTHER_NAMES = {
 
 def lifecycle_fields_meant(key: Any) -> list[str]:
     """The lifecycle fields a top-level key that nothing reads was likely meant as, nearest first: a
-    misspelling (optimal string alignment distance 1, or 2 for a field of 10+ letters, on the letters
-    without case or ``-``/``_``/blanks: ``superceded_by``, ``confidance``, ``expired``, ``stauts``) or a
-    name other tools use (``expiry``, ``valid_until``, ``replaced_by``). [] for a field, a spelling
-    :func:`lifecycle_field_of` reads, or any other key; a key may be shorter than its field by as many
-    letters as the distance allows only for fields of 7+ letters (``stats`` is no ``status``)."""
+    misspelling or a name other tools use (``expiry``, ``expired``, ``valid_until``, ``replaced_by``).
+    [] for a field, a spelling :func:`lifecycle_field_of` reads, or any other key.
+
+    A misspelling is measured on the letters without case or ``-``/``_``/blanks, as optimal string
+    alignment edits. A field of 10+ letters takes up to 2 edits, one of them a changed letter
+    (``superceded_by``, ``confidance``, ``superseeded``); a shorter one takes one letter added or dropped,
+    or two neighbours swapped (``stauts``, ``expirs``): a changed letter there, or two in a long word,
+    makes another word as often as a typo (``states``, ``empires``, ``conference``). A key may be shorter
+    than its field only for fields of 7+ letters (``stats`` is no ``status``)."""
     if not isinstance(key, str) or key in _FIELDS or lifecycle_field_of(key) is not None:
         return []
     word = _letters(key)
     near = []
     for name in LIFECYCLE_FIELDS:
         field = _letters(name)
+        long = len(field) >= 10
         if word in _OTHER_NAMES.get(name, ()):
             near.append((0, name))
-        elif (d := osa_distance(word, field)) <= (most := 2 if len(field) >= 10 else 1) and \
-                len(word) >= len(field) - (most if len(field) >= 7 else 0):
+        elif (d := osa_distance(word, field)) <= (most := 2 if long else 1) \
+                and osa_distance(word, field, substitution=2) <= d + (1 if long else 0) \
+                and len(word) >= len(field) - (most if len(field) >= 7 else 0):
             near.append((d, name))
     return [name for _, name in sorted(near)]
 
 
-def osa_distance(a: str, b: str) -> int:
+def osa_distance(a: str, b: str, substitution: int = 1) -> int:
     """The optimal string alignment distance (Damerau–Levenshtein without re-editing a transposed pair:
-    insertions, deletions, substitutions and swaps of neighbours, each 1); Boytsov 2011, section 2."""
+    insertions, deletions and swaps of neighbours cost 1, a changed letter ``substitution``); Boytsov 2011,
+    section 2. With ``substitution=2`` a changed letter costs what dropping and adding one does, so the
+    excess over the plain distance counts the changed letters."""
     prev2: list[int] = []
     prev = list(range(len(b) + 1))
     for i in range(1, len(a) + 1):
         row = [i] + [0] * len(b)
         for j in range(1, len(b) + 1):
-            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
+            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]) * substitution)
             if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
                 row[j] = min(row[j], prev2[j - 2] + 1)
         prev2, prev = prev, row

@@ -69,7 +69,11 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
                                                          > text[:m.start()].count("}"))), None)
     if long_key is not None:  # YAML gives up a would-be key past 1024 characters, then errs elsewhere
         i, m = long_key
-        return i, m.start(1), f"a key of {len(m.group(1))} characters: YAML reads no key longer than 1024 — shorten it"
+        key = m.group(1)
+        quoted = len(key) > 1 and key[0] in "'\"" and key[-1] == key[0]
+        size = f"{len(key) - 2} characters and its 2 quotes" if quoted else f"{len(key)} characters"
+        return i, m.start(1), (f"a key of {size}: YAML reads no key longer than 1024 characters"
+                               f"{', quotes included' if quoted else ''} — shorten it")
     hidden = _comment_hides_closer(lines, line, ctx)
     if hidden is not None:
         return hidden
