@@ -516,20 +516,21 @@ def test_closing_the_warm_search_drops_its_searcher(repo: Vault) -> None:
     warm.close()
 
 
-def raw_session(root: Path, lines: list[str], ids: set[int], timeout: float = 120) -> dict[int, dict[str, Any]]:
-    """Send raw JSON-RPC lines (after initialize) to `vaultsync mcp` and read until every id in ``ids`` is
-    answered (stdin stays open: a client that hangs up first gets no answers); the replies by id."""
+def raw_session(root: Path, lines: list[str | bytes], ids: set[int], timeout: float = 120) -> dict[int, dict[str, Any]]:
+    """Send raw JSON-RPC lines (after initialize; a ``bytes`` line as it is, a ``str`` one as UTF-8) to
+    `vaultsync mcp` and read until every id in ``ids`` is answered (stdin stays open: a client that hangs up
+    first gets no answers); the replies by id."""
     head = [json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})]
-    proc = subprocess.Popen([sys.executable, "-m", "vaultsync", "mcp"], cwd=root, env=server_env(), text=True,
+    proc = subprocess.Popen([sys.executable, "-m", "vaultsync", "mcp"], cwd=root, env=server_env(),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     timer = threading.Timer(timeout, proc.kill)  # a reply that never comes fails the test, not the run
     timer.start()
     replies: dict[int, dict[str, Any]] = {}
     try:
         assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write("\n".join(head + lines) + "\n")
+        proc.stdin.write(b"\n".join(x if isinstance(x, bytes) else x.encode() for x in [*head, *lines]) + b"\n")
         proc.stdin.flush()
         for out in proc.stdout:
             reply = json.loads(out)
@@ -541,6 +542,22 @@ def raw_session(root: Path, lines: list[str], ids: set[int], timeout: float = 12
         proc.kill()
         proc.wait()
     return replies
+
+
+@pytest.mark.parametrize("bad", [b"\xff\xfe", b"\xc3", b"\xed\xa0\x80", b"\x80abc"])
+def test_bytes_that_are_not_utf8_are_refused_by_name_and_never_written(repo: Vault, bad: bytes) -> None:
+    """A `write` whose title held the bytes FF FE was read with U+FFFD in their place and written into a note
+    (the server decoded its input with `errors="replace"`). Such a request is now refused, naming the argument."""
+    line = (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "write", "arguments": '
+            b'{"type": "rule", "title": "bad ' + bad + b' bytes", "body": "b"}}}')
+    after = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                        "params": {"name": "get", "arguments": {"note": "ADR-0001"}}})
+    replies = raw_session(repo.root, [line, after], {1, 2})
+    text = replies[1]["result"]["content"][0]["text"]
+    assert replies[1]["result"]["isError"] and text.startswith(
+        f"argument title is not valid Unicode: a byte that is not UTF-8 (0x{bad[0]:02X})"), text
+    assert not replies[2]["result"].get("isError")
+    assert repo.git("status", "--porcelain").stdout == ""
 
 
 def test_a_lone_surrogate_in_any_argument_is_refused_by_name_and_never_hangs(repo: Vault) -> None:
@@ -557,7 +574,8 @@ def test_a_lone_surrogate_in_any_argument_is_refused_by_name_and_never_hangs(rep
     text = {i: replies[i]["result"]["content"][0]["text"] for i in range(1, 6)}
     assert replies[1]["result"]["isError"] and text[1].startswith(
         "argument note is not valid Unicode: a lone surrogate (U+D800) at character 1")
-    assert "argument fields.tags[0] is not valid Unicode: a lone surrogate (U+DC80) at character 4" in text[2]
+    assert "argument fields.tags[0] is not valid Unicode: a byte that is not UTF-8 (0x80) or a lone surrogate " \
+           "(U+DC80) at character 4" in text[2]
     assert "argument name fields.t\\uDBFF is not valid Unicode" in text[3]
     assert not replies[4]["result"].get("isError") and not replies[5]["result"].get("isError")
     assert repo.git("status", "--porcelain").stdout == ""
@@ -862,3 +880,34 @@ def test_the_example_client_in_the_readme_searches_through_the_server(repo: Vaul
     done = subprocess.run([sys.executable, script, "zxqv wombat carburettor"], cwd=repo.root, env=server_env(),
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and ("no hits:" in done.stdout or "weak answer:" in done.stdout), done.stdout
+
+
+@pytest.mark.parametrize("uri", ["vault://notes", "vault://note/ADR-0001"])
+def test_a_resource_read_with_a_broken_config_says_why(repo: Vault, uri: str) -> None:
+    """Reading a resource after `.vaultsync.yaml` broke mid-session gave "Error reading resource" (and a traceback
+    in the server's log), where the tools said `.vaultsync.yaml:2:24: FM005 …`. The resource says it too."""
+    from mcp.shared.exceptions import MCPError
+
+    async def body(s: ClientSession) -> Any:
+        (repo.root / ".vaultsync.yaml").write_text("vault: docs\ntypes: {rule: {folder: [x\n")
+        try:
+            await s.read_resource(uri)
+        except MCPError as exc:
+            return str(exc)
+        return "read"
+
+    said = with_server(repo.root, body)[0]
+    assert ".vaultsync.yaml:2:24: FM005 the '[' opened here is never closed" in said, said
+
+
+@pytest.mark.parametrize("body", ["", "  \n"])
+def test_supersede_with_a_blank_body_is_refused_and_writes_nothing(repo: Vault, body: str) -> None:
+    """`supersede {"old": …, "title": …, "body": ""}` committed a successor holding only its heading, and search
+    hid the old note behind it."""
+    async def run(s: ClientSession) -> Any:
+        return await refused(s, "supersede", old="RULE-0001", title="Empty successor", body=body,
+                             fields={"status": "active"}, commit=True)
+
+    said = with_server(repo.root, run)[0]
+    assert said.startswith("`body` is empty: a new note replacing 'RULE-0001' needs its text"), said
+    assert repo.git("status", "--porcelain").stdout == ""

@@ -773,18 +773,20 @@ def test_status_says_how_to_turn_on_a_configured_check_hook(vault: Vault) -> Non
 
 
 def test_supersede_commit_never_carries_the_users_own_uncommitted_edits(vault: Vault) -> None:
-    """``git commit --only`` commits a file whole: when a note the write edits held uncommitted edits of the
-    user's, nothing is committed and the write says why; with a clean note the commit goes through."""
+    """``git commit --only`` commits a file whole: when a note the write edits holds uncommitted edits of the
+    user's, the write is refused before anything is written (it wrote both notes, then said "not committed",
+    exit 2: an attacker's finding) and says why; with a clean note the commit goes through."""
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
     vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002"))
     vault.commit("init")
     with (vault.root / "docs/adrs/ADR-0001.md").open("a") as f:
         f.write("A private draft line.\n")
+    before = {p: (vault.root / p).read_bytes() for p in ("docs/adrs/ADR-0001.md", "docs/adrs/ADR-0002.md")}
     res = run_cli(["supersede", "ADR-0001", "ADR-0002", "--commit"], vault.root)
-    assert res.code == 2 and "docs/adrs/ADR-0001.md held uncommitted changes of yours" in res.err, res.err
+    assert res.code == 2 and "docs/adrs/ADR-0001.md holds uncommitted changes of yours, which a committed write " \
+        "would carry along" in res.err and "nothing was written" in res.err, res.err
     assert vault.git("log", "--format=%s").stdout.splitlines() == ["init"]
-    assert "A private draft line." in (vault.root / "docs/adrs/ADR-0001.md").read_text()  # kept, with the edit
-    assert "status: superseded" in (vault.root / "docs/adrs/ADR-0001.md").read_text()
+    assert {p: (vault.root / p).read_bytes() for p in before} == before  # the user's edit kept, nothing else
     vault.git("checkout", "--", ".")
     res = run_cli(["supersede", "ADR-0001", "ADR-0002", "--commit"], vault.root)
     assert res.code == 0 and "A private draft line." not in vault.git("show", "HEAD").stdout, res.err
@@ -1048,3 +1050,84 @@ def test_a_title_word_given_for_a_note_names_the_notes_with_that_title(vault: Va
     res = run_cli(["show", ref], vault.root)
     assert res.code == 2 and f"no note '{ref}' in the vault" in res.err
     assert (said in res.err) if said else "did you mean" not in res.err, res.err
+
+
+def test_the_last_id_a_form_allows_is_refused_in_one_line_naming_its_note(vault: Vault) -> None:
+    """A note `RULE-999999` made every `new rule` allocate RULE-1000000, which the schema refuses (SC001, no
+    argument mends it). It is one line naming the note; a file name with more digits is no id at all."""
+    vault.write("docs/notes/RULE-0099999999999999999999-x.md", "# not an id\n")  # ignored: no id of the form
+    vault.write("docs/rules/a.md", "---\nmemory_id: RULE-0007\ntype: rule\ntitle: A\nstatus: active\n"
+                                   'created: "2024-03-01"\nenforcement: must\n---\nBody.\n')
+    vault.commit("seed")
+    res = run_cli(["new", "rule", "--title", "Next", "--body", "Text.", "--set", "enforcement=must"], vault.root)
+    assert res.code == 0 and "docs/rules/RULE-0008-next.md" in res.out, res.err
+    vault.write("docs/rules/b.md", "---\nmemory_id: RULE-999999\ntype: rule\ntitle: B\nstatus: active\n"
+                                   'created: "2024-03-01"\nenforcement: must\n---\nBody.\n')
+    assert run_cli(["check"], vault.root).code == 0
+    res = run_cli(["new", "rule", "--title", "Later", "--body", "Text."], vault.root)
+    assert res.code == 2 and res.err.count("\n") == 1 and "no RULE memory_id is left: docs/rules/b.md holds " \
+        "RULE-999999, the highest the form RULE-N (at most 6 digits) allows" in res.err, res.err
+
+
+@pytest.mark.parametrize("title", ["\u200b", "\u200b\u200d", " \u0301 ", "\u2060"])
+def test_a_title_with_nothing_visible_is_refused(vault: Vault, title: str) -> None:
+    """`new` wrote `RULE-0005.md` with a title of one U+200B: a note no one can see the name of."""
+    vault.write("docs/adrs/A.md", adr("ADR-0001"))
+    vault.commit("a")
+    res = run_cli(["new", "rule", "--title", title, "--body", "Text."], vault.root)
+    assert res.code == 2 and "title: holds no visible character" in res.err, res.err
+    assert vault.git("status", "--porcelain").stdout == ""
+
+
+@pytest.mark.parametrize("written, refused", [("[a, b]", True), ("{a: 1}", True), ("true", True), ("2024", False)])
+def test_promote_takes_no_title_that_is_not_text(vault: Vault, written: str, refused: bool) -> None:
+    """A scratch note's `title: [a, b]` was promoted as the title "['a', 'b']" (Python's own spelling)."""
+    vault.write("docs/adrs/A.md", adr("ADR-0001"))
+    vault.commit("a")
+    vault.write("docs/scratch/t.md", f"---\ntitle: {written}\n---\nBody.\n")
+    res = run_cli(["promote", "docs/scratch/t.md", "--type", "adr"], vault.root)
+    if refused:
+        assert res.code == 2 and "its frontmatter title is not text" in res.err, res.err
+        assert (vault.root / "docs/scratch/t.md").exists()
+    else:
+        assert res.code == 0 and "title: \"2024\"" in (vault.root / res.out.split()[0]).read_text(), res.err
+
+
+@pytest.mark.parametrize("body", [" ", "\n\t\n"])
+def test_a_blank_body_is_no_text_for_a_committed_successor(vault: Vault, body: str) -> None:
+    """`--body " "` passed the guard that `--body ""` met, and committed a successor of one heading that hid
+    the old note behind nothing."""
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001"))
+    vault.commit("a")
+    res = run_cli(["new", "adr", "--title", "Newer", "--supersedes", "ADR-0001", "--body", body, "--commit",
+                   "--set", "status=accepted"],
+                  vault.root)
+    assert res.code == 2 and "needs --body or --edit" in res.err, res.err
+    assert vault.git("log", "--format=%s").stdout.splitlines() == ["a"] and vault.git("status", "--porcelain").stdout == ""
+
+
+def test_promote_commit_commits_the_removal_of_a_tracked_scratch_note(vault: Vault) -> None:
+    """The CLI committed the new note only and left ` D docs/scratch/t.md` behind (MCP committed both)."""
+    vault.write("docs/adrs/A.md", adr("ADR-0001"))
+    vault.write("docs/scratch/t.md", "# A scratch idea\nText.\n")
+    vault.git("add", "-A")
+    vault.git("commit", "-qm", "a", "--no-verify")
+    res = run_cli(["promote", "docs/scratch/t.md", "--type", "adr", "--commit"], vault.root)
+    assert res.code == 0, res.err
+    assert vault.git("status", "--porcelain").stdout == ""
+    assert "docs/scratch/t.md" in vault.git("show", "--stat", "HEAD").stdout
+
+
+@pytest.mark.parametrize("link_to", ["b.md", "../adrs/A.md", "/etc/hostname"])
+def test_promote_never_goes_through_a_symbolic_link(vault: Vault, link_to: str) -> None:
+    """`promote docs/scratch/a.md`, a link to b.md, promoted and removed b.md and left a.md dangling: the path
+    was resolved before the link check saw it. A link outside the repository was "outside the repository"."""
+    vault.write("docs/adrs/A.md", adr("ADR-0001"))
+    vault.write("docs/scratch/b.md", "# B\nText.\n")
+    vault.commit("a")
+    (vault.root / "docs/scratch/a.md").symlink_to(link_to)
+    before = sorted(p.name for p in (vault.root / "docs").rglob("*"))
+    res = run_cli(["promote", "docs/scratch/a.md", "--type", "adr"], vault.root)
+    assert res.code == 2 and "docs/scratch/a.md is a symbolic link; notes are never written or removed through one" \
+        in res.err, res.err
+    assert sorted(p.name for p in (vault.root / "docs").rglob("*")) == before

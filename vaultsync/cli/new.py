@@ -33,7 +33,8 @@ def run(args: argparse.Namespace) -> int:
 
         fields = parse_sets(args.set)
         hides = bool(args.supersedes) and _in_force(ws, args.type, fields)  # a proposed successor hides nothing
-        if hides and args.commit and not args.body and not args.edit:
+        body = bool(args.body and args.body.strip())  # `--body " "` is no text
+        if hides and args.commit and not body and not args.edit:
             raise MemoryWriteError(f"--supersedes {args.supersedes} --commit needs --body or --edit: a successor of "
                                    f"empty sections would hide {args.supersedes} behind nothing, committed")
         if args.supersedes:
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
             if code:
                 return code
             unchanged = (ws.root / written.path).read_bytes() == before
-        if hides and not args.body and (unchanged or not args.edit):
+        if hides and not body and (unchanged or not args.edit):
             # search now hides the old note behind empty sections
             empty = f"{written.memory_id} holds only the type's empty sections" + (
                 " (the editor closed without a change)" if unchanged else "")
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
                 return 1
             print(f"warning: {empty}, and it now supersedes {args.supersedes}, which search hides behind it: "
                   "fill it in (--body, --edit) before it is committed", file=sys.stderr)
-        if args.commit and unchanged and not args.body:
+        if args.commit and unchanged and not body:
             print(f"vaultsync new: not committed: {written.memory_id} holds only the type's empty sections (the editor "
                   f"closed without a change): fill in {written.path}, then commit it", file=sys.stderr)
             return 1

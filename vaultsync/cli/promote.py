@@ -14,7 +14,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("--title", type=utf8_text, help="title (default: its frontmatter title, first heading or file name)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", type=utf8_text,
                    help="a frontmatter field, value read as YAML (repeatable): --set severity=SEV2")
-    p.add_argument("--commit", action="store_true", help="git commit the new note")
+    p.add_argument("--commit", action="store_true", help="git commit the new note and the scratch file's removal")
     p.set_defaults(run=run)
 
 
@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
         written = promote(ws, args.path, args.type_name, args.title, parse_sets(args.set))
         report_written(written)
         if args.commit:
-            commit_written(ws, [written.path], f"{written.memory_id}: promoted from {args.path}")
+            commit_written(ws, written.changed, f"{written.memory_id}: promoted from {args.path}")  # the removal too
         report_uncommitted(args.commit)
         return 0
 

@@ -18,7 +18,13 @@ from typing import Annotated, Any, TypeVar
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
+from mcp.server.mcpserver.exceptions import (
+    ResourceError,
+    ResourceNotFoundError,
+    ToolError,
+    UnexpectedResourceError,
+    UnexpectedToolError,
+)
 from mcp.server.stdio import stdio_server
 from pydantic import Field, ValidationError
 
@@ -81,10 +87,15 @@ class _Server(MCPServer):
 
     async def read_resource(self, uri: Any, context: Any = None) -> Any:
         _refuse_lone_surrogates(str(uri), "uri")
-        return await super().read_resource(uri, context)
+        try:
+            return await super().read_resource(uri, context)
+        except UnexpectedResourceError as exc:  # our own refusal (a broken config): its words, no traceback
+            if isinstance(exc.__cause__, ToolError):
+                raise ResourceError(str(exc.__cause__)) from None
+            raise
 
     async def run_stdio_async(self) -> None:
-        stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")  # marked: refused
         marked = MarkedStdin(stdin)
         async with stdio_server(stdin=anyio.wrap_file(marked)) as (read, write):  # type: ignore[arg-type]
             link = AnswerBeforeEnd(read, write, marked)
@@ -124,7 +135,8 @@ def _refuse_lone_surrogates(value: Any, at: str) -> None:
     if isinstance(value, str):
         found = lone_surrogate(value)
         if found:
-            raise ToolError(f"argument {at or 'name'} is not valid Unicode: a lone surrogate "
+            byte = f"a byte that is not UTF-8 (0x{found[0] - 0xDC00:02X}) or " if 0xDC80 <= found[0] <= 0xDCFF else ""
+            raise ToolError(f"argument {at or 'name'} is not valid Unicode: {byte}a lone surrogate "
                             f"(U+{found[0]:04X}) at character {found[1] + 1}; send text as UTF-8")
         return
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
@@ -258,6 +270,9 @@ def build_server(root: Path) -> MCPServer:
         # a new note needs its body too: one of empty sections would hide the old note's content behind nothing
         if (new is not None, title is not None, body is not None) not in ((True, False, False), (False, True, True)):
             raise ToolError("give either `new` (an existing note) or `title` and `body` (a new note)")
+        if body is not None and not body.strip():
+            raise ToolError(f"`body` is empty: a new note replacing {shown(old)} needs its text, or search would hide "
+                            "the old note behind nothing")
         ws = workspace(commit)
         if new is not None:
             written = _call(lambda: supersede_notes(ws, old, new))

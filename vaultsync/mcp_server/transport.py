@@ -7,7 +7,8 @@ parser, which the SDK uses, refuses the whole line as invalid JSON, so the reque
 the client waits until its own timeout. Each such escape is rewritten here as a mark: the noncharacter
 U+FDD0 (Unicode's "internal use"), this process's random nonce, and the code point's hex digits, so
 the request parses, and the server refuses it with a tool error that names the argument
-(:func:`lone_surrogate`). A client cannot send a mark by chance (a U+FDD0 followed by hex digits is
+(:func:`lone_surrogate`). A byte that is not UTF-8 arrives as one (the stream decodes with
+``surrogateescape``) and is marked the same way: never read as U+FFFD and written into a note. A client cannot send a mark by chance (a U+FDD0 followed by hex digits is
 text), and nothing else on the line is touched.
 """
 
@@ -26,6 +27,9 @@ import anyio
 _ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)")
 MARK = "\ufdd0" + secrets.token_hex(6).upper()  # this process's: unknown to the client
 _MARKED = re.compile(re.escape(MARK) + "([0-9A-F]{4})")
+# a byte that is no UTF-8, as the stream's `surrogateescape` decoding hands it on (U+DC80–U+DCFF): marked
+# as a lone surrogate, so the request is refused naming the argument instead of read with U+FFFD in it
+_RAW_BYTE = re.compile("[\udc80-\udcff]")
 
 
 def mark_lone_surrogates(line: str) -> str:
@@ -82,7 +86,7 @@ class MarkedStdin:
 
     def readline(self, *args: Any) -> str:
         self.last = self._stream.readline(*args)
-        line = mark_lone_surrogates(self.last)
+        line = mark_lone_surrogates(_RAW_BYTE.sub(lambda m: f"{MARK}{ord(m.group()):04X}", self.last))
         self.marked = self.marked or line != self.last
         return line
 

@@ -13,11 +13,13 @@ import posixpath
 import re
 from collections import Counter
 
+from vaultsync.memory.errors import MemoryWriteError
 from vaultsync.vault.config import Config
 from vaultsync.vault.vault import Vault
 
 BUILTIN_PREFIXES = {"adr": "ADR", "incident": "INC", "rule": "RULE"}
-MEMORY_ID = re.compile(r"^([A-Z][A-Z0-9]*)-([0-9]{1,6})$")
+MAX_DIGITS = 6  # as the built-in schemas' memory_id pattern allows
+MEMORY_ID = re.compile(rf"^([A-Z][A-Z0-9]*)-([0-9]{{1,{MAX_DIGITS}}})$")
 MIN_WIDTH = 4
 
 
@@ -39,12 +41,24 @@ def type_prefix(config: Config, vault: Vault, type_name: str) -> str:
 
 def next_memory_id(vault: Vault, prefix: str) -> str:
     """``prefix-N`` with N one above the highest number in use for ``prefix`` (zero-padded): in a memory_id,
-    or in a file name (``ADR-0007-….md``: a note whose frontmatter cannot be read still holds its id)."""
-    highest, width = 0, MIN_WIDTH
-    named = re.compile(rf"{re.escape(prefix)}-([0-9]+)(?=-|\.md$)", re.IGNORECASE)
-    numbers = [m.group(2) for mid in vault.by_memory_id if (m := MEMORY_ID.match(mid)) and m.group(1) == prefix]
-    numbers += [m.group(1) for path in vault.files if (m := named.match(posixpath.basename(path)))]
-    for number in numbers:
-        highest = max(highest, int(number))
+    or in a file name (``ADR-0007-….md``: a note whose frontmatter cannot be read still holds its id). A
+    number of more than 6 digits in a file name is no id (the form allows 1–6) and is not counted.
+
+    Raises:
+        MemoryWriteError: the highest id in use is ``prefix-999999``, the last the form allows (naming the
+            file that holds it).
+    """
+    highest, width, holder = 0, MIN_WIDTH, ""
+    named = re.compile(rf"{re.escape(prefix)}-([0-9]{{1,6}})(?=-|\.md$)", re.IGNORECASE)
+    numbers = [(m.group(2), path) for mid, paths in vault.by_memory_id.items()
+               if (m := MEMORY_ID.match(mid)) and m.group(1) == prefix for path in paths[:1]]
+    numbers += [(m.group(1), path) for path in vault.files if (m := named.match(posixpath.basename(path)))]
+    for number, path in numbers:
+        if int(number) > highest:
+            highest, holder = int(number), path
         width = max(width, len(number))
+    if highest >= 10 ** MAX_DIGITS - 1:
+        raise MemoryWriteError(f"no {prefix} memory_id is left: {holder} holds {prefix}-{highest}, the highest the "
+                               f"form {prefix}-N (at most {MAX_DIGITS} digits) allows — renumber that note, or set "
+                               "another id_prefix for the type in .vaultsync.yaml")
     return f"{prefix}-{highest + 1:0{width}d}"

@@ -44,7 +44,13 @@ def promote(ws: Workspace, scratch: str, type_name: str, title: str | None = Non
         raise MemoryWriteError(f"cannot promote {rel}: {detail}")
     data = {k: v for k, v in (note.frontmatter or {}).items() if k not in ("memory_id", "type")}
     data.update(fields or {})
-    own = str(data.pop("title", "") or "").strip()
+    own = data.pop("title", "") or ""
+    if isinstance(own, (int, float)) and not isinstance(own, bool):
+        own = str(own)  # `title: 2024`: YAML's number, the text as written
+    if not isinstance(own, str):  # `title: [a, b]`: no title a note can take (it was written as "['a', 'b']")
+        raise MemoryWriteError(f"cannot promote {rel}: its frontmatter title is not text ({type(own).__name__}) — "
+                               "write it as one line of text, or give one: --title (MCP: title)")
+    own = own.strip()
     m = _H1.search(note.body)
     title, source = (title, "") if title else (own, "its frontmatter title") if own else \
         (m.group(1), "its first heading") if m else (file.stem.split(".")[0], "its file name")

@@ -76,7 +76,7 @@ def build_frontmatter(schema: dict[str, Any], type_name: str, memory_id: str, ti
 
     Raises:
         MemoryWriteError: ``fields`` sets memory_id, type or title (the title is its own argument),
-            the title is empty, longer than :data:`MAX_TITLE_CHARS` or not one line, or a required ``enum``
+            the title is empty, invisible, longer than :data:`MAX_TITLE_CHARS` or not one line, or a required ``enum``
             field is given nowhere (the message names its values).
     """
     for key in ALLOCATED:
@@ -85,6 +85,8 @@ def build_frontmatter(schema: dict[str, Any], type_name: str, memory_id: str, ti
                                    else f"{key} is set by vaultsync, not by the caller")
     if not title.strip():
         raise MemoryWriteError("title: must not be empty")
+    if not any(unicodedata.category(ch)[0] in "LNSP" for ch in title):  # only U+200B, a joiner, a mark…
+        raise MemoryWriteError(f"title: holds no visible character ({shown(title)}) — give a title a reader can see")
     if title_length(title) > MAX_TITLE_CHARS:  # it heads the note and every hit: a body passed as the title?
         raise MemoryWriteError(f"title: must be at most {MAX_TITLE_CHARS} characters, but it has "
                                f"{title_length(title):,} — put the detail in the body")

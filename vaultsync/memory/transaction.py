@@ -69,17 +69,23 @@ def apply(ws: Workspace, changes: Mapping[str, str | None], create: set[str] | N
         Warnings about the changed files (e.g. an empty link).
     Raises:
         WriteRefused: the change would add errors; nothing was written.
-        MemoryWriteError: a path to create already exists.
+        MemoryWriteError: a path to create already exists, or (``ws.committing``) a path to change holds
+            uncommitted edits of the user's, which the commit would carry along; nothing was written.
         OSError: the file system failed; files already moved were restored.
     """
     create = create or set()
     for rel in create:
         if (ws.root / rel).exists():
             raise MemoryWriteError(f"{rel} already exists")
+    dirty = {p for p in changes if p not in create and _uncommitted(ws, p)}
+    if dirty and ws.committing:  # known before a byte is written: refused, not "written, not committed" after
+        raise MemoryWriteError(f"{', '.join(sorted(dirty))} hold{'s' if len(dirty) == 1 else ''} uncommitted changes "
+                               "of yours, which a committed write would carry along: commit or stash them first, or "
+                               "write without committing; nothing was written")
     errors, warnings = new_errors(ws, changes)
     if errors:
         raise WriteRefused(errors)
-    ws.edited_dirty.update(p for p in changes if p not in create and _uncommitted(ws, p))
+    ws.edited_dirty.update(dirty)
     _write_all(ws.root, changes, create)
     return warnings
 

@@ -4,6 +4,7 @@ overlay snapshots (the working tree as it would be after a change)."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 import posixpath
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -128,11 +129,14 @@ class Workspace:
         """
         p = Path(path)
         if not p.is_absolute():
-            p = Path.cwd() / p if (Path.cwd() / p).exists() else self.root / p
-        try:
-            return p.resolve().relative_to(self.root).as_posix()
-        except ValueError:
-            raise MemoryWriteError(f"{path} is outside the repository {self.root}") from None
+            p = Path.cwd() / p if (Path.cwd() / p).exists() or (Path.cwd() / p).is_symlink() else self.root / p
+        # links are not followed: a path through one is refused by name (check_inside), not taken for its target
+        for candidate in (Path(os.path.abspath(p)), p.parent.resolve() / p.name):  # the second: a cwd reached by a link
+            try:
+                return candidate.relative_to(self.root).as_posix()
+            except ValueError:
+                continue
+        raise MemoryWriteError(f"{path} is outside the repository {self.root}")
 
     def check_inside(self, rel: str) -> None:
         """Refuse a path that is not a plain path inside the vault: ``..``, absolute, a dot-folder
