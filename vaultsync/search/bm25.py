@@ -5,7 +5,8 @@
   plain text and never raise (field case IX-02).
 * Two passes: all terms (implicit AND) first, then any term (OR) to fill up to
   ``limit``, so a keyword query ranks exact co-occurrences first and a question
-  still finds the chunks that share its rare words. Ranking is FTS5's ``bm25()``
+  still finds the chunks that share its rare words. The OR pass's scores are scaled under the AND
+  pass's (:func:`below`), as the fusion by value reads scores, not ranks. Ranking is FTS5's ``bm25()``
   (Robertson & Zaragoza 2009) with column weights title 2, heading 1.5, text 1.
 * In a large index, a term held by more than half the notes (no IDF) stays out of the OR
   pass, and a query of such terms only skips the passes: the posting lists of common terms
@@ -23,10 +24,12 @@ from __future__ import annotations
 import re
 import sqlite3
 from dataclasses import dataclass
+from typing import TypeVar
 
 from vaultsync.search.query import Query
 from vaultsync.search.short_terms import short_term_hits
 
+K = TypeVar("K")
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")  # kana, CJK ideographs, hangul: text without spaces
 _WEIGHTS = "2.0, 1.5, 1.0"
 
@@ -70,6 +73,19 @@ def match_passes(query: Query, skip: frozenset[str] = frozenset()) -> list[str]:
     return passes
 
 
+def below(rows: list[tuple[K, float]], first: dict[K, float]) -> list[tuple[K, float]]:
+    """The OR pass's ``(key, score)`` rows (best first) scaled by one factor, where needed, so that each scores
+    under every match of the AND pass (``first``): a fusion by value (``convex``) then keeps the order the
+    passes promise. A chunk holding only ``バック`` of ``ロールバック`` outscored the notes holding the whole
+    word (its trigrams counted apart): by BM25 value, over the exact matches."""
+    floor = min((s for s in first.values()), default=None)
+    top = rows[0][1] if rows else None
+    if floor is None or top is None or top < floor or floor <= 0:
+        return rows
+    scale = 0.999 * floor / top
+    return [(key, score * scale) for key, score in rows]
+
+
 def bm25_candidates(db: sqlite3.Connection, query: Query, limit: int = 50,
                     restrict_sql: str = "", restrict_params: tuple[object, ...] = (),
                     skip: frozenset[str] = frozenset()) -> list[Candidate]:
@@ -99,7 +115,7 @@ def bm25_candidates(db: sqlite3.Connection, query: Query, limit: int = 50,
                 f"WHERE chunks_fts MATCH ?{where} ORDER BY bm25(chunks_fts, {_WEIGHTS}) LIMIT ?",
                 (match, *restrict_params, limit * 2 if short_terms else limit),
             ).fetchall()
-            for rowid, score in rows:
+            for rowid, score in below(rows, scored) if i else rows:
                 scored.setdefault(rowid, score)
         if short_terms and scored:
             keep = short_term_hits(db, short_terms, list(scored))
@@ -128,12 +144,13 @@ def bm25_notes(db: sqlite3.Connection, query: Query, limit: int = 50,
     """
     passes = match_passes(query, skip)
     ordered: dict[str, float] = {}
-    for match in passes:
+    for i, match in enumerate(passes):
         if len(ordered) >= limit:
             break
-        for path, score in db.execute(
+        rows = db.execute(
             "SELECT path, -bm25(notes_fts, 0.0, 2.0, 1.0) FROM notes_fts WHERE notes_fts MATCH ? "
             "ORDER BY bm25(notes_fts, 0.0, 2.0, 1.0) LIMIT ?", (match, limit),
-        ):
+        ).fetchall()
+        for path, score in below(rows, ordered) if i else rows:
             ordered.setdefault(path, score)  # AND matches first, then OR matches, each by BM25
     return list(ordered.items())[:limit]
