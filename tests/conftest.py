@@ -165,6 +165,21 @@ def init_vault(root: Path, config: str = CONFIG) -> Vault:
     return v
 
 
+def hashed_index(root: Path, notes: dict[str, str], config: str = "vault: .\n") -> Path:
+    """The SQLite index file of a new git repository at ``root`` holding ``notes`` (path → text) and
+    ``config``, committed and synced with the :class:`HashEmbedder`."""
+    from vaultsync.git import open_repo
+    from vaultsync.index.layout import layout_for
+    from vaultsync.index.sync import sync
+
+    v = init_vault(root, config)
+    for path, text in notes.items():
+        v.write(path, text)
+    v.commit("notes")
+    sync(open_repo(root), embedder_factory=lambda config, name: HashEmbedder(name), wait=30)
+    return layout_for(open_repo(root)).sqlite
+
+
 def synced_searcher(root: Path):  # type: ignore[no-untyped-def]
     """Sync ``root`` in-process with the real models and open a searcher over it (rerank off)."""
     from vaultsync.engine import open_searcher

@@ -8,7 +8,7 @@ import random
 import sqlite3
 
 import pytest
-from conftest import HashEmbedder, Vault
+from conftest import HashEmbedder, Vault, hashed_index
 
 from vaultsync.git import open_repo
 from vaultsync.index.layout import layout_for
@@ -24,19 +24,11 @@ NOTES = 12
 @pytest.fixture(scope="module")
 def db(tmp_path_factory):  # type: ignore[no-untyped-def]
     """12 notes: ``ledger`` in 9 of them (common), ``quorum`` in 2, ``zeppelin`` in 1."""
-    from conftest import git
-
-    root = tmp_path_factory.mktemp("common") / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    v = Vault(root)
-    v.write(".vaultsync.yaml", "vault: .\n")
+    notes = {}
     for i in range(NOTES):
         words = ["ledger"] * (i < 9) + ["quorum"] * (i in (3, 10)) + ["zeppelin"] * (i == 11)
-        v.write(f"n{i:02d}.md", f"# Note {i}\nThis note mentions {' and '.join(words) or 'nothing'} today.\n")
-    v.commit("notes")
-    sync(open_repo(root), embedder_factory=lambda config, name: HashEmbedder(name), wait=30)
-    con = sqlite3.connect(layout_for(open_repo(root)).sqlite, check_same_thread=False)
+        notes[f"n{i:02d}.md"] = f"# Note {i}\nThis note mentions {' and '.join(words) or 'nothing'} today.\n"
+    con = sqlite3.connect(hashed_index(tmp_path_factory.mktemp("common") / "repo", notes), check_same_thread=False)
     yield con
     con.close()
 

@@ -10,13 +10,10 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from conftest import HashEmbedder, Vault
+from conftest import hashed_index
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultsync.git import open_repo
-from vaultsync.index.layout import layout_for
-from vaultsync.index.sync import sync
 from vaultsync.search.bm25 import below, bm25_candidates, bm25_notes
 from vaultsync.search.query import parse_query
 
@@ -33,18 +30,7 @@ NOTES = {
 
 @pytest.fixture(scope="module")
 def db(tmp_path_factory):  # type: ignore[no-untyped-def]
-    from conftest import git
-
-    root = tmp_path_factory.mktemp("passes") / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    v = Vault(root)
-    v.write(".vaultsync.yaml", "vault: .\n")
-    for path, text in NOTES.items():
-        v.write(path, text)
-    v.commit("notes")
-    sync(open_repo(root), embedder_factory=lambda config, name: HashEmbedder(name), wait=30)
-    con = sqlite3.connect(layout_for(open_repo(root)).sqlite, check_same_thread=False)
+    con = sqlite3.connect(hashed_index(tmp_path_factory.mktemp("passes") / "repo", NOTES), check_same_thread=False)
     yield con
     con.close()
 

@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import HashEmbedder, Vault, git
+from conftest import HashEmbedder, hashed_index
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -65,20 +65,7 @@ class RecordingEmbedder(HashEmbedder):
 
 def _index(tmp_path, notes: dict[str, str]) -> Path:  # type: ignore[no-untyped-def]
     """The index file of a committed, synced vault of ``notes``."""
-    from vaultsync.git import open_repo
-    from vaultsync.index.layout import layout_for
-    from vaultsync.index.sync import sync
-
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    v = Vault(root)
-    v.write(".vaultsync.yaml", "vault: .\nindex:\n  embedders: [multilingual-e5-small]\n")
-    for path, body in notes.items():
-        v.write(path, body)
-    v.commit("notes")
-    sync(open_repo(root), embedder_factory=lambda config, name: HashEmbedder(name), wait=30)
-    return layout_for(open_repo(root)).sqlite
+    return hashed_index(tmp_path / "repo", notes, "vault: .\nindex:\n  embedders: [multilingual-e5-small]\n")
 
 
 ENGLISH = {"sync.md": "# Sync settings\nHow to configure sync between devices.\n",
