@@ -35,8 +35,11 @@ def _days(text: str) -> int:
 
 
 def _date(text: str) -> dt.date:
+    """A ``YYYY-MM-DD`` date (``fromisoformat`` alone would also take ``20270101``)."""
     try:
-        return dt.date.fromisoformat(text) if len(text) == 10 else dt.date.fromisoformat("invalid")
+        if len(text) != 10:
+            raise ValueError(text)
+        return dt.date.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a date as YYYY-MM-DD, got {text!r}") from None
 

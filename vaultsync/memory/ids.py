@@ -42,14 +42,15 @@ def type_prefix(config: Config, vault: Vault, type_name: str) -> str:
 def next_memory_id(vault: Vault, prefix: str) -> str:
     """``prefix-N`` with N one above the highest number in use for ``prefix`` (zero-padded): in a memory_id,
     or in a file name (``ADR-0007-….md``: a note whose frontmatter cannot be read still holds its id). A
-    number of more than 6 digits in a file name is no id (the form allows 1–6) and is not counted.
+    number of more than :data:`MAX_DIGITS` digits in a file name is no id (the form allows 1–6) and is not
+    counted.
 
     Raises:
         MemoryWriteError: the highest id in use is ``prefix-999999``, the last the form allows (naming the
             file that holds it).
     """
     highest, width, holder = 0, MIN_WIDTH, ""
-    named = re.compile(rf"{re.escape(prefix)}-([0-9]{{1,6}})(?=-|\.md$)", re.IGNORECASE)
+    named = re.compile(rf"{re.escape(prefix)}-([0-9]{{1,{MAX_DIGITS}}})(?=-|\.md$)", re.IGNORECASE)
     numbers = [(m.group(2), path) for mid, paths in vault.by_memory_id.items()
                if (m := MEMORY_ID.match(mid)) and m.group(1) == prefix for path in paths[:1]]
     numbers += [(m.group(1), path) for path in vault.files if (m := named.match(posixpath.basename(path)))]
