@@ -1131,3 +1131,11 @@ def test_promote_never_goes_through_a_symbolic_link(vault: Vault, link_to: str) 
     assert res.code == 2 and "docs/scratch/a.md is a symbolic link; notes are never written or removed through one" \
         in res.err, res.err
     assert sorted(p.name for p in (vault.root / "docs").rglob("*")) == before
+
+
+def test_the_markdown_queue_says_how_to_confirm_an_expired_note(vault: Vault) -> None:
+    """The footer said "Confirm one with `vaultsync review --confirm ID`", which an expired note refuses."""
+    vault.write("docs/adrs/A.md", adr("ADR-0001", extra='expires: "2021-01-01"\n'))
+    vault.commit("a")
+    res = run_cli(["review", "--format", "markdown"], vault.root)
+    assert "`vaultsync review --confirm ID` (one past its expires with `--expires YYYY-MM-DD` too" in res.out, res.out

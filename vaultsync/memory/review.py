@@ -163,7 +163,8 @@ def _rendered(items: list[ReviewItem], fmt: str) -> str:
         for i in items:
             title, reason = (i.title or "").replace("|", "\\|"), i.reason.replace("|", "\\|")
             rows.append(f"| {i.importance} | `{i.memory_id or i.path}` {title} | {i.kind} | {reason} |")
-        return "\n".join(rows) + f"\n\n{len(items)} item(s). Confirm one with `vaultsync review --confirm ID`."
+        return "\n".join(rows) + f"\n\n{len(items)} item(s). Confirm one with `vaultsync review --confirm ID` (one past " \
+            "its expires with `--expires YYYY-MM-DD` too, the last day it holds)."
     if not items:
         return "nothing to review"
     return "\n".join(f"{i.path}:{i.line}: {i.kind} [{i.importance}] {i.memory_id or ''} {i.reason}" for i in items)
