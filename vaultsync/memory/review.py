@@ -167,7 +167,8 @@ def _rendered(items: list[ReviewItem], fmt: str) -> str:
             "its expires with `--expires YYYY-MM-DD` too, the last day it holds)."
     if not items:
         return "nothing to review"
-    return "\n".join(f"{i.path}:{i.line}: {i.kind} [{i.importance}] {i.memory_id or ''} {i.reason}" for i in items)
+    return "\n".join(f"{i.path}:{i.line}: {i.kind} (importance {i.importance}) {i.memory_id or ''} {i.reason}"
+                     for i in items)
 
 
 def confirm(ws: Workspace, ref: str, expires: dt.date | None = None) -> tuple[str, str, str]:
