@@ -544,19 +544,25 @@ def raw_session(root: Path, lines: list[str | bytes], ids: set[int], timeout: fl
     return replies
 
 
-@pytest.mark.parametrize("bad", [b"\xff\xfe", b"\xc3", b"\xed\xa0\x80", b"\x80abc"])
-def test_bytes_that_are_not_utf8_are_refused_by_name_and_never_written(repo: Vault, bad: bytes) -> None:
+BAD_BYTES = [b"\xff\xfe", b"\xc3", b"\xed\xa0\x80", b"\x80abc"]
+
+
+def test_bytes_that_are_not_utf8_are_refused_by_name_and_never_written(repo: Vault) -> None:
     """A `write` whose title held the bytes FF FE was read with U+FFFD in their place and written into a note
-    (the server decoded its input with `errors="replace"`). Such a request is now refused, naming the argument."""
-    line = (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "write", "arguments": '
-            b'{"type": "rule", "title": "bad ' + bad + b' bytes", "body": "b"}}}')
-    after = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                        "params": {"name": "get", "arguments": {"note": "ADR-0001"}}})
-    replies = raw_session(repo.root, [line, after], {1, 2})
-    text = replies[1]["result"]["content"][0]["text"]
-    assert replies[1]["result"]["isError"] and text.startswith(
-        f"argument title is not valid Unicode: a byte that is not UTF-8 (0x{bad[0]:02X})"), text
-    assert not replies[2]["result"].get("isError")
+    (the server decoded its input with `errors="replace"`). Such a request is now refused, naming the argument;
+    four byte sequences in one session, and the request after them is answered."""
+    lines: list[str | bytes] = [
+        b'{"jsonrpc": "2.0", "id": ' + str(i).encode() + b', "method": "tools/call", "params": {"name": "write", '
+        b'"arguments": {"type": "rule", "title": "bad ' + bad + b' bytes", "body": "b"}}}'
+        for i, bad in enumerate(BAD_BYTES, 1)]
+    lines.append(json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                             "params": {"name": "get", "arguments": {"note": "ADR-0001"}}}))
+    replies = raw_session(repo.root, lines, {1, 2, 3, 4, 9})
+    for i, bad in enumerate(BAD_BYTES, 1):
+        text = replies[i]["result"]["content"][0]["text"]
+        assert replies[i]["result"]["isError"] and text.startswith(
+            f"argument title is not valid Unicode: a byte that is not UTF-8 (0x{bad[0]:02X})"), text
+    assert not replies[9]["result"].get("isError")
     assert repo.git("status", "--porcelain").stdout == ""
 
 
@@ -882,32 +888,33 @@ def test_the_example_client_in_the_readme_searches_through_the_server(repo: Vaul
     assert done.returncode == 0 and ("no hits:" in done.stdout or "weak answer:" in done.stdout), done.stdout
 
 
-@pytest.mark.parametrize("uri", ["vault://notes", "vault://note/ADR-0001"])
-def test_a_resource_read_with_a_broken_config_says_why(repo: Vault, uri: str) -> None:
+def test_a_resource_read_with_a_broken_config_says_why(repo: Vault) -> None:
     """Reading a resource after `.vaultsync.yaml` broke mid-session gave "Error reading resource" (and a traceback
-    in the server's log), where the tools said `.vaultsync.yaml:2:24: FM005 …`. The resource says it too."""
+    in the server's log), where the tools said `.vaultsync.yaml:2:24: FM005 …`. The resources say it too."""
     from mcp.shared.exceptions import MCPError
 
     async def body(s: ClientSession) -> Any:
         (repo.root / ".vaultsync.yaml").write_text("vault: docs\ntypes: {rule: {folder: [x\n")
-        try:
-            await s.read_resource(uri)
-        except MCPError as exc:
-            return str(exc)
-        return "read"
+        said = []
+        for uri in ("vault://notes", "vault://note/ADR-0001"):
+            try:
+                await s.read_resource(uri)
+                said.append("read")
+            except MCPError as exc:
+                said.append(str(exc))
+        return said
 
-    said = with_server(repo.root, body)[0]
-    assert ".vaultsync.yaml:2:24: FM005 the '[' opened here is never closed" in said, said
+    for said in with_server(repo.root, body)[0]:
+        assert ".vaultsync.yaml:2:24: FM005 the '[' opened here is never closed" in said, said
 
 
-@pytest.mark.parametrize("body", ["", "  \n"])
-def test_supersede_with_a_blank_body_is_refused_and_writes_nothing(repo: Vault, body: str) -> None:
+def test_supersede_with_a_blank_body_is_refused_and_writes_nothing(repo: Vault) -> None:
     """`supersede {"old": …, "title": …, "body": ""}` committed a successor holding only its heading, and search
     hid the old note behind it."""
     async def run(s: ClientSession) -> Any:
-        return await refused(s, "supersede", old="RULE-0001", title="Empty successor", body=body,
-                             fields={"status": "active"}, commit=True)
+        return [await refused(s, "supersede", old="RULE-0001", title="Empty successor", body=body,
+                              fields={"status": "active"}, commit=True) for body in ("", "  \n")]
 
-    said = with_server(repo.root, run)[0]
-    assert said.startswith("`body` is empty: a new note replacing 'RULE-0001' needs its text"), said
+    for said in with_server(repo.root, run)[0]:
+        assert said.startswith("`body` is empty: a new note replacing 'RULE-0001' needs its text"), said
     assert repo.git("status", "--porcelain").stdout == ""
