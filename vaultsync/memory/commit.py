@@ -14,7 +14,8 @@ def commit_paths(ws: Workspace, paths: list[str], message: str) -> str:
     """Stage and commit ``paths`` only (other staged changes stay staged, uncommitted).
 
     A removed path is committed as a removal when git tracks it; an untracked one (a
-    scratch note) is left out.
+    scratch note) is left out. A path holding the user's own uncommitted edits never gets here: a
+    committing workspace's write refuses it before writing (:func:`vaultsync.memory.transaction.apply`).
 
     Returns:
         The new commit id.
@@ -22,10 +23,6 @@ def commit_paths(ws: Workspace, paths: list[str], message: str) -> str:
         MemoryWriteError: git refused (a failing hook, no identity); its output is in the message
             and the paths are unstaged again, as written.
     """
-    mixed = sorted(set(paths) & ws.edited_dirty)
-    if mixed:  # `git commit --only` would carry the user's own uncommitted edits of these files along
-        raise MemoryWriteError(f"written, not committed: {', '.join(mixed)} held uncommitted changes of yours "
-                               "before this edit; review them and commit by hand (git add -p), or stash them first")
     index = ws.repo.index
     index.read(False)
     existing = [p for p in paths if (ws.root / p).exists()]

@@ -85,7 +85,6 @@ def apply(ws: Workspace, changes: Mapping[str, str | None], create: set[str] | N
     errors, warnings = new_errors(ws, changes)
     if errors:
         raise WriteRefused(errors)
-    ws.edited_dirty.update(dirty)
     _write_all(ws.root, changes, create)
     return warnings
 

@@ -8,7 +8,7 @@ import os
 import posixpath
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
@@ -68,7 +68,6 @@ class Workspace:
     repo: pygit2.Repository
     root: Path
     config: Config
-    edited_dirty: set[str] = field(default_factory=set)  # files a write edited that held uncommitted changes
     committing: bool = False
 
     @classmethod

@@ -123,7 +123,7 @@ def lifecycle_fields_meant(key: Any) -> list[str]:
         long = len(field) >= 10
         if word in _OTHER_NAMES.get(name, ()):
             near.append((0, name))
-        elif (d := osa_distance(word, field)) <= (most := 2 if long else 1) \
+        elif abs(len(word) - len(field)) <= 2 and (d := osa_distance(word, field)) <= (most := 2 if long else 1) \
                 and osa_distance(word, field, substitution=2) <= d + (1 if long else 0) \
                 and len(word) >= len(field) - (most if len(field) >= 7 else 0):
             near.append((d, name))
