@@ -44,8 +44,6 @@ class RowCache(Protocol):
 
     def get(self, keys: Sequence[str]) -> dict[str, Row]: ...
 
-    def append(self, rows: dict[str, Row]) -> None: ...
-
 
 CACHE_ERRORS = (ImportError, OSError, RuntimeError, ValueError)  # no LanceDB, or a damaged or unwritable one: no cache
 
@@ -85,12 +83,17 @@ def decode(blob: bytes, dim: int) -> np.ndarray:
 
 def rows_for(chunks: Sequence[Chunk], db: sqlite3.Connection, embedder: BlockEmbedder,
              fresh: dict[str, tuple[list[tuple[int, int]], np.ndarray]],
-             open_cache: Callable[[], RowCache | None] | None = None, lookup_min: int = 0) -> dict[Key, Row]:
+             open_cache: Callable[[], RowCache | None] | None = None,
+             lookup_min: int = 0) -> tuple[dict[Key, Row], dict[str, Row]]:
     """The block row of every chunk with blocks, by :func:`key`: kept in the index (same hash, spans and
     block ids), else from the pass that embedded the chunk in this sync (``fresh``: hash → (the spans
     it pooled, in ``embed_text``; the vectors)), else from the row cache (``open_cache``, opened only when
-    a row is made; looked up from ``lookup_min`` rows to encode on), else encoded now. The rows made here
-    are appended to the row cache; a cache that cannot be opened is left out."""
+    ``lookup_min`` or more rows would be encoded: importing LanceDB costs more than encoding a few),
+    else encoded now.
+
+    Returns (the rows by key, the rows made here by :func:`cache_key`): the caller appends the latter to
+    the row cache once the index has committed them, so a small change is searchable before LanceDB is
+    imported (ADR-0006); a row cache that cannot be opened is left out."""
     todo = {block_key(c): c for c in chunks if embed_spans(c)}
     rows: dict[Key, Row] = {}
     hashes = sorted({h for h, _ in todo})
@@ -103,16 +106,16 @@ def rows_for(chunks: Sequence[Chunk], db: sqlite3.Connection, embedder: BlockEmb
                 rows.setdefault(found, (stored, blob))
     made = [k for k in todo if k not in rows]
     vectors = {k: fresh[k[0]][1] for k in made if k[0] in fresh and fresh[k[0]][0] == embed_spans(todo[k])}
-    cache, model_id = None, str(getattr(embedder, "model_id", ""))
-    if made and open_cache is not None and model_id:
+    model_id = str(getattr(embedder, "model_id", ""))
+    missing = [k for k in made if k not in vectors]
+    if missing and len(missing) >= lookup_min and open_cache is not None and model_id:
         try:
-            cache = open_cache()
-            if cache is not None and len(missing := [k for k in made if k not in vectors]) >= lookup_min:
+            if (cache := open_cache()) is not None:
                 keyed = {cache_key(model_id, k): k for k in missing}
                 rows.update((keyed[ck], row) for ck, row in cache.get(list(keyed)).items())
                 made = [k for k in made if k not in rows]
         except CACHE_ERRORS:
-            cache = None
+            pass
     if missing := [k for k in made if k not in vectors]:
         _, more = embedder.embed_with_blocks([todo[k].embed_text for k in missing],
                                              [embed_spans(todo[k]) for k in missing])
@@ -121,9 +124,7 @@ def rows_for(chunks: Sequence[Chunk], db: sqlite3.Connection, embedder: BlockEmb
     for k in made:
         meta = [[s, e, next(counts), list(ids)] for s, e, ids in todo[k].spans]
         rows[k] = (json.dumps(meta, ensure_ascii=False), encode(vectors[k]))
-    if cache is not None and made:
-        cache.append({cache_key(model_id, k): rows[k] for k in made})
-    return rows
+    return rows, {cache_key(model_id, k): rows[k] for k in made} if model_id else {}
 
 
 def read(db: sqlite3.Connection, ids: Sequence[str], dim: int) -> dict[str, tuple[list[Any], np.ndarray]]:

@@ -180,7 +180,7 @@ def _cache(layout: IndexLayout, dim: int) -> EmbeddingCache:
 
 def update_lance(store: SqliteStore, layout: IndexLayout, config: Config, models: dict[str, dict[str, object]],
                   touched: list[str], records: list[NoteRecord], vectors: dict[str, dict[str, np.ndarray]],
-                  full: bool, unsaved: dict[str, list[str]]) -> list[str]:
+                  full: bool, unsaved: dict[str, list[str]], block_rows: dict[str, Row]) -> list[str]:
     """Bring LanceDB in step with the committed SQLite state (cache, vector tables, ANN index); returns the
     warnings of caches this sync could not use (:func:`vaultsync.index.embedding_cache.take_problems`).
 
@@ -188,19 +188,24 @@ def update_lance(store: SqliteStore, layout: IndexLayout, config: Config, models
         vectors: model id → content hash → vector, for every chunk of ``records``; emptied as
             each model is done (a full refill reads SQLite's rows instead).
         unsaved: model id → the hashes of ``vectors`` that are not in the embedding cache yet.
+        block_rows: the primary embedder's block rows made in this sync, by cache key, for the row cache.
     """
-    from vaultsync.index.embedding_cache import EmbeddingCache, take_problems
+    from vaultsync.index.embedding_cache import BlockRowCache, EmbeddingCache, take_problems
     from vaultsync.index.fastpath import chunk_table_name
     from vaultsync.index.vector_store import ANN_MIN_ROWS, ChunkVectors, drop_other_tables
 
     versions, ann = {}, []
-    for name, info in models.items():
+    for i, (name, info) in enumerate(models.items()):
         model_id, dim = str(info["id"]), int(info["dim"])  # type: ignore[call-overload]
         by_hash = vectors.pop(model_id, {})  # consumed: a full refill frees them before LanceDB buffers rows
         if hashes := sorted(h for h in unsaved.get(model_id, []) if h in by_hash):
             cache = EmbeddingCache(layout.embeddings, dim)
             cache.put(model_id, hashes, np.stack([by_hash[h] for h in hashes]))
             cache.maintain()
+        if i == 0 and block_rows:  # the primary embedder's
+            blocks = BlockRowCache(layout.embeddings, dim)
+            blocks.put(block_rows)
+            blocks.maintain()
         table = ChunkVectors(layout.lance, dim, name)
         try:
             if full or table.fresh:  # a new, or replaced, table gets every row, streamed from SQLite
@@ -241,32 +246,28 @@ def count_tokens(records: list[NoteRecord], embedder: PassageEmbedder) -> None:
 
 def primary_extras(records: list[NoteRecord], store: SqliteStore, embedder: object,
                    fresh: dict[str, tuple[list[tuple[int, int]], np.ndarray]],
-                   config: Config, layout: IndexLayout) -> tuple[bool, dict[Key, Row], dict[str, bytes]]:
+                   config: Config, layout: IndexLayout) -> tuple[bool, dict[Key, Row], dict[str, Row], dict[str, bytes]]:
     """What the primary embedder adds to the records' chunks: their token counts by its tokenizer, their
     block rows (:func:`vaultsync.index.block_vectors.rows_for`; ``fresh``: the block vectors of the chunks
     it embedded in this sync; the rest from the index, then the block row cache beside ``layout``'s
     embedding cache) and, where the config's rerank stage reads them, their token vectors
     (:mod:`vaultsync.index.token_vectors`). Returns (whether it counted the tokens, the block rows, the
-    token rows)."""
+    block rows made here by cache key, for :func:`update_lance` to cache, the token rows)."""
     if not records or not hasattr(embedder, "count_tokens"):
-        return False, {}, {}
+        return False, {}, {}, {}
     count_tokens(records, embedder)  # type: ignore[arg-type]
     chunks = [c for r in records for c in r.chunks]
     blocks: dict[Key, Row] = {}
+    made: dict[str, Row] = {}
     if hasattr(embedder, "embed_with_blocks"):
-        opened: list[BlockRowCache] = []
-
         def open_cache() -> BlockRowCache:
             from vaultsync.index.embedding_cache import BlockRowCache
 
-            opened.append(BlockRowCache(layout.embeddings, int(embedder.dim)))  # type: ignore[attr-defined]
-            return opened[-1]
+            return BlockRowCache(layout.embeddings, int(embedder.dim))  # type: ignore[attr-defined]
 
-        blocks = rows_for(chunks, store.db, embedder, fresh, open_cache, CACHE_LOOKUP_MIN)  # type: ignore[arg-type]
-        for cache in opened:
-            cache.maintain()
+        blocks, made = rows_for(chunks, store.db, embedder, fresh, open_cache, CACHE_LOOKUP_MIN)  # type: ignore[arg-type]
     tokens: dict[str, bytes] = {}
     if wanted(config) and hasattr(embedder, "token_vectors"):
         with contextlib.suppress(NotImplementedError):  # a primary embedder without them (USE): MaxSim encodes
             tokens = token_rows(chunks, store.db, embedder)  # type: ignore[arg-type]
-    return True, blocks, tokens
+    return True, blocks, made, tokens

@@ -181,9 +181,10 @@ class BlockRowCache(_KeyedTable):
         return dict(zip(rows.column("key").to_pylist(),
                         zip(rows.column("spans").to_pylist(), rows.column("vectors").to_pylist(), strict=True)))
 
-    def append(self, rows: dict[str, tuple[str, bytes]]) -> None:
-        """Store rows whose keys :meth:`get` did not find (a key appended twice only costs a row)."""
+    def put(self, rows: dict[str, tuple[str, bytes]]) -> None:
+        """Store new rows (idempotent: existing keys are left alone; one merge per sync, after its SQLite
+        commit)."""
         if rows:
-            self._safely(lambda: self._table.add(pa.table({
+            self._safely(lambda: self._table.merge_insert("key").when_not_matched_insert_all().execute(pa.table({
                 "key": list(rows), "spans": [s for s, _ in rows.values()],
                 "vectors": pa.array([v for _, v in rows.values()], pa.binary())})), None)

@@ -301,7 +301,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         vectors: dict[str, dict[str, np.ndarray]] = {}
         unsaved: dict[str, list[str]] = {}  # model id -> hashes embedded but not yet in the cache
         available: dict[str, dict[str, object]] = {}  # name -> {id, dim}, primary first
-        counted, fresh, blocks, tokens = False, {}, {}, {}  # token counts, block and token vectors: the primary's
+        counted, fresh, blocks, made, tokens = False, {}, {}, {}, {}  # token counts, block, token rows: the primary's
         for i, name in enumerate(models):
             try:
                 found, embedder, embedded, reused, new = vectors_for(
@@ -319,7 +319,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
                 report.chunks_embedded, report.chunks_reused = embedded, reused
                 if records and embedder is None:
                     embedder = embedder_factory(config, name)  # token counts must not depend on cache hits
-                counted, blocks, tokens = primary_extras(records, store, embedder, fresh, config, layout)
+                counted, blocks, made, tokens = primary_extras(records, store, embedder, fresh, config, layout)
             del found, embedder  # the vectors live on in ``vectors``; the weights go before the next embedder loads
             gc.collect()  # a caught exception's traceback can hold this leg's frames, and so its model, in a cycle
         known = available
@@ -344,7 +344,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         if lance_full:  # the tables are refilled from SQLite's rows: the parsed chunks can go first
             records, items = [], []
         report.warnings += update_lance(store, layout, config, known, sorted(set(changed) | set(removed)), records,
-                                        vectors, full=lance_full, unsaved=unsaved)
+                                        vectors, full=lance_full, unsaved=unsaved, block_rows=made)
         report.seconds = time.perf_counter() - started
         return report
     finally:
