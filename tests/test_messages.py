@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from conftest import adr, git, run_cli
 from hypothesis import given, settings
@@ -304,3 +306,36 @@ def test_an_unknown_key_is_written_as_it_reads_back(key, shown):
                               f'created: "2024-03-01"\n{json.dumps(key, ensure_ascii=False)}: 1\n---\n')
     (found,) = [d for d in validate_frontmatter(note, note.frontmatter, load_validator("adr")) if d.code == "SC003"]
     assert found.message.startswith(f"{shown}: additional property not allowed"), found.message
+
+
+@pytest.mark.parametrize("length", [120, 300, 5000])
+@pytest.mark.parametrize("field, value", [
+    ("aliases", "[{digits}]"),                  # a number where a string belongs: named, and quoted to fix it
+    ("expires", "{letters}"),                   # not a date
+    ("confidence", "{letters}"),                # not a number
+    ("importance", "{letters}"),                # not an integer
+    ("related", '["[[{letters}]]"]'),           # a link to no note
+    ("tags", "[{letters}]"),                    # outside the vocabulary
+])
+def test_a_long_value_a_message_quotes_is_cut_to_one_readable_line(vault, field, value, length):
+    """A pasted paragraph or a 5,000-digit number came back in full, twice for a number (a 711-character line for
+    300 digits); every message now cuts what it quotes past 80 characters and says how long it was."""
+    written = value.format(digits="9" * length, letters="x" * length)
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=f"{field}: {written}\n"))
+    res = run_cli(["check"], vault.root)
+    assert res.code == 1 and "Traceback" not in res.out + res.err
+    (line,) = [ln for ln in res.out.splitlines() if ln.startswith("docs/adrs/ADR-0001.md:7:")]
+    assert len(line) < 400 and re.search(rf"… \(({length:,}|{length + 2:,}|{length + 4:,}) characters\)", line), line  # quotes, brackets
+
+
+@given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=400))
+@settings(max_examples=200, deadline=None)
+def test_no_message_holds_a_run_of_more_than_100_characters_and_a_short_one_is_kept(message):
+    from vaultsync.diagnostics import SHOWN_CHARS, Diagnostic
+
+    made = Diagnostic("n.md", 1, 1, "SC001", message).message
+    assert all(len(run) <= SHOWN_CHARS + 20 for run in made.split())
+    if all(len(run) <= SHOWN_CHARS + 20 for run in message.split()):
+        assert made == message
+    else:
+        assert made.startswith(message[:SHOWN_CHARS]) or made.split()[0] != message.split()[0]

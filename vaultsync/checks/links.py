@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from vaultsync.checks.suggest import Suggester
-from vaultsync.diagnostics import WARNING, Diagnostic, shown
+from vaultsync.diagnostics import SHOWN_CHARS, WARNING, Diagnostic, shown
 from vaultsync.vault.note import Note
 from vaultsync.vault.resolve import HeadingLookup, LinkIndex, is_attachment, link_form
 from vaultsync.vault.vault import Vault, is_note_path
@@ -174,8 +174,8 @@ def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_
                 anchor_hints: _AnchorHints | None = None) -> Diagnostic | None:
     original = o.link
     link = o.link
-    if len(link.raw) > 120:  # a pathological link is named, not repeated in full
-        link = link._replace(raw=link.raw[:100] + ("…]]" if link.raw.endswith("]]") else "…)"))
+    if len(link.raw) > SHOWN_CHARS + 20:  # a pathological link is named, not repeated in full
+        link = link._replace(raw=f"{link.raw[:SHOWN_CHARS]}… ({len(link.raw):,} characters)")
     at = (o.source, link.line, link.col)
     if o.status in ("ok", "heading_ok_normalised"):
         return None
