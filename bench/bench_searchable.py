@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -22,6 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_index import indexed_commit  # noqa: E402
 from vaultgen import generate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,17 +31,6 @@ ENV = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COM
 
 def git(cwd: Path, *args: str, env: dict[str, str] = ENV) -> str:
     return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
-
-
-def indexed_commit(repo: Path) -> str:
-    db = sqlite3.connect(repo / ".git/vaultsync/index.sqlite")
-    try:
-        row = db.execute("SELECT value FROM meta WHERE key='indexed_commit'").fetchone()
-        return row[0] if row else ""
-    except sqlite3.Error:
-        return ""
-    finally:
-        db.close()
 
 
 def main() -> None:
