@@ -28,12 +28,6 @@ class Diagnostic:
     message: str
     severity: str = ERROR
 
-    def __post_init__(self) -> None:
-        # a value a message quotes from a note (a 300-digit number, a pasted paragraph) is cut, however the
-        # check built the message: one line stays readable
-        if _LONG_RUN.search(self.message):
-            object.__setattr__(self, "message", _LONG_RUN.sub(_cut, self.message))
-
     def location(self) -> str:
         """``path:line:col``; a whole-file problem (line 0) stands at ``1:1``, as linters place them, so that
         every line an editor or CI parses has the same shape."""
@@ -48,12 +42,6 @@ class Diagnostic:
 
 
 SHOWN_CHARS = 80  # the most of a caller's value a message repeats
-_LONG_RUN = re.compile(r"\S{%d,}" % (SHOWN_CHARS + 21))  # past what a cut adds: a cut run is not cut again
-
-
-def _cut(match: re.Match[str]) -> str:
-    run = match.group()
-    return f"{run[:SHOWN_CHARS]}… ({len(run):,} characters)"
 
 
 def shown(value: object, limit: int = SHOWN_CHARS) -> str:
@@ -63,7 +51,13 @@ def shown(value: object, limit: int = SHOWN_CHARS) -> str:
     if isinstance(value, str) and len(value) > limit:
         return f"{repr(value[:limit])[:-1]}… ({len(value):,} characters)"
     text = repr(value)
-    return text if isinstance(value, str) or len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+    return text if isinstance(value, str) else cut(text, limit)
+
+
+def cut(text: str, limit: int = SHOWN_CHARS) -> str:
+    """``text`` as a note wrote it (a number's digits, a value's line), cut with its length past ``limit``
+    characters, so that a message quoting it stays one readable line."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
 _ESCAPES = {"\n": "\\n", "\r": "\\r"}

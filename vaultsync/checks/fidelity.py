@@ -21,7 +21,7 @@ import unicodedata
 from typing import Any
 
 from vaultsync.checks.schema import field_name
-from vaultsync.diagnostics import Diagnostic
+from vaultsync.diagnostics import SHOWN_CHARS, Diagnostic, cut
 from vaultsync.vault.note import Note
 from vaultsync.vault.scalars import Finding, canonical_number, odd_escape
 from vaultsync.vault.wikilinks import link_texts
@@ -58,9 +58,9 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
         found = odd_escape(f.written)
         what = f"U+{ord(found[2]):04X} ({unicodedata.name(found[2], 'a control character')})" if found else \
             "a control character"
-        where = f"{found[1]} in {f.written}" if found else f.written
+        where = f"{found[1]} in {cut(f.written)}" if found else cut(f.written)
         return (f"inside double quotes YAML reads backslash escapes, so {where} stores {what} "
-                f"— use single quotes for backslashes: {single}")
+                f"— use single quotes for backslashes" + (f": {single}" if len(single) <= SHOWN_CHARS else ""))
     if f.kind == "indent" and isinstance(f.path[-1], int):
         return (f"the line '{f.written}' is indented deeper than the item above it, so YAML reads it as more "
                 f"text of that item and stores {f.stored!r} — line its '-' up with the one above")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultsync.checks.fidelity import check_fidelity
 from vaultsync.checks.schema import field_name, load_validator, validate_frontmatter
-from vaultsync.diagnostics import Diagnostic
+from vaultsync.diagnostics import Diagnostic, shown
 from vaultsync.vault.config import Config, TypeSpec
 from vaultsync.vault.fields import normalised_frontmatter
 from vaultsync.vault.note import Note
@@ -180,7 +180,7 @@ def check_vocabulary(config: Config, note: Note) -> list[Diagnostic]:
                 close = difflib.get_close_matches(term, allowed, n=1, cutoff=0.6)
                 hint = f" (did you mean '{close[0]}'?)" if close else f" (add it to vocabulary.{key} in .vaultsync.yaml)"
                 line, col = note.position(where)
-                out.append(Diagnostic(note.path, line, col, "VC001", f"{name}: unknown term '{term}'{hint}"))
+                out.append(Diagnostic(note.path, line, col, "VC001", f"{name}: unknown term {shown(term)}{hint}"))
     return out
 
 

@@ -189,7 +189,7 @@ def supersession_edges(vault: Vault) -> tuple[list[Supersession], list[Diagnosti
                     why = ("ambiguous; candidates: " + ", ".join(res.candidates)) if res.status == "ambiguous" \
                         else "no note of that name" if ref.lstrip().startswith("[[") \
                         else "no note with that memory_id or name"
-                    out.append(Diagnostic(path, line, col, "SS001", f"{field_name}: '{ref}' → {why}"))
+                    out.append(Diagnostic(path, line, col, "SS001", f"{field_name}: {shown(ref)} → {why}"))
                     continue
                 if res.path == path:
                     line, col = note.position(where)

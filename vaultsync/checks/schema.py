@@ -22,7 +22,7 @@ from referencing import Registry, Resource
 from vaultsync.checks.ecma_regex import PATTERN_TIMEOUT_S, is_ecma_regex, pattern_search
 from vaultsync.checks.quickschema import quick_check
 from vaultsync.checks.schema_shape import dangling_ref, ecma_pattern_properties, json_depth
-from vaultsync.diagnostics import Diagnostic
+from vaultsync.diagnostics import SHOWN_CHARS, Diagnostic, cut, shown
 from vaultsync.lfs import LFS_POINTER
 from vaultsync.resources import data_dir
 from vaultsync.vault.config import SCHEMA_LINKED
@@ -60,7 +60,7 @@ def _pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]
                                          f"{PATTERN_TIMEOUT_S:g} s: it backtracks without end (simplify it)")
         return
     if not found:
-        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+        yield jsonschema.ValidationError(f"{shown(instance)} does not match {pattern!r}")
 
 
 _Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _pattern})
@@ -205,13 +205,13 @@ def _scalar_hint(raw: str, kind: str) -> str:
     if raw.startswith("!") and rest:
         fixed = rest if rest[0] in "'\"" else quote(rest)
         return f" — the tag {tag} makes it a {kind}: drop the tag: {fixed}"
-    return f" — YAML reads it as a {kind}: quote it: {quote(raw)}"
+    return f" — YAML reads it as a {kind}: quote it" + (f": {quote(raw)}" if len(raw) <= SHOWN_CHARS else "")
 
 
 def _describe(value: Any, raw: str | None = None) -> str:
     """How to show ``value`` in a message: the author's ``raw`` text for numbers and booleans, when known."""
     if raw is not None and isinstance(value, (bool, int, float)):
-        return raw
+        return cut(raw)
     if value is None:
         return "null (empty value)"
     if isinstance(value, bool):
@@ -220,9 +220,7 @@ def _describe(value: Any, raw: str | None = None) -> str:
         return "a nested list" if value and all(isinstance(v, list) for v in value) else "a list"
     if isinstance(value, dict):
         return "a mapping"
-    if isinstance(value, str):
-        return repr(value)
-    return repr(value)
+    return shown(value)
 
 
 def _expected(schema_type: Any) -> str:
