@@ -48,7 +48,8 @@ def test_fm02_yaml11_booleans_are_strings(vault):
                    "ok": True, "no2": False}
     res = vault.check()
     assert res.lines == [
-        "docs/rules/RULE-0001.md:7:8: VC001 tags[0]: unknown term 'NO' (add it to vocabulary.tags in .vaultsync.yaml)",
+        "docs/rules/RULE-0001.md:7:8: VC001 tags[0]: unknown term 'NO' (known: database, search, ops, security; or add it to "
+        "vocabulary.tags in .vaultsync.yaml)",
         "docs/rules/RULE-0001.md:8:1: SC003 reviewed: additional property not allowed",
         "docs/rules/RULE-0001.md:9:1: SC003 on: additional property not allowed",
     ]
@@ -980,3 +981,18 @@ def test_a_vocabulary_field_no_note_sets_yet_is_no_error(vault):
     vault.write(".vaultsync.yaml", "vault: docs\nvocabulary:\n  tags: [ops]\n  severity_class: [a]\n")
     vault.write("docs/a.md", "---\ntitle: A\ntags: [ops]\n---\nx\n")
     assert vault.check().code == 0
+
+
+@pytest.mark.parametrize("terms, listed", [
+    (["db"], "known: db;"),
+    ([f"term{i:02d}" for i in range(12)], "known: term00, term01, term02, term03, term04, term05, term06, term07, "
+                                          "term08, term09 and 2 more;"),
+])
+def test_an_unknown_term_with_no_near_one_names_the_known_terms(vault, terms, listed):
+    """An agent refused a tag had to read the config to retry: the message lists the vocabulary (the first ten)."""
+    vault.write(".vaultsync.yaml", f"vault: docs\ntypes:\n  adr: {{folder: docs/adrs}}\nvocabulary:\n"
+                                   f"  tags: [{', '.join(terms)}]\n")
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra="tags: [queue]\n"))
+    (line,) = vault.check().lines
+    assert line.startswith("docs/adrs/ADR-0001.md:7:8: VC001 tags[0]: unknown term 'queue' (") and listed in line
+    assert line.endswith("or add it to vocabulary.tags in .vaultsync.yaml)")

@@ -162,6 +162,12 @@ def _article(word: str) -> str:
     return "an" if word[:1].lower() in "aeiou" else "a"
 
 
+def _listed(terms: list[object], most: int = 10) -> str:
+    """The first ``most`` terms of a vocabulary, and how many more: an agent retries with one of them."""
+    shown_terms = ", ".join(shown(str(t), 40)[1:-1] for t in terms[:most]) or "none"
+    return shown_terms + (f" and {len(terms) - most} more" if len(terms) > most else "")
+
+
 def check_vocabulary(config: Config, note: Note) -> list[Diagnostic]:
     """Every term of a vocabulary-controlled field (``tags``, ``projects``, a single-valued ``owner``...) must
     be known, compared as canonically equivalent Unicode (NFC)."""
@@ -178,7 +184,8 @@ def check_vocabulary(config: Config, note: Note) -> list[Diagnostic]:
         for where, name, term in items:
             if isinstance(term, str) and unicodedata.normalize("NFC", term) not in allowed_set:
                 close = difflib.get_close_matches(term, allowed, n=1, cutoff=0.6)
-                hint = f" (did you mean '{close[0]}'?)" if close else f" (add it to vocabulary.{key} in .vaultsync.yaml)"
+                hint = f" (did you mean '{close[0]}'?)" if close else \
+                    f" (known: {_listed(allowed)}; or add it to vocabulary.{key} in .vaultsync.yaml)"
                 line, col = note.position(where)
                 out.append(Diagnostic(note.path, line, col, "VC001", f"{name}: unknown term {shown(term)}{hint}"))
     return out
