@@ -422,8 +422,12 @@ def test_a_retried_write_is_refused_while_its_twin_is_uncommitted(repo: Vault) -
            "'Page on archive failures', is written and not committed yet" in again
     assert first["memory_id"] in wide
     assert len(list((repo.root / "docs/rules").glob("*page-on-archive*"))) == 1 and other_type["memory_id"]
+    assert not any("ID002" in w for w in other_type["warnings"])  # another type never clashes
     repo.commit("the first two")
-    assert run_cli(["new", "rule", "--title", "Page on archive failures"], repo.root).code == 0
+    res = run_cli(["new", "rule", "--title", "Page on archive failures"], repo.root)
+    assert res.code == 0  # committed twins may share a title, and are named (a repeated write is seen)
+    (warning,) = [line for line in (res.out + res.err).splitlines() if "ID002" in line]
+    assert f"another rule has this title: {first['memory_id']} ({first['path']})" in warning, warning
 
 
 def test_two_concurrent_writers_get_distinct_ids(repo: Vault) -> None:

@@ -8,13 +8,14 @@ from typing import Any
 
 import pygit2
 
-from vaultsync.diagnostics import Diagnostic, shown
+from vaultsync.diagnostics import WARNING, Diagnostic, shown
 from vaultsync.memory import transaction
 from vaultsync.memory.errors import MemoryWriteError
 from vaultsync.memory.frontmatter_text import render_note
 from vaultsync.memory.ids import next_memory_id, type_prefix
 from vaultsync.memory.scaffold import build_frontmatter, note_path, scaffold_body, type_schema, type_spec
 from vaultsync.memory.workspace import Workspace, today
+from vaultsync.vault.note import parse_text
 
 
 @dataclass
@@ -74,26 +75,33 @@ def create(ws: Workspace, type_name: str, title: str, fields: dict[str, Any] | N
     """
     with ws.lock():
         vault = ws.vault()
-        twin = _uncommitted_twin(ws, vault, type_name, title)
-        if twin is not None:  # an agent's retry of a write that landed: one note, not two
-            raise MemoryWriteError(f"refused, nothing written: {twin[1]} ({twin[0]}), a note of type {type_name} "
-                                   f"titled {shown(twin[2])}, is written and not committed yet — edit or commit that note")
+        twins = _twins(ws, vault, type_name, title)
+        for twin in twins:  # an agent's retry of a write that landed: one note, not two
+            if not twin[3]:
+                raise MemoryWriteError(f"refused, nothing written: {twin[1]} ({twin[0]}), a note of type {type_name} "
+                                       f"titled {shown(twin[2])}, is written and not committed yet — edit or commit "
+                                       "that note")
         memory_id, path, text = draft(ws, type_name, title, fields, body, vault=vault)
         warnings = transaction.apply(ws, {path: text}, create={path})
+    if twins:  # committed notes may share a title (two incidents called "Database outage"): said, not refused
+        line, col = parse_text(path, text).position(("title",))
+        named = ", ".join(f"{mid} ({twin_path})" for mid, twin_path, _, _ in twins[:3])
+        warnings.append(Diagnostic(path, line, col, "ID002", f"title: another {type_name} has this title: {named} "
+                                   f"— if this write repeats it, remove {path} and edit that note instead",
+                                   WARNING))
     return Written(memory_id, path, [path], warnings)
 
 
-def _uncommitted_twin(ws: Workspace, vault: Any, type_name: str, title: str) -> tuple[str, str, str] | None:
-    """(memory_id, path, title) of a note of ``type_name`` titled ``title`` (case, spacing and Unicode
-    form aside) that git does not hold yet; committed notes may share a title (two incidents called
-    "Database outage")."""
+def _twins(ws: Workspace, vault: Any, type_name: str, title: str) -> list[tuple[str, str, str, bool]]:
+    """(memory_id, path, title, whether git holds it) of each note of ``type_name`` titled ``title`` (case,
+    spacing and Unicode form aside)."""
     def key(text: str) -> str:
         return " ".join(unicodedata.normalize("NFKC", text).split()).casefold()
 
-    wanted = key(title)
-    for path, note in vault.notes.items():
+    wanted, out = key(title), []
+    for path, note in sorted(vault.notes.items()):
         fm = note.frontmatter if note.fm_state == "mapping" else {}
-        same = fm.get("type") == type_name and isinstance(fm.get("title"), str) and key(fm["title"]) == wanted
-        if same and ws.repo.status_file(path) & (pygit2.GIT_STATUS_WT_NEW | pygit2.GIT_STATUS_INDEX_NEW):
-            return str(fm.get("memory_id")), path, fm["title"]
-    return None
+        if fm.get("type") == type_name and isinstance(fm.get("title"), str) and key(fm["title"]) == wanted:
+            new = ws.repo.status_file(path) & (pygit2.GIT_STATUS_WT_NEW | pygit2.GIT_STATUS_INDEX_NEW)
+            out.append((str(fm.get("memory_id")), path, fm["title"], not new))
+    return out
