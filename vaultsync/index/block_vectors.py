@@ -91,7 +91,7 @@ def rows_for(chunks: Sequence[Chunk], db: sqlite3.Connection, embedder: BlockEmb
     ``lookup_min`` or more rows would be encoded: importing LanceDB costs more than encoding a few),
     else encoded now.
 
-    Returns (the rows by key, the rows made here by :func:`cache_key`): the caller appends the latter to
+    Returns (the rows by key, the rows made here by :func:`cache_key`): the caller merges the latter into
     the row cache once the index has committed them, so a small change is searchable before LanceDB is
     imported (ADR-0006); a row cache that cannot be opened is left out."""
     todo = {block_key(c): c for c in chunks if embed_spans(c)}
