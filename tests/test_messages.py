@@ -338,3 +338,25 @@ def test_a_long_value_a_message_quotes_is_cut_to_one_readable_line(vault, field,
     lines = [ln for ln in res.out.splitlines() if ln.startswith("docs/adrs/ADR-0001.md:")]
     assert lines and all(len(ln) < 500 for ln in lines), lines
     assert any(re.search(r"… \([\d,]+ characters\)", ln) for ln in lines), lines
+
+
+@pytest.mark.parametrize("length", [120, 2000])
+@pytest.mark.parametrize("line", [
+    "title: {words} #{digits}",                 # ' #' starts a comment: the value is cut short
+    "title: T\n{words}",                        # a line that is no 'key: value' pair
+    "{letters}: 1",                             # a key no schema declares
+    "title: T\nrelated: [\"[[{words}]]\"]",     # a link naming another note's title
+])
+def test_a_long_line_or_key_a_message_quotes_is_cut_too(vault, line, length):
+    """The same kind, from YAML's and the link check's messages: a line, a key, a title quoted whole."""
+    written = line.format(**{k: (v * length)[:length] for k, v in LONG.items()},
+                           letters="k" * min(length, 1000))  # past 1,024 YAML reads no key: FM005 says so
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", title=("lorem ipsum " * length)[:length].strip()))
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001").replace("title: A decision\n", "")
+                .replace("status: accepted", "status: accepted\n" + written))
+    res = run_cli(["check"], vault.root)
+    assert "Traceback" not in res.out + res.err
+    lines = [ln for ln in res.out.splitlines() if ln.startswith("docs/adrs/ADR-0001.md:")]
+    assert lines and all(len(ln) < 500 for ln in lines), lines
+    if length > 200:
+        assert any(re.search(r"… \([\d,]+ characters\)", ln) for ln in lines), lines

@@ -45,14 +45,14 @@ def check_fidelity(note: Note, schema: dict[str, Any] | None) -> list[Diagnostic
 def _message(f: Finding, types: set[str] | None) -> str | None:
     numeric = bool(types is not None and types and types <= _NUMERIC | {"null"})  # quoting would fail the schema
     if f.kind == "comment":
-        kept = "an empty value (null)" if f.stored is None else f"'{f.stored}'"
+        kept = "an empty value (null)" if f.stored is None else f"'{cut(str(f.stored))}'"
         if not numeric:
-            fix = f"quote it: {quote(f.written)}"
+            fix = "quote it" + (f": {quote(f.written)}" if len(f.written) <= SHOWN_CHARS else "")
         elif f.stored is not None:
             fix = "write '# ' with a space if it is a comment, or remove it"
         else:
             fix = "write the number (a comment after it takes '# ' with a space)"
-        return f"YAML reads ' #' as the start of a comment and stores {kept}, not '{f.written}' — {fix}"
+        return f"YAML reads ' #' as the start of a comment and stores {kept}, not '{cut(f.written)}' — {fix}"
     if f.kind == "escape":  # the text as typed (`\\srv` is a share), but `\"` can only have meant a quote
         single = "'" + f.written[1:-1].replace('\\"', '"').replace("'", "''") + "'"
         found = odd_escape(f.written)

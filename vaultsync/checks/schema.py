@@ -241,7 +241,7 @@ def _extra_key(note: Note, path: tuple[Any, ...], key: str, known: list[str], ma
     ``title``, ``superseded`` beside ``supersedes``) is its own."""
     folded = {k.casefold(): k for k in reversed(known)}  # `TITLE` is as close to `title` as `Title` is
     close = [folded[k] for k in difflib.get_close_matches(key.casefold(), list(folded), n=3, cutoff=0.6)]
-    shown = flow_item(key)  # `"a: b": additional…` reads as one key
+    shown = cut(flow_item(key))  # `"a: b": additional…` reads as one key
     if twice := next((c for c in close if c in mapping and _spells(key, c)), None):
         line, _ = note.position((*path, twice), key=True)
         return (f"{shown}: additional property not allowed — a second spelling of '{twice}', which this note "

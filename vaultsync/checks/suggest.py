@@ -28,6 +28,7 @@ import re
 from collections import defaultdict
 from urllib.parse import quote, unquote
 
+from vaultsync.diagnostics import shown
 from vaultsync.vault.resolve import name_key, nfc
 from vaultsync.vault.vault import Vault, is_note_path
 from vaultsync.vault.wikilinks import WikiLink
@@ -133,11 +134,11 @@ class Suggester:
         key = name_key(target)
         ids = self._ids.get(key)
         if ids and len(ids) == 1:
-            return (f" — did you mean {self._link(ids[0], source, link)}? ('{target}' is the memory_id of "
+            return (f" — did you mean {self._link(ids[0], source, link)}? ({shown(target)} is the memory_id of "
                     f"{ids[0]}; links name the file)")
         titled = self._titles.get(key)
         if titled and len(titled) == 1 and titled[0] != source:
-            return (f" — did you mean {self._link(titled[0], source, link)}? ('{target}' is the title of "
+            return (f" — did you mean {self._link(titled[0], source, link)}? ({shown(target)} is the title of "
                     f"{titled[0]}; links name the file, or an alias: add it to its aliases)")
         if _URL_ESCAPE.search(target) and link.raw.endswith("]]"):  # (a Markdown link's target is decoded already)
             decoded = unquote(target)

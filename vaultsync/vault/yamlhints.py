@@ -21,6 +21,7 @@ import unicodedata
 
 import yaml
 
+from vaultsync.diagnostics import SHOWN_CHARS, cut
 from vaultsync.vault.wikilinks import link_texts
 from vaultsync.vault.yamlquote import quote
 
@@ -87,9 +88,10 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
         text = lines[ctx.line].strip()
         if ":" in text:
             key, _, rest = text.partition(":")
-            return ctx.line, lines[ctx.line].index(":"), (f"'{text}' is not a 'key: value' pair: put a space after "
-                                                         f"the colon ({key}: {rest})")
-        return ctx.line, 0, f"'{text}' is not a 'key: value' pair: write 'key: value' (or quote the text)"
+            fixed = f" ({key}: {rest})" if len(text) <= SHOWN_CHARS else ""
+            return ctx.line, lines[ctx.line].index(":"), (f"'{cut(text)}' is not a 'key: value' pair: put a space "
+                                                         f"after the colon{fixed}")
+        return ctx.line, 0, f"'{cut(text)}' is not a 'key: value' pair: write 'key: value' (or quote the text)"
     if "mapping values are not allowed" in problem:
         if kv and kv[2] <= col:
             key, value, _ = kv
@@ -99,9 +101,9 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
         if prev is not None and _value_of(lines[prev]) is None and not lines[prev].lstrip().startswith("- "):
             text = lines[prev].strip()
             if ":" in text:
-                return prev, lines[prev].index(":"), (f"'{text}' is not a 'key: value' pair: put a space after "
-                                                      "the colon")
-            return prev, 0, f"'{text}' is not a 'key: value' pair: write 'key: value' (or quote the text)"
+                return prev, lines[prev].index(":"), (f"'{cut(text)}' is not a 'key: value' pair: put a space "
+                                                      "after the colon")
+            return prev, 0, f"'{cut(text)}' is not a 'key: value' pair: write 'key: value' (or quote the text)"
         if kv and here.startswith(" ") and prev is not None:
             return line, len(here) - len(here.lstrip(" ")), (
                 f"'{kv[0]}' is indented further than the key above it, so YAML reads it as part of that value "
