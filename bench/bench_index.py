@@ -56,17 +56,21 @@ def git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, env=ENV, check=True, capture_output=True)
 
 
-def indexed_commit(repo: Path) -> str:
+def index_meta(repo: Path) -> dict[str, str]:
+    """The ``meta`` table of ``repo``'s index (empty while there is none)."""
     import sqlite3
 
     db = sqlite3.connect(repo / ".git/vaultsync/index.sqlite")
     try:
-        row = db.execute("SELECT value FROM meta WHERE key='indexed_commit'").fetchone()
-        return row[0] if row else ""
+        return dict(db.execute("SELECT key, value FROM meta"))
     except sqlite3.Error:
-        return ""
+        return {}
     finally:
         db.close()
+
+
+def indexed_commit(repo: Path) -> str:
+    return index_meta(repo).get("indexed_commit", "")
 
 
 def prepare(args: argparse.Namespace) -> Path:

@@ -1,12 +1,13 @@
 """Time from ``git commit`` until the post-commit hook's sync has indexed a one-note change (the SQLite
-commit that makes it searchable), this checkout against another revision, runs interleaved.
+commit that makes it searchable) and until its LanceDB tables hold it too (``meta.lance_tree``: the
+index complete), this checkout against another revision, runs interleaved.
 
     python bench/bench_searchable.py --notes 150 --runs 6 --against 48c5fa6
 
 A generated vault (``vaultgen``) is committed under --workdir, hooks installed, indexed; then each run
-appends a line to one note and commits it once per variant, polling ``meta.indexed_commit`` every 20 ms.
+appends a line to one note and commits it once per variant, polling the index's meta every 20 ms.
 The other revision runs from a ``git worktree`` through ``PYTHONPATH`` (the hook shim passes the
-environment on); its dependencies are this environment's. Prints the median and every run, in seconds.
+environment on); its dependencies are this environment's. Prints the medians and every run, in seconds.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_index import indexed_commit  # noqa: E402
+from bench_index import index_meta  # noqa: E402
 from vaultgen import generate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,7 +58,7 @@ def main() -> None:
         subprocess.run([*vaultsync, "install"], cwd=repo, env=ENV, check=True, capture_output=True)
         subprocess.run([*vaultsync, "sync", "--wait", "600", "--quiet"], cwd=repo, env=ENV, check=True)
         note = sorted(p for p in repo.rglob("*.md") if ".git" not in p.parts)[0]
-        times: dict[str, list[float]] = {name: [] for name in variants}
+        times: dict[str, dict[str, list[float]]] = {name: {"searchable": [], "complete": []} for name in variants}
         for i in range(args.runs):
             for name, env in variants.items():
                 with open(note, "a", encoding="utf-8") as fh:
@@ -66,14 +67,21 @@ def main() -> None:
                 start = time.perf_counter()
                 git(repo, "commit", "-qm", f"change {i}", env=env)
                 head = git(repo, "rev-parse", "HEAD").strip()
-                while indexed_commit(repo) != head:
-                    time.sleep(0.02)
-                    if time.perf_counter() - start > 600:
+                while True:
+                    now, m = time.perf_counter() - start, index_meta(repo)
+                    if m.get("indexed_commit") == head:
+                        if len(times[name]["searchable"]) == i:
+                            times[name]["searchable"].append(now)
+                        if m.get("lance_tree") == m.get("indexed_tree"):
+                            times[name]["complete"].append(now)
+                            break
+                    if now > 600:
                         raise SystemExit("the hook's sync did not index the change")
-                times[name].append(time.perf_counter() - start)
+                    time.sleep(0.02)
                 subprocess.run([*vaultsync, "sync", "--wait", "600", "--quiet"], cwd=repo, env=env, check=True)
-        for name, runs in times.items():
-            print(f"{name}: median {statistics.median(runs):.2f} s, runs {[round(t, 2) for t in runs]}")
+        for name, kinds in times.items():
+            for kind, runs in kinds.items():
+                print(f"{name}, {kind}: median {statistics.median(runs):.2f} s, runs {[round(t, 2) for t in runs]}")
     finally:
         if args.against:
             subprocess.run(["git", "worktree", "remove", "--force", str(work / "other")], cwd=ROOT, capture_output=True)

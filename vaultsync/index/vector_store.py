@@ -33,6 +33,7 @@ import numpy as np
 import pyarrow as pa
 
 from vaultsync.index.fastpath import chunk_table_name
+from vaultsync.index.lance_loader import import_lancedb
 
 ANN_MIN_ROWS = 100_000
 # The ANN index, chosen with bench/bench_ann.py for recall@20 >= 0.98 of exact search at 450k rows
@@ -72,7 +73,7 @@ def connect(path: Path) -> Any:
     """The LanceDB database at ``path`` (made if absent), in this process's one bounded session."""
     # LanceDB's native logger would print warnings (empty k-means clusters...) on the user's terminal
     os.environ.setdefault("LANCEDB_LOG", "error")
-    import lancedb
+    lancedb = import_lancedb()
 
     global _SESSION
     if _SESSION is None:
