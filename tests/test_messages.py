@@ -346,11 +346,16 @@ def test_a_long_value_a_message_quotes_is_cut_to_one_readable_line(vault, field,
     "title: T\n{words}",                        # a line that is no 'key: value' pair
     "{letters}: 1",                             # a key no schema declares
     "title: T\nrelated: [\"[[{words}]]\"]",     # a link naming another note's title
+    "title: T\ndeciders: {brackets}",          # a run of brackets YAML reads as lists inside lists
+    "title: T\ndeciders: [{sexagesimal}]",     # a number YAML 1.1 reads in base 60
+    "title: T\ndeciders: [{underscored}]",     # a number YAML 1.1 reads with its '_' dropped
 ])
 def test_a_long_line_or_key_a_message_quotes_is_cut_too(vault, line, length):
     """The same kind, from YAML's and the link check's messages: a line, a key, a title quoted whole."""
     written = line.format(**{k: (v * length)[:length] for k, v in LONG.items()},
-                           letters="k" * min(length, 1000))  # past 1,024 YAML reads no key: FM005 says so
+                           letters="k" * min(length, 1000),  # past 1,024 YAML reads no key: FM005 says so
+                           brackets="[" * min(length // 2, 300) + "]" * min(length // 2, 300),  # (deeper: FM005)
+                           sexagesimal="1:2" * min(length // 3, 60), underscored="1_0" * min(length // 3, 60))
     vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", title=("lorem ipsum " * length)[:length].strip()))
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001").replace("title: A decision\n", "")
                 .replace("status: accepted", "status: accepted\n" + written))
@@ -360,3 +365,16 @@ def test_a_long_line_or_key_a_message_quotes_is_cut_too(vault, line, length):
     assert lines and all(len(ln) < 500 for ln in lines), lines
     if length > 200:
         assert any(re.search(r"… \([\d,]+ characters\)", ln) for ln in lines), lines
+
+
+@pytest.mark.parametrize("length", [120, 3000])
+@pytest.mark.parametrize("link", ["[[ADR-0002#{run}]]", "[[ADR-0002#^{run}]]", "![[{run}.png]]", "[[ADR-0002#{run}|x]]"])
+def test_a_long_heading_block_or_attachment_a_link_names_is_cut(vault, link, length):
+    """A link past 100 characters was cut, but the heading, block id or attachment it names came back whole
+    after it (a 5,194-character WL003 line for a 5,000-character heading)."""
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", body="# Context\n"))
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", body=link.format(run="z" * length) + "\n"))
+    res = run_cli(["check"], vault.root)
+    lines = [ln for ln in res.out.splitlines() if ln.startswith("docs/adrs/ADR-0001.md:")]
+    assert res.code == 1 and lines and all(len(ln) < 500 for ln in lines), lines
+    assert all(ln.count("(3,") == 2 for ln in lines) if length > 1000 else True, lines

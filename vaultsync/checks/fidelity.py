@@ -21,7 +21,7 @@ import unicodedata
 from typing import Any
 
 from vaultsync.checks.schema import field_name
-from vaultsync.diagnostics import SHOWN_CHARS, Diagnostic, cut
+from vaultsync.diagnostics import SHOWN_CHARS, Diagnostic, cut, shown
 from vaultsync.vault.note import Note
 from vaultsync.vault.scalars import Finding, canonical_number, odd_escape
 from vaultsync.vault.wikilinks import link_texts
@@ -61,42 +61,45 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
         where = f"{found[1]} in {cut(f.written)}" if found else cut(f.written)
         return (f"inside double quotes YAML reads backslash escapes, so {where} stores {what} "
                 f"— use single quotes for backslashes" + (f": {single}" if len(single) <= SHOWN_CHARS else ""))
+    said = cut(f.written)
     if f.kind == "indent" and isinstance(f.path[-1], int):
-        return (f"the line '{f.written}' is indented deeper than the item above it, so YAML reads it as more "
-                f"text of that item and stores {f.stored!r} — line its '-' up with the one above")
+        return (f"the line '{said}' is indented deeper than the item above it, so YAML reads it as more "
+                f"text of that item and stores {shown(f.stored)} — line its '-' up with the one above")
     if f.kind == "indent":
-        return (f"the line '{f.written}' continues the value above it, so YAML reads it as more text and "
-                f"stores {f.stored!r} — quote the value, or start the list on the line after the key")
+        return (f"the line '{said}' continues the value above it, so YAML reads it as more text and "
+                f"stores {shown(f.stored)} — quote the value, or start the list on the line after the key")
     if f.kind == "comment_line":
         key, sep, value = f.written.partition(": ") if f.stored == "mapping" else ("", "", "")
         fix = f"{quote(key)}: {value}" if sep else quote(f.written)
-        return (f"YAML reads '{f.written}' as a comment, so the {f.stored or 'list'} leaves it out "
-                f"— quote it: {fix}")
+        return f"YAML reads '{said}' as a comment, so the {f.stored or 'list'} leaves it out — {_fix('quote it', fix)}"
     if f.kind == "comment_key":
-        return (f"YAML reads '{f.written}' as a comment and takes the indented lines below as the value "
-                f"({f.stored!r}) — write '# ' with a space if it is a comment; if it is the value, quote it "
-                f"({quote(f.written)}) and move the lines below out")
+        quoted = quote(f.written)
+        return (f"YAML reads '{said}' as a comment and takes the indented lines below as the value "
+                f"({shown(f.stored)}) — write '# ' with a space if it is a comment; if it is the value, quote it"
+                + (f" ({quoted})" if len(quoted) <= SHOWN_CHARS else "") + " and move the lines below out")
     if f.kind == "colon_key":
         key, _, rest = f.written.partition(":")
-        return (f"YAML reads '{f.written}' as one key with no value — put a space after the colon: "
-                f"{key}: {rest.lstrip(':')}")
+        return f"YAML reads '{said}' as one key with no value — {_fix('put a space after the colon', f'{key}: {rest.lstrip(chr(58))}')}"
     if f.kind == "merge":
         return ("YAML 1.1 readers (PyYAML, many site generators) merge the mapping given after '<<:' into this "
                 "one, while vaultsync (YAML 1.2) stores a key named '<<' — write the keys out instead")
     if f.kind == "empty_item":
-        return (f"this list item holds only the comment '{f.written}', so YAML stores an empty (null) item "
-                f"— remove the '-', or write the value (quoted: {quote(f.written)})")
+        quoted = quote(f.written)
+        return (f"this list item holds only the comment '{said}', so YAML stores an empty (null) item "
+                "— remove the '-', or write the value" + (f" (quoted: {quoted})" if len(quoted) <= SHOWN_CHARS else ""))
     if f.kind == "block":
-        return (f"'{f.written}' starts a block of text on the indented lines below it, and none follow, so the "
-                f"value is empty — quote it if you meant the character: {quote(f.written)}")
+        return (f"'{said}' starts a block of text on the indented lines below it, and none follow, so the "
+                f"value is empty — {_fix('quote it if you meant the character', quote(f.written))}")
     if f.kind == "anchor":
-        stored = "an empty value (null)" if f.stored is None else repr(f.stored)
-        if not numeric:
-            fix = f"quote it: {quote(f.written)}"
+        stored = "an empty value (null)" if f.stored is None else shown(f.stored)
+        if isinstance(f.stored, (list, dict)):  # `&t [payments]`: the collection is meant, the name is not
+            fix = _fix("drop the anchor", f.written.split(None, 1)[-1] if " " in f.written.strip() else "")
+        elif not numeric:
+            fix = _fix("quote it", quote(f.written))
         else:
             fix = f"drop the anchor: {_plain(f.stored, types)}" if isinstance(f.stored, (int, float)) else \
                 "write the number"
-        return f"YAML reads the leading '&…' of {f.written!r} as an anchor name and stores {stored} — {fix}"
+        return f"YAML reads the leading '&…' of {shown(f.written)} as an anchor name and stores {stored} — {fix}"
     if f.kind == "tab" and not f.written:
         return ("a line of only blanks holds a tab: vaultsync (YAML 1.2) and Obsidian read it as a blank line, "
                 "YAML 1.1 readers (PyYAML, many site generators) refuse the whole frontmatter — delete the tab")
@@ -108,17 +111,17 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
         links = link_texts(f.written) or [f.written]  # `[[[A]]]`: a flow list of one unquoted link
         fix = f"[{', '.join(map(quote, links))}]" if types and "array" in types and "string" not in types \
             else quote(f.written)
-        return f"YAML reads the unquoted {f.written} as a list inside a list — quote it: {fix}"
+        return f"YAML reads the unquoted {said} as a list inside a list — {_fix('quote it', fix if said == f.written else '')}"
     if f.kind == "portable":
-        other = _yaml11_reading(f.written)
-        ours = "the text" if isinstance(f.stored, str) else f"the number {canonical_number(f.stored)}"
+        other = cut(_yaml11_reading(f.written))
+        ours = "the text" if isinstance(f.stored, str) else f"the number {cut(canonical_number(f.stored))}"
         is_number = isinstance(f.stored, (int, float))
         if numeric:  # quoting would fail the schema: only the number to write
             fix = f"write {_plain(f.stored, types)}" if is_number else \
                 "write it as a plain number (digits, one '.', a leading '-')"
         else:
-            fix = f"quote it: {quote(f.written)}" + (f", or write {canonical_number(f.stored)}" if is_number else "")
-        return (f"YAML readers disagree on {f.written}: vaultsync (YAML 1.2) stores {ours}, YAML 1.1 readers "
+            fix = _fix("quote it", quote(f.written)) + (f", or write {canonical_number(f.stored)}" if is_number else "")
+        return (f"YAML readers disagree on {said}: vaultsync (YAML 1.2) stores {ours}, YAML 1.1 readers "
                 f"{other} — {fix}")
     if f.kind == "number":
         if numeric:
@@ -126,9 +129,14 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
         if types is not None and "string" in types and not types & _NUMERIC:
             return None  # the schema check says "expected string, got <text>"
         plain = f", or write {canonical_number(f.stored)}" if math.isfinite(f.stored) else ""  # not `inf`: text
-        return (f"YAML reads {f.written} as the number {canonical_number(f.stored)} — quote it to keep the "
-                f"text: {quote(f.written)}{plain}")
+        return (f"YAML reads {said} as the number {cut(canonical_number(f.stored))} — "
+                f"{_fix('quote it to keep the text', quote(f.written))}{plain}")
     return None
+
+
+def _fix(advice: str, text: str) -> str:
+    """``advice: text``, the text to write, when it is short enough to repeat; else the advice alone."""
+    return f"{advice}: {text}" if text and len(text) <= SHOWN_CHARS + 2 else advice
 
 
 def _plain(value: int | float, types: set[str] | None) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from vaultsync.checks.suggest import Suggester
-from vaultsync.diagnostics import SHOWN_CHARS, WARNING, Diagnostic, shown
+from vaultsync.diagnostics import SHOWN_CHARS, WARNING, Diagnostic, cut, shown
 from vaultsync.vault.note import Note
 from vaultsync.vault.resolve import HeadingLookup, LinkIndex, is_attachment, link_form
 from vaultsync.vault.vault import Vault, is_note_path
@@ -188,10 +188,10 @@ def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_
                                         "(write the folder: [[folder/name]])")
     if o.status == "heading_missing":
         hint = anchor_hints.hint(o.path, (link.heading or "").split("#")[-1], False) if anchor_hints else ""
-        return Diagnostic(*at, "WL003", f"{link.raw}{_where(link)} → heading not found in {o.path}: '{link.heading}'{hint}")
+        return Diagnostic(*at, "WL003", f"{link.raw}{_where(link)} → heading not found in {o.path}: '{cut(link.heading or '')}'{hint}")
     if o.status == "block_missing":
         hint = anchor_hints.hint(o.path, link.block or "", True) if anchor_hints else ""
-        return Diagnostic(*at, "WL004", f"{link.raw}{_where(link)} → block ^{link.block} not found in {o.path}{hint}")
+        return Diagnostic(*at, "WL004", f"{link.raw}{_where(link)} → block ^{cut(link.block or '')} not found in {o.path}{hint}")
     gone = renamed_link(vault, previous, renamed, suggester, o) if previous is not None else None
     if gone is not None:
         before, fix = gone
@@ -205,5 +205,5 @@ def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_
         held, why = vault.dead_links[dead.path]  # render() escapes what cannot be seen; shown() cuts a long one
         hint = f"; {dead.path} is a symbolic link to {shown(held)}, {_DEAD_BECAUSE[why]}"
     if is_attachment(link.target):
-        return Diagnostic(*at, "WL006", f"{link.raw}{_where(link)} → missing attachment '{link.target}'{hint}")
+        return Diagnostic(*at, "WL006", f"{link.raw}{_where(link)} → missing attachment '{cut(link.target)}'{hint}")
     return Diagnostic(*at, "WL001", f"{link.raw}{_where(link)} → no such note{hint}")
