@@ -665,12 +665,14 @@ def test_relative_links_resolve_from_the_linking_note(source, link, found):
     assert (res.path if res.status == "ok" else None) == found
 
 
-@pytest.mark.parametrize("link", ["[[wrong/ADR-0001]]", "[[n/ADR-0001]]", "[[../x/ADR-0001]]"])
-def test_a_link_into_the_wrong_folder_is_told_so_not_about_sharp_s(vault, link):
-    vault.write("docs/adr/ADR-0001.md", "# x\n")
-    vault.write("docs/n/a.md", f"{link}\n")
+@pytest.mark.parametrize("name", ["ADR-0001", "ADR-0001-record-decisions", "RULE-0042 Ödeme kuralları"])
+@pytest.mark.parametrize("folder", ["wrong/", "n/", "../x/", "docs/"])
+def test_a_link_into_the_wrong_folder_is_told_so_not_about_sharp_s_or_the_id(vault, folder, name):
+    """`[[docs/ADR-0001-record-decisions]]` was told "the id ADR-0001 matches, the rest of the name does not"."""
+    vault.write(f"docs/adr/{name}.md", "# x\n")
+    vault.write("docs/n/a.md", f"[[{folder}{name}]]\n")
     res = vault.check()
-    assert res.code == 1 and res.lines[0].endswith("— did you mean [[ADR-0001]]? (the name matches, the folder does not)")
+    assert res.code == 1 and res.lines[0].endswith(f"— did you mean [[{name}]]? (the name matches, the folder does not)")
 
 
 @pytest.mark.parametrize("yaml_text, where", [
@@ -731,3 +733,21 @@ def test_a_suggested_link_to_a_name_a_wikilink_cannot_hold_is_a_markdown_link_th
     assert found and "[[" not in found.group(1), res.out
     vault.write("docs/a.md", found.group(1) + "\n")
     assert vault.check().code == 0, (found.group(1), vault.check().out)
+
+
+@pytest.mark.parametrize("alias", ["Shared", "共有メモ", "Ödeme"])
+@pytest.mark.parametrize("link", ["[[{a}]]", "[[{a}#Context|shown]]", "![[{a}]]"])
+@pytest.mark.parametrize("source", ["docs/n/c.md", "docs/m/c.md"])
+def test_an_alias_two_notes_share_is_told_to_name_the_file_and_the_link_told_resolves(vault, alias, link, source):
+    """WL002 for `[[Shared]]`, an alias of two notes, said "write the folder: [[folder/name]]", which no
+    folder could mend: the advice is the link to one note's file, the alias kept as the text shown."""
+    vault.write("docs/n/a.md", f"---\naliases: [{alias}]\n---\n# Context\n")
+    vault.write("docs/n/b.md", f"---\naliases: [{alias.lower()}]\n---\n# Context\n")
+    vault.write("docs/m/a.md", "# Context\n")  # another note named a: the advice must still resolve
+    vault.write(source, link.format(a=alias) + "\n")
+    res = vault.check()
+    (line,) = res.lines
+    assert " WL002 " in line and "write the folder" not in line, line
+    told = line.rsplit("link the file, as ", 1)[1].removesuffix(")")
+    vault.write(source, told + "\n")
+    assert vault.check().code == 0, (told, vault.check().lines)

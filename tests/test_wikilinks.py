@@ -195,12 +195,16 @@ def test_wl06_same_folder_candidate_wins_like_obsidian():
     ("Release v1.final", "WL001"), ("notes.backup", "WL001"), ("Q3.summary", "WL001"), ("会議.議事録", "WL001"),
     ("v2.0", "WL001"), ("spec.draft", "WL001"), ("photo.jpeg", "WL006"), ("deck.pptx", "WL006"),
     ("board.canvas", "WL006"), ("flow.drawio", "WL006"), ("song.MP3", "WL006"), ("a.7z", "WL006"),
+    ("node.js", "WL001 file"), ("config.yaml", "WL001 file"), ("ADR-0050-target.v2", "WL001 file"),
+    ("schema.json", "WL001 file"), ("見積.txt", "WL001 file"),
 ])
 def test_wl07_a_missing_name_with_a_dot_is_a_note_unless_the_suffix_names_a_file_kind(vault, name, code):
     """`[[Release v1.final]]` is the note `Release v1.final.md` to Obsidian (it creates that on click), not an
-    attachment: a suffix names a file only when it is short (`.png`, `.docx`) or a known long one (`.canvas`)."""
+    attachment: a suffix names an attachment only when it is a format one attaches (`.png`, `.docx`, `.canvas`);
+    `[[node.js]]` is then no note or file."""
     vault.write("docs/a.md", f"see [[{name}]]\n")
-    what = "no such note" if code == "WL001" else f"missing attachment '{name}'"
+    code, _, file = code.partition(" ")  # a suffix no attachment has: a note *or* a file of that name
+    what = f"no such note{' or file' if file else ''}" if code == "WL001" else f"missing attachment '{name}'"
     assert vault.check().lines == [f"docs/a.md:1:5: {code} [[{name}]] → {what}"]
 
 

@@ -11,13 +11,14 @@ the link to write. Other dangling links get a "did you mean" where one is likely
 from __future__ import annotations
 
 import difflib
+import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from vaultsync.checks.suggest import Suggester
 from vaultsync.diagnostics import SHOWN_CHARS, WARNING, Diagnostic, cut, shown
 from vaultsync.vault.note import Note
-from vaultsync.vault.resolve import HeadingLookup, LinkIndex, is_attachment, link_form
+from vaultsync.vault.resolve import HeadingLookup, LinkIndex, file_suffix, is_attachment, link_form, name_key
 from vaultsync.vault.vault import Vault, is_note_path
 from vaultsync.vault.wikilinks import WikiLink
 
@@ -107,7 +108,7 @@ def check_links(vault: Vault, previous: LinkIndex | None = None, empty_severity:
     suggester: Suggester | None = None
     anchor_hints = _AnchorHints(vault)
     for outcome in resolve_links(vault):
-        if outcome.status == "dangling" and suggester is None:
+        if outcome.status in ("dangling", "ambiguous") and suggester is None:
             suggester = Suggester(vault)
         d = _diagnostic(vault, previous, outcome, empty_severity, renamed or {}, suggester, anchor_hints)
         if d is not None:
@@ -185,7 +186,7 @@ def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_
         return Diagnostic(*at, "WL005", f"empty wikilink {link.raw}", severity=empty_severity)
     if o.status == "ambiguous":
         return Diagnostic(*at, "WL002", f"{link.raw} → ambiguous link; candidates: {', '.join(o.candidates)} "
-                                        "(write the folder: [[folder/name]])")
+                                        f"({_disambiguate(original, o, suggester)})")
     if o.status == "heading_missing":
         hint = anchor_hints.hint(o.path, (link.heading or "").split("#")[-1], False) if anchor_hints else ""
         return Diagnostic(*at, "WL003", f"{link.raw}{_where(link)} → heading not found in {o.path}: '{cut(link.heading or '')}'{hint}")
@@ -206,4 +207,16 @@ def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_
         hint = f"; {dead.path} is a symbolic link to {shown(held)}, {_DEAD_BECAUSE[why]}"
     if is_attachment(link.target):
         return Diagnostic(*at, "WL006", f"{link.raw}{_where(link)} → missing attachment '{cut(link.target)}'{hint}")
-    return Diagnostic(*at, "WL001", f"{link.raw}{_where(link)} → no such note{hint}")
+    what = "no such note or file" if file_suffix(link.target) else "no such note"
+    return Diagnostic(*at, "WL001", f"{link.raw}{_where(link)} → {what}{hint}")
+
+
+def _disambiguate(link: WikiLink, o: LinkOutcome, suggester: Suggester | None) -> str:
+    """How to name one of the candidates: their folder when the link wrote their file name, else (an alias
+    several notes share) the file of one, the alias kept as the text shown."""
+    name = name_key(posixpath.basename(link.target.strip()))
+    if all(name_key(posixpath.splitext(posixpath.basename(c))[0]) == name for c in o.candidates):
+        return "write the folder: [[folder/name]]"
+    shown_as = link._replace(alias=link.alias if link.alias is not None else link.target)
+    links = [found for c in o.candidates if suggester and (found := suggester.link_to(c, o.source, shown_as))]
+    return "an alias of more than one note: link the file" + (f", as {links[0]}" if links else "")

@@ -154,8 +154,10 @@ class Suggester:
         if head:  # `[[ADR-0004-sessions-in-redix]]`: the id names one note, the rest is misspelt or renamed
             same = self._prefixed(head.group(1)) or self._ids.get(head.group(1), [])
             if len(set(same)) == 1 and same[0] != source:
-                return (f" — did you mean {self._link(same[0], source, link)}? (the id "
-                        f"{posixpath.basename(target)[:len(head.group(1))]} matches, the rest of the name does not)")
+                stem = posixpath.splitext(posixpath.basename(same[0]))[0]
+                why = "the name matches, the folder does not" if name_key(stem) == base else \
+                    f"the id {posixpath.basename(target)[:len(head.group(1))]} matches, the rest of the name does not"
+                return f" — did you mean {self._link(same[0], source, link)}? ({why})"
         folded = self._by_fold.get(nfc(posixpath.basename(target)).casefold(), [])
         if len(folded) == 1:
             stem = posixpath.splitext(posixpath.basename(folded[0]))[0]

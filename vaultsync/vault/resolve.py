@@ -39,6 +39,11 @@ from vaultsync.vault.inline_spans import code_spans
 # note): a longer suffix names a file only when it is a known one
 _EXTENSION = re.compile(r"\.((?=[0-9]*[A-Za-z])[A-Za-z0-9]{1,4}|[A-Za-z]{5,10})$")
 _LONG_EXTENSIONS = frozenset({"canvas", "drawio", "excalidraw", "ipynb", "markdown", "mermaid", "sketch", "graffle"})
+# Obsidian's accepted file formats (help: "Accepted file formats"), the long ones above, office documents
+# and archives: what a link to a file that is not a note names
+_ATTACHMENT_FORMATS = _LONG_EXTENSIONS - {"markdown"} | frozenset(
+    "avif bmp gif jpeg jpg png svg webp heic tif tiff ico flac m4a mp3 ogg wav 3gp aac mkv mov mp4 ogv webm avi "
+    "pdf base doc docx xls xlsx ppt pptx odt ods odp rtf key pages numbers epub zip 7z tar gz tgz rar".split())
 _TRAILING_PUNCT = frozenset(".?!:;,")
 _SPACES = re.compile(r"\s+")
 
@@ -174,11 +179,19 @@ class LinkIndex:
         return Resolution("ambiguous", candidates=tuple(sorted(hits)))
 
 
-def is_attachment(target: str) -> bool:
-    """A target naming a non-Markdown file (``arch.png``), judged by its extension."""
+def file_suffix(target: str) -> str:
+    """The extension a link target ends with, lower case (``png`` of ``arch.png``, ``js`` of ``node.js``;
+    ``""`` for ``v1.2`` or ``Release v1.final``, which can only be note names)."""
     m = _EXTENSION.search(target.strip())
     suffix = m.group(1).lower() if m else ""
-    return suffix != "md" and (0 < len(suffix) <= 4 or suffix in _LONG_EXTENSIONS)
+    return suffix if suffix != "md" and (len(suffix) <= 4 or suffix in _LONG_EXTENSIONS) else ""
+
+
+def is_attachment(target: str) -> bool:
+    """A target naming a file one attaches (``arch.png``, ``deck.pptx``): a format Obsidian opens, an
+    office document or an archive. ``[[node.js]]`` or ``[[config.yaml]]`` may as well name a note
+    (Obsidian creates ``node.js.md`` on a click), so a missing one is no note *or* file."""
+    return file_suffix(target) in _ATTACHMENT_FORMATS
 
 
 def normalise_heading(text: str) -> str:
