@@ -204,11 +204,15 @@ def test_an_escape_that_names_no_character_says_so(vault, value, col, escape):
 
 @pytest.mark.parametrize("line, col, code", [
     ("\ufefftags: [payments]", 1, "U+FEFF"), ("tags: [a,\u2060b] x", 10, "U+2060"), ("k: [a, b]\ufeff", 10, "U+FEFF"),
+    # after the colon, where YAML needs the space: "put a space after the colon" kept the no-break space
+    ("status:\u00a0accepted", 8, "U+00A0"), ("owner:\u200bops", 7, "U+200B"), ("tags:\u00a0[a]", 6, "U+00A0"),
+    ("所有者:\u00a0運用", 5, "U+00A0"), ("k:\u202f'v'", 3, "U+202F"), ("所有者:\u3000運用", 5, "U+3000"),
 ])
 def test_an_invisible_character_where_yaml_needs_a_blank_is_named(vault, line, col, code):
     vault.write(P, f"---\ntitle: x\n{line}\n---\n")
     res = vault.check()
-    assert res.code == 1 and res.lines[0].startswith(f"{P}:3:{col}: FM005 an invisible character, {code} ("), res.lines
+    what = "an invisible character" if code in ("U+FEFF", "U+2060", "U+200B") else "a space YAML reads as text"
+    assert res.code == 1 and res.lines[0].startswith(f"{P}:3:{col}: FM005 {what}, {code} ("), res.lines
 
 
 def test_an_invisible_character_inside_quotes_is_text_not_the_problem(vault):

@@ -78,12 +78,13 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
     hidden = _comment_hides_closer(lines, line, ctx)
     if hidden is not None:
         return hidden
-    odd = next((i for i, ch in enumerate(here[:col + 1]) if (ch == "\u00a0" or unicodedata.category(ch) == "Cf")
-                and here[:i].count('"') % 2 == 0 and here[:i].count("'") % 2 == 0), None)  # not quoted text
-    if odd is not None:  # a BOM, zero-width or non-breaking space YAML reads as text, where a blank or nothing was meant
-        name = unicodedata.name(here[odd], "an invisible character").lower()
-        return line, odd, (f"an invisible character, U+{ord(here[odd]):04X} ({name}), stands in this line where "
-                           "YAML needs a plain space or nothing — delete it and type a space if one is needed")
+    for at, text in ((line, here[:col + 1]), (ctx.line if ctx is not None else line, _line(lines, ctx))):
+        odd = _invisible(text)
+        if odd is not None:  # a BOM, zero-width or no-break space YAML reads as text where a blank or nothing was meant
+            name = unicodedata.name(text[odd], "an invisible character").lower()
+            what = "an invisible character" if unicodedata.category(text[odd]) == "Cf" else "a space YAML reads as text"
+            return at, odd, (f"{what}, U+{ord(text[odd]):04X} ({name}), stands in this line where YAML needs a "
+                             "plain space or nothing — delete it and type a space if one is needed")
     if "could not find expected ':'" in problem and ctx is not None and ctx.line < len(lines):
         text = lines[ctx.line].strip()
         if ":" in text:
@@ -286,6 +287,18 @@ def _unclosed_quote_above(lines: list[str], line: int) -> tuple[int, str, str] |
 
 def _char(lines: list[str], line: int, col: int) -> str:
     return lines[line][col:col + 1] if 0 <= line < len(lines) else ""
+
+
+def _invisible(text: str) -> int | None:
+    """Where ``text`` holds, outside quotes, a space other than U+0020 (no-break, ideographic) or a format
+    character (BOM, zero-width)."""
+    return next((i for i, ch in enumerate(text) if ch != " " and unicodedata.category(ch) in ("Zs", "Cf")
+                 and text[:i].count('"') % 2 == 0 and text[:i].count("'") % 2 == 0), None)
+
+
+def _line(lines: list[str], mark: yaml.Mark | None) -> str:
+    """The line a YAML mark points at ("" for none)."""
+    return lines[mark.line] if mark is not None and mark.line < len(lines) else ""
 
 
 def _previous_content_line(lines: list[str], line: int) -> int | None:
