@@ -553,7 +553,8 @@ def test_a_leading_zero_both_yaml_versions_read_alike_is_fine_in_a_number_field(
 # --- FM-06: tabs between tokens, valid YAML 1.2 that YAML 1.1 readers refuse -------------------------------
 
 _PIECES = st.sampled_from(["title: Hello", 'title: "Hel lo"', "title: 'a b'", "tags: [api, queues]", "n: 3",
-                           "owner: a b # note", "m: {k: v}", "x: |\n  block line", "- item", "k:\n  - a"])
+                           "owner: a b # note", "m: {k: v}", "x: |\n  block line", "- item", "k:\n  - a",
+                           "k:\n- [a, b]", "- 運用", "k:\n  - x: y"])
 
 
 @settings(max_examples=300, deadline=None)
@@ -589,6 +590,26 @@ def test_a_tab_between_tokens_is_fm017_at_the_tab(vault, line, where):
     vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=line + "\n"))
     lines = [x for x in vault.check().lines if " FM017 " in x]
     assert len(lines) == 1 and lines[0].startswith(f"docs/adrs/ADR-0001.md:{where}: FM017 ") and "a tab" in lines[0]
+
+
+@pytest.mark.parametrize("items, stored", [
+    ("-\tops", ["ops"]), ("  -\t[a, b]\n  - c", [["a", "b"], "c"]), ("-\t運用\n-\t\tdb", ["運用", "db"]),
+    ("- a\n-\t'q: r'", ["a", "q: r"]), ("-\t \tx # c", ["x"]),
+])
+def test_a_tab_after_a_list_items_dash_is_read_as_yaml_12_reads_it(items, stored):
+    """``-<TAB>ops`` is an item to YAML 1.2 (spec example 6.3) and Obsidian; it was FM006 "tab used after a
+    value". It is read, and FM017 says YAML 1.1 readers refuse it, at the tab."""
+    doc = load_yaml("deciders:\n" + items + "\n")
+    assert doc.data == {"deciders": stored}
+    tabs = [(f.line, f.col) for f in doc.findings if f.kind == "tab"]
+    assert tabs == [(i + 1, line.index("\t")) for i, line in enumerate(items.split("\n")) if "\t" in line]
+
+
+@pytest.mark.parametrize("items", ["-\tkey: v", "-\t- x", "-\t? k", "-\tk:"])
+def test_a_tab_after_a_dash_before_a_key_or_an_item_is_fm006_saying_so(items):
+    """What follows the tab would be indented by it, which YAML 1.2 refuses as well."""
+    with pytest.raises(YamlProblem, match="tab used after a list item's '-', before a key or an item"):
+        load_yaml("deciders:\n" + items + "\n")
 
 
 @pytest.mark.parametrize("line", ['owner: "a\tb"', "owner: 'a\tb'", "owner: x # a\tb", "owner: |\n  a\tb",

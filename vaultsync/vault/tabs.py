@@ -11,12 +11,17 @@ read as the blank line YAML 1.2 sees (:func:`compose_past_blank_tabs`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 import yaml
 
 MAX_RETRIES = 256  # lines of spaces then a tab read one parse each (a bound on the work)
+# a block item's dash, tabs, then a flow node (a scalar, `[a]`): YAML 1.2 separates them by tabs as by spaces
+# (spec example 6.3, `-<TAB>baz`); a mapping or a nested item after the tabs would be indented by them, which
+# YAML 1.2 refuses too, so none is read (a key: a ': ' or a final ':' outside quotes and brackets is enough)
+_DASH_TAB = re.compile(r"^ *-(\t[ \t]*)(?![-?] |[-?]\t|[-?]$)(?!(?:[^\"'\[{]*?)(?::\s|:$))(?=\S)")
 
 
 def tab_separators(root: yaml.Node, lines: list[str]) -> list[tuple[tuple[Any, ...], int, int]]:
@@ -74,8 +79,9 @@ def _comment_starts(before: str, spans: list[tuple[int, int]]) -> bool:
 def compose_past_blank_tabs(text: str, compose: Callable[[str], tuple[Any, yaml.Node | None]],
                             blanked: list[tuple[int, int]]) -> tuple[Any, yaml.Node | None, str]:
     """``compose(text)`` (a loader and its node tree), reading a line of only spaces and tabs as the blank
-    line YAML 1.2 and Obsidian take it for where PyYAML refuses its tab; ``(loader, node, text as parsed)``.
-    Each line so read is appended to ``blanked`` as ``(line, column of its first tab)``, 0-based.
+    line YAML 1.2 and Obsidian take it for where PyYAML refuses its tab, and the tabs after a block item's
+    dash (``-<TAB>ops``) as the spaces YAML 1.2 takes them for; ``(loader, node, text as parsed)``. Each
+    line so read is appended to ``blanked`` as ``(line, column of its first tab, "" or "-")``, 0-based.
 
     A line whose first blank is a tab cannot be a block scalar's text (that is indented by spaces), so all
     of them are read as blank at the first refusal; a line of spaces then a tab may be text, so such lines
@@ -93,13 +99,22 @@ def compose_past_blank_tabs(text: str, compose: Callable[[str], tuple[Any, yaml.
             mark = exc.problem_mark
             lines = text.split("\n")
             if mark is None or not 0 <= mark.line < len(lines) or "\t" not in lines[mark.line] \
-                    or lines[mark.line].strip(" \t") or retries >= MAX_RETRIES:
+                    or retries >= MAX_RETRIES:
+                raise
+            dash = _DASH_TAB.match(lines[mark.line])
+            if dash and dash.start(1) <= mark.column < dash.end(1):  # `-<TAB>ops`: YAML 1.2 reads the item
+                row, retries = mark.line, retries + 1
+                blanked.append((row, dash.start(1), "-"))
+                lines[row] = lines[row][:dash.start(1)] + " " * (dash.end(1) - dash.start(1)) + lines[row][dash.end(1):]
+                text = "\n".join(lines)
+                continue
+            if lines[mark.line].strip(" \t"):
                 raise
             if lines[mark.line][:1] == "\t":
                 rows = [i for i, line in enumerate(lines) if line[:1] == "\t" and not line.strip(" \t")]
             else:  # spaces, then a tab: maybe a block scalar's text elsewhere, so only this one
                 rows, retries = [mark.line], retries + 1
             for row in rows:
-                blanked.append((row, lines[row].index("\t")))
+                blanked.append((row, lines[row].index("\t"), ""))
                 lines[row] = ""
             text = "\n".join(lines)

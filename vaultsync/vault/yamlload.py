@@ -182,7 +182,7 @@ def load_yaml(text: str, with_positions: bool = True) -> YamlDocument:
         YamlProblem: syntax error, tab indentation, duplicate key, unsafe tag,
             alias bomb, more than one document, or a character YAML forbids.
     """
-    blanked: list[tuple[int, int]] = []
+    blanked: list[tuple[int, int, str]] = []
     try:
         loader, node, text = compose_past_blank_tabs(text, _compose, blanked)
     except yaml.MarkedYAMLError as exc:
@@ -210,8 +210,8 @@ def load_yaml(text: str, with_positions: bool = True) -> YamlDocument:
         if with_positions:
             _index_positions(node, (), positions, key_positions, depth=0, lines=text.split("\n"))
         findings = scalar_findings(node, text, data, odd_numbers=loader.odd_numbers)
-        if blanked:  # each a tab on a line of blanks, which YAML 1.1 readers refuse
-            findings = sorted(findings + [Finding("tab", (), line, col, "", None) for line, col in blanked],
+        if blanked:  # each a tab on a line of blanks or after a dash, which YAML 1.1 readers refuse
+            findings = sorted(findings + [Finding("tab", (), line, col, kind, None) for line, col, kind in blanked],
                               key=lambda f: (f.line, f.col))
         return YamlDocument(data, positions, key_positions, findings)
     except RecursionError:
@@ -345,7 +345,8 @@ def _problem_from(exc: yaml.MarkedYAMLError, text: str) -> YamlProblem:
     indent = here[: len(here) - len(here.lstrip(" \t"))]
     if "\t" in indent or here[col : col + 1] == "\t":
         col = here.index("\t")
-        where = "for indentation" if "\t" in indent else "after a value"
+        where = "for indentation" if "\t" in indent else \
+            "after a list item's '-', before a key or an item" if here[:col].strip() == "-" else "after a value"
         return YamlProblem(line, col, f"YAML error: tab used {where} (YAML needs spaces)", code="FM006")
     if "found undefined tag handle" in problem or "could not determine a constructor" in problem:
         return YamlProblem(line, col, f"unsupported YAML tag: {problem}", code="FM008")
