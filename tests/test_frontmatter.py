@@ -153,6 +153,38 @@ def test_fm03_duplicate_keys_name_both_lines_at_any_depth(vault):
     ]
 
 
+@settings(max_examples=60, deadline=None)
+@given(keys=st.lists(st.sampled_from(["title", "status", "a", "標題", "título"]), min_size=1, max_size=8),
+       nested=st.booleans(), flow=st.booleans())
+def test_fm03_every_repeated_key_is_said_at_once(keys, nested, flow):
+    """Only the first repeated key was reported: a note with three took three runs to mend. Property: one
+    FM007 per repetition, at its line, naming the line the key first stood on, in any mapping."""
+    from vaultsync.vault.note import parse_text
+
+    pad = "  " if nested else ""
+    if flow:
+        body = "m: {" + ", ".join(f"{k}: {i}" for i, k in enumerate(keys)) + "}\n"
+    else:
+        body = ("m:\n" if nested else "") + "".join(f"{pad}{k}: {i}\n" for i, k in enumerate(keys))
+    note = parse_text("docs/n.md", "---\n" + body + "---\n")
+    first: dict[str, int] = {}
+    expected = []
+    for i, k in enumerate(keys):
+        line = 2 if flow else 2 + i + (1 if nested else 0)
+        if k in first:
+            expected.append((line, f"FM007 duplicate key '{k}' (first defined on line {first[k]})"))
+        first.setdefault(k, line)
+    said = [(d.line, f"{d.code} {d.message}") for d in note.diagnostics]
+    assert sorted(said) == sorted(expected)
+
+
+def test_every_repeated_key_of_the_config_is_said_at_once(vault):
+    vault.write(".vaultsync.yaml", "vault: docs\nvault: notes\nsearch:\n  top_k: 3\n  top_k: 4\n")
+    res = vault.check()
+    assert res.code == 1 and [ln.split(": ", 1)[0] for ln in res.err.splitlines() if "FM007" in ln] == [
+        ".vaultsync.yaml:2:1", ".vaultsync.yaml:5:3"], res.err
+
+
 @pytest.mark.parametrize("key", ["título", "Ångström", "café_note", "résumé"])
 @pytest.mark.parametrize("depth", [0, 1])
 def test_fm03_a_key_repeated_in_another_normalisation_is_a_duplicate(vault, key, depth):

@@ -315,7 +315,8 @@ def load_config(root: Path, text: str | None = None, lenient_search: bool = Fals
     try:
         doc = load_yaml(text)
     except YamlProblem as exc:
-        raise ConfigError(Diagnostic(CONFIG_NAME, exc.line + 1, exc.col + 1, exc.code, exc.render(0))) from None
+        raise ConfigError([Diagnostic(CONFIG_NAME, p.line + 1, p.col + 1, p.code, p.render(0))
+                           for p in (exc, *exc.also)]) from None
     data = doc.data if doc.data is not None else {}
     if not isinstance(data, dict):
         raise ConfigError(Diagnostic(CONFIG_NAME, 1, 1, "CF001", "config must be a YAML mapping"))

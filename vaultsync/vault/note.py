@@ -266,7 +266,7 @@ def parse_text(path: str, text: str) -> Note:
         doc = load_yaml(yaml_text, with_positions=False)
     except YamlProblem as exc:
         note.fm_state = "invalid"
-        note.diagnostics.append(Diagnostic(path, exc.line + 2, exc.col + 1, exc.code, exc.render(1)))
+        note.diagnostics += [Diagnostic(path, p.line + 2, p.col + 1, p.code, p.render(1)) for p in (exc, *exc.also)]
         return note
     except yaml.YAMLError as exc:  # safety net: any other YAML failure is reported, never a traceback
         offset = getattr(exc, "position", None) or 0

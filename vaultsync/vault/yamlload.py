@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -130,23 +130,39 @@ def _build(node: yaml.Node) -> Any:
         if not isinstance(key_node, yaml.ScalarNode):
             mark = key_node.start_mark
             raise YamlProblem(mark.line, mark.column, "mapping keys must be plain strings")
-        key = str(key_node.value)
-        same = unicodedata.normalize("NFC", key)  # "título" typed twice, once decomposed, is one key to a reader
-        if same in seen and seen[same] is key_node:  # "&k key: 1" then "*k : 2": the alias is this very node
-            mark = key_node.start_mark
-            raise YamlProblem(mark.line, mark.column, f"duplicate key '{key}': an alias of this key repeats it "
-                              "in the same mapping", code="FM007")
-        if same in seen:
-            mark = key_node.start_mark
-            spelled = "" if str(seen[same].value) == key else ", spelled with other Unicode code points"
-            raise YamlProblem(
-                mark.line, mark.column,
-                f"duplicate key '{key}' (first defined on line {{first}}{spelled})",  # see render()
-                code="FM007", other_line=seen[same].start_mark.line,
-            )
-        seen[same] = key_node
-        mapping[key] = _build(value_node)
+        repeated = _repeated(seen, key_node)
+        if repeated is not None:
+            raise repeated
+        mapping[str(key_node.value)] = _build(value_node)
     return mapping
+
+
+def _repeated(seen: dict[str, yaml.Node], key_node: yaml.ScalarNode) -> YamlProblem | None:
+    """FM007 when ``key_node`` repeats a key of ``seen`` (its mapping's keys so far, by NFC text), else
+    None, ``key_node`` then added to ``seen``."""
+    key = str(key_node.value)
+    same = unicodedata.normalize("NFC", key)  # "título" typed twice, once decomposed, is one key to a reader
+    mark = key_node.start_mark
+    if same in seen and seen[same] is key_node:  # "&k key: 1" then "*k : 2": the alias is this very node
+        return YamlProblem(mark.line, mark.column, f"duplicate key '{key}': an alias of this key repeats it "
+                           "in the same mapping", code="FM007")
+    if same in seen:
+        spelled = "" if str(seen[same].value) == key else ", spelled with other Unicode code points"
+        return YamlProblem(mark.line, mark.column,
+                           f"duplicate key '{key}' (first defined on line {{first}}{spelled})",  # see render()
+                           code="FM007", other_line=seen[same].start_mark.line)
+    seen[same] = key_node
+    return None
+
+
+def _every_repeated_key(root: yaml.Node) -> list[YamlProblem]:
+    """FM007 for every repeated key of every mapping in the tree, in the order of the text."""
+    found = []
+    for node in each_node(root):
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[str, yaml.Node] = {}
+            found += [p for k, _ in node.value if isinstance(k, yaml.ScalarNode) and (p := _repeated(seen, k))]
+    return sorted(found, key=lambda p: (p.line, p.col))
 
 
 @dataclass
@@ -200,6 +216,11 @@ def load_yaml(text: str, with_positions: bool = True) -> YamlDocument:
                 _non_specific_tags(node, text.split("\n"))
         try:
             data = _build(node)
+        except YamlProblem as exc:  # a repeated key: every one is said at once, not one per run
+            repeated = _every_repeated_key(node) if exc.code == "FM007" else []
+            if len(repeated) > 1:
+                raise replace(repeated[0], also=tuple(repeated[1:])) from None
+            raise
         except yaml.MarkedYAMLError as exc:
             raise _problem_from(exc, text) from None
         except (ValueError, TypeError, RecursionError) as exc:

@@ -25,6 +25,7 @@ class YamlProblem(Exception):
     message: str
     code: str = "FM005"
     other_line: int | None = None  # duplicate keys: the first definition
+    also: tuple[YamlProblem, ...] = ()  # more of the same kind, later in the text (repeated keys)
 
     def __str__(self) -> str:
         return self.message
