@@ -9,7 +9,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from conftest import adr
+from conftest import adr, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -359,6 +359,13 @@ def test_fm09_any_invisible_or_space_prefix_is_reported_on_line_one(before, afte
     (adr("ADR-0001", extra="tags: ops\n"), "7:7: SC001 tags: expected list, got 'ops' — write a list: [ops]"),
     (adr("ADR-0001", extra="tags: ops, db\n"), "7:7: SC001 tags: expected list, got 'ops, db' — write a list: [ops, db]"),
     (adr("ADR-0001", title="''"), "4:8: SC001 title: should be non-empty"),
+    # a title of spaces or invisible characters was accepted: no one could tell the note by it
+    *[(adr("ADR-0001", title=t), f"4:8: SC001 title: {shown} has the wrong form (a title needs a visible character)")
+      for t, shown in [('" "', "' '"), ("'\u3000'", "'\\u3000'"), ("'\u200b'", "'\\u200b'"),
+                       ("' \u2060 \t'", "' \\u2060 \\t'")]],
+    ("---\n\"just a string\"\n---\n", "1:1: FM011 frontmatter must be a mapping, got a string"),
+    ("---\n42\n---\n", "1:1: FM011 frontmatter must be a mapping, got a number"),
+    ("---\ntrue\n---\n", "1:1: FM011 frontmatter must be a mapping, got true or false"),
 ])
 def test_fm10_empty_null_and_non_mapping_frontmatter(vault, content, expected):
     vault.write(P, content)
@@ -565,6 +572,14 @@ def test_fm14_non_utf8_and_binary_md_files(vault):
         "docs/assets/diagram.md:1:1: FM002 binary content in a .md file",
         "docs/rules/legacy.md:2:11: FM001 not valid UTF-8 (byte 0xE9 at offset 14) — re-save as UTF-8",
     ]
+
+
+def test_a_whole_file_problem_stands_at_1_1_in_json_as_in_text(vault):
+    """JSON said line 0, col 0 where the text and GitHub formats say 1:1: one place in every format."""
+    vault.write("docs/assets/diagram.md", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    res = run_cli(["check", "--format", "json"], vault.root)
+    (found,) = json.loads(res.out)["diagnostics"]
+    assert (found["code"], found["line"], found["col"]) == ("FM002", 1, 1)
 
 
 @pytest.mark.parametrize("codec, bom, name", [

@@ -186,7 +186,7 @@ def test_a_merge_conflict_left_in_the_frontmatter(vault, text, where, marker):
 def test_a_typed_note_whose_frontmatter_is_one_key_without_its_space(vault):
     vault.write("docs/adrs/ADR-0001.md", "---\nmemory_id:ADR-0001\n---\n")
     res = vault.check()
-    assert res.code == 1 and res.lines == ["docs/adrs/ADR-0001.md:1:1: FM011 frontmatter must be a mapping, got a str "
+    assert res.code == 1 and res.lines == ["docs/adrs/ADR-0001.md:1:1: FM011 frontmatter must be a mapping, got a string "
                                            "— put a space after the colon: memory_id: ADR-0001"]
 
 

@@ -83,7 +83,7 @@ class JsonReporter(Reporter):
         errors, warnings = _counts(diagnostics)
         json.dump({
             "checked": checked, "errors": errors, "warnings": warnings,
-            "diagnostics": [{"path": d.path, "line": d.line, "col": d.col, "code": d.code,
+            "diagnostics": [{"path": d.path, "line": max(d.line, 1), "col": d.col or 1, "code": d.code,  # as the text
                              "severity": d.severity, "message": d.message} for d in diagnostics],
         }, self.out, ensure_ascii=False, indent=2)
         self.out.write("\n")

@@ -321,6 +321,8 @@ def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ..
         return path, f"{name}: {_describe(value)} is not a valid {fmt}", False
     if kw == "pattern" and err.message.startswith(_GAVE_UP):
         return path, f"{name}: {err.message}", False
+    if kw == "pattern" and value == "":
+        return path, f"{name}: should be non-empty", False
     if kw == "pattern":
         example = err.schema.get("examples") or []
         desc = err.schema.get("description", "")

@@ -29,6 +29,7 @@ from vaultsync.vault.yamlload import YamlProblem, load_yaml, yaml_positions
 MAX_NOTE_BYTES = 20 * 1024 * 1024
 _BOM = "\ufeff"
 _YAML_LINE_BREAKS = re.compile("[\u2028\u2029\x85]")  # line breaks to YAML, not to editors
+_KINDS = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "true or false"}  # FM011
 
 
 @dataclass
@@ -283,7 +284,7 @@ def parse_text(path: str, text: str) -> Note:
         note.fm_state = "empty"
     elif not isinstance(doc.data, dict):
         note.fm_state = "not-mapping"
-        note.fm_type = "a list" if isinstance(doc.data, list) else f"a {type(doc.data).__name__}"
+        note.fm_type = _KINDS.get(type(doc.data), f"a {type(doc.data).__name__}")
     else:
         note.fm_state = "mapping"
         note.frontmatter = doc.data
