@@ -71,6 +71,7 @@ def test_hidden_by_confidence_and_expiry_is_reported_not_silent(team):
         result = _search(s, query, top_k=top_k)
         hidden = {n["memory_id"]: n for n in result.hidden["notes"]}
         assert mid in hidden and hidden[mid]["show_with"] == flag, result.hidden
+        assert hidden[mid]["relevance"] == pytest.approx(hidden_relevance(s, query, mid), abs=1e-6)
         assert all(h.memory_id != mid for h in result.hits)
         assert all(h.relevance is not None and h.relevance < hidden_relevance(s, query, mid) for h in result.hits)
 
@@ -331,6 +332,28 @@ def test_weak_means_hits_whose_best_relevance_is_under_the_line(relevances, weak
     result = SearchResult("q", hits, [], None, None, "t", None, {}, min_relevance=0.006)
     assert result.weak is weak and result.to_dict()["weak"] is weak
     assert SearchResult.from_dict(json.loads(json.dumps(result.to_dict()))) == result  # the daemon's round trip
+
+
+@pytest.mark.parametrize(("relevances", "heading"), [
+    ([0.0087], "1 weakly matching note"), ([0.0087, 0.012], "2 weakly matching notes"),
+    ([0.0087, 0.2], "2 matching notes"), ([0.2], "1 matching note"), ([None], "1 matching note"),
+])
+def test_a_hidden_note_under_the_weak_line_is_called_a_weak_match(relevances, heading):
+    """A "no memory" answer listed "1 matching note hidden by filters", and following its flag gave a weak
+    hit (0.0087): the report called a note that may not answer a match (a new user's finding)."""
+    from vaultsync.search.render import hidden_lines
+    from vaultsync.search.results import SearchResult
+
+    notes = [{"path": f"n{i}.md", "memory_id": f"ADR-000{i}", "reason": "expired 2020-01-01",
+              "show_with": "--include-expired", "relevance": r} for i, r in enumerate(relevances)]
+    result = SearchResult("q", [], [], None, None, "t", None, {}, min_relevance=0.006,
+                          hidden={"count": len(notes), "by_reason": {"expired": len(notes)}, "notes": notes,
+                                  "show_all": "--include-expired"})
+    lines = hidden_lines(result)
+    assert lines[0] == f"{heading} hidden by filters:"
+    for n, line in zip(notes, lines[1:]):
+        weak = n["relevance"] is not None and n["relevance"] < 0.015
+        assert ("— a weak match (relevance " in line) is weak, line
 
 
 def test_a_filter_value_no_note_has_is_a_warning_naming_the_known_values(team):

@@ -40,8 +40,10 @@ _FLAG = re.compile(r"without (?:--|search\.)\S+|--\S+(?: [0-9.]+)?")  # one flag
 
 def hidden_matches(ctx: Context, cands: Candidates, shown: set[str],
                    shown_with: Callable[[SearchOptions], set[str]]) -> dict[str, Any]:
-    """``{"count", "by_reason", "notes": [{"path", "memory_id", "reason", "show_with"}], "show_all"}`` (empty
-    dict when no filter is active; ``show_all``: the flags that show every listed note at once).
+    """``{"count", "by_reason", "notes": [{"path", "memory_id", "reason", "show_with", "relevance"}], "show_all"}``
+    (empty dict when no filter is active; ``show_all``: the flags that show every listed note at once;
+    ``relevance``: the note's best in the search with every filter lifted, None without a relevance model or
+    for a superseded note its successor stands in for).
 
     ``shown``: the paths already among the hits; ``shown_with(opts)``: the paths the search delivers under
     other options (the query's own pipeline)."""
@@ -80,7 +82,7 @@ def hidden_matches(ctx: Context, cands: Candidates, shown: set[str],
     for reasons in why.values():  # a note counts under its first reason
         by_reason[reasons[0][0]] = by_reason.get(reasons[0][0], 0) + 1
     notes = [{"path": path, "memory_id": found[path]["memory_id"], "reason": "; ".join(r for _, r, _ in reasons),
-              "show_with": _flags(reasons)} for path, reasons in why.items()]
+              "show_with": _flags(reasons), "relevance": best.get(path)} for path, reasons in why.items()]
     return {"count": len(notes), "by_reason": by_reason, "notes": notes,
             "show_all": _flags([r for reasons in why.values() for r in reasons], lowest=True)}
 

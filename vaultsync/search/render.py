@@ -53,12 +53,16 @@ def weak_answer(result: SearchResult) -> str | None:
 
 def hidden_lines(result: SearchResult) -> list[str]:
     """One line per matching note the filters hid: ``path (memory_id): reason — to show it: FLAG``
-    (a flag to add, or ``without --type`` and the like)."""
+    (a flag to add, or ``without --type`` and the like); a note under :data:`WEAK_RELEVANCE` is called a weak
+    match, and when every one is, so is the heading: a filter hides no answer then."""
     notes = (result.hidden or {}).get("notes") or []
-    lines = [f"{len(notes)} matching note{'s' if len(notes) != 1 else ''} hidden by filters:"] if notes else []
+    weak = [n for n in notes if n.get("relevance") is not None and n["relevance"] < WEAK_RELEVANCE]
+    how = "weakly matching" if weak and len(weak) == len(notes) else "matching"  # (a "no memory" answer's, often)
+    lines = [f"{len(notes)} {how} note{'s' if len(notes) != 1 else ''} hidden by filters:"] if notes else []
     for n in notes:
         mid = f" ({n['memory_id']})" if n.get("memory_id") else ""
-        lines.append(f"  {n['path']}{mid}: {n['reason']} — to show it: {n['show_with']}")
+        said = f" — a weak match (relevance {shown_relevance(n['relevance'])})" if n in weak else ""
+        lines.append(f"  {n['path']}{mid}: {n['reason']}{said} — to show it: {n['show_with']}")
     if len({n["show_with"] for n in notes}) > 1 and result.hidden.get("show_all"):  # the notes need other flags
         lines.append(f"  to show them all: {result.hidden['show_all']}")
     return lines
