@@ -59,9 +59,11 @@ def fixed_links(path: str, text: str, fixes: list[LinkFix]) -> str | None:
     lines = text.split("\n")
     for fix in sorted(fixes, key=lambda f: (f.line, f.col), reverse=True):  # the last first: earlier places hold
         row = fix.line - 1
-        if not 0 <= row < len(lines) or lines[row][fix.col - 1:fix.col - 1 + len(fix.old)] != fix.old:
+        written = _as_written(lines[row], fix) if 0 <= row < len(lines) else None
+        if written is None:
             return None
-        lines[row] = lines[row][:fix.col - 1] + fix.new + lines[row][fix.col - 1 + len(fix.old):]
+        at, old, new = written
+        lines[row] = lines[row][:at] + new + lines[row][at + len(old):]
     new_text = "\n".join(lines)
     before, after = parse_text(path, text.replace("\r\n", "\n")), parse_text(path, new_text.replace("\r\n", "\n"))
     rewrite = {f.old: f.new for f in fixes if f.field is not None}  # a body link changes no frontmatter
@@ -92,12 +94,52 @@ def apply_link_fixes(root: Path, fixes: list[LinkFix]) -> dict[LinkFix, str | No
 def _refusal(text: str, fix: LinkFix) -> str | None:
     """Why ``fix`` alone cannot be made in ``text``, or None."""
     line = text.split("\n")[fix.line - 1] if 0 < fix.line <= text.count("\n") + 1 else ""
-    if line[fix.col - 1:fix.col - 1 + len(fix.old)] != fix.old:
+    if _as_written(line, fix) is None:
         return "the link no longer stands as written there"
     if fixed_links(fix.path, text, [fix]) is not None:
         return None
     return (f"frontmatter '{fix.field}' would not read back with it: a quoted YAML string cannot hold it as it is"
             if fix.field is not None else "the note would not read back with it as written")
+
+
+def _as_written(line: str, fix: LinkFix) -> tuple[int, str, str] | None:
+    """``(index, old, new)`` as ``line`` holds the link at ``fix.col``: in a frontmatter string escaped as its quotes
+    escape (``it''s`` in single quotes, ``\\"`` in double), the new link escaped alike; None where the link
+    does not stand there."""
+    at = fix.col - 1
+    if fix.field is not None and line[at:at + 1] in ("'", '"'):
+        at += 1  # a string that YAML unescaped is placed at its opening quote
+    escape = {"'": _single, '"': _double}.get(_quote_at(line, at) if fix.field is not None else "", str)
+    old, new = escape(fix.old), escape(fix.new)
+    return (at, old, new) if line[at:at + len(old)] == old else None
+
+
+def _quote_at(line: str, at: int) -> str:
+    """The quote (``'``, ``"``) of the YAML string ``line[at]`` stands in, or ``""`` outside quotes."""
+    quote, i = "", 0
+    while i < at:
+        ch = line[i]
+        if not quote and ch in "'\"" and line[:i].rstrip()[-1:] in ("", ":", "-", "[", ",", "{", "?"):
+            quote = ch  # (a quote opens a string only where a value starts: `Bob's` is plain text)
+        elif quote == "'" and ch == "'":
+            if line[i + 1:i + 2] == "'" and i + 1 < at:
+                i += 1  # '' is one quote inside the string
+            else:
+                quote = ""
+        elif quote == '"' and ch == "\\":
+            i += 1
+        elif quote == '"' and ch == '"':
+            quote = ""
+        i += 1
+    return quote
+
+
+def _single(text: str) -> str:
+    return text.replace("'", "''")
+
+
+def _double(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _rewritten(value: Any, rewrite: dict[str, str]) -> Any:
