@@ -558,6 +558,28 @@ def test_a_short_ascii_term_counts_as_a_whole_word_only(term, left, right):
         assert contains(f"本社は{cjk}にある", cjk)
 
 
+@pytest.mark.parametrize("pointer", ["See [[INC-0001-patient-identification-error]].",
+                                     "[[INC-0001-patient-identification-error]]を参照。"])
+def test_a_section_that_only_points_to_another_note_ranks_after_the_rules_text(tmp_path, embedder, pointer):
+    """A section whose whole text is a link ranked first (0.64) for words of the linked note's name, above
+    the rule's own text (a new user's finding): it is scaled as a chunk holding only a name is."""
+    vault = init_vault(tmp_path)
+    vault.write("docs/incidents/INC-0001-patient-identification-error.md", adr(
+        "INC-0001", title="Wrong tube labelled at the bedside", body="A tube was labelled away from the bed.\n"))
+    vault.write("docs/rules/RULE-0001.md", adr("RULE-0001", title="Two identifiers", body=(
+        "## Rule\n\nCheck the patient identification with two identifiers, name and birth date, before "
+        "every blood draw.\n\n## Why\n\n" + pointer + "\n")))
+    vault.commit("init")
+    s = synced_searcher(vault.root)
+    try:
+        hits = _search(s, "patient identification error", min_relevance=0.0, scope="docs/rules").hits
+        assert [h.heading.split(" > ")[-1] for h in hits][:1] == ["Rule"], [(h.heading, h.relevance) for h in hits]
+        why = next(h for h in hits if h.heading.endswith("Why"))
+        assert why.relevance == pytest.approx(why.trace["relevance"]["p"] * 0.25, abs=1e-3)
+    finally:
+        s.close()
+
+
 @pytest.mark.parametrize("body", ["", "# Webhook retries use exponential backoff\n\n## Rule\n\n\n## Why\n\n"])
 def test_a_note_holding_only_its_name_ranks_after_one_with_content(tmp_path, embedder, body):
     """An empty note, or the skeleton ``vaultsync new`` writes, matches its title's words perfectly but
@@ -584,6 +606,14 @@ def test_a_note_holding_only_its_name_ranks_after_one_with_content(tmp_path, emb
     ("", "Anything", "", True), ("Webhook retries!", "webhook  retries", "", True),
     ("Decision", "Title", "Decision", True), ("再試行の方針", "再試行の方針", "", True),
     ("Retries back off.", "Retries", "", False), ("Webhook retries", "Webhook retries use backoff", "", False),
+    # a pointer: links and at most two words of its own (a new user's `## Pourquoi` / `Voir [[INC-0001-…]].`
+    # ranked first at 0.64 above the rule's text, and topped an off-topic question's answer)
+    ("Voir [[INC-0001-erreur-etiquetage-tube]].", "Identification", "Pourquoi", True),
+    ("See [[ADR-0002]] and [[ADR-0003|the queue]].", "T", "", True), ("[[INC-0001]]を参照", "T", "", True),
+    ("Siehe auch [Runbook](runbook.md).", "T", "", True), ("Pourquoi\nVoir [[INC-0001]].", "T", "Pourquoi", True),
+    ("![[diagram.png]]", "T", "", True), ("[[a]] [[b]] [[c]]", "T", "", True),
+    ("See [[ADR-0002]] for why we retry three times with backoff.", "T", "", False),
+    ("Wir prüfen [[Etiketten]] zweimal am Bett.", "T", "", False), ("Retry [[twice]].", "T", "", True),
 ])
 def test_name_only_compares_words_case_blind(text, title, heading, expected):
     from vaultsync.search.stages.relevance import name_only

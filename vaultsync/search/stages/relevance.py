@@ -33,7 +33,9 @@ from vaultsync.search.weights import filtered_out_share, informative_units, unit
 # scaled down, so a note with content outranks an empty one that shares its words (a prior, not fitted:
 # the training and evaluation vaults hold no such chunk).
 NAME_ONLY_FACTOR = 0.25
+POINTER_WORDS = 2  # "see", "voir", "siehe auch", "を参照" (one word to \w+): a link's own words, not content
 _WORDS = re.compile(r"\w+")
+_LINKS = re.compile(r"!?\[\[[^\]\n]*\]\]|!?\[[^\]\n]*\]\([^)\n]*\)")  # [[WikiLink]], [text](target.md)
 
 
 def relevance(ctx: Context, cands: Candidates) -> Candidates:
@@ -69,9 +71,16 @@ def relevance(ctx: Context, cands: Candidates) -> Candidates:
 
 def name_only(row: dict[str, Any]) -> bool:
     """Whether a chunk's text says nothing but its note's title or its heading (the one chunk of a note
-    with an empty body, or of a skeleton ``vaultsync new`` wrote): words compared case-blind."""
-    words = _WORDS.findall(row["text"].casefold())
-    return not words or words in (_WORDS.findall(row["title"].casefold()), _WORDS.findall(row["heading"].casefold()))
+    with an empty body, or of a skeleton ``vaultsync new`` wrote), or than that and links with at most
+    :data:`POINTER_WORDS` words of its own (``## Why`` / ``See [[INC-0001]].``: a pointer, whose link's
+    name holds the query's words): words compared case-blind."""
+    text = row["text"].casefold()
+    words = _WORDS.findall(text)
+    named = (_WORDS.findall(row["title"].casefold()), _WORDS.findall(row["heading"].casefold()))
+    if not words or words in named:
+        return True
+    own = _WORDS.findall(_LINKS.sub(" ", text))
+    return len(own) < len(words) and len([w for w in own if w not in {*named[0], *named[1]}]) <= POINTER_WORDS
 
 
 def _inherited(ctx: Context, cands: Candidates, rowids: list[int], model: RelevanceModel,
