@@ -378,3 +378,30 @@ def test_a_long_heading_block_or_attachment_a_link_names_is_cut(vault, link, len
     lines = [ln for ln in res.out.splitlines() if ln.startswith("docs/adrs/ADR-0001.md:")]
     assert res.code == 1 and lines and all(len(ln) < 500 for ln in lines), lines
     assert all(ln.count("(3,") == 2 for ln in lines) if length > 1000 else True, lines
+
+
+@pytest.mark.parametrize("field, value, meant", [
+    ("status", "résolu", "resolved"), ("status", "Résolved", "resolved"), ("status", "RÉSOLU", "resolved"),
+    ("severity", "sév2", "SEV2"), ("status", "mitigé", "mitigated"),
+])
+def test_a_value_written_with_accents_or_in_another_case_gets_its_did_you_mean(vault, field, value, meant):
+    """`status: résolu` had no "did you mean 'resolved'" (a new user's finding): the accent alone pushed it
+    under difflib's cut-off. Values are compared case-blind and without accents."""
+    fm = {"memory_id": "INC-0001", "type": "incident", "title": "T", "status": "open", "severity": "SEV2",
+          "created": '"2024-01-01"', field: value}
+    vault.write("docs/incidents/INC-0001.md", "---\n" + "".join(f"{k}: {v}\n" for k, v in fm.items()) + "---\n")
+    res = run_cli(["check"], vault.root)
+    assert any(f"did you mean '{meant}'?" in ln for ln in res.out.splitlines()), res.out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=4, max_size=10), min_size=1, max_size=8,
+                unique=True), st.data())
+def test_closest_finds_a_choice_written_with_accents_and_another_case(choices, data):
+    """Property: a choice written with accents on its vowels and in another case is found as itself."""
+    from vaultsync.diagnostics import closest
+
+    meant = data.draw(st.sampled_from(choices))
+    accents = str.maketrans("aeiou", "áèîõü")
+    written = meant.translate(accents).upper() if data.draw(st.booleans()) else meant.translate(accents)
+    assert closest(written, choices) == meant

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
 import re
+import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 ERROR = "error"
@@ -58,6 +61,21 @@ def cut(text: str, limit: int = SHOWN_CHARS) -> str:
     """``text`` as a note wrote it (a number's digits, a value's line), cut with its length past ``limit``
     characters, so that a message quoting it stays one readable line."""
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
+def closest(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The choice most like ``word`` for a "did you mean", or None: compared case-blind and without accents
+    (``résolu`` → ``resolved``, ``Hematologie`` → ``hématologie``), by :func:`difflib.get_close_matches`
+    (Ratcliff/Obershelp similarity of at least ``cutoff``); the choice is returned as written."""
+    by_key: dict[str, str] = {}
+    for choice in choices:
+        by_key.setdefault(_plain(choice), choice)
+    found = difflib.get_close_matches(_plain(word), list(by_key), n=1, cutoff=cutoff)
+    return by_key[found[0]] if found else None
+
+
+def _plain(text: str) -> str:
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(ch))
 
 
 _ESCAPES = {"\n": "\\n", "\r": "\\r"}

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultsync.checks.fidelity import check_fidelity
 from vaultsync.checks.schema import field_name, load_validator, validate_frontmatter
-from vaultsync.diagnostics import Diagnostic, shown
+from vaultsync.diagnostics import Diagnostic, closest, shown
 from vaultsync.vault.config import Config, TypeSpec
 from vaultsync.vault.fields import normalised_frontmatter
 from vaultsync.vault.note import Note
@@ -183,8 +183,8 @@ def check_vocabulary(config: Config, note: Note) -> list[Diagnostic]:
         allowed_set = {unicodedata.normalize("NFC", str(a)) for a in allowed}  # é written as e + U+0301 is é
         for where, name, term in items:
             if isinstance(term, str) and unicodedata.normalize("NFC", term) not in allowed_set:
-                close = difflib.get_close_matches(term, allowed, n=1, cutoff=0.6)
-                hint = f" (did you mean '{close[0]}'?)" if close else \
+                close = closest(term, map(str, allowed))
+                hint = f" (did you mean '{close}'?)" if close else \
                     f" (known: {_listed(allowed)}; or add it to vocabulary.{key} in .vaultsync.yaml)"
                 line, col = note.position(where)
                 out.append(Diagnostic(note.path, line, col, "VC001", f"{name}: unknown term {shown(term)}{hint}"))

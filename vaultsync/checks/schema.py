@@ -22,7 +22,7 @@ from referencing import Registry, Resource
 from vaultsync.checks.ecma_regex import PATTERN_TIMEOUT_S, is_ecma_regex, pattern_search
 from vaultsync.checks.quickschema import quick_check
 from vaultsync.checks.schema_shape import dangling_ref, ecma_pattern_properties, json_depth
-from vaultsync.diagnostics import SHOWN_CHARS, Diagnostic, cut, shown
+from vaultsync.diagnostics import SHOWN_CHARS, Diagnostic, closest, cut, shown
 from vaultsync.lfs import LFS_POINTER
 from vaultsync.resources import data_dir
 from vaultsync.vault.config import SCHEMA_LINKED
@@ -230,8 +230,8 @@ def _expected(schema_type: Any) -> str:
 
 
 def _suggest(word: str, choices: list[str]) -> str:
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
+    close = closest(word, choices)
+    return f" (did you mean '{close}'?)" if close else ""
 
 
 def _extra_key(note: Note, path: tuple[Any, ...], key: str, known: list[str], mapping: dict[str, Any]) -> str:

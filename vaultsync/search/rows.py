@@ -10,7 +10,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from vaultsync.diagnostics import shown
+from vaultsync.diagnostics import closest, shown
 from vaultsync.index.chunking import embed_text_of
 from vaultsync.search.lifecycle import Exclusions
 from vaultsync.search.options import SearchOptions
@@ -94,8 +94,8 @@ def unknown_filter_values(db: sqlite3.Connection, opts: SearchOptions) -> list[s
         for value in values:
             if same(value) not in spellings:
                 listed = ", ".join(known[:20]) + (" …" if len(known) > 20 else "")
-                close = difflib.get_close_matches(value.casefold(), [k.casefold() for k in known], n=1, cutoff=0.6)
-                hint = f"; did you mean {known[[k.casefold() for k in known].index(close[0])]!r}?" if close else ""
+                close = closest(value, known)
+                hint = f"; did you mean {close!r}?" if close else ""
                 out.append(f"no note has {flag} {shown(value)} (known: {listed or 'none'}){hint}")
     if opts.scope and db.execute("SELECT 1 FROM notes WHERE substr(path, 1, ?) = ? LIMIT 1",
                                  (len(opts.scope), opts.scope)).fetchone() is None:
