@@ -60,3 +60,22 @@ def test_a_refused_value_outside_search_still_stops_the_sync(vault, hashed_model
     vault.commit("c", "--no-verify")
     synced = run_cli(["sync", "--wait", "60"], vault.root)
     assert synced.code != 0 and "CF002" in synced.err and "Traceback" not in synced.err, synced.err
+
+
+@pytest.mark.parametrize("section", ["search_defaults: {}\n", "index:\n  embedder: bogus\n", "vault: [notes\n"])
+def test_search_over_an_index_a_refused_config_holds_back_says_what_mends_it(vault, hashed_models, section):
+    """A committed config the sync refuses (an unknown key from a newer version, a YAML error) froze the index,
+    and search advised `vaultsync sync`, which fails on that same config (an attacker's finding): the result
+    says the config is invalid, where, and that fixing and committing it is what lets a sync run."""
+    vault.write(".vaultsync.yaml", CONFIG)
+    vault.write(NOTE, adr("ADR-0001", title="Idempotency keys on payment calls", body="Retries reuse the key.\n"))
+    vault.commit("c")
+    assert run_cli(["sync", "--wait", "60"], vault.root).code == 0
+    vault.write(".vaultsync.yaml", CONFIG + section)
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", title="Second"))
+    vault.commit("bad config", "--no-verify")
+    assert run_cli(["sync", "--wait", "60"], vault.root).code == 1
+    found = run_cli(["search", "idempotency keys", "--no-daemon", "--format", "json"], vault.root)
+    assert found.code == 0 and json.loads(found.out)["hits"][0]["path"] == NOTE, found.err
+    (stale,) = [w for w in json.loads(found.out)["warnings"] if "index is not at HEAD" in w]
+    assert "the committed .vaultsync.yaml is invalid (.vaultsync.yaml:" in stale and "run `vaultsync sync`" not in stale

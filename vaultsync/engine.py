@@ -165,7 +165,8 @@ def options_for(config: Config, **overrides: Any) -> SearchOptions:
     values.setdefault("today", local_today(config))
     values.setdefault("zone", zone(config))
     said = tuple(map(ignored_search, config.ignored))  # ADR-0119
-    return SearchOptions.from_config(values, **{**overrides, "config_warnings": said})
+    refused = config.refused[0].render() if config.refused else ""
+    return SearchOptions.from_config(values, **{**overrides, "config_warnings": said, "config_refused": refused})
 
 
 def search_checked(config: Config) -> Config:

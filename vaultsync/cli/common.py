@@ -35,4 +35,4 @@ def committed_config(repo: pygit2.Repository) -> Config:
     except ConfigError as exc:
         for diagnostic in exc.diagnostics:
             print(f"vaultsync: warning: {diagnostic.render()} — using the default settings", file=sys.stderr)
-        return Config()
+        return Config(refused=list(exc.diagnostics))

@@ -126,6 +126,7 @@ class SearchOptions:
     config_filters: tuple[str, ...] = ()  # of types/tags/scope, those the config's `search:` set (no flag lifts them)
     zone: dt.tzinfo | None = None  # where an `expires` moment's day is counted (None: the process's; ADR-0111)
     config_warnings: tuple[str, ...] = ()  # the committed `search:` values left out (ADR-0119), said in the result
+    config_refused: str = ""  # the committed config's first problem, when it was refused (defaults used)
 
     @classmethod
     def from_config(cls, values: dict[str, Any], **overrides: Any) -> SearchOptions:
@@ -137,7 +138,7 @@ class SearchOptions:
         """
         merged = dict(values)
         merged.update({k: v for k, v in overrides.items() if v is not None})
-        unknown = sorted(set(merged) - set(cls.__dataclass_fields__) - {"port"} | set(values) & {"config_filters", "config_warnings"})
+        unknown = sorted(set(merged) - set(cls.__dataclass_fields__) - {"port"} | set(values) & {"config_filters", "config_warnings", "config_refused"})
         if unknown:
             import difflib
 

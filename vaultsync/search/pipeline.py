@@ -120,8 +120,12 @@ class Searcher(IndexHandles):
                             "only the notes it had indexed; run `vaultsync sync` to put the previous index back")
         elif head and indexed != head:
             at = f"index is not at HEAD (indexed {indexed[:10] if indexed else 'nothing'}, HEAD {head[:10]})"
-            warnings.append(f"{at}; a sync is running (the hook's, or another): search again in a moment"
-                            if sync_running(self.db_path.with_name("sync.lock")) else f"{at}; run `vaultsync sync`")
+            if ctx.opts.config_refused:  # `vaultsync sync` refuses that config too: say what would mend it
+                warnings.append(f"{at}: the committed .vaultsync.yaml is invalid ({ctx.opts.config_refused}), and no "
+                                "sync indexes a commit until it is fixed and committed (`vaultsync check` lists why)")
+            else:
+                warnings.append(f"{at}; a sync is running (the hook's, or another): search again in a moment"
+                                if sync_running(self.db_path.with_name("sync.lock")) else f"{at}; run `vaultsync sync`")
         if not rebuilding and (unread := json.loads(self.meta.get("retry_paths") or "[]")):
             from vaultsync.index.status import unread_warning  # only then: status loads the hook modules
 

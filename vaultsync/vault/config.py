@@ -66,6 +66,7 @@ class Config:
     from_snapshot: bool = False  # the schemas come from a commit or the staged index: none from the disk
     schema_problems: dict[str, str] = field(default_factory=dict)  # schema path → why the snapshot's is no file
     ignored: list[Diagnostic] = field(default_factory=list)  # a refused search: section, left out (load_config)
+    refused: list[Diagnostic] = field(default_factory=list)  # the committed config, refused: these are defaults
 
     def in_vault(self, path: str) -> bool:
         """Whether repo-relative ``path`` lies in a vault folder and in no dot-folder below it (``.trash/``):
