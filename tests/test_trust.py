@@ -611,7 +611,7 @@ def test_a_note_holding_only_its_name_ranks_after_one_with_content(tmp_path, emb
     ("Voir [[INC-0001-erreur-etiquetage-tube]].", "Identification", "Pourquoi", True),
     ("See [[ADR-0002]] and [[ADR-0003|the queue]].", "T", "", True), ("[[INC-0001]]を参照", "T", "", True),
     ("Siehe auch [Runbook](runbook.md).", "T", "", True), ("Pourquoi\nVoir [[INC-0001]].", "T", "Pourquoi", True),
-    ("![[diagram.png]]", "T", "", True), ("[[a]] [[b]] [[c]]", "T", "", True),
+    ("![[diagram.png]]", "T", "", True), ("- [[Backlinks]]\n- [[Canvas]]\n- [[Graph view]]", "Core plugins", "", False),
     ("See [[ADR-0002]] for why we retry three times with backoff.", "T", "", False),
     ("Wir prüfen [[Etiketten]] zweimal am Bett.", "T", "", False), ("Retry [[twice]].", "T", "", True),
 ])

@@ -218,5 +218,5 @@ def _disambiguate(link: WikiLink, o: LinkOutcome, suggester: Suggester | None) -
     if all(name_key(posixpath.splitext(posixpath.basename(c))[0]) == name for c in o.candidates):
         return "write the folder: [[folder/name]]"
     shown_as = link._replace(alias=link.alias if link.alias is not None else link.target)
-    links = [found for c in o.candidates if suggester and (found := suggester.link_to(c, o.source, shown_as))]
-    return "an alias of more than one note: link the file" + (f", as {links[0]}" if links else "")
+    told = next((found for c in o.candidates if suggester and (found := suggester.link_to(c, o.source, shown_as))), None)
+    return "an alias of more than one note: link the file" + (f", as {told}" if told else "")

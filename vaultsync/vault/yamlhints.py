@@ -78,8 +78,8 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
     hidden = _comment_hides_closer(lines, line, ctx)
     if hidden is not None:
         return hidden
-    for at, text in ((line, here[:col + 1]), (ctx.line if ctx is not None else line, _line(lines, ctx))):
-        odd = _invisible(text)
+    for at, text, anywhere in ((line, here[:col + 1], True), (ctx.line if ctx else line, _line(lines, ctx), False)):
+        odd = _invisible(text, anywhere)
         if odd is not None:  # a BOM, zero-width or no-break space YAML reads as text where a blank or nothing was meant
             name = unicodedata.name(text[odd], "an invisible character").lower()
             what = "an invisible character" if unicodedata.category(text[odd]) == "Cf" else "a space YAML reads as text"
@@ -289,10 +289,12 @@ def _char(lines: list[str], line: int, col: int) -> str:
     return lines[line][col:col + 1] if 0 <= line < len(lines) else ""
 
 
-def _invisible(text: str) -> int | None:
+def _invisible(text: str, anywhere: bool = True) -> int | None:
     """Where ``text`` holds, outside quotes, a space other than U+0020 (no-break, ideographic) or a format
-    character (BOM, zero-width)."""
+    character (BOM, zero-width); not ``anywhere``: only first on the line or after a colon, where YAML needs
+    a blank (a no-break space inside a value, as French typography writes ``10\u00a0€``, is text)."""
     return next((i for i, ch in enumerate(text) if ch != " " and unicodedata.category(ch) in ("Zs", "Cf")
+                 and (anywhere or not text[:i].strip() or text[i - 1] == ":")
                  and text[:i].count('"') % 2 == 0 and text[:i].count("'") % 2 == 0), None)
 
 

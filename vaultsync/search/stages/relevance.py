@@ -71,16 +71,17 @@ def relevance(ctx: Context, cands: Candidates) -> Candidates:
 
 def name_only(row: dict[str, Any]) -> bool:
     """Whether a chunk's text says nothing but its note's title or its heading (the one chunk of a note
-    with an empty body, or of a skeleton ``vaultsync new`` wrote), or than that and links with at most
+    with an empty body, or of a skeleton ``vaultsync new`` wrote), or that and one or two links with at most
     :data:`POINTER_WORDS` words of its own (``## Why`` / ``See [[INC-0001]].``: a pointer, whose link's
-    name holds the query's words): words compared case-blind."""
+    name holds the query's words; a list of three or more is a hub's answer): words compared case-blind."""
     text = row["text"].casefold()
     words = _WORDS.findall(text)
     named = (_WORDS.findall(row["title"].casefold()), _WORDS.findall(row["heading"].casefold()))
     if not words or words in named:
         return True
+    links = len(_LINKS.findall(text))  # three or more: a hub's list of notes, which answers "which are there"
     own = _WORDS.findall(_LINKS.sub(" ", text))
-    return len(own) < len(words) and len([w for w in own if w not in {*named[0], *named[1]}]) <= POINTER_WORDS
+    return 0 < links <= 2 and len([w for w in own if w not in {*named[0], *named[1]}]) <= POINTER_WORDS
 
 
 def _inherited(ctx: Context, cands: Candidates, rowids: list[int], model: RelevanceModel,
