@@ -139,7 +139,7 @@ def test_the_bad_note_stays_recorded_after_syncs_that_do_not_touch_it(vault):
 
 
 @pytest.mark.parametrize("frontmatter, kind", [
-    ("- a\n- b\n", "list"), ("just a string\n", "str"), ("42\n", "int"), ("- expires: 2020-01-01\n", "list"),
+    ("- a\n- b\n", "list"), ("just a string\n", "str"), ("42\n", "number"), ("- expires: 2020-01-01\n", "list"),
     ("[a, b]\n", "list"), ("ただの文字列\n", "str"),
 ])
 def test_a_frontmatter_that_is_no_mapping_is_named_in_the_syncs_warnings(vault, frontmatter, kind):

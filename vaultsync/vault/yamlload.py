@@ -217,8 +217,7 @@ def load_yaml(text: str, with_positions: bool = True) -> YamlDocument:
         try:
             data = _build(node)
         except YamlProblem as exc:  # a repeated key: every one is said at once, not one per run
-            repeated = _every_repeated_key(node) if exc.code == "FM007" else []
-            if len(repeated) > 1:
+            if exc.code == "FM007" and len(repeated := _every_repeated_key(node)) > 1:
                 raise replace(repeated[0], also=tuple(repeated[1:])) from None
             raise
         except yaml.MarkedYAMLError as exc:
