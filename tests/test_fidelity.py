@@ -6,6 +6,7 @@ checks the rule itself: a plain value is either stored as written or reported.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 
@@ -603,6 +604,18 @@ def test_a_tab_after_a_list_items_dash_is_read_as_yaml_12_reads_it(items, stored
     assert doc.data == {"deciders": stored}
     tabs = [(f.line, f.col) for f in doc.findings if f.kind == "tab"]
     assert tabs == [(i + 1, line.index("\t")) for i, line in enumerate(items.split("\n")) if "\t" in line]
+
+
+@pytest.mark.parametrize("tail", ["a: b", "a", "x" * 1000])
+def test_a_long_run_of_tabs_after_a_dash_is_read_in_linear_time(tail):
+    """The first form of the dash rule backtracked over the run: 20,000 tabs took 4 s, 200,000 minutes (a
+    committed note would have held up every hook)."""
+    import time
+
+    start = time.perf_counter()
+    with contextlib.suppress(YamlProblem):
+        load_yaml("deciders:\n-" + "\t" * 200_000 + tail + "\n")
+    assert time.perf_counter() - start < 5  # the quadratic form took minutes
 
 
 @pytest.mark.parametrize("items", ["-\tkey: v", "-\t- x", "-\t? k", "-\tk:"])

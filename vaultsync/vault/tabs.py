@@ -21,7 +21,7 @@ MAX_RETRIES = 256  # lines of spaces then a tab read one parse each (a bound on 
 # a block item's dash, tabs, then a flow node (a scalar, `[a]`): YAML 1.2 separates them by tabs as by spaces
 # (spec example 6.3, `-<TAB>baz`); a mapping or a nested item after the tabs would be indented by them, which
 # YAML 1.2 refuses too, so none is read (a key: a ': ' or a final ':' outside quotes and brackets is enough)
-_DASH_TAB = re.compile(r"^ *-(\t[ \t]*)(?![-?] |[-?]\t|[-?]$)(?!(?:[^\"'\[{]*?)(?::\s|:$))(?=\S)")
+_DASH_TAB = re.compile(r"^ *-(\t[ \t]*)(?=\S)(?![-?] |[-?]\t|[-?]$)(?![^\"'\[{]*?(?::\s|:$))")  # (\S first: linear)
 
 
 def tab_separators(root: yaml.Node, lines: list[str]) -> list[tuple[tuple[Any, ...], int, int]]:
