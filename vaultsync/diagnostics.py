@@ -57,6 +57,12 @@ def shown(value: object, limit: int = SHOWN_CHARS) -> str:
     return text if isinstance(value, str) else cut(text, limit)
 
 
+def advise(advice: str, text: str, form: str = ": {}") -> str:
+    """``advice`` with the ``text`` to write put in by ``form`` (``quote it: "x"``), when the text is short
+    enough to repeat (:data:`SHOWN_CHARS` and two quotes); else the advice alone."""
+    return advice + form.format(text) if text and len(text) <= SHOWN_CHARS + 2 else advice
+
+
 def cut(text: str, limit: int = SHOWN_CHARS) -> str:
     """``text`` as a note wrote it (a number's digits, a value's line), cut with its length past ``limit``
     characters, so that a message quoting it stays one readable line."""

@@ -21,7 +21,7 @@ import unicodedata
 from typing import Any
 
 from vaultsync.checks.schema import field_name
-from vaultsync.diagnostics import SHOWN_CHARS, Diagnostic, cut, shown
+from vaultsync.diagnostics import Diagnostic, advise, cut, shown
 from vaultsync.vault.note import Note
 from vaultsync.vault.scalars import Finding, canonical_number, odd_escape
 from vaultsync.vault.wikilinks import link_texts
@@ -47,7 +47,7 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
     if f.kind == "comment":
         kept = "an empty value (null)" if f.stored is None else f"'{cut(str(f.stored))}'"
         if not numeric:
-            fix = "quote it" + (f": {quote(f.written)}" if len(f.written) <= SHOWN_CHARS else "")
+            fix = advise("quote it", quote(f.written))
         elif f.stored is not None:
             fix = "write '# ' with a space if it is a comment, or remove it"
         else:
@@ -60,7 +60,7 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
             "a control character"
         where = f"{found[1]} in {cut(f.written)}" if found else cut(f.written)
         return (f"inside double quotes YAML reads backslash escapes, so {where} stores {what} "
-                f"— use single quotes for backslashes" + (f": {single}" if len(single) <= SHOWN_CHARS else ""))
+                f"— {advise('use single quotes for backslashes', single)}")
     said = cut(f.written)
     if f.kind == "indent" and isinstance(f.path[-1], int):
         return (f"the line '{said}' is indented deeper than the item above it, so YAML reads it as more "
@@ -71,31 +71,29 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
     if f.kind == "comment_line":
         key, sep, value = f.written.partition(": ") if f.stored == "mapping" else ("", "", "")
         fix = f"{quote(key)}: {value}" if sep else quote(f.written)
-        return f"YAML reads '{said}' as a comment, so the {f.stored or 'list'} leaves it out — {_fix('quote it', fix)}"
+        return f"YAML reads '{said}' as a comment, so the {f.stored or 'list'} leaves it out — {advise('quote it', fix)}"
     if f.kind == "comment_key":
-        quoted = quote(f.written)
         return (f"YAML reads '{said}' as a comment and takes the indented lines below as the value "
-                f"({shown(f.stored)}) — write '# ' with a space if it is a comment; if it is the value, quote it"
-                + (f" ({quoted})" if len(quoted) <= SHOWN_CHARS else "") + " and move the lines below out")
+                f"({shown(f.stored)}) — write '# ' with a space if it is a comment; if it is the value, "
+                f"{advise('quote it', quote(f.written), ' ({})')} and move the lines below out")
     if f.kind == "colon_key":
         key, _, rest = f.written.partition(":")
-        return f"YAML reads '{said}' as one key with no value — {_fix('put a space after the colon', f'{key}: {rest.lstrip(chr(58))}')}"
+        return f"YAML reads '{said}' as one key with no value — {advise('put a space after the colon', f'{key}: {rest.lstrip(chr(58))}')}"
     if f.kind == "merge":
         return ("YAML 1.1 readers (PyYAML, many site generators) merge the mapping given after '<<:' into this "
                 "one, while vaultsync (YAML 1.2) stores a key named '<<' — write the keys out instead")
     if f.kind == "empty_item":
-        quoted = quote(f.written)
         return (f"this list item holds only the comment '{said}', so YAML stores an empty (null) item "
-                "— remove the '-', or write the value" + (f" (quoted: {quoted})" if len(quoted) <= SHOWN_CHARS else ""))
+                f"— remove the '-', or {advise('write the value', quote(f.written), ' (quoted: {})')}")
     if f.kind == "block":
         return (f"'{said}' starts a block of text on the indented lines below it, and none follow, so the "
-                f"value is empty — {_fix('quote it if you meant the character', quote(f.written))}")
+                f"value is empty — {advise('quote it if you meant the character', quote(f.written))}")
     if f.kind == "anchor":
         stored = "an empty value (null)" if f.stored is None else shown(f.stored)
         if isinstance(f.stored, (list, dict)):  # `&t [payments]`: the collection is meant, the name is not
-            fix = _fix("drop the anchor", f.written.split(None, 1)[-1] if " " in f.written.strip() else "")
+            fix = advise("drop the anchor", f.written.split(None, 1)[-1] if " " in f.written.strip() else "")
         elif not numeric:
-            fix = _fix("quote it", quote(f.written))
+            fix = advise("quote it", quote(f.written))
         else:
             fix = f"drop the anchor: {_plain(f.stored, types)}" if isinstance(f.stored, (int, float)) else \
                 "write the number"
@@ -111,7 +109,7 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
         links = link_texts(f.written) or [f.written]  # `[[[A]]]`: a flow list of one unquoted link
         fix = f"[{', '.join(map(quote, links))}]" if types and "array" in types and "string" not in types \
             else quote(f.written)
-        return f"YAML reads the unquoted {said} as a list inside a list — {_fix('quote it', fix if said == f.written else '')}"
+        return f"YAML reads the unquoted {said} as a list inside a list — {advise('quote it', fix if said == f.written else '')}"
     if f.kind == "portable":
         other = cut(_yaml11_reading(f.written))
         ours = "the text" if isinstance(f.stored, str) else f"the number {cut(canonical_number(f.stored))}"
@@ -120,7 +118,7 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
             fix = f"write {_plain(f.stored, types)}" if is_number else \
                 "write it as a plain number (digits, one '.', a leading '-')"
         else:
-            fix = _fix("quote it", quote(f.written)) + (f", or write {canonical_number(f.stored)}" if is_number else "")
+            fix = advise("quote it", quote(f.written)) + (f", or write {canonical_number(f.stored)}" if is_number else "")
         return (f"YAML readers disagree on {said}: vaultsync (YAML 1.2) stores {ours}, YAML 1.1 readers "
                 f"{other} — {fix}")
     if f.kind == "number":
@@ -130,13 +128,8 @@ def _message(f: Finding, types: set[str] | None) -> str | None:
             return None  # the schema check says "expected string, got <text>"
         plain = f", or write {canonical_number(f.stored)}" if math.isfinite(f.stored) else ""  # not `inf`: text
         return (f"YAML reads {said} as the number {cut(canonical_number(f.stored))} — "
-                f"{_fix('quote it to keep the text', quote(f.written))}{plain}")
+                f"{advise('quote it to keep the text', quote(f.written))}{plain}")
     return None
-
-
-def _fix(advice: str, text: str) -> str:
-    """``advice: text``, the text to write, when it is short enough to repeat; else the advice alone."""
-    return f"{advice}: {text}" if text and len(text) <= SHOWN_CHARS + 2 else advice
 
 
 def _plain(value: int | float, types: set[str] | None) -> str:

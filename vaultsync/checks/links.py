@@ -176,7 +176,7 @@ def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_
     original = o.link
     link = o.link
     if len(link.raw) > SHOWN_CHARS + 20:  # a pathological link is named, not repeated in full
-        link = link._replace(raw=f"{link.raw[:SHOWN_CHARS]}… ({len(link.raw):,} characters)")
+        link = link._replace(raw=cut(link.raw))
     at = (o.source, link.line, link.col)
     if o.status in ("ok", "heading_ok_normalised"):
         return None

@@ -22,7 +22,7 @@ from referencing import Registry, Resource
 from vaultsync.checks.ecma_regex import PATTERN_TIMEOUT_S, is_ecma_regex, pattern_search
 from vaultsync.checks.quickschema import quick_check
 from vaultsync.checks.schema_shape import dangling_ref, ecma_pattern_properties, json_depth
-from vaultsync.diagnostics import SHOWN_CHARS, Diagnostic, closest, cut, shown
+from vaultsync.diagnostics import Diagnostic, advise, closest, cut, shown
 from vaultsync.lfs import LFS_POINTER
 from vaultsync.resources import data_dir
 from vaultsync.vault.config import SCHEMA_LINKED
@@ -205,7 +205,7 @@ def _scalar_hint(raw: str, kind: str) -> str:
     if raw.startswith("!") and rest:
         fixed = rest if rest[0] in "'\"" else quote(rest)
         return f" — the tag {tag} makes it a {kind}: drop the tag: {fixed}"
-    return f" — YAML reads it as a {kind}: quote it" + (f": {quote(raw)}" if len(raw) <= SHOWN_CHARS else "")
+    return f" — YAML reads it as a {kind}: {advise('quote it', quote(raw))}"
 
 
 def _describe(value: Any, raw: str | None = None) -> str:

@@ -29,7 +29,7 @@ from mcp.server.stdio import stdio_server
 from pydantic import Field, ValidationError
 
 from vaultsync import __version__
-from vaultsync.diagnostics import SHOWN_CHARS, shown
+from vaultsync.diagnostics import SHOWN_CHARS, cut, shown
 from vaultsync.mcp_server.transport import AnswerBeforeEnd, MarkedStdin, escaped, lone_surrogate
 from vaultsync.memory import review as review_queue
 from vaultsync.memory.commit import NOT_COMMITTED, commit_paths
@@ -126,7 +126,7 @@ def _got(value: Any) -> str:
     if isinstance(value, str) and len(value) > SHOWN_CHARS:
         return f"{json.dumps(value[:SHOWN_CHARS], ensure_ascii=False)[:-1]}… ({len(value):,} characters)"
     text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS]}… ({len(text):,} characters)"
+    return cut(text)
 
 
 def _refuse_lone_surrogates(value: Any, at: str) -> None:

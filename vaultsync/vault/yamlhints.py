@@ -21,7 +21,7 @@ import unicodedata
 
 import yaml
 
-from vaultsync.diagnostics import SHOWN_CHARS, cut
+from vaultsync.diagnostics import advise, cut
 from vaultsync.vault.wikilinks import link_texts
 from vaultsync.vault.yamlquote import quote
 
@@ -89,9 +89,8 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
         text = lines[ctx.line].strip()
         if ":" in text:
             key, _, rest = text.partition(":")
-            fixed = f" ({key}: {rest})" if len(text) <= SHOWN_CHARS else ""
-            return ctx.line, lines[ctx.line].index(":"), (f"'{cut(text)}' is not a 'key: value' pair: put a space "
-                                                         f"after the colon{fixed}")
+            return ctx.line, lines[ctx.line].index(":"), (f"'{cut(text)}' is not a 'key: value' pair: "
+                                                         f"{advise('put a space after the colon', f'{key}: {rest}', ' ({})')}")
         return ctx.line, 0, f"'{cut(text)}' is not a 'key: value' pair: write 'key: value' (or quote the text)"
     if "mapping values are not allowed" in problem:
         if kv and kv[2] <= col:

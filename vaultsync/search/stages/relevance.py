@@ -79,6 +79,8 @@ def name_only(row: dict[str, Any]) -> bool:
     named = (_WORDS.findall(row["title"].casefold()), _WORDS.findall(row["heading"].casefold()))
     if not words or words in named:
         return True
+    if "[" not in text:  # no link: content (most chunks stop here)
+        return False
     links = len(_LINKS.findall(text))  # three or more: a hub's list of notes, which answers "which are there"
     own = _WORDS.findall(_LINKS.sub(" ", text))
     return 0 < links <= 2 and len([w for w in own if w not in {*named[0], *named[1]}]) <= POINTER_WORDS
