@@ -83,7 +83,8 @@ def main() -> int:
     )
     sh(repo, "git", "add", "-A")
     sh(repo, "git", "commit", "-qm", "Add RULE-0004")
-    print("(the post-commit hook returned at once; the index is built in the background — waiting)")
+    print("(the post-commit hook returned at once; the index is built in the background — waiting;\n"
+          " a first run also builds the local embedding model into ~/.cache/vaultsync, 15–40 s)", flush=True)
     sh(repo, sys.executable, "-m", "vaultsync", "sync", "--wait", "600", show=False)
     vaultsync(repo, "status")
     for query in (

@@ -397,6 +397,22 @@ def test_hidden_notes_are_never_named_in_another_hits_links(vault):
     assert f"{n}/fine.md" in graph and not {f"{n}/{p}.md" for p in ("expired", "unreadable", "old", "shaky")} & set(graph)
 
 
+@pytest.mark.parametrize("chain", [1, 2])
+def test_a_link_to_a_superseded_note_names_its_successor(vault, chain):
+    """A hit's links lead where a hit on the link's target would: to the newest note of its chain in force."""
+    n = UNTYPED
+    vault.write(f"{n}/v0.md", plain("three"))
+    for i in range(1, chain + 1):
+        vault.write(f"{n}/v{i}.md", plain(f"version {i}", f'supersedes: ["[[v{i - 1}]]"]\n'))
+    vault.write(f"{n}/hub.md", "# Hub\nThe quokka rule lives in [[v0]].\n")
+    vault.commit("links", "--no-verify")
+    sync(vault)
+    (hit,) = [h for h in hits(vault, "quokka") if h.path == f"{n}/hub.md"]
+    assert hit.links == [f"{n}/v{chain}.md"]
+    (hit,) = [h for h in hits(vault, "quokka", include_superseded=True) if h.path == f"{n}/hub.md"]
+    assert hit.links == [f"{n}/v0.md"]
+
+
 def test_an_index_of_the_previous_schema_converges(vault):
     from vaultsync.index.format import SCHEMA_VERSION
 

@@ -277,13 +277,14 @@ def test_fm08_dashes_in_body_values_and_fences(vault):
     ("\n---\nmemory_id: ADR-0005\n---\n", "2:1: FM003 frontmatter must start on line 1, column 1 (found '---' on line 2)"),
     (" ---\nmemory_id: ADR-0005\n---\n", "1:2: FM003 frontmatter must start on line 1, column 1 (found '---' on line 1)"),
     ("---\nmemory_id: ADR-0006\ntitle: x\n\n# Heading\nBody\n",
-     "1:1: FM004 frontmatter opened on line 1 is never closed (add a '---' line)"),
+     "5:1: FM004 frontmatter opened on line 1 is never closed: the note's text seems to start on line 5 ('# Heading') "
+     "— add a '---' line above it"),
 ])
 def test_fm09_frontmatter_not_on_line_one_or_unclosed(vault, content, expected):
     vault.write(P, content)
     lines = vault.check().lines
     assert lines[0] == f"{P}:{expected}"
-    assert not any("Heading" in line or "required" in line for line in lines)
+    assert not any("Heading" in line or "required" in line for line in lines[1:])
 
 
 @pytest.mark.parametrize("before", ["# Decision log\n", "Draft — do not merge\n\n", "<!-- x -->\nIntro.\n",
@@ -643,7 +644,8 @@ def test_schema_errors_suggest_the_fix(vault):
         f"{P}:5:9: SC001 status: 'acepted' is not one of: proposed, accepted, rejected, deprecated, superseded "
         "(did you mean 'accepted'?)",
         f"{P}:7:1: SC003 expries: additional property not allowed (did you mean 'expires'?)",
-        f"{P}:8:8: VC001 tags[0]: unknown term 'databse' (did you mean 'database'?)",
+        f"{P}:8:8: VC001 tags[0]: unknown term 'databse' (did you mean 'database'? or add it to "
+        "vocabulary.tags in .vaultsync.yaml)",
     ]
 
 

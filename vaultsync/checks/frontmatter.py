@@ -184,8 +184,8 @@ def check_vocabulary(config: Config, note: Note) -> list[Diagnostic]:
         for where, name, term in items:
             if isinstance(term, str) and unicodedata.normalize("NFC", term) not in allowed_set:
                 close = closest(term, map(str, allowed))
-                hint = f" (did you mean '{close}'?)" if close else \
-                    f" (known: {_listed(allowed)}; or add it to vocabulary.{key} in .vaultsync.yaml)"
+                add = f"or add it to vocabulary.{key} in .vaultsync.yaml"
+                hint = f" (did you mean '{close}'? {add})" if close else f" (known: {_listed(allowed)}; {add})"
                 line, col = note.position(where)
                 out.append(Diagnostic(note.path, line, col, "VC001", f"{name}: unknown term {shown(term)}{hint}"))
     return out

@@ -164,7 +164,9 @@ def chunk_rows(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, dict[
 
 
 def note_links(db: sqlite3.Connection, path: str, excluded: Exclusions) -> list[str]:
-    """The notes ``path`` links to, sorted, without itself and without hidden notes."""
-    return [t for (t,) in db.execute(
-        "SELECT DISTINCT resolved FROM links WHERE source = ? AND resolved IS NOT NULL AND resolved != source "
-        "ORDER BY resolved", (path,)) if t not in excluded]
+    """The notes ``path`` links to, sorted, without itself and without hidden notes: a link to a superseded
+    note stands for its successor (:attr:`Exclusions.replacement`), as a hit on it does."""
+    targets = {excluded.replacement.get(t, t) for (t,) in db.execute(
+        "SELECT DISTINCT resolved FROM links WHERE source = ? AND resolved IS NOT NULL AND resolved != source",
+        (path,))}
+    return sorted(t for t in targets if t not in excluded and t != path)

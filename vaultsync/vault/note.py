@@ -23,6 +23,7 @@ from vaultsync.vault.fields import key_variants
 from vaultsync.vault.headings import Heading, block_ids, find_headings
 from vaultsync.vault.mdlinks import iter_markdown_links
 from vaultsync.vault.scalars import Finding
+from vaultsync.vault.unclosed import closed_in_body, invisible, never_closed, visible
 from vaultsync.vault.wikilinks import WikiLink, frontmatter_links, iter_links
 from vaultsync.vault.yamlload import YamlProblem, load_yaml, yaml_positions
 
@@ -245,7 +246,7 @@ def parse_text(path: str, text: str) -> Note:
     close = _closing_line(text, opened)
     if close is None:
         note.fm_state = "invalid"
-        note.diagnostics.append(_never_closed(path, text))
+        note.diagnostics.append(never_closed(path, text))
         return note
     start, end = close
     note.body = text[end + 1:] if end < len(text) else ""
@@ -267,14 +268,17 @@ def parse_text(path: str, text: str) -> Note:
         doc = load_yaml(yaml_text, with_positions=False)
     except YamlProblem as exc:
         note.fm_state = "invalid"
-        note.diagnostics += [Diagnostic(path, p.line + 2, p.col + 1, p.code, p.render(1)) for p in (exc, *exc.also)]
+        in_body = closed_in_body(path, yaml_text, note.body_line - 1, exc.line + 2)
+        note.diagnostics += [in_body] if in_body else [
+            Diagnostic(path, p.line + 2, p.col + 1, p.code, p.render(1)) for p in (exc, *exc.also)]
         return note
     except yaml.YAMLError as exc:  # safety net: any other YAML failure is reported, never a traceback
         offset = getattr(exc, "position", None) or 0
         line = yaml_text.count("\n", 0, offset)
         col = offset - (yaml_text.rfind("\n", 0, offset) + 1)
         note.fm_state = "invalid"
-        note.diagnostics.append(Diagnostic(path, line + 2, col + 1, "FM005", f"YAML error: {exc}".split("\n")[0]))
+        note.diagnostics.append(closed_in_body(path, yaml_text, note.body_line - 1, line + 2)
+                                or Diagnostic(path, line + 2, col + 1, "FM005", f"YAML error: {exc}".split("\n")[0]))
         return note
     except Exception as exc:  # noqa: BLE001 - a loader fault on one note must stay that note's problem
         note.fm_state = "invalid"
@@ -285,6 +289,9 @@ def parse_text(path: str, text: str) -> Note:
     elif not isinstance(doc.data, dict):
         note.fm_state = "not-mapping"
         note.fm_type = _KINDS.get(type(doc.data), f"a {type(doc.data).__name__}")
+    elif in_body := closed_in_body(path, yaml_text, note.body_line - 1):
+        note.fm_state = "invalid"
+        note.diagnostics.append(in_body)
     else:
         note.fm_state = "mapping"
         note.frontmatter = doc.data
@@ -308,32 +315,6 @@ def _closing_line(text: str, opened: int) -> tuple[int, int] | None:
     return None
 
 
-def _never_closed(path: str, text: str) -> Diagnostic:
-    """FM004 for frontmatter with no closing ``---`` line; when a line reads ``---`` beside an invisible
-    character or a space (a non-breaking space, U+FEFF), that line is named, as the opening one is."""
-    for i, line in enumerate(text.split("\n")[1:], start=2):
-        if line != "---" and _visible(line) == "---":
-            hidden = sorted({f"U+{ord(ch):04X}" for ch in line if ch != "-"})
-            return Diagnostic(path, i, 1, "FM004", f"frontmatter opened on line 1 is never closed: line {i} reads "
-                                                   f"'---' beside {', '.join(hidden)} — it must read exactly '---'")
-    return Diagnostic(path, 1, 1, "FM004", "frontmatter opened on line 1 is never closed (add a '---' line)")
-
-
-def _invisible(ch: str) -> bool:
-    """Whitespace, or an invisible format character (Unicode Cf: U+200B, U+FEFF, U+2060…)."""
-    return ch.isspace() or unicodedata.category(ch) == "Cf"
-
-
-def _visible(line: str) -> str:
-    """``line`` without the :func:`_invisible` characters at its ends."""
-    i, j = 0, len(line)
-    while i < j and _invisible(line[i]):
-        i += 1
-    while j > i and _invisible(line[j - 1]):
-        j -= 1
-    return line[i:j]
-
-
 _FIELD_LINE = re.compile(r"^(memory_id|id|type|title|status|created|date|tags|aliases)\s*:", re.M)
 
 
@@ -352,7 +333,7 @@ def _misplaced_frontmatter(note: Note) -> None:
     lines = note.text.split("\n", 48)[:48]  # the first 8 lines, and 40 below them for a closing "---"
     after_text = False
     for i, line in enumerate(lines[:8]):
-        if _visible(line) == "---" and after_text:
+        if visible(line) == "---" and after_text:
             if _frontmatter_below(lines[i + 1:]):
                 note.fm_state = "misplaced"
                 note.diagnostics.append(Diagnostic(
@@ -360,10 +341,10 @@ def _misplaced_frontmatter(note: Note) -> None:
                     f"frontmatter must start on line 1, column 1 (found '---' on line {i + 1}, below text: "
                     f"move the text under the closing '---')"))
             return
-        if _visible(line) == "---":
+        if visible(line) == "---":
             note.fm_state = "misplaced"
             col = line.index("-") + 1
-            hidden = sorted({f"U+{ord(ch):04X}" for ch in line if not ch.isspace() and _invisible(ch)})
+            hidden = sorted({f"U+{ord(ch):04X}" for ch in line if not ch.isspace() and invisible(ch)})
             seen = f" beside the invisible character{'s' if len(hidden) > 1 else ''} {', '.join(hidden)}" \
                 if hidden else ""
             message = f"frontmatter must start on line 1, column 1 (found '---' on line {i + 1}{seen})"
@@ -371,6 +352,6 @@ def _misplaced_frontmatter(note: Note) -> None:
                 message = f"the frontmatter's first line must read exactly '---' (line 1 has '---'{seen})"
             note.diagnostics.append(Diagnostic(note.path, i + 1, col, "FM003", message))
             return
-        bare = _visible(line)
+        bare = visible(line)
         if bare and not (bare.startswith("<!--") and bare.endswith("-->")):
             after_text = True  # text before it: a thematic break, unless frontmatter plainly follows
