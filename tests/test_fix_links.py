@@ -37,7 +37,11 @@ FORMS = [
     ("[[ADR-0001#^why]]", "[[ADR-0001-sqlite#^why]]"),
     ("![[ADR-0001]]", "![[ADR-0001-sqlite]]"),
     ("[[adrs/ADR-0001]]", "[[ADR-0001-sqlite]]"),
-    ("[the decision](../adrs/ADR-0001.md)", "[the decision](ADR-0001-sqlite.md)"),
+    # a Markdown link with a relative path keeps one: other renderers than Obsidian read it as a path
+    ("[the decision](../adrs/ADR-0001.md)", "[the decision](../adrs/ADR-0001-sqlite.md)"),
+    ("[d](<../adrs/ADR-0001.md>)", "[d](../adrs/ADR-0001-sqlite.md)"),
+    ("[e](./../adrs/ADR-0001.md#Decision)", "[e](../adrs/ADR-0001-sqlite.md#Decision)"),
+    ("[f](ADR-0001.md)", "[f](ADR-0001-sqlite.md)"),
 ]
 
 
@@ -57,6 +61,7 @@ def test_fix_rewrites_every_link_a_git_mv_broke_and_nothing_else(committed, line
     res = vault.check("--fix")
     assert res.code == 0 and not [line for line in res.lines if "WL00" in line], res.lines
     assert res.err.count("fixed: docs/notes/links.md:") == len(FORMS) + 4 and "not fixed" not in res.err, res.err
+    assert "stage the fixed notes before committing: git add -- docs/notes/links.md" in res.err, res.err
     want = _source(line_end, bom).decode("utf-8")
     for old, new in [*FORMS, ("[[ADR-0001#Decision]]", "[[ADR-0001-sqlite#Decision]]"),
                      ("[[ADR-0001|again]]", "[[ADR-0001-sqlite|again]]"), ("[[ADR-0001]]", "[[ADR-0001-sqlite]]")]:

@@ -363,7 +363,8 @@ def test_fm09_any_invisible_or_space_prefix_is_reported_on_line_one(before, afte
     # a title of spaces or invisible characters was accepted: no one could tell the note by it
     *[(adr("ADR-0001", title=t), f"4:8: SC001 title: {shown} has the wrong form (a title needs a visible character)")
       for t, shown in [('" "', "' '"), ("'\u3000'", "'\\u3000'"), ("'\u200b'", "'\\u200b'"),
-                       ("' \u2060 \t'", "' \\u2060 \\t'")]],
+                       ("' \u2060 \t'", "' \\u2060 \\t'"), ("'\u200f'", "'\\u200f'"), ("'\u3164'", "'\\u3164'"),
+                       ("'\u2800 \u00ad'", "'\\u2800 \\xad'"), ("'\u115f\u1160'", "'\\u115f\\u1160'")]],
     ("---\n\"just a string\"\n---\n", "1:1: FM011 frontmatter must be a mapping, got a string"),
     ("---\n42\n---\n", "1:1: FM011 frontmatter must be a mapping, got a number"),
     ("---\ntrue\n---\n", "1:1: FM011 frontmatter must be a mapping, got true or false"),
@@ -373,6 +374,16 @@ def test_fm10_empty_null_and_non_mapping_frontmatter(vault, content, expected):
     res = vault.check()
     assert res.code == 1
     assert res.lines == [f"{P}:{expected}"]
+
+
+@pytest.mark.parametrize("path", ["docs/notes/free.md", "docs/adrs/sub/x.md", "docs/x.md"])
+@pytest.mark.parametrize("content, kind", [("- a\n- b\n", "a list"), ("[a, b]\n", "a list"), ("just text\n", "a string"),
+                                           ("42\n", "a number"), ("- 決定\n", "a list")])
+def test_fm10_frontmatter_that_is_no_mapping_is_an_error_outside_type_folders_too(vault, path, content, kind):
+    """Obsidian shows such a block as invalid properties wherever the note lies; outside a type folder it passed."""
+    vault.write(path, f"---\n{content}---\nBody\n")
+    res = vault.check()
+    assert res.code == 1 and res.lines == [f"{path}:1:1: FM011 frontmatter must be a mapping, got {kind}"], res.lines
 
 
 @pytest.mark.parametrize("line, col, tag", [
@@ -1045,3 +1056,21 @@ def test_an_unknown_term_with_no_near_one_names_the_known_terms(vault, terms, li
     (line,) = vault.check().lines
     assert line.startswith("docs/adrs/ADR-0001.md:7:8: VC001 tags[0]: unknown term 'queue' (") and listed in line
     assert line.endswith("or add it to vocabulary.tags in .vaultsync.yaml)")
+
+
+@pytest.mark.parametrize("first, second", [("café", "cafe\u0301"), ("cafe\u0301", "café"), ("Å", "\u212b"),
+                                           ("한국", "\u1112\u1161\u11ab\u1100\u116e\u11a8"), ("ñu", "n\u0303u")])
+@pytest.mark.parametrize("gap", [0, 2])
+def test_vc002_one_term_in_two_unicode_spellings_is_named(vault, first, second, gap):
+    """NFC makes them one term (VC001 accepts both), so the list held one tag twice, unseen by the schema's
+    uniqueItems, which compares the strings as written."""
+    vault.write(".vaultsync.yaml", CONFIG_WITH.format(terms=", ".join(sorted({unicodedata.normalize("NFC", first)}))))
+    between = ["ops"] * min(gap, 1) + ["security"] * max(gap - 1, 0)
+    tags = [first, *between, second]
+    vault.write(P, adr("ADR-0001", extra=f"tags: {json.dumps(tags, ensure_ascii=False)}\n"))
+    lines = vault.check().lines
+    assert len(lines) == 1 and f" VC002 tags[{len(tags) - 1}]: " in lines[0] and "repeats tags[0] in another Unicode " \
+        "spelling — remove one" in lines[0], lines
+
+
+CONFIG_WITH = ("vault: docs\ntypes:\n  adr: {{folder: docs/adrs}}\nvocabulary:\n  tags: [{terms}, ops, security]\n")

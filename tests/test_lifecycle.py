@@ -494,7 +494,8 @@ def test_fix_only_touches_the_named_files(vault):
     ("2030-01-05T10:00:00", "2030-01-05T10:00:00", True),          # no offsets: wall-clock times compare
     ("2030-01-05T10:00:00", "2030-01-05T09:00", True), ("2030-01-05 10:00", "2030-01-05t10:00:00.5", False),
     ("2030-01-05T23:59:59", "2030-01-06T00:00:00", False),
-    ("2030-01-05T10:00:00", "2030-01-05T09:00:00Z", False),        # one offset only: days compare
+    # one offset only: the other is a wall-clock time where today is counted (in any zone, these hold)
+    ("2030-01-05T10:00:00", "2030-01-06T12:00:00Z", False), ("2030-01-05T10:00:00", "2030-01-04T12:00:00Z", True),
 ])
 def test_dt002_compares_moments_with_offsets_as_moments(vault, created, expires, error):
     """FM-01 kind: `expires` was compared with `created` by the dates as written, so a note created at
@@ -712,6 +713,56 @@ def test_dt002_property_two_times_of_one_form_compare_as_times(created, delta, f
     note = parse_note("a.md", f'---\ncreated: "{c}"\nexpires: "{e}"\n---\n'.encode())
     codes = {d.code for d in check_dates(note, dt.date(2000, 1, 1), "off", dt.timezone.utc)}
     assert ("DT002" in codes) == (e <= c), (c, e, codes)
+
+
+@settings(max_examples=200, deadline=None)
+@given(created=st.datetimes(min_value=dt.datetime(2000, 1, 1), max_value=dt.datetime(2040, 1, 1)),
+       delta=st.timedeltas(min_value=dt.timedelta(hours=-30), max_value=dt.timedelta(hours=30)),
+       zone=st.sampled_from(["UTC", "Asia/Tokyo", "America/Los_Angeles", "Pacific/Kiritimati", "Asia/Kolkata"]),
+       offset=st.sampled_from(["Z", "+02:00", "-11:00", "+05:45"]), naive_first=st.booleans(),
+       field=st.sampled_from(["expires", "last_validated"]))
+def test_dt_property_a_time_without_offset_is_read_where_today_is_counted(created, delta, zone, offset,
+                                                                          naive_first, field):
+    """One side with an offset, the other without: the one without is a wall-clock time in the checks' zone,
+    and they compare as moments (they were compared only by day: 07:00Z passed as after 10:00Z)."""
+    from zoneinfo import ZoneInfo
+
+    from vaultsync.checks.lifecycle import check_dates
+    from vaultsync.vault.note import parse_note
+
+    tz = ZoneInfo(zone)
+    aware = dt.timezone(dt.timedelta(0)) if offset == "Z" else dt.datetime.strptime(offset, "%z").tzinfo
+    other = created + delta
+    if naive_first:  # created is naive (in the zone), the other carries its offset
+        c, c_moment = created.strftime("%Y-%m-%dT%H:%M:%S"), created.replace(tzinfo=tz)
+        o_moment = other.replace(tzinfo=aware)
+        o = other.strftime("%Y-%m-%dT%H:%M:%S") + offset
+    else:
+        c_moment = created.replace(tzinfo=aware)
+        c = created.strftime("%Y-%m-%dT%H:%M:%S") + offset
+        o, o_moment = other.strftime("%Y-%m-%dT%H:%M:%S"), other.replace(tzinfo=tz)
+    note = parse_note("a.md", f'---\ncreated: "{c}"\n{field}: "{o}"\n---\n'.encode())
+    codes = {d.code for d in check_dates(note, dt.date(2100, 1, 1), "off", tz)}
+    if field == "expires":
+        assert ("DT002" in codes) == (o_moment <= c_moment), (c, o, zone, codes)
+    else:
+        assert ("DT003" in codes) == (o_moment < c_moment), (c, o, zone, codes)
+
+
+@pytest.mark.parametrize("value, zone, shown", [
+    ("2026-12-07T23:59:00-11:00", "UTC", "2026-12-07T23:59:00-11:00 (2026-12-08 here)"),
+    ("2026-12-08T01:00:00+00:00", "Asia/Tokyo", "2026-12-08T01:00:00+00:00"),
+    ("2026-12-08", "UTC", "2026-12-08"),
+])
+def test_dt003_names_a_moment_as_written_and_the_day_it_falls_on(value, zone, shown):
+    from zoneinfo import ZoneInfo
+
+    from vaultsync.checks.lifecycle import check_dates
+    from vaultsync.vault.note import parse_note
+
+    note = parse_note("a.md", f'---\ncreated: "{value}"\n---\n'.encode())
+    [d] = check_dates(note, dt.date(2026, 12, 7), "off", ZoneInfo(zone))
+    assert d.message == f"created: {shown} is in the future (today is 2026-12-07)"
 
 
 def test_fix_asks_no_status_of_a_note_without_frontmatter(vault):

@@ -89,6 +89,25 @@ def test_config_folders_outside_the_repository(vault, config, message):
     assert res.code == 1 and message in res.err
 
 
+@pytest.mark.parametrize("vault_folder", ["docs/../docs", "./docs/", "other/../docs", "docs/adrs/.."])
+def test_a_config_folder_with_a_detour_that_stays_inside_is_read(vault, vault_folder):
+    """``docs/../docs`` was called outside the repository: only where the path ends counts."""
+    vault.write(".vaultsync.yaml", f"vault: {vault_folder}\n")
+    vault.write("docs/notes/a.md", "[[nowhere]]\n")
+    res = vault.check()
+    assert "outside" not in res.err and any(" WL001 " in line for line in res.lines), res.out + res.err
+
+
+@pytest.mark.parametrize("config, where", [('vault: "docs\\x00"\n', "1:8: CF002 vault: 'docs\\x00'"),
+                                           ('vault: docs\ntypes:\n  adr: {folder: "docs/a\\tb"}\n',
+                                            "3:17: CF002 types.adr.folder: 'docs/a\\tb'")])
+def test_a_config_folder_holding_a_control_character_is_refused_with_its_place(vault, config, where):
+    """A NUL byte in `vault:` ended the check with "embedded null byte", exit 2, and no place."""
+    vault.write(".vaultsync.yaml", config)
+    res = vault.check()
+    assert res.code == 1 and f".vaultsync.yaml:{where} holds a control character" in res.err, res.err
+
+
 @pytest.mark.parametrize("config, where", [
     ("search:\n  legs: 5\n", "2:9: CF002 search.legs: legs must be a name or a list of names, got 5"),
     ("search:\n  types:\n", "2:9: CF002 search.types: types must be a name or a list of names, got None"),

@@ -70,9 +70,28 @@ def test_a_yaml_mistake_in_real_frontmatter_keeps_its_own_message(yaml, line, co
     assert (diagnostic.line, diagnostic.code) == (line, code), diagnostic.render()
 
 
-def test_section_comments_in_valid_frontmatter_stay_comments():
-    note = parse_text(P, "---\n# Identity\ntitle: x\n\n# Lifecycle\nstatus: a\n---\nBody\n")
-    assert not note.diagnostics and note.frontmatter == {"title": "x", "status": "a"}
+@pytest.mark.parametrize("yaml", ["# Identity\ntitle: x\n\n# Lifecycle\nstatus: a\n",
+                                  "title: x\n\n# Lifecycle\nstatus: a\n\n", "title: x\n# Notes below\n\n"])
+def test_section_comments_in_valid_frontmatter_stay_comments(yaml):
+    note = parse_text(P, f"---\n{yaml}---\nBody\n")
+    assert not note.diagnostics and note.frontmatter["title"] == "x"
+
+
+@pytest.mark.parametrize("path", ["docs/notes/x.md", P])
+@pytest.mark.parametrize("body, line", [
+    ("\n# Heading\n\nNote: see [[nonexist]] for details\n\n---\n\nMore\n", 8),  # a short key under a heading
+    ("\n## Kontext\n\n---\n\nText\n", 8),  # a heading alone before the break
+    ("\n# 背景\n\nOwner: alice\nSee: the docs\n\n---\n", 8),
+])
+def test_a_body_yaml_reads_whole_is_still_named_when_a_heading_and_a_break_frame_it(vault, path, body, line):
+    """YAML may read the body's first lines without an error (a heading is a comment to it, `Note: see` a
+    key): the note then lost its text silently, or got SC003 for a key that is a sentence."""
+    text = "---\n" + FIELDS + body
+    vault.write(path, text)
+    lines = vault.check().lines
+    assert lines == [f"{path}:{line}:1: FM004 frontmatter has no closing '---' before the note's text on line {line} "
+                     f"({text.split(chr(10))[line - 1]!r}): the '---' on line {text.split(chr(10)).index('---', 1) + 1}, "
+                     f"in the body, closed it — add a '---' line above line {line}"], lines
 
 
 _KEYS = st.from_regex(r"[a-z][a-z_]{0,8}", fullmatch=True)

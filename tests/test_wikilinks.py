@@ -101,7 +101,8 @@ def test_wl02_a_fence_opened_on_a_list_item_line(text, real):
     assert [k.target for k in iter_links(mask_code(text))] == real
 
 
-@pytest.mark.parametrize("text", ["[[]]", "[[ ]]", "[[|alias]]", "[[\u3000|x]]", "![[\t]]"])
+@pytest.mark.parametrize("text", ["[[]]", "[[ ]]", "[[|alias]]", "[[\u3000|x]]", "![[\t]]", "[[\u200b]]",
+                                  "[[\u200f|x]]", "[[\u00ad]]", "[[\u2060 \ufeff]]"])
 def test_wl04_empty_links_warn(vault, text):
     vault.write("docs/a.md", text + "\n")
     res = vault.check()
@@ -614,3 +615,46 @@ def test_a_long_heading_is_listed_cut_in_a_missing_heading_message(vault):
     vault.write("docs/a.md", "See [[t#Rollouts plan]].\n")
     (line,) = vault.check().lines
     assert line.endswith(f" — its headings: '#{('Long ' * 40)[:60]}…'") and len(line) < 200, line
+
+
+@pytest.mark.parametrize("link, advice", [
+    ("[r](README.md)", "write its path, as [r](../misc/README.md)"),
+    ("[r](readme.md#Setup)", "write its path, as [r](../misc/README.md#Setup)"),
+    ("[[README]]", "write the folder: [[folder/name]]"),
+])
+def test_wl002_a_shared_file_name_is_no_alias_and_a_markdown_link_gets_a_path_from_its_note(vault, link, advice):
+    """Two README.md files: the message called the name "an alias of more than one note", and advised
+    [r](misc/README.md), a path that CommonMark renderers read from the linking note's folder."""
+    vault.write("docs/misc/README.md", "# A\n## Setup\n")
+    vault.write("docs/notes/README.md", "# B\n")
+    vault.write("docs/other/l.md", f"See {link}.\n")
+    [line] = vault.check().lines
+    assert " WL002 " in line and line.endswith(f"({advice})"), line
+
+
+@pytest.mark.parametrize("target, path, why", [
+    ("ADR-0010-new", "docs/adrs/ADR-0010-new.md", "is on disk but not in what is checked: `git add` it"),
+    ("scr", "docs/scratch/scr.md", "is ephemeral (`ephemeral:` in .vaultsync.yaml): a link may not name it"),
+    ("draft", "docs/notes/draft.tmp.md", None),  # `draft.tmp` is its name: [[draft]] names nothing there
+    ("Entwurf", "docs/notes/sub/Entwurf.md", "is on disk but not in what is checked: `git add` it"),
+])
+def test_wl001_says_why_a_file_on_disk_is_not_a_target(vault, target, path, why):
+    """The target existed, not staged or ephemeral, and the message said only "no such note"."""
+    vault.write(".vaultsync.yaml", LINKS_ONLY + 'ephemeral: ["**/scratch/**", "**/*.tmp.md"]\n')
+    vault.write("docs/notes/a.md", "# A\n")
+    vault.git("add", "-A")
+    vault.write(path, "# T\n")
+    vault.write("docs/notes/a.md", f"# A\nSee [[{target}]].\n")
+    vault.git("add", "docs/notes/a.md")
+    [line] = vault.check("--staged").lines
+    assert f" WL001 [[{target}]] → no such note" in line, line
+    assert (f"; {path} {why}" in line) if why else line.endswith("no such note"), line
+
+
+def test_wl001_names_a_gitignored_file_in_the_working_tree(vault):
+    vault.write(".gitignore", "docs/private/\n")
+    vault.write("docs/private/secret.md", "# S\n")
+    vault.write("docs/notes/a.md", "See [[secret]].\n")
+    [line] = vault.check().lines
+    assert line.endswith("; docs/private/secret.md is on disk but not in what is checked: `git add` it (or it is "
+                         "ignored by git)"), line

@@ -90,11 +90,16 @@ _ESCAPES = {"\n": "\\n", "\r": "\\r"}
 def visible(text: str) -> str:
     """``text`` with every character one cannot see or that breaks the line written as an escape:
     ``\\n``, ``\\r``, else ``\\uXXXX`` (``\\UXXXXXXXX`` past the BMP) for what Unicode calls Other or
-    Separator (``str.isprintable``: U+200B, U+00A0, a BOM, bidi marks), the space and the tab aside.
+    Separator (``str.isprintable``: U+200B, U+00A0, a BOM, bidi marks), the space and the tab aside, and
+    for the letters and symbols drawn blank (:data:`BLANK_GLYPHS`: the Hangul fillers, the Braille blank).
     Visible text of any script is kept as it is."""
-    if text.isprintable():
+    if text.isprintable() and not BLANK_GLYPHS.intersection(text):
         return text
-    return "".join(ch if ch.isprintable() or ch == "\t" else _escape(ch) for ch in text)
+    return "".join(_escape(ch) if not (ch.isprintable() or ch == "\t") or ch in BLANK_GLYPHS else ch for ch in text)
+
+
+# letters and symbols that Unicode does not call invisible but that every font draws blank
+BLANK_GLYPHS = frozenset("\u115f\u1160\u17b4\u17b5\u2800\u3164\uffa0")
 
 
 def _escape(ch: str) -> str:

@@ -23,12 +23,14 @@ if TYPE_CHECKING:
 def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic]:
     """Shape, schema and vocabulary of one note's frontmatter.
 
-    Notes outside any type folder only need well-formed YAML (already reported
-    by the parser); notes in a type folder must match the type's schema. A note whose
+    Notes outside any type folder only need well-formed YAML that is a mapping (a list or a
+    string is FM011 there too, as Obsidian shows it as invalid properties); notes in a type folder must match the type's schema. A note whose
     ``type:`` names another configured type is judged by whichever of the two schemas it
     fits better, and SC004 names both ways out: move it, or change ``type:``.
     """
     spec = config.type_for(note.path)
+    if note.fm_state == "not-mapping" and note.readable:
+        return [_not_mapping(note)]
     if spec is None or not note.readable or note.fm_state in ("invalid", "misplaced"):
         return check_fidelity(note, None) if note.fm_state == "mapping" else []
     try:
@@ -43,11 +45,6 @@ def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic
                            f"missing frontmatter: {_article(spec.name)} {spec.name} note needs '---' on line 1 with {', '.join(required)}")]
     if note.fm_state == "empty":
         return [Diagnostic(note.path, 1, 1, "FM010", f"frontmatter is empty (required: {', '.join(_all_required(validator))})")]
-    if note.fm_state == "not-mapping":
-        first = note.yaml_text.strip().split("\n")[0]
-        key, colon, rest = first.partition(":")
-        hint = f" — put a space after the colon: {key}: {rest}" if colon and rest[:1] not in ("", " ", "\t") else ""
-        return [Diagnostic(note.path, 1, 1, "FM011", f"frontmatter must be a mapping, got {note.fm_type}{hint}")]
     data = normalised_frontmatter(note.frontmatter, keys=False)  # the schema judges the keys as written
     found = _schema_findings(note, data, validator)
     declared = data.get("type")
@@ -158,6 +155,14 @@ def _all_required(validator: Any) -> list[str]:
     return required
 
 
+def _not_mapping(note: Note) -> Diagnostic:
+    """FM011 for frontmatter that is a list, a string or a number, with the colon hint for ``key:value``."""
+    first = note.yaml_text.strip().split("\n")[0]
+    key, colon, rest = first.partition(":")
+    hint = f" — put a space after the colon: {key}: {rest}" if colon and rest[:1] not in ("", " ", "\t") else ""
+    return Diagnostic(note.path, 1, 1, "FM011", f"frontmatter must be a mapping, got {note.fm_type}{hint}")
+
+
 def _article(word: str) -> str:
     return "an" if word[:1].lower() in "aeiou" else "a"
 
@@ -181,7 +186,15 @@ def check_vocabulary(config: Config, note: Note) -> list[Diagnostic]:
         else:
             continue
         allowed_set = {unicodedata.normalize("NFC", str(a)) for a in allowed}  # é written as e + U+0301 is é
+        seen: dict[str, tuple[str, str]] = {}  # NFC term → (where first, as written there)
         for where, name, term in items:
+            if isinstance(term, str):
+                canonical = unicodedata.normalize("NFC", term)
+                before = seen.setdefault(canonical, (name, term))
+                if before[1] != term:  # the same term as written twice is the schema's uniqueItems
+                    line, col = note.position(where)
+                    out.append(Diagnostic(note.path, line, col, "VC002", f"{name}: {shown(term)} repeats {before[0]} "
+                                                                         "in another Unicode spelling — remove one"))
             if isinstance(term, str) and unicodedata.normalize("NFC", term) not in allowed_set:
                 close = closest(term, map(str, allowed))
                 add = f"or add it to vocabulary.{key} in .vaultsync.yaml"

@@ -38,19 +38,20 @@ def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING,
     expires = parse_vault_date(fm.get("expires"))
     validated = parse_vault_date(fm.get("last_validated"))
     if created and expires and _not_after(fm.get("expires"), fm.get("created"), local_day(fm.get("expires"), tz),
-                                          local_day(fm.get("created"), tz)):  # days where today is counted, as DT004
+                                          local_day(fm.get("created"), tz), tz):  # days where today is counted, as DT004
         line, col = note.position(("expires",))
         shown = (fm["expires"], fm["created"]) if len(fm["expires"]) > 10 or len(fm["created"]) > 10 else (expires, created)
         out.append(Diagnostic(note.path, line, col, "DT002", f"expires: {shown[0]} is not after created ({shown[1]})"))
     if created and local_day(fm.get("created"), tz) > today:  # type: ignore[operator]
         line, col = note.position(("created",))
-        out.append(Diagnostic(note.path, line, col, "DT003", f"created: {created} is in the future (today is {today})"))
+        out.append(Diagnostic(note.path, line, col, "DT003", f"created: {_day(fm['created'], tz)} is in the future "
+                                                             f"(today is {today})"))
     if validated and local_day(fm.get("last_validated"), tz) > today:  # type: ignore[operator]
         line, col = note.position(("last_validated",))
         out.append(Diagnostic(note.path, line, col, "DT003",
-                              f"last_validated: {validated} is in the future (today is {today})"))
+                              f"last_validated: {_day(fm['last_validated'], tz)} is in the future (today is {today})"))
     elif validated and created and _before(fm["last_validated"], fm["created"], local_day(fm["last_validated"], tz),
-                                           local_day(fm["created"], tz)):  # type: ignore[arg-type]
+                                           local_day(fm["created"], tz), tz):  # type: ignore[arg-type]
         line, col = note.position(("last_validated",))
         timed = len(fm["last_validated"]) > 10 or len(fm["created"]) > 10
         shown = (fm["last_validated"], fm["created"]) if timed else (validated, created)
@@ -65,32 +66,56 @@ def check_dates(note: Note, today: dt.date, expired_severity: str = WARNING,
     return out
 
 
-def _before(validated_text: str, created_text: str, validated: dt.date, created: dt.date) -> bool:
+def _day(text: str, tz: dt.tzinfo | None) -> str:
+    """A date as written; a date-time as written, with the day it falls on where today is counted
+    (``2026-12-07T23:59:00-11:00 (2026-12-08 here)``)."""
+    day = local_day(text, tz)
+    return str(day) if len(text) <= 10 else text if str(day) == text[:10] else f"{text} ({day} here)"
+
+
+def _before(validated_text: str, created_text: str, validated: dt.date, created: dt.date,
+            tz: dt.tzinfo | None = None) -> bool:
     """``last_validated`` is before ``created``: two moments compare as moments (:func:`_moments`; a check at
     20:00Z on the 11th follows a creation at 01:00+09:00 on the 12th); otherwise days compare."""
-    moments = _moments(validated_text, created_text)
+    moments = _moments(validated_text, created_text, tz)
     if moments is not None:
         return moments[0] < moments[1]
     return validated < created
 
 
-def _not_after(expires_text: str, created_text: str, expires: dt.date, created: dt.date) -> bool:
+def _not_after(expires_text: str, created_text: str, expires: dt.date, created: dt.date,
+               tz: dt.tzinfo | None = None) -> bool:
     """``expires`` is not after ``created``: two moments compare as moments (:func:`_moments`); otherwise
     days compare, and a moment on the creation day is not before it."""
-    moments = _moments(expires_text, created_text)
+    moments = _moments(expires_text, created_text, tz)
     if moments is not None:
         return moments[0] <= moments[1]
     return expires < created if len(expires_text) > 10 or len(created_text) > 10 else expires <= created
 
 
-def _moments(first: str, second: str) -> tuple[dt.datetime, dt.datetime] | None:
-    """Two date-times that compare as moments: both with offsets (``+09:00`` and ``Z`` alike), or both without
-    (wall-clock times of one place); None where one is a plain date or only one has an offset."""
+def _moments(first: str, second: str, tz: dt.tzinfo | None = None) -> tuple[dt.datetime, dt.datetime] | None:
+    """Two date-times that compare as moments: both with offsets (``+09:00`` and ``Z`` alike), both without
+    (wall-clock times of one place), or one of each, the one without read as a wall-clock time where
+    "today" is counted (``tz``, None for the process's zone: ADR-0053); None where one is a plain date."""
     for parse in (parse_vault_instant, parse_vault_wall_time):
         a, b = parse(first), parse(second)
         if a is not None and b is not None:
             return a, b
-    return None
+    a, b = parse_vault_instant(first) or parse_vault_wall_time(first), \
+        parse_vault_instant(second) or parse_vault_wall_time(second)
+    if a is None or b is None:
+        return None
+    try:
+        return _aware(a, tz), _aware(b, tz)
+    except (OverflowError, ValueError):  # year 1 or 9999 at a zone's edge: the days compare
+        return None
+
+
+def _aware(moment: dt.datetime, tz: dt.tzinfo | None) -> dt.datetime:
+    """``moment``, a naive one read as a wall-clock time in ``tz`` (None: the process's zone)."""
+    if moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=tz) if tz is not None else moment.astimezone()
 
 
 def status_superseded(frontmatter: dict[str, Any]) -> bool:

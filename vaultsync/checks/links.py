@@ -132,6 +132,10 @@ _DEAD_BECAUSE = {"loop": "a chain of links that goes round in a loop", "outside"
                  "missing": "which is no file of the repository", "folder": "which is a folder, not a note"}
 
 
+_NOT_IN_VAULT = {True: "is ephemeral (`ephemeral:` in .vaultsync.yaml): a link may not name it",
+                 False: "is on disk but not in what is checked: `git add` it (or it is ignored by git)"}
+
+
 def _where(link: WikiLink) -> str:
     return f" (frontmatter '{link.field}')" if link.field else ""
 
@@ -205,6 +209,8 @@ def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_
     if (dead := vault.dead_link_index.resolve(link.target, o.source)).status == "ok" and dead.path:
         held, why = vault.dead_links[dead.path]  # render() escapes what cannot be seen; shown() cuts a long one
         hint = f"; {dead.path} is a symbolic link to {shown(held)}, {_DEAD_BECAUSE[why]}"
+    elif (kept := vault.outside_index.resolve(link.target, o.source)).status == "ok" and kept.path:
+        hint = f"; {kept.path} {_NOT_IN_VAULT[bool(vault.config.is_ephemeral(kept.path))]}"
     if is_attachment(link.target):
         return Diagnostic(*at, "WL006", f"{link.raw}{_where(link)} → missing attachment '{cut(link.target)}'{hint}")
     what = "no such note or file" if file_suffix(link.target) else "no such note"
@@ -214,9 +220,13 @@ def _diagnostic(vault: Vault, previous: LinkIndex | None, o: LinkOutcome, empty_
 def _disambiguate(link: WikiLink, o: LinkOutcome, suggester: Suggester | None) -> str:
     """How to name one of the candidates: their folder when the link wrote their file name, else (an alias
     several notes share) the file of one, the alias kept as the text shown."""
-    name = name_key(posixpath.basename(link.target.strip()))
+    base = posixpath.basename(link.target.strip())
+    name = name_key(base[:-3] if base.lower().endswith(".md") else base)
     if all(name_key(posixpath.splitext(posixpath.basename(c))[0]) == name for c in o.candidates):
-        return "write the folder: [[folder/name]]"
+        if link.raw.endswith("]]"):
+            return "write the folder: [[folder/name]]"
+        told = suggester.link_to(o.candidates[0], o.source, link) if suggester else None  # a path from here
+        return "write its path" + (f", as {told}" if told else "")
     shown_as = link._replace(alias=link.alias if link.alias is not None else link.target)
     told = next((found for c in o.candidates if suggester and (found := suggester.link_to(c, o.source, shown_as))), None)
     return "an alias of more than one note: link the file" + (f", as {told}" if told else "")

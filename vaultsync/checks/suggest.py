@@ -105,12 +105,19 @@ class Suggester:
                 self._titles[name_key(title.strip())].append(path)
 
     def link_to(self, path: str, source: str, link: WikiLink) -> str | None:
-        """The shortest link from ``source`` that resolves to ``path``, keeping ``link``'s subpath and alias;
-        None where no link names it (`` lead.md``: link text is trimmed)."""
+        """The shortest link from ``source`` that resolves to ``path``, keeping ``link``'s subpath and alias
+        (a Markdown link gets the path relative to ``source``'s folder where it wrote one, or where its name
+        alone is not enough); None where no link names it (`` lead.md``: link text is trimmed)."""
         index = self.vault.link_index
+        markdown = not link.raw.endswith("]]")
+        rel = posixpath.relpath(path, posixpath.dirname(source) or ".")  # as CommonMark renderers read a path
+        if markdown and link.target.startswith(".") and index.resolve(rel, source).path == path:
+            return rebuild(link, rel)  # `[c](../adr/x.md)` keeps its form
         stem = _stem(path)
         if index.resolve(stem, source).path == path:
             return rebuild(link, stem)
+        if markdown and index.resolve(rel, source).path == path:
+            return rebuild(link, rel)
         rel = path[len(index.root):] if index.root and path.startswith(index.root) else path
         name = rel[:-3] if is_note_path(rel) else rel
         return rebuild(link, name) if index.resolve(name, source).path == path else None

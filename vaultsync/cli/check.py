@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -186,18 +187,24 @@ def _run(args: argparse.Namespace) -> int:
         from vaultsync.checks.fix_text import Fix, by_hand
 
         only = {_relative(vault.root, p) for p in args.paths} if args.paths else None
-        if _fix_renamed_links(vault, previous, renamed, only):  # first: a fixed link may declare a supersession
+        edited = _fix_renamed_links(vault, previous, renamed, only)
+        if edited:  # first: a fixed link may declare a supersession
             vault, previous, renamed = _load(root, args)
         by_note: dict[str, list[Fix]] = {}
         for fix in plan_fixes(vault, only):
             by_note.setdefault(fix.path, []).append(fix)
         for path, fixes in by_note.items():  # a note is edited whole or not at all
             done = apply_fixes(vault.root, vault, fixes)
+            edited |= {path} if done else set()
             for fix in fixes:
                 print(f"fixed: {path}: {'set' if fix.field == 'status' else 'added'} {fix.field}: {fix.ref}" if done
                       else f"not fixed: {path}: its frontmatter's layout is not one --fix edits; write by hand "
                       f"{by_hand(fix)}", file=sys.stderr)
         vault, previous, renamed = _load(root, args)
+        if edited:  # the hook checks what is staged: the fixes land once added
+            here = "" if Path.cwd().resolve() == vault.root.resolve() else f" -C {shlex.quote(str(vault.root))}"
+            print(f"stage the fixed notes before committing: git{here} add -- {shlex.join(sorted(edited))}",
+                  file=sys.stderr)
     diagnostics = run_checks(vault, previous, today=today, renamed=renamed)
     if not args.staged and args.rev is None:
         diagnostics = _untracked_scratch_is_fine(root, diagnostics)
@@ -212,21 +219,22 @@ def _run(args: argparse.Namespace) -> int:
     return 1 if any(d.severity == ERROR for d in diagnostics) else 0
 
 
-def _fix_renamed_links(vault: Vault, previous: LinkIndex | None, renamed: dict[str, str], only: set[str] | None) -> bool:
-    """``--fix`` for WL007: rewrite each link a rename broke, one atomic write per note; whether any was made."""
+def _fix_renamed_links(vault: Vault, previous: LinkIndex | None, renamed: dict[str, str],
+                       only: set[str] | None) -> set[str]:
+    """``--fix`` for WL007: rewrite each link a rename broke, one atomic write per note; the notes edited."""
     from vaultsync.checks.fix_links import LinkFix, apply_link_fixes, plan_link_fixes
 
     by_note: dict[str, list[LinkFix]] = {}
     for fix in plan_link_fixes(vault, previous, renamed, only):
         by_note.setdefault(fix.path, []).append(fix)
-    done_any = False
+    edited: set[str] = set()
     for path, fixes in by_note.items():  # one write per note
         for fix, why in apply_link_fixes(vault.root, fixes).items():
-            done_any |= why is None
+            edited |= {path} if why is None else set()
             print(f"fixed: {path}:{fix.line}:{fix.col}: {fix.old} → {fix.new}" if why is None
                   else f"not fixed: {path}:{fix.line}:{fix.col}: {fix.old} → {fix.new}: {why}; write it by hand",
                   file=sys.stderr)
-    return done_any
+    return edited
 
 
 def _config_error(diagnostics: list[Diagnostic], fmt: str) -> int:

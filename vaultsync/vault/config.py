@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from vaultsync.diagnostics import Diagnostic
+from vaultsync.diagnostics import Diagnostic, shown
 from vaultsync.resources import data_dir, model_names
 from vaultsync.vault.schema_words import branch_errors, dotted, expected_shape, yaml_shape
 from vaultsync.vault.yamlload import YamlProblem, load_yaml
@@ -365,17 +365,18 @@ def load_config(root: Path, text: str | None = None, lenient_search: bool = Fals
     if problems:  # the rest reads values the schema has vouched for
         raise ConfigError(refused + problems)
     problems = refused
-    vault = data.get("vault", ".")
-    raw_roots = [vault] if isinstance(vault, str) else list(vault)
+    raw_roots = [vault] if isinstance(vault := data.get("vault", "."), str) else list(vault)
     # every path a committed config names stays inside the repository: folders and schema files alike
     for where, folder in [(("vault",), r) for r in raw_roots] + [
             (("types", name, key), spec[key]) for name, spec in (data.get("types") or {}).items()
             for key in ("folder", "schema") if key in spec]:
-        parts = folder.strip().replace("\\", "/").split("/")
-        if folder.strip().startswith(("/", "~")) or ".." in parts:
-            line, col = doc.positions.get(where, (0, 0))
+        line, col = doc.positions.get(where, (0, 0))
+        if folder.strip().startswith(("/", "~")) or _norm_folder(folder).split("/")[0] == "..":  # docs/.. is inside
             problems.append(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002",
                                        f"{dotted(where)}: '{folder}' is outside the repository"))
+        elif any(ch < " " or ch == "\x7f" for ch in folder):  # a NUL byte, a line break: no folder git can hold
+            problems.append(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002",
+                                       f"{dotted(where)}: {shown(folder)} holds a control character"))
     problems += _check_values(data, doc.positions)
     roots = [_norm_folder(v) for v in raw_roots]
     types = [

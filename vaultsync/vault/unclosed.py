@@ -86,12 +86,18 @@ def closed_in_body(path: str, yaml_text: str, closing_line: int, error_line: int
     """FM004 when the frontmatter's own ``---`` is missing and the one on ``closing_line``, a thematic
     break in the body, closed it: YAML failed at ``error_line`` (1-based, in the file) at or below a line
     that reads as the note's text (:func:`text_start`), or — YAML having read it all (``error_line``
-    None) — a sentence below that line was read as a key (:func:`_sentence_key`). None otherwise, so a
-    YAML mistake in real frontmatter keeps its own message."""
+    None) — a sentence below that line was read as a key (:func:`_sentence_key`), or that line is a
+    heading with a blank line above it, no key under it, and a blank line before the closing ``---``. None otherwise,
+    so a YAML mistake in real frontmatter keeps its own message, and a section comment stays one."""
     lines = yaml_text.split("\n")
     start = text_start(lines)
-    if start is not None and error_line is None:
+    if start is not None and error_line is None:  # YAML read it all: a sentence read as a key, or a heading
+        # between a blank line and no key, and a blank line before the closing '---' (a thematic break's place)
         error_line = next((i + 2 for i in range(start, len(lines)) if _sentence_key(lines[i])), None)
+        before, after = lines[start - 1] if start else "", lines[start + 1] if start + 1 < len(lines) else ""
+        if error_line is None and _HEADING.match(lines[start]) and not before.strip() and not _KEY.match(after) \
+                and len(lines) > 1 and not lines[-2].strip():  # a section comment ("# Lifecycle") has keys below
+            error_line = closing_line
     if start is None or error_line is None or start + 2 > error_line:
         return None
     return Diagnostic(path, start + 2, 1, "FM004", f"frontmatter has no closing '---' before the note's text on line "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing as mp
+import os
 import posixpath
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -76,6 +77,20 @@ class Vault:
     def dead_link_index(self) -> LinkIndex:
         """Resolution tables over ``dead_links`` alone: why a link dangles when it names one."""
         return LinkIndex(list(self.dead_links), {}, root=self.config.link_root)
+
+    @cached_property
+    def outside_index(self) -> LinkIndex:
+        """Resolution tables over the files a link may not name though they lie in the vault's folders: the
+        snapshot's ephemeral ones, and those on disk that the snapshot lacks (not staged, ignored by git).
+        Built on first use (a walk of the vault folders): only a dangling link asks why."""
+        on_disk = []
+        for top in {self.root / folder for folder in self.config.vault}:
+            for folder, dirs, names in os.walk(top):
+                dirs[:] = [d for d in dirs if d != ".git"]
+                on_disk += [Path(folder, n).relative_to(self.root).as_posix() for n in names]
+        known = set(self.files) | set(self.symlinks)
+        outside = [p for p in {*self.all_files, *on_disk} if self.config.in_vault(p) and p not in known]
+        return LinkIndex(sorted(outside), {}, root=self.config.link_root)
 
     @cached_property
     def by_memory_id(self) -> dict[str, list[str]]:

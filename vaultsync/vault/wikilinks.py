@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple, Protocol
 
 from vaultsync.vault.inline_spans import without_comments
+from vaultsync.vault.unclosed import visible
 
 # No nested brackets, no newline: linear time even on "[[[[[[..." (WL-04). The pattern starts
 # with a literal so that the regex engine skips ahead to each "[["; an embed's "!" is looked up before it.
@@ -55,8 +56,9 @@ class WikiLink(NamedTuple):
 
     @property
     def is_empty(self) -> bool:
-        """``[[]]``, ``[[ ]]``, ``[[|alias]]``: no target and no subpath."""
-        return not self.target and self.heading is None and self.block is None
+        """``[[]]``, ``[[ ]]``, ``[[|alias]]``, ``[[\u200b]]``: no visible target and no subpath (``[[#]]`` is
+        the note itself, as Obsidian resolves it)."""
+        return not visible(self.target) and self.heading is None and self.block is None
 
     @property
     def subpath(self) -> str | None:
