@@ -139,3 +139,24 @@ def test_every_command_parser_is_the_suggesting_kind():
     parser = build_parser()
     assert set(parser._subparsers._group_actions[0].choices) == set(COMMANDS)  # noqa: SLF001
     assert all(type(p) is type(parser) for p in parser._subparsers._group_actions[0].choices.values())  # noqa: SLF001
+
+
+@pytest.mark.parametrize("argv, word", [(["search", "-webhook"], "-webhook"), (["search", "--top-k", "3", "-x"], "-x"),
+                                        (["search", "-тест"], "'-тест'")])
+def test_a_query_that_starts_with_a_dash_is_told_to_follow_double_dash(argv, word, capsys):
+    """`vaultsync search -webhook` said only "the following arguments are required: query"."""
+    err = usage_error(argv, capsys)
+    assert f"(a query that starts with '-' goes after `--`: vaultsync {argv[0]} -- {word})" in err, err
+
+
+def test_a_missing_query_alone_gets_no_dash_hint(capsys):
+    err = usage_error(["search"], capsys)
+    assert "required: query" in err and "`--`" not in err, err
+
+
+@pytest.mark.parametrize("given, read", [(["adr,incident"], ["adr", "incident"]), (["adr", "rule, incident"],
+                                         ["adr", "rule", "incident"]), (["adr"], ["adr"]), ([","], [","])])
+def test_type_and_tag_values_split_on_commas(given, read):
+    from vaultsync.cli.search import _split
+
+    assert _split(given) == read and _split(None) is None

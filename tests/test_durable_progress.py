@@ -104,7 +104,7 @@ def test_an_interrupted_sync_resumes_embedding_only_what_is_missing(notes, embed
     info, text = seen[0], seen[1]["text"]
     assert info["sync_running"] and info["progress"]["done"] == BATCH and info["progress"]["total"] == 48
     assert info["progress"]["eta_s"] is not None
-    assert f"progress    {BATCH} / 48 texts embedded (chunks and titles; multilingual-e5-small, embedder 1 of 1), " \
+    assert f"progress    {BATCH} / 48 texts embedded (chunks and note names; multilingual-e5-small, embedder 1 of 1), " \
         "ETA" in text
     assert not (notes.root / ".git/vaultsync/progress.json").exists()  # the sync that ended removed it
     assert _status(notes.root)["indexed_commit"] is None  # nothing half-applied
@@ -198,11 +198,11 @@ def _stopped_hook_sync(root: Path, how: str, stop_at: int) -> dict:  # type: ign
 
 def test_a_hook_sync_killed_or_stopped_by_its_deadline_is_reported_and_resumed(notes, embedder):
     info = _stopped_hook_sync(notes.root, "kill", 3)  # SIGKILL in its third batch: two kept
-    assert ("was killed before it finished after 16 / 48 texts embedded (chunks and titles; multilingual-e5-small, "
+    assert ("was killed before it finished after 16 / 48 texts embedded (chunks and note names; multilingual-e5-small, "
             "embedder 1 of 1), kept; the next sync resumes") in info["last_error"], info["last_error"]
     info = _stopped_hook_sync(notes.root, "timeout", 3)  # resumes from 16, stopped in its third batch
     assert info["last_error"] == ("SyncTimeout: sync timed out after 600 s (VAULTSYNC_SYNC_TIMEOUT) with 32 / 48 "
-                                  "texts embedded (chunks and titles; multilingual-e5-small, embedder 1 of 1), "
+                                  "texts embedded (chunks and note names; multilingual-e5-small, embedder 1 of 1), "
                                   "kept; the next sync resumes")
     resumed = Counting(embedder)
     assert _sync(notes.root, resumed).chunks_embedded == 48 - 32 == len(resumed.texts)
@@ -217,12 +217,12 @@ def test_progress_record_is_atomic_and_gives_an_eta(tmp_path):
     assert record is not None and eta_seconds(record) is None and "ETA" not in describe(record)
     record.update(embedded=100, done=200, since=0.0, updated=10.0)  # 100 chunks in 10 s: 800 left take 80 s
     assert eta_seconds(record, now=10.0) == 80.0 and eta_seconds(record, now=30.0) == 60.0
-    assert describe(record, now=10.0) == "200 / 1,000 texts embedded (chunks and titles; m, embedder 1 of 2), ETA 80 s"
+    assert describe(record, now=10.0) == "200 / 1,000 texts embedded (chunks and note names; m, embedder 1 of 2), ETA 80 s"
     progress.advance(50)
     assert read_progress(path)["done"] == 150 and read_progress(path, os.getpid() + 1) is None  # type: ignore[index]
     assert [p.name for p in tmp_path.iterdir()] == ["progress.json"]  # no temporary file left
     record.update(leg=2, done=1000)
-    assert describe(record) == "1,000 / 1,000 texts embedded (chunks and titles; m, embedder 2 of 2); writing the index"
+    assert describe(record) == "1,000 / 1,000 texts embedded (chunks and note names; m, embedder 2 of 2); writing the index"
     progress.close()
     assert not path.exists() and read_progress(path) is None
     path.write_text("{not json")

@@ -132,11 +132,11 @@ def test_the_full_page_check_runs_only_when_the_sqlite_files_changed_since_the_l
                                                                                         monkeypatch):
     import os
 
-    import vaultsync.index.sync as sync_module
+    import vaultsync.index.damage as damage
 
     checked: list[str] = []
-    real = sync_module.sqlite_healthy
-    monkeypatch.setattr(sync_module, "sqlite_healthy", lambda path: checked.append(str(path)) or real(path))
+    real = damage.sqlite_healthy
+    monkeypatch.setattr(damage, "sqlite_healthy", lambda path: checked.append(str(path)) or real(path))
     sqlite_path = layout_for(open_repo(indexed.root)).sqlite
     indexed.git("commit", "-q", "--allow-empty", "-m", "empty")
     assert do_sync(indexed) == "up-to-date" and checked == []  # as the last sync left it: not read again
@@ -159,12 +159,12 @@ def test_the_full_page_check_runs_only_when_the_sqlite_files_changed_since_the_l
 
 
 def test_a_reader_that_only_opened_the_index_does_not_cost_the_page_check(indexed: Vault, monkeypatch):
-    import vaultsync.index.sync as sync_module
+    import vaultsync.index.damage as damage
     from vaultsync.sqlite_uri import readonly_uri
 
     checked: list[str] = []
-    real = sync_module.sqlite_healthy
-    monkeypatch.setattr(sync_module, "sqlite_healthy", lambda path: checked.append(str(path)) or real(path))
+    real = damage.sqlite_healthy
+    monkeypatch.setattr(damage, "sqlite_healthy", lambda path: checked.append(str(path)) or real(path))
     reader = sqlite3.connect(readonly_uri(layout_for(open_repo(indexed.root)).sqlite), uri=True)
     assert reader.execute("SELECT count(*) FROM notes").fetchone()[0] == 2  # a search's read
     reader.close()

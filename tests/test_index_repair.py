@@ -77,6 +77,30 @@ def test_status_finding_garbage_pages_keeps_its_promise_of_a_repair(hooked):
     assert_same_index(index_state(hooked.root), rebuilt(hooked.root))
 
 
+@pytest.mark.parametrize("page", [2, 3, -1])
+def test_one_damaged_page_is_found_by_a_typed_sync_at_the_same_head_and_search_says_so(hooked, page):
+    """A damaged page where the meta table stays readable: `vaultsync sync` answered "index up-to-date" at its
+    fast path, status called the index up to date, and search ended in "internal error" (exit 3)."""
+    _notes(hooked, 6)
+    _commit_and_wait(hooked, "init")
+    db_path = hooked.root / ".git/vaultsync/index.sqlite"
+    size = 4096
+    pages = db_path.stat().st_size // size
+    with open(db_path, "r+b") as f:
+        f.seek((page if page >= 0 else pages + page) * size)
+        f.write(os.urandom(size))
+    info = status(hooked.root)
+    assert not info["up_to_date"] and "changed since the last sync" in info["index_problem"], info
+    found = subprocess.run([sys.executable, "-m", "vaultsync", "search", "marker3x", "--no-daemon"], cwd=hooked.root,
+                           capture_output=True, text=True)
+    assert found.returncode in (0, 1) and "internal error" not in found.stderr, found.stderr
+    assert found.returncode == 0 or "the index is damaged" in found.stderr, found.stderr
+    subprocess.run([sys.executable, "-m", "vaultsync", "sync", "--quiet"], cwd=hooked.root, check=True)  # same HEAD
+    info = status(hooked.root)
+    assert "index_problem" not in info and info["up_to_date"] and info["notes"] == 6
+    assert_same_index(index_state(hooked.root), rebuilt(hooked.root))
+
+
 def test_an_index_written_by_an_older_schema_is_rebuilt_by_the_next_hook_sync(hooked):
     _notes(hooked, 4)
     _commit_and_wait(hooked, "init")
@@ -311,7 +335,7 @@ def test_a_full_disk_mid_sync_keeps_the_last_good_index(vault, model_env, monkey
 
 
 def test_only_a_damaged_file_counts_as_damage(tmp_path):
-    from vaultsync.index.sqlite_store import is_damage as _damage
+    from vaultsync.index.damage import is_damage as _damage
 
     assert _damage(_real_error("notadb", tmp_path))
     assert not _damage(_real_error("full", tmp_path)) and not _damage(_real_error("readonly", tmp_path))

@@ -969,7 +969,9 @@ def test_an_intent_to_add_note_is_not_staged(vault, sparse_index):
     vault.write("docs/base.md", "see [[New note]] and [[empty]]\n")
     git(vault.root, "add", "docs/base.md", "docs/empty.md")
     res = run_cli(["check", "--staged"], vault.root)
-    assert res.code == 1 and res.lines == ["docs/base.md:1:5: WL001 [[New note]] → no such note"], res.out + res.err
+    assert res.code == 1 and res.lines == ["docs/base.md:1:5: WL001 [[New note]] → no such note; docs/New note.md is "
+                                           "on disk but not in what is checked: `git add` it (or it is ignored by "
+                                           "git)"], res.out + res.err
     git(vault.root, "add", "docs/New note.md", "docs/adrs/ADR-0009.md")  # now staged for real
     res = run_cli(["check", "--staged"], vault.root)
     assert res.code == 0, res.out + res.err
@@ -1000,7 +1002,9 @@ def test_an_intent_to_add_placeholder_stays_unstaged_whatever_the_worktree(vault
     vault.write("docs/base.md", f"see [[{link}]] and [[kept-empty]]\n")
     git(vault.root, "add", "docs/base.md")
     res = run_cli(["check", "--staged"], vault.root)
-    expected = "target removed in this commit (docs/gone.md)" if shape == "unstaged-then-n" else "no such note"
+    expected = "target removed in this commit (docs/gone.md)" if shape == "unstaged-then-n" else "no such note" + (
+        f"; {name} is on disk but not in what is checked: `git add` it (or it is ignored by git)"
+        if shape == "renamed-dir" else "")
     assert res.code == 1 and res.lines == [f"docs/base.md:1:5: {'WL007' if shape == 'unstaged-then-n' else 'WL001'} "
                                            f"[[{link}]] → {expected}"], res.out + res.err
 

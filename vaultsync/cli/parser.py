@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
 import sys
 
 TYPE_CHECKING = False  # as in vaultsync.cli.main: importing typing costs the daemon's light route
@@ -51,7 +52,18 @@ class Parser(argparse.ArgumentParser):
                 message = f"`{options}` stands before the command; an option goes after it: {self.prog} {command} {options} …"
             elif near := closest(found.group(1), choices):
                 message += f"; did you mean '{near}'?"
+        elif "arguments are required:" in message and (dashed := self._dashed_positional()):
+            message += f" (a {dashed[0]} that starts with '-' goes after `--`: {self.prog} -- {dashed[1]})"
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+    def _dashed_positional(self) -> tuple[str, str] | None:
+        """``(positional's name, the word)`` when a required positional went missing and an argument read looks
+        like an option this parser does not have (``vaultsync search -webhook``: argparse took the query for
+        one); else None."""
+        missing = [a for a in self._actions if not a.option_strings and a.required and a.dest != "run"]
+        word = next((a for a in getattr(self, "_read", []) if a.startswith("-") and len(a) > 1
+                     and a.split("=", 1)[0] not in self._option_string_actions), None)
+        return (missing[0].dest, shlex.quote(word)) if missing and word else None
 
     def _options_before(self, refused: str, choices: list[str]) -> tuple[str, str] | None:
         """``(command, the options written before it)`` when this parser's sub-command slot took ``refused``, an

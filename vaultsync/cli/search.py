@@ -19,8 +19,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
     p.add_argument("query", nargs="+", type=utf8_text, help="what to look for, in any language")
     p.add_argument("--top-k", type=_positive, help="at most this many chunks (default 5)")
     p.add_argument("--budget", type=_positive, help="token budget for all returned text (default 1200)")
-    p.add_argument("--type", action="append", dest="types", type=utf8_text, help="only notes of this type (repeatable)")
-    p.add_argument("--tag", action="append", dest="tags", type=utf8_text, help="only notes with this tag (repeatable)")
+    p.add_argument("--type", action="append", dest="types", type=utf8_text, help="only notes of this type (repeatable, or comma-separated)")
+    p.add_argument("--tag", action="append", dest="tags", type=utf8_text, help="only notes with this tag (repeatable, or comma-separated)")
     p.add_argument("--scope", type=utf8_text, help="only notes under this folder (from the repository's top, or the current folder)")
     p.add_argument("--include-expired", action="store_true", help="also return notes past their `expires` date")
     p.add_argument("--include-superseded", action="store_true", help="also return superseded notes")
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     if args.scope:
         args.scope = _repo_scope(args.scope)
     options = {
-        "top_k": args.top_k, "budget": args.budget, "types": args.types, "tags": args.tags, "scope": args.scope,
+        "top_k": args.top_k, "budget": args.budget, "types": _split(args.types), "tags": _split(args.tags), "scope": args.scope,
         "include_expired": args.include_expired or None, "include_superseded": args.include_superseded or None,
         "min_confidence": args.min_confidence, "min_relevance": args.min_relevance, "rerank": False if args.no_rerank else None,
         "blocks": False if args.whole_chunks else True if args.blocks else None,
@@ -94,6 +94,16 @@ def run(args: argparse.Namespace) -> int:
     except _Refused as exc:
         print(f"vaultsync search: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # the light route imports no sqlite3: it is looked at only here
+        import sqlite3
+
+        from vaultsync.index.damage import is_damage
+
+        if not (isinstance(exc, sqlite3.DatabaseError) and is_damage(exc)):
+            raise
+        print(f"vaultsync search: the index is damaged ({exc}): run `vaultsync sync`, which rebuilds it from "
+              "the commit (it is a cache; no note is lost)", file=sys.stderr)
+        return 1
     if isinstance(out, int):
         return out
     print(_output(out, args))
@@ -222,3 +232,8 @@ def _in_process(repo, config, raw: str, options: dict, rerank: str | None):  # t
         return searcher.search(raw, options_for(config, **options), head=head)
     finally:
         searcher.close()
+
+
+def _split(values: list[str] | None) -> list[str] | None:
+    """``--type adr,incident`` as ``--type adr --type incident`` (no type or tag name holds a comma)."""
+    return None if values is None else [v.strip() for value in values for v in value.split(",") if v.strip()] or values

@@ -33,7 +33,8 @@ def run(args: argparse.Namespace) -> int:
     indexed = (info["indexed_commit"] or "(none)")[:10]
     state = "up to date" if info["up_to_date"] else _direction(repo, info["indexed_commit"], info["head"]) \
         if info["indexed_commit"] != info["head"] \
-        else f"INCOMPLETE ({len(info['unread'])} note(s) not read)" if info["unread"] else "nothing to index yet"
+        else f"INCOMPLETE ({len(info['unread'])} note(s) not read)" if info["unread"] \
+        else "NEEDS A SYNC (the warning below says why)" if info.get("index_problem") else "nothing to index yet"
     if info["sync_running"]:
         state += f" (a sync is running, pid {info['sync_pid']})"
     print(f"repository  {info['repository']}")

@@ -131,7 +131,8 @@ def head_lookup(cwd: str | os.PathLike[str], *revs: str) -> tuple[list[str], str
 
 def quick_is_current(cwd: str | os.PathLike[str]) -> bool:
     """True when the index of the repository at ``cwd`` holds HEAD's tree and commit under the
-    same config and schema, LanceDB included, and no sync was asked for meanwhile. False when in doubt."""
+    same config and schema, LanceDB included, no sync was asked for meanwhile, and its SQLite files are as
+    the last sync left them. False when in doubt."""
     found = head_lookup(cwd, "HEAD", "HEAD^{tree}")
     if found is None:
         return False
@@ -154,8 +155,39 @@ def quick_is_current(cwd: str | os.PathLike[str]) -> bool:
             and meta.get("indexed_commit") == commit and meta.get("config_key") == config_key(blob)
             and meta.get("retry_paths", "[]") == "[]"):  # a note whose blob was missing is read again
         return False
-    return lance_tables_present(os.path.join(index_dir, "lance"), meta.get("embed_models", ""))
+    # written since the last sync (a disk fault, a stray tool): the full sync checks its pages (ADR-0046)
+    return lance_tables_present(os.path.join(index_dir, "lance"), meta.get("embed_models", "")) \
+        and as_left(sqlite_path, os.path.join(index_dir, "sqlite.verified"))
 
 
 def _is_oid(text: str) -> bool:
     return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
+
+
+def file_signature(path: str | os.PathLike[str]) -> str:
+    """Size, mtime (ns) and inode of the SQLite file at ``path`` and of its WAL: any write, truncation or
+    replacement changes it; ``""`` parts for files that do not exist, and for an empty WAL (a reader's
+    first open creates one: that is no write)."""
+    parts = []
+    for p in (os.fspath(path), f"{os.fspath(path)}-wal"):
+        try:
+            st = os.stat(p)
+            parts.append(f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}" if st.st_size else "")
+        except OSError:
+            parts.append("")
+    return "|".join(parts)
+
+
+def record_as_left(path: str | os.PathLike[str], record: str | os.PathLike[str]) -> None:
+    """Write :func:`file_signature` of the SQLite file at ``path`` into ``record``."""
+    with open(record, "w", encoding="ascii") as f:
+        f.write(file_signature(path))
+
+
+def as_left(path: str | os.PathLike[str], record: str | os.PathLike[str]) -> bool:
+    """True when the SQLite files at ``path`` still have the signature written into ``record``."""
+    try:
+        with open(record, encoding="ascii") as f:
+            return f.read() == file_signature(path)
+    except (OSError, ValueError):  # unreadable or damaged record: check the files
+        return False

@@ -103,9 +103,9 @@ def eta_seconds(record: dict[str, Any], now: float | None = None) -> float | Non
 
 
 def describe(record: dict[str, Any], now: float | None = None, eta: bool = True) -> str:
-    """``12,800 / 46,700 texts embedded (chunks and titles; multilingual-e5-small, embedder 1 of 2), ETA 14 min``:
-    a note's title is embedded beside its chunks (its name vector), so the texts outnumber the chunks."""
-    text = (f"{int(record['done']):,} / {int(record['total']):,} texts embedded (chunks and titles; "
+    """``12,800 / 46,700 texts embedded (chunks and note names; multilingual-e5-small, embedder 1 of 2), ETA 14 min``:
+    a note's name is embedded beside its chunks (its name vector), so the texts outnumber the chunks."""
+    text = (f"{int(record['done']):,} / {int(record['total']):,} texts embedded (chunks and note names; "
             f"{record.get('model')}, embedder {record.get('leg', 1)} of {record.get('legs', 1)})")
     if int(record["done"]) >= int(record["total"]) and record.get("leg", 1) == record.get("legs", 1):
         return text + ("; writing the index" if eta else "")

@@ -20,7 +20,7 @@ import numpy as np
 from vaultsync.git import first_parent_ancestors, head_commit_id, head_tree
 from vaultsync.index import segments
 from vaultsync.index.embedding import default_embedder
-from vaultsync.index.fastpath import config_at
+from vaultsync.index.fastpath import config_at, record_as_left
 from vaultsync.index.fetch import ANCESTOR_LIMIT, SnapshotRefused, checked_manifest, fetch, fetch_segment
 from vaultsync.index.fingerprint import fingerprint, local_parts
 from vaultsync.index.layout import IndexLayout, layout_for
@@ -176,6 +176,7 @@ def _install(staged: Path, layout: IndexLayout, commit: str, only_if_missing: bo
         if only_if_missing and (not held or layout.sqlite.exists()):
             raise PullError("another sync is building the index")
         install(staged, layout, commit)
+        record_as_left(layout.sqlite, layout.verified)  # verified page by page above (verify_index)
 
 
 def _not_found(store: ObjectStore, fp: str, limit: int, published: set[str]) -> str:

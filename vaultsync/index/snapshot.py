@@ -19,9 +19,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from vaultsync.index.damage import sqlite_healthy
 from vaultsync.index.fingerprint import fingerprint, parts_from_meta
 from vaultsync.index.layout import IndexLayout
-from vaultsync.index.sqlite_store import SqliteStore, sqlite_healthy
+from vaultsync.index.sqlite_store import SqliteStore
 from vaultsync.sqlite_uri import connect_readonly
 
 if TYPE_CHECKING:

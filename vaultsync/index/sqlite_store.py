@@ -55,65 +55,6 @@ if TYPE_CHECKING:  # block_vectors loads numpy, which `vaultsync status` never d
     from vaultsync.index.block_vectors import Key, Row
 
 
-def sqlite_healthy(path: Path) -> bool:
-    """False when ``path`` is not an SQLite database or fails ``PRAGMA quick_check`` (damaged pages).
-
-    Cost: one pass over the file's pages (milliseconds for a vault of thousands of notes).
-    """
-    try:
-        db = connect_readonly(path, timeout=10)
-    except sqlite3.Error:
-        return False
-    try:
-        rows = db.execute("PRAGMA quick_check").fetchall()
-    except sqlite3.OperationalError as exc:
-        if "locked" in str(exc):
-            return True  # a writer holds it: not damage
-        return False
-    except sqlite3.DatabaseError:
-        return False
-    finally:
-        db.close()
-    return rows == [("ok",)]
-
-
-def file_signature(path: Path) -> str:
-    """Size, mtime (ns) and inode of the SQLite file at ``path`` and of its WAL: any write, truncation or
-    replacement changes it; ``""`` parts for files that do not exist, and for an empty WAL (a reader's
-    first open creates one: that is no write)."""
-    parts = []
-    for p in (path, Path(f"{path}-wal")):
-        try:
-            st = p.stat()
-            parts.append(f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}" if st.st_size else "")
-        except OSError:
-            parts.append("")
-    return "|".join(parts)
-
-
-def record_as_left(path: Path, record: Path) -> None:
-    """Write :func:`file_signature` of the SQLite file at ``path`` into ``record``."""
-    record.write_text(file_signature(path), encoding="ascii")
-
-
-def as_left(path: Path, record: Path) -> bool:
-    """True when the SQLite files at ``path`` still have the signature written into ``record``."""
-    try:
-        return record.read_text(encoding="ascii") == file_signature(path)
-    except (OSError, ValueError):  # unreadable or damaged record: check the files
-        return False
-
-
-def is_damage(exc: sqlite3.DatabaseError) -> bool:
-    """Whether ``exc`` says the SQLite file itself is damaged (SQLITE_CORRUPT, SQLITE_NOTADB), the only case
-    in which the index is dropped and rebuilt; anything else (SQLITE_FULL, SQLITE_IOERR, SQLITE_READONLY,
-    SQLITE_BUSY…) is the machine's state, and rebuilding would only lose the last good index."""
-    name, text = getattr(exc, "sqlite_errorname", "") or "", str(exc).lower()
-    if name:  # a table of the index's own schema gone is damage too: the file is not what a sync wrote
-        return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "no such table" in text
-    return "malformed" in text or "not a database" in text or "no such table" in text
-
-
 @dataclass(frozen=True)
 class LinkRow:
     """One edge of the WikiLink graph."""

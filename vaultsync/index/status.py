@@ -10,7 +10,7 @@ import sqlite3
 from typing import Any
 
 from vaultsync.git import head_commit_id, head_tree, workdir
-from vaultsync.index.fastpath import config_at, config_blob_id, config_key, lance_tables_present
+from vaultsync.index.fastpath import as_left, config_at, config_blob_id, config_key, lance_tables_present
 from vaultsync.index.format import SCHEMA_FINGERPRINT
 from vaultsync.index.hooks import (
     REQUIRED_HOOKS,
@@ -67,10 +67,13 @@ def collect(repo: Any) -> dict[str, Any]:
             and info["indexed_commit"] == head:  # HEAD's config, read by another vaultsync version
         info.setdefault("index_problem", "the index was read by another vaultsync version; the next sync reads "
                                          "every note again (embeddings come from the cache)")
-    info["up_to_date"] = info["indexed_commit"] == head and head is not None and not info["unread"] \
-        and "index_problem" not in info
     owner = read_owner(layout.lock)  # read, never taken: a colliding hook's sync must find the lock free
     alive = owner is not None and is_alive(owner)
+    if meta and not alive and not as_left(layout.sqlite, layout.verified):  # a running sync writes them
+        info.setdefault("index_problem", "the index files changed since the last sync wrote them (not by "
+                                         "vaultsync); the next sync checks them and rebuilds a damaged index")
+    info["up_to_date"] = info["indexed_commit"] == head and head is not None and not info["unread"] \
+        and "index_problem" not in info
     info["sync_running"] = alive
     info["sync_pid"] = owner.pid if alive else None
     record = read_progress(layout.progress, owner.pid, owner.started) if owner is not None else None

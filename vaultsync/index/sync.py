@@ -7,12 +7,11 @@ as a full rebuild. The diff is pygit2's tree diff with rename detection; a missi
 run, gc'd object, config change, model change) falls back to comparing HEAD with the paths the
 index holds.
 
-Order of writes, for crash safety: the embedding cache, batch by batch while
-embedding (each batch one LanceDB version: ADR-0070) → SQLite (one transaction
-holding text, vectors, graph and the indexed tree: the commit point) → the LanceDB
-vector table (``meta.lance_tree`` says which tree it reflects). A sync killed
-before the SQLite commit leaves the previous state readable, and the next sync
-redoes the same work, less every embedding that already reached the cache.
+Order of writes, for crash safety: the embedding cache, batch by batch while embedding (each
+batch one LanceDB version: ADR-0070) → SQLite (one transaction holding text, vectors, graph and the
+indexed tree: the commit point) → the LanceDB vector table (``meta.lance_tree`` says which tree it
+reflects). A sync killed before the SQLite commit leaves the previous state readable, and the next
+sync redoes the same work, less every embedding that already reached the cache.
 """
 
 from __future__ import annotations
@@ -21,8 +20,6 @@ import datetime as dt
 import gc
 import hashlib
 import json
-import shutil
-import sqlite3
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -42,6 +39,7 @@ from vaultsync.git import (
 )
 from vaultsync.index.aside import put_back, recover, set_aside
 from vaultsync.index.changes import note_changes
+from vaultsync.index.damage import drop, repairing
 from vaultsync.index.embedding import (
     EmbedderFactory,
     configured_models,
@@ -58,7 +56,7 @@ from vaultsync.index.lock import SyncLock
 from vaultsync.index.progress import SyncProgress
 from vaultsync.index.read_through import TeamCache
 from vaultsync.index.records import note_record
-from vaultsync.index.sqlite_store import SqliteStore, as_left, is_damage, record_as_left, sqlite_healthy
+from vaultsync.index.sqlite_store import SqliteStore
 from vaultsync.vault.config import Config
 from vaultsync.vault.fields import note_aliases
 from vaultsync.vault.lifecycle_fields import FILTER_OF
@@ -172,7 +170,8 @@ def sync(repo: pygit2.Repository, *, rebuild: bool = False, embedder_factory: Em
         try:
             while True:
                 lock.take_dirty()
-                again = _sync_repaired(repo, layout, embedder_factory, tracker, report)
+                again = repairing(layout, lambda before=report: _sync_once(repo, layout, embedder_factory, tracker,
+                                                                           before))
                 # a pass that read nothing (a waiting sync marked the tree just indexed dirty) keeps the report
                 report = again if again.status != "up-to-date" or report.status == "up-to-date" \
                     else replace(report, commit=again.commit, seconds=report.seconds + again.seconds)
@@ -187,35 +186,6 @@ def sync(repo: pygit2.Repository, *, rebuild: bool = False, embedder_factory: Em
         finally:
             put_back(moved, failed=True)  # the rebuild did not finish: the old index stays
             tracker.close()
-
-
-def _sync_repaired(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: EmbedderFactory,
-                   progress: SyncProgress, previous: SyncReport) -> SyncReport:
-    """One pass; a SQLite file that fails ``PRAGMA quick_check`` or breaks mid-sync is rebuilt.
-
-    The check reads every page (0.4 s for a 10,000-note index), so it is skipped when the SQLite files
-    are exactly as the last sync left them (:func:`record_as_left` in ``sqlite.verified``): anything
-    that wrote to them since, a crash mid-write included, changes the signature.
-    """
-    if layout.sqlite.exists() and not as_left(layout.sqlite, layout.verified) and not sqlite_healthy(layout.sqlite):
-        _drop(layout)
-    layout.verified.unlink(missing_ok=True)
-    try:
-        report = _sync_once(repo, layout, embedder_factory, progress, previous)
-    except sqlite3.DatabaseError as exc:
-        if not is_damage(exc):
-            raise  # a full disk, a read-only folder, a reader holding a lock: the index stays as it was
-        _drop(layout)
-        report = _sync_once(repo, layout, embedder_factory, progress, previous)
-        report.warnings.append(f"index rebuilt: {exc}")
-    record_as_left(layout.sqlite, layout.verified)
-    return report
-
-
-def _drop(layout: IndexLayout) -> None:
-    for p in (layout.sqlite, Path(str(layout.sqlite) + "-wal"), Path(str(layout.sqlite) + "-shm")):
-        p.unlink(missing_ok=True)
-    shutil.rmtree(layout.lance, ignore_errors=True)
 
 
 def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: EmbedderFactory,
@@ -295,7 +265,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         known = json.loads(meta.get("embed_models") or "{}")
         if known and any(known.get(name, {}).get("id") not in (None, mid) for name, mid in models.items() if mid):
             store.close()
-            _drop(layout)  # a model changed: every vector of the index must be recomputed
+            drop(layout)  # a model changed: every vector of the index must be recomputed
             return _sync_once(repo, layout, embedder_factory, progress, SyncReport("updated"))
         team = TeamCache.configured(repo, config, config_text, layout, embedder_factory) if items else None
         vectors: dict[str, dict[str, np.ndarray]] = {}

@@ -79,8 +79,9 @@ def hidden_matches(ctx: Context, cands: Candidates, shown: set[str],
             break
         why = kept
     by_reason: dict[str, int] = {}
-    for reasons in why.values():  # a note counts under its first reason
-        by_reason[reasons[0][0]] = by_reason.get(reasons[0][0], 0) + 1
+    for reasons in why.values():  # a note counts under each of its reasons: what each filter hid
+        for reason in dict.fromkeys(r[0] for r in reasons):
+            by_reason[reason] = by_reason.get(reason, 0) + 1
     notes = [{"path": path, "memory_id": found[path]["memory_id"], "reason": "; ".join(r for _, r, _ in reasons),
               "show_with": _flags(reasons), "relevance": best.get(path)} for path, reasons in why.items()]
     return {"count": len(notes), "by_reason": by_reason, "notes": notes,

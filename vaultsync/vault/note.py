@@ -191,8 +191,8 @@ def decode(path: str, data: bytes) -> tuple[str | None, Diagnostic | None]:
         (text, None) on success; (None, diagnostic) for binary, non-UTF-8 or huge input.
     """
     if len(data) > MAX_NOTE_BYTES:
-        size = len(data) / 1024 / 1024
-        return None, Diagnostic(path, 1, 1, "FM014", f"file too large to be a note ({size:.0f} MB > 20 MB)")
+        return None, Diagnostic(path, 1, 1, "FM014", f"file too large to be a note ({len(data):,} bytes, over "
+                                                     f"{MAX_NOTE_BYTES:,}: 20 MiB)")
     nul = b"\0" in data[:8192]
     wide = _wide_encoding(data) if nul or data.startswith((b"\xff\xfe", b"\xfe\xff")) else None
     if wide:

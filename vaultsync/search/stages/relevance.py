@@ -33,6 +33,7 @@ from vaultsync.search.weights import filtered_out_share, informative_units, unit
 # scaled down, so a note with content outranks an empty one that shares its words (a prior, not fitted:
 # the training and evaluation vaults hold no such chunk).
 NAME_ONLY_FACTOR = 0.25
+INHERITED_FROM = 3  # a successor inherits the best relevance among the old note's first-ranked chunks
 POINTER_WORDS = 2  # "see", "voir", "siehe auch", "を参照" (one word to \w+): a link's own words, not content
 _WORDS = re.compile(r"\w+")
 _LINKS = re.compile(r"!?\[\[[^\]\n]*\]\]|!?\[[^\]\n]*\]\([^)\n]*\)")  # [[WikiLink]], [text](target.md)
@@ -54,7 +55,7 @@ def relevance(ctx: Context, cands: Candidates) -> Candidates:
     for rowid, row, p in zip(rowids, rows, probs, strict=True):
         out[rowid] = float(p)
         cands.traced(rowid)["relevance"] = {"p": round(float(p), 4), **{k: round(v, 4) for k, v in row.items()}}
-    for rowid, p in _inherited(ctx, cands, rowids, model, filtered_out).items():
+    for rowid, p in _inherited(ctx, cands, rowids, model).items():
         if p > out[rowid]:
             out[rowid] = p
             cands.traced(rowid)["relevance"]["inherited"] = round(p, 4)
@@ -86,24 +87,28 @@ def name_only(row: dict[str, Any]) -> bool:
     return 0 < links <= 2 and len([w for w in own if w not in {*named[0], *named[1]}]) <= POINTER_WORDS
 
 
-def _inherited(ctx: Context, cands: Candidates, rowids: list[int], model: RelevanceModel,
-               filtered_out: float) -> dict[int, float]:
-    """Successor chunk rowid → the relevance of the best chunk of the superseded note it stands in for. A
-    chunk holding only a name (:func:`name_only`: an empty section of a successor accepted before it was
-    written) inherits nothing: it answers nothing, and had led a search with a bare ``## Decision``."""
-    old_best: dict[int, int] = {}  # successor chunk → the old note's best chunk
+def _inherited(ctx: Context, cands: Candidates, rowids: list[int], model: RelevanceModel) -> dict[int, float]:
+    """Successor chunk rowid → the best relevance among the :data:`INHERITED_FROM` best-ranked chunks of the
+    superseded note it stands in for, as
+    a search that showed that note would give it (its words are not "filtered out": the successor stands
+    for it). A chunk holding only a name (:func:`name_only`: an empty section of a successor accepted before
+    it was written) inherits nothing: it answers nothing, and had led a search with a bare ``## Decision``."""
+    old_best: dict[int, list[int]] = {}  # successor chunk → the old note's best chunks
     for rowid in rowids:
         old = cands.replaced.get(cands.rows[rowid]["path"])
         if old is not None and not name_only(cands.rows[rowid]):
-            best = cands.best_chunk(ctx.index.note_chunks(old))
-            if best is not None:
+            chunks = ctx.index.note_chunks(old)
+            if best := sorted(chunks, key=lambda r: -cands.chunk_scores.get(r, -1e9))[:INHERITED_FROM]:
                 old_best[rowid] = best
     if not old_best:
         return {}
-    rows = chunk_rows(ctx.index.db, sorted(set(old_best.values())))
+    rows = chunk_rows(ctx.index.db, sorted({r for best in old_best.values() for r in best}))
+    allowed = None if ctx.allowed is None else ctx.allowed | {row["path"] for row in rows.values()}
+    filtered_out = filtered_out_share(ctx.index.db, informative_units(ctx.index.db, ctx.query), allowed,
+                                      ctx.opts.scope, unit_frequencies(ctx.index.db, ctx.query)[1])
     features = chunk_features(ctx, cands, list(rows), rows, filtered_out)
     probs = dict(zip(rows, model.predict([features[r] for r in rows]), strict=True))
-    return {succ: float(probs[old]) for succ, old in old_best.items() if old in probs}
+    return {succ: max(float(probs[r]) for r in best) for succ, best in old_best.items()}
 
 
 def _background(ctx: Context, cands: Candidates) -> tuple[float, float, float] | None:
