@@ -456,6 +456,16 @@ def test_expected_calibration_error():
     assert expected_calibration_error([1.0, 0.0], [0, 1]) == pytest.approx(1.0)
 
 
+def test_xquad_note_languages_stay_english_by_default_and_spread_when_asked():
+    from training.relevance.dataset import XQUAD_LANGS, note_language
+
+    titles = [f"Article_{i}" for i in range(300)]
+    assert {note_language(t, many=False) for t in titles} == {"en"}
+    spread = [note_language(t) for t in titles]
+    assert set(spread) == {"en", *XQUAD_LANGS} and 0.25 < spread.count("en") / len(spread) < 0.42
+    assert spread == [note_language(t) for t in titles]  # stable: a title keeps its language
+
+
 def test_no_evaluation_data_reaches_training(tmp_path):
     """Leakage: the relevance model's training vault and queries share nothing with ../shared/eval."""
     from conftest import EVAL

@@ -6,8 +6,10 @@ Writes ``vault/**.md`` and ``train.jsonl`` / ``heldout.jsonl`` in the evaluation
 format (``{"id", "query", "relevant", "lang", "category", "scope"?}``), split by article title
 (:func:`training.splits.held_out`), from ``../shared/train/qa`` only:
 
-* notes: the English paragraphs of SQuAD 2.0 dev (CS224N half) and XQuAD, the Molweni chats and
-  the Skeptics Stack Exchange answers; one note per passage, one folder per article.
+* notes: the English paragraphs of SQuAD 2.0 dev (CS224N half) and XQuAD (with ``--many-note-languages``,
+  a third of XQuAD's articles in English and the others each in one of its 11 other languages:
+  :func:`note_language`), the Molweni chats and the Skeptics Stack Exchange answers; one note per
+  passage, one folder per article.
 * ``gold``: a question with the note it was written on (XQuAD in all 12 languages).
 * ``impossible``: SQuAD 2.0 / Molweni unanswerable questions: nothing in the vault is relevant
   (a few may be answered by another paragraph: noisy, as the README says).
@@ -43,6 +45,20 @@ OFF_VAULT = ("jsquad", "cmrc2018", "drcd", "arcd")
 PER_OFF_VAULT = 150
 
 
+# XQuAD's articles are parallel in 12 languages: a third keep English notes, the others are written in one
+# of the 11 others (by the title's hash), so that questions meet notes in every pair of languages
+XQUAD_LANGS = ("ar", "de", "el", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh")
+
+
+def note_language(title: str, many: bool = True) -> str:
+    """The language of an XQuAD article's notes: English, or (``many``) English for a third of the titles
+    and one of :data:`XQUAD_LANGS` for the others (stable: a hash of the title)."""
+    if not many:
+        return "en"
+    h = int(hashlib.sha1(title.encode()).hexdigest(), 16)
+    return "en" if h % 3 == 0 else XQUAD_LANGS[h // 3 % len(XQUAD_LANGS)]
+
+
 def read(qa: Path, name: str) -> list[dict[str, Any]]:
     with gzip.open(qa / f"{name}.jsonl.gz", "rt", encoding="utf-8") as f:
         return [json.loads(line) for line in f]
@@ -52,21 +68,23 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:60] or hashlib.sha1(text.encode()).hexdigest()[:10]
 
 
-def build(qa: Path, out: Path, seed: int = 7) -> dict[str, int]:
-    """Write the vault and the two query files under ``out``; returns counts by kind."""
+def build(qa: Path, out: Path, seed: int = 7, many_languages: bool = False) -> dict[str, int]:
+    """Write the vault and the two query files under ``out``; returns counts by kind. ``many_languages``:
+    XQuAD's notes in 12 languages (:func:`note_language`), not in English only."""
     rng = random.Random(seed)
     note_of: dict[str, str] = {}  # passage text → note path
     folder_of: dict[str, str] = {}  # title → folder
-    english_of: dict[str, str] = {}  # XQuAD id → English passage
+    noted_of: dict[str, str] = {}  # XQuAD id → the passage in its article's note language
     rows_by_source = {name: read(qa, name) for name in NOTE_SOURCES}
     for r in rows_by_source["xquad"]:
-        if r["lang"] == "en":
-            english_of[r["id"]] = r["passage"]
+        if r["lang"] == note_language(r["title"], many_languages):
+            noted_of[r["id"]] = r["passage"]
     vault = out / "vault"
     per_folder: dict[str, int] = defaultdict(int)
     for name, rows in rows_by_source.items():
         for r in rows:
-            if r["lang"] != "en" or r["passage"] in note_of or (name.startswith("stackexchange") and not r["answerable"]):
+            if r["lang"] != (note_language(r["title"], many_languages) if name == "xquad" else "en") \
+                    or r["passage"] in note_of or (name.startswith("stackexchange") and not r["answerable"]):
                 continue  # a Skeptics note is an answer under its own question
             group = "skeptics" if name.startswith("stackexchange") else "molweni" if name.startswith("molweni") else "squad"
             folder = folder_of.setdefault(r["title"], f"{group}/{slug(r['title'].rsplit('/', 1)[-1])}")
@@ -92,7 +110,7 @@ def build(qa: Path, out: Path, seed: int = 7) -> dict[str, int]:
     nearest = _nearest_folder(note_of)
     for name, rows in rows_by_source.items():
         for r in rows:
-            passage = english_of.get(r["id"], r["passage"]) if name == "xquad" else r["passage"]
+            passage = noted_of.get(r["id"], r["passage"]) if name == "xquad" else r["passage"]
             if r["kind"] == "gold" and passage in note_of:
                 add(r, "gold", [note_of[passage]])
                 here = note_of[passage].rsplit("/", 1)[0]
@@ -197,8 +215,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--qa", type=Path, default=Path("../shared/train/qa"))
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--many-note-languages", action="store_true",
+                    help="XQuAD's notes in its 12 languages, not in English only (tried at stop 59; not shipped)")
     args = ap.parse_args()
-    print(json.dumps(build(args.qa, args.out), indent=1))
+    print(json.dumps(build(args.qa, args.out, many_languages=args.many_note_languages), indent=1))
 
 
 if __name__ == "__main__":
