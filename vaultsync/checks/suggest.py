@@ -110,14 +110,14 @@ class Suggester:
         alone is not enough); None where no link names it (`` lead.md``: link text is trimmed)."""
         index = self.vault.link_index
         markdown = not link.raw.endswith("]]")
-        rel = posixpath.relpath(path, posixpath.dirname(source) or ".")  # as CommonMark renderers read a path
-        if markdown and link.target.startswith(".") and index.resolve(rel, source).path == path:
-            return rebuild(link, rel)  # `[c](../adr/x.md)` keeps its form
+        here = posixpath.relpath(path, posixpath.dirname(source) or ".")  # as CommonMark renderers read a path
+        if markdown and link.target.startswith(".") and index.resolve(here, source).path == path:
+            return rebuild(link, here)  # `[c](../adr/x.md)` keeps its form
         stem = _stem(path)
         if index.resolve(stem, source).path == path:
             return rebuild(link, stem)
-        if markdown and index.resolve(rel, source).path == path:
-            return rebuild(link, rel)
+        if markdown and index.resolve(here, source).path == path:
+            return rebuild(link, here)
         rel = path[len(index.root):] if index.root and path.startswith(index.root) else path
         name = rel[:-3] if is_note_path(rel) else rel
         return rebuild(link, name) if index.resolve(name, source).path == path else None

@@ -37,9 +37,9 @@ def visible(line: str) -> str:
 def text_start(lines: list[str]) -> int | None:
     """Index in ``lines`` (a frontmatter block's lines, after the opening ``---``) of the first line that
     reads as the note's text rather than YAML, or None: a Markdown heading (not a key commented out), or
-    the first of two or more unindented lines that are neither keys, list items, comments nor another YAML
-    construct (prose, a code fence, a quote, a table row), or keys that read as sentences. One such line alone is a broken key
-    (``status accepted``), which YAML's own message serves better."""
+    the first of two or more unindented lines that are neither keys, list items, comments nor another
+    YAML construct (prose, a code fence, a quote, a table row), or are keys that read as sentences. One
+    such line alone is a broken key (``status accepted``), which YAML's own message serves better."""
     texts = [i for i, line in enumerate(lines) if _text_like(line)]
     headings = [i for i in texts if _HEADING.match(lines[i])]
     first = texts[0] if len(texts) > 1 else None
