@@ -78,6 +78,9 @@ def repairing(layout: IndexLayout, run: Callable[[], R]) -> R:
         drop(layout)
         report = run()
         report.warnings.append(f"index rebuilt: {exc}")
+    except Exception:  # a later stage failed (LanceDB): SQLite is as this pass committed or rolled it back
+        record_as_left(layout.sqlite, layout.verified)
+        raise
     record_as_left(layout.sqlite, layout.verified)
     return report
 
