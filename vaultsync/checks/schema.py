@@ -315,9 +315,7 @@ def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ..
     if kw == "format":
         fmt = err.validator_value
         if fmt in ("vault-date", "date"):
-            timed = isinstance(value, str) and ":" in value  # a time was meant: say both forms
-            form = "YYYY-MM-DD, or a date-time as 2024-01-31T09:30:00Z" if timed else "YYYY-MM-DD"
-            return path, f"{name}: {_describe(value)} is not a valid date (use {form})", False
+            return path, f"{name}: {_describe(value)} is not a valid date (use YYYY-MM-DD)", False
         if fmt == "date-time":
             return path, f"{name}: {_describe(value)} is not a valid date-time (RFC 3339: 2024-01-31T09:30:00Z)", False
         return path, f"{name}: {_describe(value)} is not a valid {fmt}", False
