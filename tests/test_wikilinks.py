@@ -658,3 +658,16 @@ def test_wl001_names_a_gitignored_file_in_the_working_tree(vault):
     [line] = vault.check().lines
     assert line.endswith("; docs/private/secret.md is on disk but not in what is checked: `git add` it (or it is "
                          "ignored by git)"), line
+
+
+def test_wl001_never_walks_a_vault_folder_that_a_committed_symlink_leads_out_of_the_repository(vault, tmp_path):
+    """The on-disk hint walks the vault's folders: a committed `docs -> /elsewhere` must not make a dangling
+    link list (or spend time on) files outside the repository."""
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "sub" / "secret.md").write_text("# S\n")
+    vault.write(".vaultsync.yaml", "vault: [docs, linked]\n")
+    vault.write("docs/a.md", "See [[secret]].\n")
+    (vault.root / "linked").symlink_to(outside, target_is_directory=True)
+    lines = vault.check().lines
+    assert not any("secret.md" in line.split("→", 1)[1] for line in lines if "→" in line), lines

@@ -83,8 +83,11 @@ class Vault:
         """Resolution tables over the files a link may not name though they lie in the vault's folders: the
         snapshot's ephemeral ones, and those on disk that the snapshot lacks (not staged, ignored by git).
         Built on first use (a walk of the vault folders): only a dangling link asks why."""
-        on_disk = []
-        for top in {self.root / folder for folder in self.config.vault}:
+        on_disk: list[str] = []
+        root = os.path.realpath(self.root)
+        for top in {self.root / folder for folder in self.config.vault if folder not in self.linked_folders}:
+            if os.path.commonpath([root, os.path.realpath(top)]) != root:  # a committed symlink leads out: not walked
+                continue
             for folder, dirs, names in os.walk(top):
                 dirs[:] = [d for d in dirs if d != ".git"]
                 on_disk += [Path(folder, n).relative_to(self.root).as_posix() for n in names]
