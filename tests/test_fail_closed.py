@@ -732,3 +732,27 @@ def test_a_lifecycle_key_in_camel_case_names_its_field(key, field):
     from vaultsync.vault.fields import lifecycle_field_of
 
     assert lifecycle_field_of(key) == field
+
+
+@pytest.mark.parametrize("statuses", [["open", "closed"], ["Open", "Retired"]])
+@pytest.mark.parametrize("declared", ["supersedes", "superseded_by", "both"])
+def test_a_type_whose_schema_has_no_superseded_status_is_not_asked_for_one(make_vault, statuses, declared):
+    """SS004 asked a note of a type whose schema lists ``status: open | closed`` to set ``status: superseded``,
+    and ``--fix`` set it: the next check failed on the fix itself (SC001 not one of: open, closed)."""
+    import json
+
+    schema = {"$ref": "https://vaultsync.dev/schemas/memory.schema.json",
+              "properties": {"status": {"enum": statuses}}}
+    config = ("vault: docs\ntypes:\n  adr: {folder: docs/adrs}\n  ticket: {folder: docs/tickets, schema: ticket.json}\n")
+    old_extra = 'superseded_by: "[[ADR-0002]]"\n' if declared in ("superseded_by", "both") else ""
+    new_extra = 'supersedes: ["[[T-0001]]"]\n' if declared in ("supersedes", "both") else ""
+    vault = make_vault({".vaultsync.yaml": config, "ticket.json": json.dumps(schema),
+                        "docs/tickets/T-0001.md": f"---\nmemory_id: T-0001\ntype: ticket\ntitle: A ticket\n"
+                                                  f"status: {statuses[0]}\ncreated: \"2024-03-01\"\n{old_extra}---\nBody.\n",
+                        "docs/adrs/ADR-0002.md": adr("ADR-0002", extra=new_extra)})
+    vault.commit("c")
+    vault.check("--fix")
+    vault.git("add", "-A")
+    res = vault.check()
+    assert res.code == 0 and not [line for line in res.lines if "SS004" in line or "SC001" in line], res.lines
+    assert f"status: {statuses[0]}" in (vault.root / "docs/tickets/T-0001.md").read_text()

@@ -615,7 +615,7 @@ def test_a_long_run_of_tabs_after_a_dash_is_read_in_linear_time(tail):
     start = time.perf_counter()
     with contextlib.suppress(YamlProblem):
         load_yaml("deciders:\n-" + "\t" * 200_000 + tail + "\n")
-    assert time.perf_counter() - start < 5  # the quadratic form took minutes
+    assert time.perf_counter() - start < 30  # the quadratic form took minutes (a loaded machine: seconds)
 
 
 @pytest.mark.parametrize("items", ["-\tkey: v", "-\t- x", "-\t? k", "-\tk:"])

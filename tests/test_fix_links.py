@@ -161,3 +161,50 @@ def test_a_rewrite_changes_the_links_and_only_them(before, between, after, alias
     got = fixed_links("docs/x.md", text, plan)
     assert got == text.replace(old, f"[[{new}{sub}{tail}]]")
     assert sorted(_links(got)) == sorted([f"[[{new}{sub}{tail}]]"] * 2 + ["[[other]]"])
+
+
+@pytest.mark.parametrize("text", [
+    "A\rB\nSee [[ADR-0001]]\nSe `[[ADR-0001]]` in code.\n",  # a lone CR above: the code span is a line lower
+    "---\rtitle: Old Mac\r---\rIntro\rSee [[ADR-0001]] now\r`[[ADR-0001]]`\r",  # every line ended by CR
+    "x\r\ny\rSee [[ADR-0001]]\n`[[ADR-0001]]` and [[ADR-0001|again]]\r\n",  # all three ends mixed
+])
+def test_fix_counts_lines_as_the_checker_does_and_never_touches_code(committed, text):
+    """A lone CR is a line break to the checker, not to --fix: it rewrote the link in the code span of the next
+    line, said "fixed", and left the real link dangling."""
+    vault = committed({".vaultsync.yaml": CONFIG, "docs/adrs/ADR-0001.md": TARGET, "docs/notes/m.md": text.encode()})
+    vault.git("mv", "docs/adrs/ADR-0001.md", "docs/adrs/ADR-0001-sqlite.md")
+    res = vault.check("--fix")
+    assert res.code == 0 and "not fixed" not in res.err, res.out + res.err
+    want = text.replace("See [[ADR-0001]]", "See [[ADR-0001-sqlite]]").replace("[[ADR-0001|", "[[ADR-0001-sqlite|")
+    assert (vault.root / "docs/notes/m.md").read_bytes() == want.encode()  # code kept, every line end kept
+
+
+@pytest.mark.parametrize("front", [
+    'supersedes: ["[[ADR-0001]]"]\nrelated: ["[[ADR-0001]]"]\n',
+    'related: ["[[ADR-0001]]", "[[ADR-0001]]"]\n',
+    "see: '[[ADR-0001]]'\nalso: \"[[ADR-0001]]\"\n",
+    'related:\n  - "[[ADR-0001#Decision]]"\n  - "[[ADR-0001]]"\nsee: "[[ADR-0001]]"\n',
+])
+def test_one_link_named_twice_in_the_frontmatter_is_fixed_in_both_places(committed, front):
+    """``supersedes`` and ``related`` naming one note: each fix alone was refused ("a quoted YAML string cannot
+    hold it"), because YAML reads the other place back unchanged."""
+    text = f"---\ntitle: T\n{front}---\nBody [[ADR-0001]].\n"
+    vault = committed({".vaultsync.yaml": CONFIG, "docs/adrs/ADR-0001.md": TARGET, "docs/notes/a.md": text})
+    vault.git("mv", "docs/adrs/ADR-0001.md", "docs/adrs/ADR-0001-sqlite.md")
+    res = vault.check("--fix")
+    assert res.code == 0 and "not fixed" not in res.err, res.out + res.err
+    assert (vault.root / "docs/notes/a.md").read_text() == text.replace("[[ADR-0001", "[[ADR-0001-sqlite")
+
+
+@pytest.mark.parametrize("name, shown", [("ADR-0001 a|b", "ADR-0001 a\\|b"), ("ADR [1]", "ADR \\[1\\]"),
+                                         ("RULE #1", "RULE #1")])
+def test_a_name_a_wikilink_cannot_hold_becomes_a_markdown_link_whose_text_keeps_a_table_row(committed, name, shown):
+    """A rename to ``ADR-0001 a|b.md`` rewrote ``[[ADR-0001]]`` in a table cell as ``[ADR-0001 a|b](…)``: its bare
+    bar split the cell, so the row had three cells and no link, and the check passed."""
+    vault = committed({".vaultsync.yaml": CONFIG, "docs/adrs/ADR-0001.md": TARGET,
+                       "docs/notes/t.md": "# T\n\n| a | b |\n|---|---|\n| [[ADR-0001]] | two |\n"})
+    vault.git("mv", "docs/adrs/ADR-0001.md", f"docs/adrs/{name}.md")
+    assert vault.check("--fix").code == 0
+    row = (vault.root / "docs/notes/t.md").read_text().splitlines()[-1]
+    assert row.startswith(f"| [{shown}](") and row.endswith(") | two |"), row
+    assert row.count("|") - row.count("\\|") == 3  # the row's own bars only

@@ -541,3 +541,18 @@ def test_a_committed_config_that_cannot_be_read_is_the_last_error_status_shows(v
     vault.commit("mended")
     assert run_cli(["sync", "--quiet"], vault.root).code == 0
     assert "last error" not in run_cli(["status"], vault.root).out
+
+
+@pytest.mark.parametrize("junk", ["[1, 2]", '"str"', "null", '{"warnings": 5, "last_error": 3}',
+                                  '{"warnings": [1], "last_error_at": "soon", "last_status": true}'])
+def test_a_state_file_of_another_shape_is_replaced_not_a_crash(hooked, junk):
+    """``state.json`` holding valid JSON that is not the state's object crashed `status` (internal error) and
+    failed every sync (AttributeError) for good: nothing rewrote it."""
+    _notes(hooked, 2)
+    _commit_and_wait(hooked, "init")
+    (hooked.root / ".git/vaultsync/state.json").write_text(junk)
+    assert status(hooked.root)["notes"] == 2  # read as no state
+    hooked.write("docs/after.md", "# after\nThe afterjunk note.\n")
+    info = _commit_and_wait(hooked, "after")
+    assert info["notes"] == 3 and not info["last_error"] and info["last_status"] == "updated", info
+    assert json.loads((hooked.root / ".git/vaultsync/state.json").read_text())["last_commit"]

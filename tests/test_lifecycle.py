@@ -331,6 +331,17 @@ def test_json_and_github_formats(vault):
                                       "[[nope]] → no such note")
 
 
+@pytest.mark.parametrize("odd", ["\x1b]0;OWNED\x07", "\x1b[31m", "\x9b2J", "\x7f"])
+def test_the_github_format_escapes_a_file_names_terminal_controls(vault, odd):
+    """A committed file name's ESC/OSC sequences reached the CI log raw in ``--format github`` (the text format
+    escaped them)."""
+    vault.write(f"docs/adrs/ADR-0001 {odd}x.md", adr("ADR-0001") + "[[nope]]\n")
+    gh = vault.check("--format", "github")
+    assert gh.code == 1 and "WL001" in gh.out
+    assert not any(ch in gh.out for ch in "\x1b\x07\x9b\x7f"), repr(gh.out)
+    assert gh.out.count("\n") == 1 and "file=docs/adrs/ADR-0001 \\u" in gh.out
+
+
 def test_ephemeral_paths_and_report_filtering(vault):
     vault.write("docs/scratch/idea.md", "# wip\n")
     vault.write("docs/rules/x.tmp.md", "# wip\n")

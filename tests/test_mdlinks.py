@@ -96,7 +96,7 @@ def test_pathological_lines_take_linear_time(vault, line):
     vault.write("docs/a.md", line + "\n")
     start = time.perf_counter()
     vault.check()
-    assert time.perf_counter() - start < 5  # quadratic forms took minutes
+    assert time.perf_counter() - start < 30  # quadratic forms took minutes (a loaded CI machine took 5.4 s)
 
 
 def test_a_markdown_link_gets_its_suggestion_as_a_markdown_link(vault):

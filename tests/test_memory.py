@@ -1139,3 +1139,40 @@ def test_the_markdown_queue_says_how_to_confirm_an_expired_note(vault: Vault) ->
     vault.commit("a")
     res = run_cli(["review", "--format", "markdown"], vault.root)
     assert "`vaultsync review --confirm ID` (one past its expires with `--expires YYYY-MM-DD` too" in res.out, res.out
+
+
+@pytest.mark.parametrize("folder", [":!m", "docs/*", "docs/[r]ules", ":(glob)docs/**"])
+def test_a_committed_write_commits_its_note_only_whatever_the_folder_is_called(make_vault, folder) -> None:  # type: ignore[no-untyped-def]
+    """A committed config's rule folder ``:!m`` made the note's path an exclude-only pathspec, so a write with
+    commit committed everything else: an untracked secrets file and the user's uncommitted edits."""
+    from vaultsync.memory.commit import commit_paths
+
+    config = CONFIG.replace("vault: docs", f"vault: [docs, {json.dumps(folder)}]").replace(
+        "rule: {folder: docs/rules}", f"rule: {{folder: {json.dumps(folder)}}}")
+    v = make_vault({".vaultsync.yaml": config, "docs/adrs/ADR-0001.md": adr("ADR-0001")})
+    v.commit("init")
+    v.write("secrets.env", "AWS_SECRET=hunter2\n")
+    v.write("docs/adrs/ADR-0001.md", adr("ADR-0001") + "\nA private edit, not for this commit.\n")
+    ws = Workspace.open(v.root, committing=True)
+    written = create(ws, "rule", "Team lunch on Fridays", fields={"status": "active"}, body="Pizza.")
+    assert written.changed and all(p.startswith(folder + "/") for p in written.changed)
+    commit_paths(ws, written.changed, "RULE-0001: Team lunch on Fridays")
+    assert git(v.root, "show", "--name-only", "--format=", "HEAD").stdout.split("\n")[:-1] == written.changed
+    status = git(v.root, "status", "--porcelain", "-uall").stdout
+    assert "?? secrets.env" in status and " M docs/adrs/ADR-0001.md" in status
+
+
+@pytest.mark.parametrize("asked", ["[[ADR-0002|x\n\nReviewed-by: Security <sec@example.org>]]",
+                                   "x\r\n\r\nSigned-off-by: Linus <l@example.org>", "x\u2028\u2028Co-authored-by: M <m@e.x>",
+                                   "x\x0b\x0cAcked-by: A <a@b.c>"])
+def test_an_argument_quoted_in_a_commit_message_cannot_add_trailers(make_vault, asked) -> None:  # type: ignore[no-untyped-def]
+    """An MCP ``supersede`` whose ``old`` held line breaks put forged ``Reviewed-by:`` trailers in the commit."""
+    from vaultsync.memory.commit import commit_paths
+
+    v = make_vault({"docs/adrs/ADR-0001.md": adr("ADR-0001")})
+    v.commit("init")
+    v.write("docs/adrs/ADR-0001.md", adr("ADR-0001") + "\nMore.\n")
+    commit_paths(Workspace.open(v.root, committing=True), ["docs/adrs/ADR-0001.md"], f"ADR-0003 supersedes {asked}")
+    message = git(v.root, "log", "-1", "--format=%B").stdout.strip()
+    assert "\n" not in message and message.startswith("ADR-0003 supersedes ")
+    assert git(v.root, "log", "-1", "--format=%(trailers)").stdout.strip() == ""

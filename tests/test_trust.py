@@ -1032,3 +1032,17 @@ def test_a_successor_stands_in_with_the_relevance_the_hidden_report_gives_its_pr
             assert max(standing) >= said - 1e-4, (query, old, said, standing)
         elif not result.hits:
             assert said < result.min_relevance, (query, old, said, result.best_rejected)
+
+
+@pytest.mark.parametrize("query", ["What GraphQL caching library do we use on the web frontend?", "webhook retries",
+                                  "Qual é a política de férias do time?", "社員食堂の今週のメニューは何ですか",
+                                  "Can we ship a release on Friday?", "retry storm backoff"])
+def test_no_hidden_note_is_listed_under_the_floor_and_one_successor_chunk_inherits(example, query):
+    """A new user's off-topic question listed a superseded note "hidden" at 0.0048, under the floor of 0.006 (its
+    successor was a hit, and a note a hit replaces was listed however it ranked); and every chunk of that
+    successor carried the old note's relevance, so an off-topic answer showed the whole note at 0.13."""
+    result = _search(example, query)
+    for n in (result.hidden or {}).get("notes", []):
+        assert n["relevance"] is None or n["relevance"] >= result.min_relevance, (query, n)
+    inherited = [h.path for h in result.hits if "inherited" in (h.trace or {}).get("relevance", {})]
+    assert len(inherited) == len(set(inherited)), (query, inherited)

@@ -106,3 +106,21 @@ def test_text_starts_at_the_first_paragraph_after_any_keys(keys, prose, heading,
     body = (["# " + prose[0]] if heading else []) + prose
     lines = [f"{k}: v" for k in keys] + [""] * blank_lines + body
     assert text_start(lines) == len(keys) + blank_lines
+
+
+@pytest.mark.parametrize("start", STARTS)
+@pytest.mark.parametrize("blank", ["\n", "\n\n", "\n \n\t\n"])
+def test_a_rule_above_a_notes_text_is_not_unclosed_frontmatter(vault, start, blank):
+    """``---``, a blank line, then the text: Obsidian shows a rule and no properties; the check called it
+    frontmatter never closed (FM004) even in a folder with no type."""
+    text = "---\n" + blank + start + "\nMore text, with a colon: here.\n\nSecond paragraph.\n"
+    note = parse_text("docs/notes/x.md", text)
+    assert note.fm_state == "none" and note.body == text and not note.diagnostics
+    vault.write("docs/notes/x.md", text)
+    assert vault.check().code == 0
+
+
+@pytest.mark.parametrize("text", ["---\ntitle: x\n\n# Heading\n\nText.\n", "---\n\ntitle: x\n\n# Heading\n\nText.\n",
+                                  "---\n\n- a\n- b\n\n# Heading\n\nText.\n", "---\n\n# comment\ntitle: x\n\nProse. More prose.\n"])
+def test_a_block_with_any_yaml_in_it_is_still_frontmatter_never_closed(text):
+    assert parse_text("docs/notes/x.md", text).diagnostics[0].code == "FM004"

@@ -143,3 +143,34 @@ def test_a_near_name_beside_the_config_is_no_error(make_vault):
     v = make_vault({".vaultsync.yaml": "vault: docs\n", ".vaultsync.yml": "old: 1\n", "docs/a.md": "# a\n"})
     v.commit()
     assert v.check().code == 0 and v.check("--staged").code == 0
+
+
+@pytest.mark.slow
+def test_a_committed_vaultsync_package_never_runs_from_a_hook_or_a_background_sync(vault: Vault, model_env,
+                                                                                   tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A commit adding a top-level ``vaultsync/`` package ran its code at the next pull: the hooks ran
+    ``python -m vaultsync`` in the worktree, whose folder Python puts first on ``sys.path``."""
+    marker = tmp_path / "payload-ran"
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", "Use SQLite", body="We keep the ledger in SQLite.\n"))
+    vault.commit("init")
+    res = subprocess.run([sys.executable, "-P", "-m", "vaultsync", "install"], cwd=vault.root, capture_output=True,
+                         text=True)
+    assert res.returncode == 0, res.stderr
+    vault.git("checkout", "-qb", "pr")
+    payload = f"from pathlib import Path\nPath({str(marker)!r}).write_text('ran')\n"
+    vault.write("vaultsync/__init__.py", payload)
+    vault.write("vaultsync/__main__.py", payload)
+    vault.write("docs/adrs/ADR-0002.md", adr("ADR-0002", "Use Kafka", body="Events go through Kafka.\n"))
+    vault.commit("pr: notes tooling")  # post-commit hook
+    vault.git("checkout", "-q", "main")  # post-checkout hook
+    vault.git("merge", "-q", "pr")  # post-merge hook
+    res = subprocess.run([sys.executable, "-P", "-m", "vaultsync", "sync", "--background"], cwd=vault.root,
+                         capture_output=True, text=True, timeout=120)  # the pre-commit framework's stage
+    assert res.returncode == 0, res.stderr
+    res = subprocess.run([sys.executable, "-P", "-m", "vaultsync", "sync", "--wait", "120"], cwd=vault.root,
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    found = subprocess.run([sys.executable, "-P", "-m", "vaultsync", "search", "Kafka", "--no-daemon"], cwd=vault.root,
+                           capture_output=True, text=True, timeout=300)
+    assert "ADR-0002" in found.stdout, found.stdout + found.stderr  # the hooks' syncs ran, the installed code
+    assert not marker.exists()

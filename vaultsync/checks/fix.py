@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vaultsync.checks.fix_text import Fix, by_hand, fixed_note
+from vaultsync.checks.frontmatter import schema_allows_status
 from vaultsync.checks.lifecycle import (
     back_reference,
     cycle_edges,
@@ -57,7 +58,8 @@ def plan_fixes(vault: Vault, only: set[str] | None = None) -> list[Fix]:
             fixes.append(Fix(e.newer, "supersedes", back_reference(vault, e.older, e.newer)))
         older = vault.notes[e.older]
         if older.fm_state == "mapping" and not status_superseded(older.frontmatter) \
-                and Fix(e.older, "status", "superseded") not in fixes:
+                and Fix(e.older, "status", "superseded") not in fixes \
+                and schema_allows_status(vault.config, vault.root, e.older, "superseded"):
             fixes.append(Fix(e.older, "status", "superseded"))  # SS004 (asked of a note with frontmatter only)
     # a field LC001 cannot read is mended by hand first, as check asks no back-reference of it (SS002)
     return [f for f in fixes if f.ref is not None and (f.path, f.field) not in broken and (only is None or f.path in only)

@@ -7,11 +7,12 @@ Only the link's own characters change. An edit is made only where the link stand
 line and column, and it is verified by parsing the new text: the note's links must be the old ones with
 exactly these rewritten, and its frontmatter the old one with the same rewrites inside its strings (a new
 name that a quoted YAML string cannot hold as it is is left, and named with the reason). A note's link
-edits that pass are made in one atomic write; BOM and CRLF line ends are kept.
+edits that pass are made in one atomic write; a BOM and every line end (LF, CRLF, CR) are kept.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ from vaultsync.checks.suggest import Suggester
 from vaultsync.vault.note import parse_text
 from vaultsync.vault.resolve import LinkIndex
 from vaultsync.vault.vault import Vault
+
+_BREAK = re.compile(r"(\r\n|\r|\n)")  # a line end, kept by split
 
 
 @dataclass(frozen=True)
@@ -54,9 +57,11 @@ def plan_link_fixes(vault: Vault, previous: LinkIndex | None, renamed: dict[str,
 
 
 def fixed_links(path: str, text: str, fixes: list[LinkFix]) -> str | None:
-    """``text`` (a note's, LF or CRLF line ends, no BOM) with ``fixes`` made, or None where one link does not
-    stand as written at its place or the parsed result differs from the old note by more than the rewrites."""
-    lines = text.split("\n")
+    """``text`` (a note's, no BOM) with ``fixes`` made, or None where one link does not stand as written at its
+    place or the parsed result differs from the old note by more than the rewrites. Lines are counted as the
+    checker counts them (LF, CRLF and a lone CR each end one), and each line's own end is kept."""
+    parts = _BREAK.split(text)
+    lines, ends = parts[0::2], parts[1::2]
     for fix in sorted(fixes, key=lambda f: (f.line, f.col), reverse=True):  # the last first: earlier places hold
         row = fix.line - 1
         written = _as_written(lines[row], fix) if 0 <= row < len(lines) else None
@@ -64,8 +69,8 @@ def fixed_links(path: str, text: str, fixes: list[LinkFix]) -> str | None:
             return None
         at, old, new = written
         lines[row] = lines[row][:at] + new + lines[row][at + len(old):]
-    new_text = "\n".join(lines)
-    before, after = parse_text(path, text.replace("\r\n", "\n")), parse_text(path, new_text.replace("\r\n", "\n"))
+    new_text = "".join(line + end for line, end in zip(lines, [*ends, ""], strict=True))
+    before, after = parse_text(path, _lf(text)), parse_text(path, _lf(new_text))
     rewrite = {f.old: f.new for f in fixes if f.field is not None}  # a body link changes no frontmatter
     made = {(f.line, f.col): f.new for f in fixes}
     expected = sorted(made.get((link.line, link.col), link.raw) for link in before.links)
@@ -82,7 +87,7 @@ def apply_link_fixes(root: Path, fixes: list[LinkFix]) -> dict[LinkFix, str | No
     raw = file.read_bytes()
     bom = raw.startswith(b"\xef\xbb\xbf")
     text = (raw[3:] if bom else raw).decode("utf-8")
-    why = {fix: _refusal(text, fix) for fix in fixes}
+    why = {fix: _refusal(text, fix, fixes) for fix in fixes}
     made = [fix for fix in fixes if why[fix] is None]
     new_text = fixed_links(fixes[0].path, text, made) if made else None
     if new_text is None:  # each reads back alone, not together: none is made
@@ -91,12 +96,15 @@ def apply_link_fixes(root: Path, fixes: list[LinkFix]) -> dict[LinkFix, str | No
     return why
 
 
-def _refusal(text: str, fix: LinkFix) -> str | None:
-    """Why ``fix`` alone cannot be made in ``text``, or None."""
-    line = text.split("\n")[fix.line - 1] if 0 < fix.line <= text.count("\n") + 1 else ""
+def _refusal(text: str, fix: LinkFix, fixes: list[LinkFix]) -> str | None:
+    """Why ``fix`` cannot be made in ``text``, or None: alone, or in the frontmatter with the fixes of the same
+    link elsewhere in it (``supersedes`` and ``related`` naming one note: YAML reads both back rewritten)."""
+    lines = _BREAK.split(text)[0::2]
+    line = lines[fix.line - 1] if 0 < fix.line <= len(lines) else ""
     if _as_written(line, fix) is None:
         return "the link no longer stands as written there"
-    if fixed_links(fix.path, text, [fix]) is not None:
+    alike = [f for f in fixes if f.field is not None and f.old == fix.old] if fix.field is not None else [fix]
+    if fixed_links(fix.path, text, alike) is not None:
         return None
     return (f"frontmatter '{fix.field}' would not read back with it: a quoted YAML string cannot hold it as it is"
             if fix.field is not None else "the note would not read back with it as written")
@@ -132,6 +140,11 @@ def _quote_at(line: str, at: int) -> str:
             quote = ""
         i += 1
     return quote
+
+
+def _lf(text: str) -> str:
+    """``text`` with its line ends as the checker reads them (:func:`vaultsync.vault.note.decode`)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _single(text: str) -> str:

@@ -85,6 +85,20 @@ def declared_keys(config: Config, root: Path, note: Note) -> frozenset[str]:
     return frozenset(properties) if isinstance(properties, dict) else frozenset()
 
 
+def schema_allows_status(config: Config, root: Path, path: str, value: str) -> bool:
+    """Whether the schema of the note at ``path`` lets ``status`` be ``value`` (a type whose statuses are
+    ``open``/``closed`` has no ``superseded``: SS004 and ``--fix`` do not ask for it). True where the
+    schema names no status values or cannot load (its own error says so)."""
+    spec = config.type_for(path)
+    try:
+        properties = _validator(config, root, spec).schema.get("properties") if spec is not None else None
+    except (FileNotFoundError, ValueError):
+        return True
+    status = properties.get("status") if isinstance(properties, dict) else None
+    enum = status.get("enum") if isinstance(status, dict) else None
+    return not isinstance(enum, list) or value in enum
+
+
 def _validator(config: Config, root: Path, spec: TypeSpec) -> Any:
     """The JSON Schema validator of a type. Raises FileNotFoundError / ValueError: its schema cannot load."""
     if spec.schema in config.schema_problems:

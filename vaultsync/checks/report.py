@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import ClassVar, TextIO
 
-from vaultsync.diagnostics import ERROR, Diagnostic
+from vaultsync.diagnostics import ERROR, Diagnostic, terminal_safe
 
 REPORTERS: dict[str, type[Reporter]] = {}
 
@@ -55,8 +55,10 @@ class TextReporter(Reporter):
 
 def github_escape(value: str, prop: bool = False) -> str:
     """``value`` as a GitHub Actions workflow command holds it: ``%``, CR and LF escaped (a line break would
-    start a command of its own), and ``:`` and ``,`` too in a property (``file=…,title=…``)."""
-    value = value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    start a command of its own), and ``:`` and ``,`` too in a property (``file=…,title=…``); every other
+    control character a terminal acts on (ESC, OSC, C1) written as an escape, as the text format does: a
+    committed file name must not drive a CI log's viewer."""
+    value = terminal_safe(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     return value.replace(":", "%3A").replace(",", "%2C") if prop else value
 
 

@@ -19,7 +19,8 @@ from typing import Any
 import jsonschema
 from referencing import Registry, Resource
 
-from vaultsync.checks.ecma_regex import PATTERN_TIMEOUT_S, is_ecma_regex, pattern_search
+from vaultsync.checks import keywords
+from vaultsync.checks.ecma_regex import is_ecma_regex
 from vaultsync.checks.quickschema import quick_check
 from vaultsync.checks.schema_shape import dangling_ref, ecma_pattern_properties, json_depth
 from vaultsync.diagnostics import Diagnostic, advise, closest, cut, shown
@@ -45,25 +46,8 @@ _SCHEMA_FORMATS = jsonschema.FormatChecker({**_SCHEMA_FORMATS.checkers})
 _SCHEMA_FORMATS.checks("regex")(is_ecma_regex)  # ... its patterns read as ECMA-262, as validation reads them
 
 
-_GAVE_UP = "the schema's pattern"
-
-
-def _pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Any:
-    """The ``pattern`` keyword read as ECMA-262, a custom schema's under a time limit
-    (:func:`~vaultsync.checks.ecma_regex.pattern_search`)."""
-    if not validator.is_type(instance, "string"):
-        return
-    try:
-        found = pattern_search(pattern)(instance)
-    except TimeoutError:
-        yield jsonschema.ValidationError(f"{_GAVE_UP} {pattern!r} gave up on this value after "
-                                         f"{PATTERN_TIMEOUT_S:g} s: it backtracks without end (simplify it)")
-        return
-    if not found:
-        yield jsonschema.ValidationError(f"{shown(instance)} does not match {pattern!r}")
-
-
-_Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _pattern})
+_Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator,
+                                        {"pattern": keywords.pattern, "uniqueItems": keywords.unique_items})
 
 
 @_FORMATS.checks("vault-date")
@@ -319,7 +303,7 @@ def _message(err: jsonschema.ValidationError, note: Note) -> tuple[tuple[Any, ..
         if fmt == "date-time":
             return path, f"{name}: {_describe(value)} is not a valid date-time (RFC 3339: 2024-01-31T09:30:00Z)", False
         return path, f"{name}: {_describe(value)} is not a valid {fmt}", False
-    if kw == "pattern" and err.message.startswith(_GAVE_UP):
+    if kw == "pattern" and err.message.startswith(keywords.GAVE_UP):
         return path, f"{name}: {err.message}", False
     if kw == "pattern" and value == "":
         return path, f"{name}: should be non-empty", False

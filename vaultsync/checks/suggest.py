@@ -39,6 +39,7 @@ _ID_LIKE = re.compile(r"^[A-Za-z]{2,}-?[0-9]+$")
 _ID_HEAD = re.compile(r"^([A-Za-z]{2,}-?[0-9]+)[-_ .]")  # an id-like start, then more of the name
 
 
+_MD_TEXT = re.compile(r"([][|\\])")  # escaped in a Markdown link's text
 _NOT_IN_WIKILINKS = "#|[]"  # a WikiLink naming a file whose name holds one reads a heading, an alias or no link
 
 
@@ -55,7 +56,9 @@ def rebuild(link: WikiLink, target: str) -> str:
         alias = ("\\|" if escaped else "|") + link.alias if link.alias is not None else ""
         return f"{'!' if link.embed else ''}[[{target}{sub}{alias}]]"
     if wikilink:  # `RULE #1.md`: a WikiLink would read a heading, a Markdown link can name it
-        text = f"{'!' if link.embed else ''}[{link.alias if link.alias is not None else posixpath.basename(target)}]"
+        # `\|`: a bare bar ends a table cell (GFM splits a row before reading links); `\[`, `\]` end the text
+        shown_text = _MD_TEXT.sub(r"\\\1", link.alias if link.alias is not None else posixpath.basename(target))
+        text = f"{'!' if link.embed else ''}[{shown_text}]"
         sub = _past_the_name(link, target) if link.heading is not None else sub
     else:  # a Markdown link: its text kept
         text = link.raw[:link.raw.find("](") + 1]

@@ -5,6 +5,7 @@ advice ``check --fix`` can follow (:mod:`vaultsync.checks.fix`)."""
 from __future__ import annotations
 
 from vaultsync.checks.fix import back_reference_advice, status_advice
+from vaultsync.checks.frontmatter import schema_allows_status
 from vaultsync.checks.lifecycle import (
     Supersession,
     cycle_edges,
@@ -70,7 +71,8 @@ def check_supersession(vault: Vault) -> list[Diagnostic]:
     for path in sorted(superseded):
         note = vault.notes[path]
         status = normalised_frontmatter(note.frontmatter).get("status")
-        if note.fm_state == "mapping" and not status_superseded(note.frontmatter):
+        if note.fm_state == "mapping" and not status_superseded(note.frontmatter) \
+                and schema_allows_status(vault.config, vault.root, path, "superseded"):
             line, col = note.position(("status",))
             said = "missing" if status is None else f"'{status}'" if isinstance(status, str) else f"{status!r}"
             written = next((k for k, name in key_variants(note.frontmatter) if name == "status"), None)

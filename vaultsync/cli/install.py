@@ -78,9 +78,10 @@ def run(args: argparse.Namespace) -> int:
 def _set_alias(repo: pygit2.Repository) -> None:
     """``git memsearch``: this interpreter's ``vaultsync`` script when it has one beside it (it starts ~4 ms
     sooner than ``python -m``, which loads runpy), else ``python -m vaultsync``; either way this install,
-    run in the folder ``git memsearch`` was called from."""
+    run in the folder ``git memsearch`` was called from (``-P``: without that folder on ``sys.path``, where a
+    committed ``vaultsync/`` package would be imported first)."""
     script = Path(sys.executable).parent / "vaultsync"
-    command = shlex.quote(str(script)) if os.access(script, os.X_OK) else f"{shlex.quote(sys.executable)} -m vaultsync"
+    command = shlex.quote(str(script)) if os.access(script, os.X_OK) else f"{shlex.quote(sys.executable)} -P -m vaultsync"
     # git runs a shell alias from the top folder and names the folder it was called from in GIT_PREFIX:
     # going back there first reads --scope and other paths as `vaultsync search` would read them there
     repo.config["alias.memsearch"] = f'!cd "./$GIT_PREFIX" && exec {command} search'

@@ -20,13 +20,13 @@ def add_parser(sub: argparse._SubParsersAction, name: str, help_text: str) -> No
 
 def run(args: argparse.Namespace) -> int:
     from vaultsync.cli.memory_common import commit_written, parse_sets, report_uncommitted, report_written, run_memory
-    from vaultsync.memory.promote import promote
+    from vaultsync.memory.promote import promote, promoted_message
 
     def action(ws) -> int:  # type: ignore[no-untyped-def]
         written = promote(ws, args.path, args.type_name, args.title, parse_sets(args.set))
         report_written(written)
         if args.commit:
-            commit_written(ws, written.changed, f"{written.memory_id}: promoted from {args.path}")  # the removal too
+            commit_written(ws, written.changed, promoted_message(written))  # the removal too
         report_uncommitted(args.commit)
         return 0
 

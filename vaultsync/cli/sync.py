@@ -50,7 +50,9 @@ def spawn_detached(args: list[str], log: Path) -> None:
             kwargs["start_new_session"] = True
         else:  # pragma: no cover - Windows
             kwargs["creationflags"] = 0x00000008 | 0x00000200  # DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP
-        kwargs["env"] = no_git_env()  # the hook's GIT_DIR, GIT_INDEX_FILE, ... must not reach the sync
+        # the hook's GIT_DIR, GIT_INDEX_FILE, ... must not reach the sync; PYTHONSAFEPATH: `-m` run in the
+        # worktree must not import a committed vaultsync/ package before the installed one (ADR-0032)
+        kwargs["env"] = no_git_env(PYTHONSAFEPATH="1")
         subprocess.Popen([sys.executable, "-m", "vaultsync", *args], **kwargs)  # noqa: S603
 
 

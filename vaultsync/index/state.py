@@ -9,14 +9,16 @@ import traceback
 
 from vaultsync.index.layout import IndexLayout
 
+# each key the status reads, with the JSON types its value may have (another value is dropped as unreadable)
+_KINDS: dict[str, tuple[type, ...]] = {"last_run": (int, float), "last_error_at": (int, float),
+                                       "last_seconds": (int, float), "last_status": (str,), "last_commit": (str,),
+                                       "last_error": (str,), "warnings": (list,)}
+
 
 def write_state(layout: IndexLayout, **values: object) -> None:
-    """Merge ``values`` into ``state.json`` (last run, last error) atomically."""
+    """Merge ``values`` into ``state.json`` (last run, last error) atomically; a damaged file is replaced."""
     layout.dir.mkdir(parents=True, exist_ok=True)
-    try:
-        state = json.loads(layout.state.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        state = {}
+    state = read_state(layout)
     state.update(values)
     tmp = layout.state.with_suffix(".tmp")
     try:
@@ -28,11 +30,20 @@ def write_state(layout: IndexLayout, **values: object) -> None:
 
 
 def read_state(layout: IndexLayout) -> dict[str, object]:
-    """``state.json`` as a dict (empty when absent)."""
+    """``state.json`` as a dict: empty when absent or not a JSON object, without a known key whose value
+    has another type (a file some other program wrote: ``[1, 2]``, ``{"warnings": 5}``)."""
     try:
-        return json.loads(layout.state.read_text(encoding="utf-8"))
+        state = json.loads(layout.state.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+    if not isinstance(state, dict):
+        return {}
+    for key, kinds in _KINDS.items():
+        value = state.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)
+                                  or (key == "warnings" and not all(isinstance(w, str) for w in value))):
+            del state[key]
+    return state
 
 
 def format_exception(exc: BaseException) -> str:

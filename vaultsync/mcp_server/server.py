@@ -37,6 +37,7 @@ from vaultsync.memory.create import Written, create
 from vaultsync.memory.errors import MemoryWriteError
 from vaultsync.memory.lookup import find_note
 from vaultsync.memory.promote import promote as promote_note
+from vaultsync.memory.promote import promoted_message
 from vaultsync.memory.supersede import commit_message, supersede_with_new
 from vaultsync.memory.supersede import supersede as supersede_notes
 from vaultsync.memory.view import note_view
@@ -290,7 +291,7 @@ def build_server(root: Path) -> MCPServer:
     ) -> dict[str, Any]:
         ws = workspace(commit)
         written = _call(lambda: promote_note(ws, path, type, title))
-        return _call(lambda: _committed(ws, written, commit, f"{written.memory_id}: promoted from {path}"))
+        return _call(lambda: _committed(ws, written, commit, promoted_message(written)))
 
     @server.tool(description="The revalidation queue, most important first: notes expiring soon, not validated "
                              "for longer than their type allows, below the search confidence threshold, or "

@@ -76,3 +76,8 @@ def _unstage_if_new(ws: Workspace, rel: str) -> None:
         in_head = False
     if not in_head:
         run_git(["--literal-pathspecs", "rm", "--cached", "--quiet", "--ignore-unmatch", "--", rel], ws.root)
+
+
+def promoted_message(written: Written) -> str:
+    """The commit message of a promotion, naming the scratch path as resolved (``changed[1]``), not as asked."""
+    return f"{written.memory_id}: promoted from {written.changed[1]}"

@@ -5,7 +5,7 @@ and the supersession step (on the query vectors the first pass computed), for at
 :data:`HIDDEN_MIN_NOTES` hits; the notes of the hits it delivers (the relevance floor and the cut applied) that
 the filters removed, and whose best relevance reaches the floor on its own (a note under it answers nothing,
 so it matched nothing), are the candidates, each with every reason and the flags that show it. A superseded note
-names its successor, and a note a hit replaces is a candidate too. What is reported is what the search itself
+names its successor, and a note a hit replaces is a candidate too (unless that pass ranked it under the floor). What is reported is what the search itself
 answers when every flag of the report is followed at once (:func:`followed`): lifting every filter together
 ranks notes among others that the flags do not bring back, so a candidate that search does not show is left
 out, until the flags of what is left show all of it.
@@ -67,6 +67,8 @@ def hidden_matches(ctx: Context, cands: Candidates, shown: set[str],
              and (r is None or r >= ctx.opts.min_relevance)}
     # a hit that stands in for a superseded note says that note matched, however deep the pass ranked it
     for old in dict.fromkeys(h.replaces for h in cands.hits if h.replaces and h.replaces not in found):
+        if (r := best.get(old)) is not None and r < ctx.opts.min_relevance:  # ranked, and under the floor
+            continue
         row = ctx.index.db.execute("SELECT path, memory_id, type, confidence FROM notes WHERE path = ?",
                                    (old,)).fetchone()
         if row is not None and old in ctx.excluded:

@@ -20,6 +20,7 @@ from typing import Any
 
 from vaultsync.diagnostics import Diagnostic, shown
 from vaultsync.resources import data_dir, model_names
+from vaultsync.vault.glob import compile_glob
 from vaultsync.vault.schema_words import branch_errors, dotted, expected_shape, yaml_shape
 from vaultsync.vault.yamlload import YamlProblem, load_yaml
 
@@ -95,7 +96,7 @@ class Config:
     def is_ephemeral(self, path: str) -> str | None:
         """The first ephemeral glob matching ``path``, or None."""
         for pattern in self.ephemeral:
-            if _glob_regex(pattern).fullmatch(path):
+            if compile_glob(pattern).match(path):
                 return pattern
         return None
 
@@ -110,43 +111,6 @@ def _norm_folder(folder: str) -> str:
 
 
 @lru_cache(maxsize=256)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """Translate a gitignore-like glob (``**`` crosses folders, ``*`` does not) to a regex."""
-    pattern = pattern.lstrip("/")
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            end = pattern.find("]", i + 1)
-            if end < 0:
-                out.append(re.escape(c))
-                i += 1
-            else:
-                body = pattern[i + 1:end].replace("\\", "\\\\")
-                out.append("[^" + body[1:] + "]" if body.startswith("!") else "[" + body + "]")
-                i = end + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    # DOTALL: a name may hold a line break, and git's globs match it like any other character
-    if "/" not in pattern.rstrip("/"):  # a bare name matches at any depth, like .gitignore
-        return re.compile("(?:.*/)?" + "".join(out) + "(?:/.*)?", re.DOTALL)
-    return re.compile("".join(out) + "(?:/.*)?", re.DOTALL)
-
-
 @lru_cache(maxsize=1)
 def _schema_bytes() -> bytes:
     return (data_dir("schemas") / "config.schema.json").read_bytes()
@@ -216,7 +180,7 @@ def _check_values(data: dict[str, Any], positions: dict[tuple[Any, ...], tuple[i
 
     for i, pattern in enumerate(data.get("ephemeral") or []):
         try:
-            _glob_regex(pattern)
+            compile_glob(pattern)
         except re.error as exc:
             fail(("ephemeral", i), f"invalid glob {pattern!r} ({exc})")
     index = data.get("index") or {}

@@ -23,7 +23,7 @@ from vaultsync.vault.fields import key_variants
 from vaultsync.vault.headings import Heading, block_ids, find_headings
 from vaultsync.vault.mdlinks import iter_markdown_links
 from vaultsync.vault.scalars import Finding
-from vaultsync.vault.unclosed import closed_in_body, invisible, never_closed, visible
+from vaultsync.vault.unclosed import closed_in_body, invisible, never_closed, thematic_break, visible
 from vaultsync.vault.wikilinks import WikiLink, frontmatter_links, iter_links
 from vaultsync.vault.yamlload import YamlProblem, load_yaml, yaml_positions
 
@@ -245,6 +245,8 @@ def parse_text(path: str, text: str) -> Note:
         return note
     close = _closing_line(text, opened)
     if close is None:
+        if thematic_break(text):  # `---`, a blank line, the text: a rule above it, as Obsidian reads it
+            return note
         note.fm_state = "invalid"
         note.diagnostics.append(never_closed(path, text))
         return note

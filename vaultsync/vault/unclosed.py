@@ -63,6 +63,20 @@ def _text_like(line: str) -> bool:
     return not (line == "-" or line.startswith(("- ", "-\t", "...", "<<<<<<<", "=======", ">>>>>>>")))  # conflicts
 
 
+def thematic_break(text: str) -> bool:
+    """Whether a note's opening ``---`` that no line closes is a Markdown rule, not frontmatter: a blank line
+    follows it, nothing but blank lines stands before the note's text starts (:func:`text_start`) or the
+    file ends, and the text's first paragraph holds no key. No YAML: Obsidian shows such a note as a rule
+    above its text, with no properties."""
+    lines = text.split("\n")[1:]
+    start = text_start(lines)
+    head = lines if start is None else lines[:start]
+    if not head or any(line.strip() for line in head):
+        return False
+    paragraph = [] if start is None else lines[start:lines.index("", start) if "" in lines[start:] else None]
+    return not any(_KEY.match(line) and not _sentence_key(line) for line in paragraph)  # `# comment` over keys
+
+
 def never_closed(path: str, text: str) -> Diagnostic:
     """FM004 for frontmatter with no closing ``---`` line. A line that reads ``---`` beside an invisible
     character or a space (a non-breaking space, U+FEFF) is named, as the opening one is; else, where the

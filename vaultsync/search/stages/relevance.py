@@ -11,8 +11,8 @@ BM25 coverage of the vault and of the chunk (IDF-weighted units, as
 features and the probability go into the trace (``relevance``), which is also what the
 model is trained from (``training/relevance``). A successor standing in for a superseded note
 (:mod:`vaultsync.search.stages.supersede`) is as relevant as the old note's best chunk, at
-least: the old note matched the query and the new one is what replaces it (not a chunk that holds only
-a name). A chunk holding only its note's name (:func:`name_only`) is scaled by :data:`NAME_ONLY_FACTOR`. A chunk of a note the
+least, in its own best-ranked chunk: the old note matched the query and the new one is what replaces it
+(not a chunk that holds only a name). A chunk holding only its note's name (:func:`name_only`) is scaled by :data:`NAME_ONLY_FACTOR`. A chunk of a note the
 query names by ``memory_id``, or of its successor, is at least :data:`vaultsync.search.named.NAMED_RELEVANCE`.
 """
 
@@ -88,15 +88,19 @@ def name_only(row: dict[str, Any]) -> bool:
 
 
 def _inherited(ctx: Context, cands: Candidates, rowids: list[int], model: RelevanceModel) -> dict[int, float]:
-    """Successor chunk rowid → the best relevance among the :data:`INHERITED_FROM` best-ranked chunks of the
-    superseded note it stands in for, as
+    """The successor's best-ranked chunk (with content) → the best relevance among the :data:`INHERITED_FROM`
+    best-ranked chunks of the superseded note it stands in for (its other chunks keep their own: one answers
+    for the old note, and the adaptive cut judges the rest), as
     a search that showed that note would give it (its words are not "filtered out": the successor stands
     for it). A chunk holding only a name (:func:`name_only`: an empty section of a successor accepted before
     it was written) inherits nothing: it answers nothing, and had led a search with a bare ``## Decision``."""
     old_best: dict[int, list[int]] = {}  # successor chunk → the old note's best chunks
+    heirs: set[str] = set()  # successors whose best-ranked chunk with content inherits (one chunk each)
     for rowid in rowids:
-        old = cands.replaced.get(cands.rows[rowid]["path"])
-        if old is not None and not name_only(cands.rows[rowid]):
+        path = cands.rows[rowid]["path"]
+        old = cands.replaced.get(path)
+        if old is not None and path not in heirs and not name_only(cands.rows[rowid]):
+            heirs.add(path)
             chunks = ctx.index.note_chunks(old)
             if best := sorted(chunks, key=lambda r: -cands.chunk_scores.get(r, -1e9))[:INHERITED_FROM]:
                 old_best[rowid] = best
