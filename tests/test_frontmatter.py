@@ -9,7 +9,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from conftest import adr, run_cli
+from conftest import CONFIG, adr, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -1078,3 +1078,24 @@ def test_vc002_one_term_in_two_unicode_spellings_is_named(vault, first, second, 
 
 
 CONFIG_WITH = ("vault: docs\ntypes:\n  adr: {{folder: docs/adrs}}\nvocabulary:\n  tags: [{terms}, ops, security]\n")
+
+
+@pytest.mark.parametrize("folder, type_name", [("docs/adrs", "adr"), ("docs/incidents", "incident"), ("docs/rules", "rule")])
+def test_a_missing_type_is_named_from_the_folder(vault, folder, type_name):
+    """SC002 said only "missing required field 'type'" where the folder decides which type the note is."""
+    vault.write(f"{folder}/X-0001.md", adr("X-0001").replace("type: adr\n", ""))
+    said = [line for line in vault.check().lines if "SC002" in line and "'type'" in line]
+    assert said and said[0].endswith(f"missing required field 'type': {folder}/ holds {type_name} notes — "
+                                     f"add type: {type_name}"), said
+
+
+@pytest.mark.parametrize("term, field, home", [("design-system", "tags", "projects"), ("checkout", "tags", "projects"),
+                                               ("ios", "projects", "tags"), ("Caf\u00e9", "projects", "tags")])
+def test_a_term_of_another_vocabulary_says_where_it_belongs(vault, term, field, home):
+    """A `projects` term under `tags` was told only the tags it may be, with no word of the list it is in."""
+    vault.write(".vaultsync.yaml", CONFIG.replace("  tags: [database, search, ops, security]\n",
+                                                  "  tags: [database, ios, Cafe\u0301]\n"
+                                                  "  projects: [design-system, checkout]\n"))
+    vault.write("docs/adrs/ADR-0001.md", adr("ADR-0001", extra=f"{field}: [{term}]\n"))
+    said = [line for line in vault.check().lines if "VC001" in line]
+    assert len(said) == 1 and f"is a term of {home}: move it there" in said[0], said

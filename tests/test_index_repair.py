@@ -205,6 +205,8 @@ def test_a_hook_sync_stopped_by_its_timeout_is_an_error_not_running(vault, model
     text = subprocess.run([sys.executable, "-m", "vaultsync", "status"], cwd=vault.root, capture_output=True,
                           text=True, check=True).stdout
     assert "last error  SyncTimeout: sync timed out" in text and "a sync is running" not in text
+    assert "not by vaultsync" not in text  # its own sync stopped midway, not another program (an attacker's finding)
+    assert "index_problem" not in info or info["index_problem"].startswith("a sync stopped before it finished"), info
     subprocess.run([sys.executable, "-m", "vaultsync", "sync", "--quiet"], cwd=vault.root, check=True)
     info = status(vault.root)
     assert info["up_to_date"] and info["notes"] == 40 and not info["last_error"]

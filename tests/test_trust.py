@@ -1046,3 +1046,24 @@ def test_no_hidden_note_is_listed_under_the_floor_and_one_successor_chunk_inheri
         assert n["relevance"] is None or n["relevance"] >= result.min_relevance, (query, n)
     inherited = [h.path for h in result.hits if "inherited" in (h.trace or {}).get("relevance", {})]
     assert len(inherited) == len(set(inherited)), (query, inherited)
+
+
+@pytest.mark.parametrize("query, named, flag", [("ADR-0005", "ADR-0005", "--min-confidence 0.4"),
+                                                ("what does adr-0006 say?", "ADR-0006", "--include-expired"),
+                                                ("ADR-0005について教えて", "ADR-0005", "--min-confidence 0.4"),
+                                                ("[[ADR-0006]]", "ADR-0006", "--include-expired")])
+def test_a_note_asked_for_by_name_and_hidden_is_said_first(team, query, named, flag):
+    """`RULE-0003` (confidence 0.3) answered with two notes that merely cite it, unmarked: the note asked for
+    was only one line of the hidden list."""
+    _, s = team
+    result = _search(s, query)
+    said = [w for w in result.warnings if w.startswith(f"the note the query names, {named}, is hidden")]
+    assert len(said) == 1 and said[0].endswith(f"to show it: {flag}"), result.warnings
+    assert _search(s, query, **({"include_expired": True} if "expired" in flag else {"min_confidence": 0.4})
+                   ).hits[0].memory_id == named
+
+
+def test_a_named_superseded_note_its_successor_answers_is_no_warning(team):
+    _, s = team
+    result = _search(s, "ADR-0003")
+    assert result.hits[0].memory_id == "ADR-0004" and not [w for w in result.warnings if "query names" in w]

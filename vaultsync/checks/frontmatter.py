@@ -6,6 +6,7 @@ import difflib
 import math
 import unicodedata
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +48,9 @@ def check_frontmatter(config: Config, root: Path, note: Note) -> list[Diagnostic
         return [Diagnostic(note.path, 1, 1, "FM010", f"frontmatter is empty (required: {', '.join(_all_required(validator))})")]
     data = normalised_frontmatter(note.frontmatter, keys=False)  # the schema judges the keys as written
     found = _schema_findings(note, data, validator)
+    if "type" not in data:  # the folder says which: name it
+        found = [replace(d, message=f"{d.message}: {spec.folder}/ holds {spec.name} notes — add type: {spec.name}")
+                 if d.code == "SC002" and d.message == "missing required field 'type'" else d for d in found]
     declared = data.get("type")
     other = next((t for t in config.types if t.name == declared and t is not spec), None)
     if other is not None:  # a rule saved among the ADRs, or an ADR whose type: was mistyped
@@ -187,6 +191,11 @@ def _listed(terms: list[object], most: int = 10) -> str:
     return shown_terms + (f" and {len(terms) - most} more" if len(terms) > most else "")
 
 
+def canonical_term(term: object) -> str:
+    """A vocabulary term as compared: canonically equivalent Unicode (NFC) is one term."""
+    return unicodedata.normalize("NFC", str(term))
+
+
 def check_vocabulary(config: Config, note: Note) -> list[Diagnostic]:
     """Every term of a vocabulary-controlled field (``tags``, ``projects``, a single-valued ``owner``...) must
     be known, compared as canonically equivalent Unicode (NFC)."""
@@ -213,6 +222,10 @@ def check_vocabulary(config: Config, note: Note) -> list[Diagnostic]:
                 close = closest(term, map(str, allowed))
                 add = f"or add it to vocabulary.{key} in .vaultsync.yaml"
                 hint = f" (did you mean '{close}'? {add})" if close else f" (known: {_listed(allowed)}; {add})"
+                elsewhere = [k for k, terms in config.vocabulary.items()  # `design-system` under tags, not projects
+                             if k != key and canonical_term(term) in {canonical_term(t) for t in terms}]
+                if elsewhere:
+                    hint = f" ({shown(term)} is a term of {' and '.join(elsewhere)}: move it there{hint.replace(' (', '; ', 1)}"
                 line, col = note.position(where)
                 out.append(Diagnostic(note.path, line, col, "VC001", f"{name}: unknown term {shown(term)}{hint}"))
     return out

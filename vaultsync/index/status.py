@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 from vaultsync.git import head_commit_id, head_tree, workdir
@@ -69,9 +70,14 @@ def collect(repo: Any) -> dict[str, Any]:
                                          "every note again (embeddings come from the cache)")
     owner = read_owner(layout.lock)  # read, never taken: a colliding hook's sync must find the lock free
     alive = owner is not None and is_alive(owner)
+    state = read_state(layout)
+    error_at = float(state.get("last_error_at") or 0)  # type: ignore[arg-type]
     if meta and not alive and not as_left(layout.sqlite, layout.verified):  # a running sync writes them
-        info.setdefault("index_problem", "the index files changed since the last sync wrote them (not by "
-                                         "vaultsync); the next sync checks them and rebuilds a damaged index")
+        # a sync that stopped midway (killed, timed out, out of disk) left them so; else another program did
+        stopped = owner is not None or (state.get("last_error") and error_at >= _mtime(layout.verified))
+        why = "a sync stopped before it finished (last error below)" if stopped else \
+            "the index files changed since the last sync wrote them (not by vaultsync)"
+        info.setdefault("index_problem", f"{why}; the next sync checks them and rebuilds a damaged index")
     info["up_to_date"] = info["indexed_commit"] == head and head is not None and not info["unread"] \
         and "index_problem" not in info
     info["sync_running"] = alive
@@ -79,9 +85,7 @@ def collect(repo: Any) -> dict[str, Any]:
     record = read_progress(layout.progress, owner.pid, owner.started) if owner is not None else None
     if alive and record is not None:
         info["progress"] = {**record, "eta_s": eta_seconds(record), "text": describe(record)}
-    state = read_state(layout)
     info["last_error"] = state.get("last_error")
-    error_at = float(state.get("last_error_at") or 0)  # type: ignore[arg-type]
     if owner is not None and not alive and error_at < owner.started:
         kept = f" after {describe(record, eta=False)}, kept" if record is not None else ""
         info["last_error"] = (f"the sync started at {_iso(owner.started)} (pid {owner.pid}"
@@ -117,3 +121,11 @@ def unread_warning(paths: list[str]) -> str:
     named = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
     return (f"{len(paths)} note(s) of HEAD are not indexed: git has not fetched their content ({named}; a partial "
             "clone, or Git LFS: `git lfs pull`); the next `vaultsync sync` after they arrive reads them")
+
+
+def _mtime(path: Path) -> float:
+    """``path``'s modification time (seconds since the epoch), 0 when it is absent."""
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0

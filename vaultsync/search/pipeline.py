@@ -38,6 +38,7 @@ from vaultsync.search.deliver import deliver
 from vaultsync.search.handles import IndexHandles
 from vaultsync.search.hidden import hidden_matches
 from vaultsync.search.lifecycle import LifecyclePolicy
+from vaultsync.search.named import named_notes
 from vaultsync.search.options import SearchOptions
 from vaultsync.search.query import Query, parse_query
 from vaultsync.search.results import Hit, SearchResult
@@ -135,6 +136,12 @@ class Searcher(IndexHandles):
             warnings.append("the index holds no notes (is `vault:` in .vaultsync.yaml the folder of the notes?)"
                             if empty else "vector leg unavailable (no embeddings in the index): BM25 only")
         warnings.extend(unknown_filter_values(self.db, ctx.opts))
+        stood_in = {h.replaces for h in cands.hits if h.replaces}  # a named superseded note: its successor answers
+        asked = named_notes(ctx.query.text, self.note_names)[0] if hidden else []  # cands.named: the allowed only
+        for n in (hidden or {}).get("notes", []):  # the note asked for by name is hidden: say so
+            if n["path"] in asked and n["path"] not in stood_in:
+                warnings.append(f"the note the query names, {n['memory_id'] or n['path']}, is hidden by a filter "
+                                f"({n['reason']}) — to show it: {n['show_with']}")
         if cands.rerank_note:
             warnings.append(cands.rerank_note)
         if cands.hits and cands.hits[0].tokens > ctx.opts.budget:  # budget.cut keeps the first hit, whatever its size
