@@ -63,13 +63,15 @@ def test_reserved_leading_characters(vault, yaml_line, char):
     ("title: [[Foo]] and more", "2:8", None), ("parent: [[Ёлка]] (old)", "2:9", None),  # one link and text: one value
     ("see: [[A]], [[B]]", "2:6", '["[[A]]", "[[B]]"]'), ("see: [[A|a]],[[B#h]]", "2:6", '["[[A|a]]", "[[B#h]]"]'),
     ("ссылки: [[Ёлка]], [[Дом]], [[Сад]]", "2:9", '["[[Ёлка]]", "[[Дом]]", "[[Сад]]"]'),  # several: a list
+    # a field the built-in schema reads as a list is offered the list only: one text would be SC001 next
+    ("related: [[A]], [[B]]", "2:10", '["[[A]]", "[[B]]"]'), ("Supersedes: [[A]],[[B]]", "2:13", '["[[A]]", "[[B]]"]'),
 ])
 def test_unquoted_wikilinks_followed_by_text(vault, yaml_line, where, items):
     vault.write(P, f"---\n{yaml_line}\n---\n")
     res = vault.check()
     key, value = yaml_line.split(": ", 1)
-    fix = f'quote the whole value: {key}: "{value}"' if items is None else \
-        f'quote each link: {key}: {items} (or the whole value as one text: {key}: "{value}")'
+    text = "" if key.casefold() in ("related", "supersedes") else f' (or the whole value as one text: {key}: "{value}")'
+    fix = f'quote the whole value: {key}: "{value}"' if items is None else f"quote each link: {key}: {items}{text}"
     assert res.code == 1
     assert res.lines == [f"{P}:{where}: FM005 {key}: an unquoted [[WikiLink]] is read as a YAML list — {fix}"]
 

@@ -38,6 +38,7 @@ def _value_of(line: str) -> tuple[str, str, int] | None:
     return key, line[m.end():].rstrip(), m.end()
 
 
+LIST_FIELDS = frozenset({"supersedes", "related", "aliases", "tags", "projects"})  # lists in the built-in schema
 _KEY_MAX = 1024  # the longest implicit key YAML 1.2 allows (section 7.4.2), which PyYAML enforces
 _ANY_KEY = re.compile(r"(?:^[ \t]*(?:-[ \t]+)*|[{,][ \t]*)([^\s{},][^{},]*?):(?:\s|$)")  # a block or flow key
 
@@ -185,9 +186,11 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
             if value.startswith("[["):
                 links = link_texts(value)
                 if len(links) > 1:  # `related: [[A]], [[B]]`: a list was meant, most likely
+                    # (one text is no way out for a field the built-in schema reads as a list)
+                    text = "" if key.strip().casefold() in LIST_FIELDS else \
+                        f" (or the whole value as one text: {_fix(key, value)})"
                     return line, start, (f"{key}: an unquoted [[WikiLink]] is read as a YAML list — quote each link: "
-                                         f"{key}: [{', '.join(map(quote, links))}] (or the whole value as one "
-                                         f"text: {_fix(key, value)})")
+                                         f"{key}: [{', '.join(map(quote, links))}]{text}")
                 return line, start, (f"{key}: an unquoted [[WikiLink]] is read as a YAML list — quote the whole "
                                      f"value: {_fix(key, value)}")
             opened = _unclosed_quote_above(lines, line)
