@@ -220,12 +220,11 @@ def check_vocabulary(config: Config, note: Note) -> list[Diagnostic]:
                                                                          "in another Unicode spelling — remove one"))
             if isinstance(term, str) and unicodedata.normalize("NFC", term) not in allowed_set:
                 close = closest(term, map(str, allowed))
-                add = f"or add it to vocabulary.{key} in .vaultsync.yaml"
-                hint = f" (did you mean '{close}'? {add})" if close else f" (known: {_listed(allowed)}; {add})"
+                known = f"did you mean '{close}'? " if close else f"known: {_listed(allowed)}; "
                 elsewhere = [k for k, terms in config.vocabulary.items()  # `design-system` under tags, not projects
                              if k != key and canonical_term(term) in {canonical_term(t) for t in terms}]
-                if elsewhere:
-                    hint = f" ({shown(term)} is a term of {' and '.join(elsewhere)}: move it there{hint.replace(' (', '; ', 1)}"
+                move = f"{shown(term)} is a term of {' and '.join(elsewhere)}: move it there; " if elsewhere else ""
+                hint = f" ({move}{known}or add it to vocabulary.{key} in .vaultsync.yaml)"
                 line, col = note.position(where)
                 out.append(Diagnostic(note.path, line, col, "VC001", f"{name}: unknown term {shown(term)}{hint}"))
     return out

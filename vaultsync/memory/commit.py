@@ -15,7 +15,7 @@ NOT_COMMITTED = ("written, not committed: search finds it once it is committed (
 def commit_paths(ws: Workspace, paths: list[str], message: str) -> str:
     """Stage and commit ``paths`` only (other staged changes stay staged, uncommitted), each a literal path:
     no glob or pathspec magic of a name a committed config chose reaches git. ``message`` is made one line
-    (every run of white space or control characters one space): an argument an agent passed, quoted in it,
+    (every run of white space, line separators and control characters one space): an argument an agent passed, quoted in it,
     cannot add a paragraph of forged trailers (``Signed-off-by:``).
 
     A removed path is committed as a removal when git tracks it; an untracked one (a
@@ -28,7 +28,7 @@ def commit_paths(ws: Workspace, paths: list[str], message: str) -> str:
         MemoryWriteError: git refused (a failing hook, no identity); its output is in the message
             and the paths are unstaged again, as written.
     """
-    message = " ".join("".join(" " if unicodedata.category(c)[0] in "CZ" else c for c in message).split())
+    message = " ".join("".join(" " if unicodedata.category(c) == "Cc" else c for c in message).split())
     index = ws.repo.index
     index.read(False)
     existing = [p for p in paths if (ws.root / p).exists()]

@@ -5,10 +5,10 @@ and the supersession step (on the query vectors the first pass computed), for at
 :data:`HIDDEN_MIN_NOTES` hits; the notes of the hits it delivers (the relevance floor and the cut applied) that
 the filters removed, and whose best relevance reaches the floor on its own (a note under it answers nothing,
 so it matched nothing), are the candidates, each with every reason and the flags that show it. A superseded note
-names its successor, and a note a hit replaces is a candidate too (unless that pass ranked it under the floor). What is reported is what the search itself
-answers when every flag of the report is followed at once (:func:`followed`): lifting every filter together
-ranks notes among others that the flags do not bring back, so a candidate that search does not show is left
-out, until the flags of what is left show all of it.
+names its successor, and a note a hit replaces is a candidate too (unless that pass ranked it under the floor).
+What is reported is what the search itself answers when every flag of the report is followed at once
+(:func:`followed`): lifting every filter together ranks notes among others that the flags do not bring back,
+so a candidate that search does not show is left out, until the flags of what is left show all of it.
 """
 
 from __future__ import annotations
