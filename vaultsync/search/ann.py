@@ -75,12 +75,18 @@ class SqliteVectors:
                    most: int = EXACT_SCAN_ROWS) -> list[tuple[str, str, float]] | None:
         """The ``limit`` rows of ``kind`` (chunk or name) of the notes in ``paths`` nearest ``query_vector``,
         exactly: (id, path, cosine), best first, ties by id; None when those notes hold more than ``most``
-        rows (read no further than ``most + 1``). ``paths``: at most SQLite's variable limit (32,766)."""
+        rows (chunks are counted first on the ``chunks_path`` index, so such a filter reads no vector; names,
+        a few per note, are read no further than ``most + 1``). ``paths``: at most SQLite's variable limit."""
         marks = ",".join("?" * len(paths))
+        ordered = sorted(paths)
+        if kind == "chunk" and self._db.execute(  # counted on the chunks_path index alone: no vector is read
+                f"SELECT count(*) FROM (SELECT 1 FROM chunks WHERE path IN ({marks}) LIMIT ?)",
+                [*ordered, most + 1]).fetchone()[0] > most:
+            return None
         found = self._db.execute(
             # +model keeps SQLite on the path index: by (model, id) it would walk every vector of the model
             f"SELECT id, path, vector FROM vectors WHERE +model = ? AND kind = ? AND path IN ({marks}) LIMIT ?",
-            [self._model, kind, *sorted(paths), most + 1]).fetchall()
+            [self._model, kind, *ordered, most + 1]).fetchall()
         if len(found) > most:
             return None
         if not found:
