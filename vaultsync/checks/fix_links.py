@@ -20,7 +20,7 @@ from typing import Any
 from vaultsync.checks.fix import write_note
 from vaultsync.checks.links import renamed_link, resolve_links
 from vaultsync.checks.suggest import Suggester
-from vaultsync.vault.note import parse_text
+from vaultsync.vault.note import line_feeds, parse_text
 from vaultsync.vault.resolve import LinkIndex
 from vaultsync.vault.vault import Vault
 
@@ -70,7 +70,7 @@ def fixed_links(path: str, text: str, fixes: list[LinkFix]) -> str | None:
         at, old, new = written
         lines[row] = lines[row][:at] + new + lines[row][at + len(old):]
     new_text = "".join(line + end for line, end in zip(lines, [*ends, ""], strict=True))
-    before, after = parse_text(path, _lf(text)), parse_text(path, _lf(new_text))
+    before, after = parse_text(path, line_feeds(text)), parse_text(path, line_feeds(new_text))
     rewrite = {f.old: f.new for f in fixes if f.field is not None}  # a body link changes no frontmatter
     made = {(f.line, f.col): f.new for f in fixes}
     expected = sorted(made.get((link.line, link.col), link.raw) for link in before.links)
@@ -140,11 +140,6 @@ def _quote_at(line: str, at: int) -> str:
             quote = ""
         i += 1
     return quote
-
-
-def _lf(text: str) -> str:
-    """``text`` with its line ends as the checker reads them (:func:`vaultsync.vault.note.decode`)."""
-    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _single(text: str) -> str:

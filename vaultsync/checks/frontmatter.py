@@ -208,17 +208,17 @@ def check_vocabulary(config: Config, note: Note) -> list[Diagnostic]:
             items = [((key, i), f"{key}[{i}]", term) for i, term in enumerate(values)]
         else:
             continue
-        allowed_set = {unicodedata.normalize("NFC", str(a)) for a in allowed}  # é written as e + U+0301 is é
+        allowed_set = {canonical_term(a) for a in allowed}  # é written as e + U+0301 is é
         seen: dict[str, tuple[str, str]] = {}  # NFC term → (where first, as written there)
         for where, name, term in items:
             if isinstance(term, str):
-                canonical = unicodedata.normalize("NFC", term)
+                canonical = canonical_term(term)
                 before = seen.setdefault(canonical, (name, term))
                 if before[1] != term:  # the same term as written twice is the schema's uniqueItems
                     line, col = note.position(where)
                     out.append(Diagnostic(note.path, line, col, "VC002", f"{name}: {shown(term)} repeats {before[0]} "
                                                                          "in another Unicode spelling — remove one"))
-            if isinstance(term, str) and unicodedata.normalize("NFC", term) not in allowed_set:
+            if isinstance(term, str) and canonical_term(term) not in allowed_set:
                 close = closest(term, map(str, allowed))
                 known = f"did you mean '{close}'? " if close else f"known: {_listed(allowed)}; "
                 elsewhere = [k for k, terms in config.vocabulary.items()  # `design-system` under tags, not projects

@@ -204,7 +204,7 @@ def decode(path: str, data: bytes) -> tuple[str | None, Diagnostic | None]:
     except UnicodeDecodeError as exc:
         # valid up to the error; lines and columns as the decoded text would count them (characters,
         # lone CRs as line breaks, no BOM)
-        before = data[:exc.start].decode("utf-8").removeprefix(_BOM).replace("\r\n", "\n").replace("\r", "\n")
+        before = line_feeds(data[:exc.start].decode("utf-8").removeprefix(_BOM))
         line, col = before.count("\n") + 1, len(before) - before.rfind("\n")
         byte = data[exc.start]
         return None, Diagnostic(
@@ -214,8 +214,13 @@ def decode(path: str, data: bytes) -> tuple[str | None, Diagnostic | None]:
     if text.startswith(_BOM):
         text = text[1:]
     if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")  # lone CR (old Mac) is a line break too
+        text = line_feeds(text)
     return text, None
+
+
+def line_feeds(text: str) -> str:
+    """``text`` with every line end a LF, as notes are read: CRLF, and a lone CR (old Mac) too."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def parse_note(path: str, data: bytes) -> Note:
