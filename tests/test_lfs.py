@@ -74,6 +74,21 @@ def test_check_says_when_the_lfs_content_is_not_in_the_clone(vault):
     assert res.lines[0].startswith("docs/adrs/ADR-0001.md:") and "FM015" in res.lines[0] and "git lfs pull" in res.lines[0]
 
 
+@pytest.mark.parametrize("ref", ["ADR-0001", "docs/adrs/ADR-0001.md", "[[ADR-0001]]"])
+def test_show_refuses_a_note_whose_lfs_content_is_not_in_the_clone(vault, ref):
+    """Not an empty note with exit 0: the note's text is elsewhere, and ``show`` says where to get it."""
+    lfs_vault(vault, stored=False)
+    vault.git("add", "-A")
+    vault.git("commit", "-qm", "lfs")
+    for fmt in ("text", "json"):
+        res = run_cli(["show", ref, "--format", fmt], vault.root)
+        assert res.code == 2 and "Traceback" not in res.err and not res.out, (res.out, res.err)  # as a note not found
+        assert "docs/adrs/ADR-0001.md" in res.err and "git lfs pull" in res.err, res.err
+    store(vault.root / ".git", NOTE)  # once pulled, the note shows
+    res = run_cli(["show", ref, "--format", "json"], vault.root)
+    assert res.code == 0 and "quokka rotation" in res.out, res.err
+
+
 def test_the_index_holds_the_content_and_waits_for_content_not_fetched(vault, embedder, tmp_path):
     """The index never holds a pointer's lines. Content not in the clone is skipped with a warning and
     read by the next sync once it is there (as a partial clone's missing blob)."""

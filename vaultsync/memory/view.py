@@ -9,6 +9,7 @@ from vaultsync.checks.lifecycle import in_force_edges, supersession_edges
 from vaultsync.checks.links import resolve_links
 from vaultsync.diagnostics import terminal_safe, visible
 from vaultsync.index.records import jsonable
+from vaultsync.memory.errors import MemoryWriteError
 from vaultsync.memory.lookup import find_note
 from vaultsync.search.lifecycle import LifecyclePolicy, hiding_reasons
 from vaultsync.search.options import SearchOptions
@@ -102,10 +103,13 @@ def note_view(vault: Vault, ref: str) -> dict[str, Any]:
         — ``supersedes`` nearest first, ``superseded_by`` up to ``current``, the note that holds
         today; ``search_hides``: why search leaves the note out by default (:func:`search_hides`).
     Raises:
-        MemoryWriteError: no such note, or an ambiguous reference.
+        MemoryWriteError: no such note, an ambiguous reference, or a note whose content cannot be read
+            here (FM015: Git LFS content not pulled, an object a partial clone did not fetch).
     """
     path = find_note(vault, ref)
     note = vault.notes[path]
+    if (unread := next((d for d in note.diagnostics if d.code == "FM015"), None)) is not None:
+        raise MemoryWriteError(f"{visible(path)}: {unread.message}")  # not an empty note: its text is elsewhere
     links, back = [], []
     for outcome in resolve_links(vault):  # one pass: this note's links and the links into it
         if outcome.source != path:
