@@ -239,6 +239,34 @@ def test_gh08_core_hookspath_is_reported_not_ignored(vault, tmp_path):
     assert (vault.root / ".git/chained.txt").read_text().strip() == "chained-ran"
 
 
+def test_gh08_hooks_committed_with_the_repository_run_on_a_machine_without_the_installers_python(vault, model_env):
+    """A hooks folder in the work tree (``core.hooksPath=.githooks``) is committed with the shims, which name
+    the installing machine's interpreter. Install says so, and on a machine where that path is absent the
+    shim runs ``python3`` from PATH: the commit is indexed, not silently skipped ("setsid: failed to execute")."""
+    vault.write(".vaultsync.yaml", "vault: docs\n")
+    vault.git("config", "core.hooksPath", ".githooks")
+    res = subprocess.run([sys.executable, "-m", "vaultsync", "install", "--hooks-path", "--no-alias"], cwd=vault.root,
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert "is in the work tree, so the hooks may be committed" in res.stdout and sys.executable in res.stdout
+    shim = vault.root / ".githooks" / "post-commit"
+    shim.write_text(shim.read_text().replace(sys.executable, "/nonexistent/other-machine/bin/python"))
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # PATH's python3 has vaultsync
+    vault.write("docs/away.md", "# away\nThe quillwort marker came from another machine.\n")
+    assert vault.commit("away", env={"PATH": path}).returncode == 0
+    wait_indexed(vault.root)
+    assert memsearch_installed(vault.root, "quillwort") == "docs/away.md"
+
+
+def test_install_says_nothing_of_committing_hooks_kept_in_the_git_folder(vault, tmp_path):
+    vault.git("config", "core.hooksPath", str(tmp_path / "outside"))
+    res = run_cli(["install", "--hooks-path", "--no-alias"], vault.root)
+    assert res.code == 0 and "work tree" not in res.out
+    vault.git("config", "core.hooksPath", ".git/custom-hooks")
+    res = run_cli(["install", "--hooks-path", "--no-alias"], vault.root)
+    assert res.code == 0 and "work tree" not in res.out
+
+
 HUSKY_H = 'n=$(basename "$0")\ns=$(dirname "$(dirname "$0")")/$n\n[ ! -f "$s" ] && exit 0\nsh -e "$s" "$@"\n'
 
 

@@ -70,9 +70,21 @@ def run(args: argparse.Namespace) -> int:
         target.write_text(text, encoding="utf-8")
         target.chmod(0o755)
     print(f"installed {', '.join(h for h in HOOKS if h not in kept)} in {folder}")
+    if _in_worktree(repo, folder):
+        print(f"note: {folder} is in the work tree, so the hooks may be committed: each names this machine's "
+              f"Python ({sys.executable}); where that path is absent they run `python3` from PATH, which "
+              "needs vaultsync installed (or set VAULTSYNC_PYTHON)")
     if not args.no_alias:
         _set_alias(repo)
     return 0
+
+
+def _in_worktree(repo: pygit2.Repository, folder: Path) -> bool:
+    """Whether ``folder`` lies in the work tree (outside ``.git``), where ``git add -A`` would take it."""
+    if repo.workdir is None:
+        return False
+    top, where = Path(repo.workdir).resolve(), folder.resolve()
+    return where.is_relative_to(top) and not where.is_relative_to(Path(repo.path).resolve())
 
 
 def _set_alias(repo: pygit2.Repository) -> None:
