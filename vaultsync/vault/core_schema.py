@@ -61,3 +61,14 @@ def _null(text: str) -> None:
 
 
 SCALARS = {STR: str, INT: _int, FLOAT: _float, BOOL: _bool, NULL: _null}  # tag → constructor of its text
+
+
+def core_tag(text: str) -> str:
+    """The tag the YAML 1.2 core schema resolves the plain scalar ``text`` to."""
+    if text in CORE_NULL:
+        return NULL
+    if text in CORE_BOOL:
+        return BOOL
+    if text[0] in NUMBER_START:
+        return INT if CORE_INT.match(text) else FLOAT if CORE_FLOAT.match(text) else STR
+    return STR

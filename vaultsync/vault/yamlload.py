@@ -20,7 +20,6 @@ text; callers add the frontmatter's offset in the Markdown file.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -29,12 +28,6 @@ import yaml
 
 from vaultsync.vault.core_schema import (
     BOOL,
-    CORE_BOOL,
-    CORE_FLOAT,
-    CORE_INT,
-    CORE_NULL,
-    FLOAT,
-    INT,
     MAP,
     MAX_NUMBER_CHARS,
     NULL,
@@ -42,10 +35,12 @@ from vaultsync.vault.core_schema import (
     SCALARS,
     SEQ,
     STR,
+    core_tag,
 )
 from vaultsync.vault.scalars import Finding, odd_number_text, scalar_findings
 from vaultsync.vault.tabs import compose_past_blank_tabs
 from vaultsync.vault.yamlhints import explain
+from vaultsync.vault.yamlkeys import every_repeated_key, repeated
 from vaultsync.vault.yamlsafety import YamlProblem, check_tags_and_size, each_node, short_tag
 
 try:  # libyaml's parser and composer are ~10x faster; fall back to pure Python
@@ -76,17 +71,11 @@ class _CoreResolution:
     def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:  # noqa: D102
         if kind is yaml.ScalarNode:
             if implicit[0]:  # plain scalar
-                if value in CORE_NULL:
-                    return NULL
-                if value in CORE_BOOL:
-                    return BOOL
-                first = value[0]
-                if first in NUMBER_START:
-                    tag = INT if CORE_INT.match(value) else FLOAT if CORE_FLOAT.match(value) else STR
-                    if not self.odd_numbers and len(value) <= MAX_NUMBER_CHARS and \
-                            odd_number_text(value, SCALARS[tag](value)):  # longer: _build refuses it
-                        self.odd_numbers = True
-                    return tag
+                tag = core_tag(value)
+                if tag not in (NULL, BOOL) and value[0] in NUMBER_START and not self.odd_numbers and \
+                        len(value) <= MAX_NUMBER_CHARS and odd_number_text(value, SCALARS[tag](value)):
+                    self.odd_numbers = True  # longer: _build refuses it
+                return tag
             return STR
         return SEQ if kind is yaml.SequenceNode else MAP
 
@@ -124,45 +113,17 @@ def _build(node: yaml.Node) -> Any:
         raise YamlProblem(mark.line, mark.column, f"a {kind} cannot be tagged {short_tag(node.tag)}")
     if isinstance(node, yaml.SequenceNode):
         return [_build(item) for item in node.value]
-    seen: dict[str, yaml.Node] = {}
+    seen: dict[Any, yaml.Node] = {}
     mapping: dict[str, Any] = {}
     for key_node, value_node in node.value:
         if not isinstance(key_node, yaml.ScalarNode):
             mark = key_node.start_mark
             raise YamlProblem(mark.line, mark.column, "mapping keys must be plain strings")
-        repeated = _repeated(seen, key_node)
-        if repeated is not None:
-            raise repeated
+        twice = repeated(seen, key_node)
+        if twice is not None:
+            raise twice
         mapping[str(key_node.value)] = _build(value_node)
     return mapping
-
-
-def _repeated(seen: dict[str, yaml.Node], key_node: yaml.ScalarNode) -> YamlProblem | None:
-    """FM007 when ``key_node`` repeats a key of ``seen`` (its mapping's keys so far, by NFC text), else
-    None, ``key_node`` then added to ``seen``."""
-    key = str(key_node.value)
-    same = unicodedata.normalize("NFC", key)  # "título" typed twice, once decomposed, is one key to a reader
-    mark = key_node.start_mark
-    if same in seen and seen[same] is key_node:  # "&k key: 1" then "*k : 2": the alias is this very node
-        return YamlProblem(mark.line, mark.column, f"duplicate key '{key}': an alias of this key repeats it "
-                           "in the same mapping", code="FM007")
-    if same in seen:
-        spelled = "" if str(seen[same].value) == key else ", spelled with other Unicode code points"
-        return YamlProblem(mark.line, mark.column,
-                           f"duplicate key '{key}' (first defined on line {{first}}{spelled})",  # see render()
-                           code="FM007", other_line=seen[same].start_mark.line)
-    seen[same] = key_node
-    return None
-
-
-def _every_repeated_key(root: yaml.Node) -> list[YamlProblem]:
-    """FM007 for every repeated key of every mapping in the tree, in the order of the text."""
-    found = []
-    for node in each_node(root):
-        if isinstance(node, yaml.MappingNode):
-            seen: dict[str, yaml.Node] = {}
-            found += [p for k, _ in node.value if isinstance(k, yaml.ScalarNode) and (p := _repeated(seen, k))]
-    return sorted(found, key=lambda p: (p.line, p.col))
 
 
 @dataclass
@@ -217,8 +178,8 @@ def load_yaml(text: str, with_positions: bool = True) -> YamlDocument:
         try:
             data = _build(node)
         except YamlProblem as exc:  # a repeated key: every one is said at once, not one per run
-            if exc.code == "FM007" and len(repeated := _every_repeated_key(node)) > 1:
-                raise replace(repeated[0], also=tuple(repeated[1:])) from None
+            if exc.code == "FM007" and len(every := every_repeated_key(node)) > 1:
+                raise replace(every[0], also=tuple(every[1:])) from None
             raise
         except yaml.MarkedYAMLError as exc:
             raise _problem_from(exc, text) from None
