@@ -84,18 +84,19 @@ def _plain(text: str) -> str:
     return "".join(ch for ch in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(ch))
 
 
-_ESCAPES = {"\n": "\\n", "\r": "\\r"}
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def visible(text: str) -> str:
     """``text`` with every character one cannot see or that breaks the line written as an escape:
-    ``\\n``, ``\\r``, else ``\\uXXXX`` (``\\UXXXXXXXX`` past the BMP) for what Unicode calls Other or
-    Separator (``str.isprintable``: U+200B, U+00A0, a BOM, bidi marks), the space and the tab aside, and
+    ``\\n``, ``\\r``, ``\\t`` (a tab in a quoted name reads as spaces), else ``\\uXXXX`` (``\\UXXXXXXXX``
+    past the BMP) for what Unicode calls Other or Separator (``str.isprintable``: U+200B, U+00A0, a BOM,
+    bidi marks), the space aside, and
     for the letters and symbols drawn blank (:data:`BLANK_GLYPHS`: the Hangul fillers, the Braille blank).
     Visible text of any script is kept as it is."""
     if text.isprintable() and not BLANK_GLYPHS.intersection(text):
         return text
-    return "".join(_escape(ch) if not (ch.isprintable() or ch == "\t") or ch in BLANK_GLYPHS else ch for ch in text)
+    return "".join(_escape(ch) if not ch.isprintable() or ch in BLANK_GLYPHS else ch for ch in text)
 
 
 # letters and symbols that Unicode does not call invisible but that every font draws blank
