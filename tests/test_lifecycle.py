@@ -8,7 +8,7 @@ import re
 import subprocess
 
 import pytest
-from conftest import adr
+from conftest import adr, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -799,3 +799,24 @@ def test_fix_edits_a_note_whose_body_ends_its_lines_otherwise(vault, head, tail)
     assert (res.code, res.lines) == (0, []), res.out + res.err
     raw = (vault.root / "docs/adrs/ADR-0001.md").read_bytes().decode()
     assert f'superseded_by: "[[ADR-0002]]"{head}' in raw and raw.endswith("Kept as written." + tail)
+
+
+@pytest.mark.parametrize("head, why", [
+    ("", "the note has no frontmatter: add a '---' block at its top holding it; `--fix` adds none"),
+    ("x\n", "the note has no frontmatter: add a '---' block at its top holding it; `--fix` adds none"),
+    ("---\n---\n", "between its empty frontmatter's '---' lines; `--fix` edits frontmatter that holds keys only"),
+    ("---\n# only a comment\n---\n",
+     "between its empty frontmatter's '---' lines; `--fix` edits frontmatter that holds keys only"),
+])
+@pytest.mark.parametrize("name", ["old", "Ältere Notiz", "旧"])
+def test_ss002_says_why_fix_leaves_a_note_without_frontmatter_alone(vault, head, why, name):
+    """SS002 told a note with no frontmatter at all that `--fix` "edits block-style frontmatter with one-line
+    values only", as though its layout were the trouble: it says the note has none (or an empty one)."""
+    text = f"{head}# {name}\nBody.\n"
+    vault.write(f"docs/notes/{name}.md", text)
+    vault.write("docs/notes/new.md", f'---\nsupersedes: "[[{name}]]"\n---\nBody.\n')
+    (line,) = [ln for ln in vault.check().lines if "SS002" in ln]
+    assert line.endswith(f'write by hand superseded_by: "[[new]]" ({why})'), line
+    assert "block-style" not in line
+    run_cli(["check", "--fix", "docs"], vault.root)
+    assert (vault.root / f"docs/notes/{name}.md").read_text() == text  # never rewritten

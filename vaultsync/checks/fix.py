@@ -79,9 +79,18 @@ def back_reference_advice(vault: Vault, target: str, source: str, field: str, in
             and not status_superseded(note.frontmatter) else []  # --fix edits the note whole: its status too
         if fixed_note(source, _text(vault, source), [fix, *status]) is not None:
             return "run `vaultsync check --fix`"
-        return f"write by hand {by_hand(fix)} (`--fix` edits block-style frontmatter with one-line values only)"
+        return f"write by hand {by_hand(fix)} ({_why_not(note.fm_state)})"
     return (f"add it by hand (`--fix` cannot: no [[WikiLink]] names {target}, whose file name holds # | ^ or a "
             "bracket, and no memory_id of its own does)")
+
+
+def _why_not(fm_state: str) -> str:
+    """Why ``--fix`` leaves a note's back-reference to the author, by what frontmatter the note has."""
+    if fm_state == "none":
+        return "the note has no frontmatter: add a '---' block at its top holding it; `--fix` adds none"
+    if fm_state == "empty":
+        return "between its empty frontmatter's '---' lines; `--fix` edits frontmatter that holds keys only"
+    return "`--fix` edits block-style frontmatter with one-line values only"
 
 
 def status_advice(vault: Vault) -> Callable[[str], str]:
