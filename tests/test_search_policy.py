@@ -204,3 +204,45 @@ def test_property_a_query_of_ascii_symbols_says_which_characters_it_ignores(text
         parse_query(text)
     assert "empty query" in str(refused.value) or "punctuation and ASCII symbols alone" in str(refused.value)
     assert parse_query(text + " ±").terms and parse_query(text + " €").terms
+
+
+@pytest.mark.parametrize("query, what", [
+    ("\u0301", "a combining mark (U+0301) with no letter to sit on"),
+    ("  \u0308  ", "a combining mark (U+0308) with no letter to sit on"),
+    ("\u093e \u0301", "combining marks (U+0301, U+093E) with no letter to sit on"),  # Devanagari vowel sign
+    ("\u05b4", "a combining mark (U+05B4) with no letter to sit on"),  # a Hebrew point
+    (": \u0301", "punctuation, ASCII symbols and a combining mark (U+0301) with no letter to sit on"),
+])
+def test_a_lone_combining_mark_is_not_called_punctuation(query, what):
+    """`vaultsync search "\u0301"` was refused as "punctuation and ASCII symbols alone": U+0301 is an accent
+    with nothing to sit on. The error names it as a combining mark, and shows it escaped (alone it would sit
+    on the quote)."""
+    from vaultsync.search.query import QueryError
+
+    with pytest.raises(QueryError) as refused:
+        parse_query(query)
+    message = str(refused.value)
+    assert f"holds no word: {what} would match notes by chance" in message and "punctuation and" not in \
+        message.replace("punctuation, ASCII", ""), message
+    assert all(unicodedata.category(ch)[0] != "M" for ch in message)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(st.characters(categories=["Mn", "Mc", "Me"]), min_size=1, max_size=4),
+       st.text(st.characters(codec="ascii", categories=["P", "Zs"]), max_size=3))
+def test_property_combining_marks_alone_are_named_as_such(marks, punctuation):
+    """Property: a query of combining marks (and maybe ASCII punctuation) is refused naming each mark it
+    holds as a combining mark, never as punctuation alone, and a letter before them makes it a query."""
+    from vaultsync.search.query import QueryError
+
+    text = marks + punctuation
+    try:
+        parse_query(text)
+    except QueryError as refused:
+        message = str(refused)
+        left = unicodedata.normalize("NFKC", text)
+        shown = {f"U+{ord(ch):04X}" for ch in left if unicodedata.category(ch)[0] == "M"}
+        assert "empty query" in message or (shown and all(u in message for u in shown) and "combining mark" in message)
+    else:  # NFKC may compose marks into a searchable character of their own
+        assert any(unicodedata.category(ch)[0] in "LNS" for ch in unicodedata.normalize("NFKC", text))
+    assert parse_query("e" + marks).terms

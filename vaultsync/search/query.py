@@ -56,6 +56,29 @@ def _searchable(ch: str) -> bool:
     return category[0] in "LN" or category == "So" or (category in ("Sc", "Sm") and not ch.isascii())
 
 
+def _marks(text: str) -> list[str]:
+    """The combining marks of ``text`` (Unicode category M: U+0301 ◌́, a vowel sign), as ``U+XXXX``."""
+    return sorted({f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch)[0] == "M"})
+
+
+def _what(text: str) -> str:
+    """What a query that holds no word is made of: punctuation and ASCII symbols, or combining marks with no
+    letter to sit on (a lone U+0301 is an accent, not punctuation)."""
+    marks = _marks(text)
+    if not marks:
+        return "punctuation and ASCII symbols alone ($ + = ...)"
+    one = len(marks) == 1
+    said = f"{'a ' if one else ''}combining mark{'' if one else 's'} ({', '.join(marks)}) with no letter to sit on"
+    if any(not ch.isspace() and unicodedata.category(ch)[0] != "M" for ch in text):
+        return f"punctuation, ASCII symbols and {said}"
+    return said
+
+
+def _shown(text: str) -> str:
+    """``repr(text)`` with each combining mark written as an escape: alone, it would sit on the quote."""
+    return "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch)[0] == "M" else ch for ch in repr(text))
+
+
 def parse_query(raw: str) -> Query:
     """Normalise ``raw``; raises :class:`QueryError` when nothing searchable is left: an empty query, or
     one of punctuation and ASCII symbols only (``:``, ``--``, ``()``, ``$ +``), which every note would match
@@ -65,8 +88,8 @@ def parse_query(raw: str) -> Query:
     if not text.strip():
         raise QueryError("empty query")
     if not any(_searchable(ch) for ch in text):
-        raise QueryError(f"query {text!r} holds no word: punctuation and ASCII symbols alone ($ + = ...) would "
-                         "match notes by chance — add a word, a number, an emoji or another symbol (€, ±)")
+        raise QueryError(f"query {_shown(text)} holds no word: {_what(text)} would match notes by chance — "
+                         "add a word, a number, an emoji or another symbol (€, ±)")
     norm = fold(text)
     seen: dict[str, None] = {}
     for token in norm.split():
