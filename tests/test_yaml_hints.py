@@ -354,3 +354,44 @@ def test_a_key_longer_than_yaml_allows_says_so(vault, text, where, length):
 def test_a_key_of_1024_characters_passes_and_a_long_value_keeps_its_own_message(vault, text):
     vault.write(P, f"---\n{text}---\n")
     assert not [line for line in vault.check().lines if "YAML reads no key longer" in line]
+
+
+DOCUMENT_END = ("FM005 '...' ends the YAML document, but the frontmatter goes on after it — delete the line "
+                "(the frontmatter ends at its closing '---')")
+
+
+@pytest.mark.parametrize("rows, at", [
+    (["title: T", "...", "status: accepted"], 3),
+    (["title: T", "... # end of the YAML", "tags:", "  - a"], 3),
+    (["...", "título: Ünïcode"], 2),
+    (["a: 1", "...", "", "  b: 2"], 3),
+    (["notes: |", "  one", "...", "more: x"], 4),  # at column 0, `...` ends a block scalar too
+    (["list:", "  - a", "...", "  - b"], 4),
+])
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_a_document_end_marker_inside_frontmatter_is_named_at_its_line(vault, rows, at, eol):
+    """`...` in the frontmatter gave PyYAML's "did not find expected <document start>" at the line after it:
+    the message names the marker, at its own line."""
+    vault.write(P, eol.join(["---", *rows, "---", "Body", ""]))
+    assert vault.check().lines == [f"{P}:{at}:1: {DOCUMENT_END}"]
+
+
+@pytest.mark.parametrize("rows", [["title: T", "..."], ["title: T", "... # done"], ["notes: |", "  ...", "x: 1"],
+                                  ["title: 'a ... b'", "more: ...x"]])
+def test_a_document_end_marker_that_ends_nothing_early_is_no_error(vault, rows):
+    vault.write(P, "\n".join(["---", *rows, "---", "Body", ""]))
+    assert vault.check().lines == []
+
+
+@settings(max_examples=80, deadline=None)
+@given(before=st.lists(st.sampled_from(["a: 1", "b: [x, y]", "c:\n  - d", "k: 1  # note", "e: 'q'", "n: |\n  x\n  ..."]),
+                       max_size=4).map(lambda rows: "\n".join(rows).split("\n") if rows else []),
+       after=st.lists(st.sampled_from(["f: 2", "g: text", "h: {k: v}"]), min_size=1, max_size=3),
+       tail=st.sampled_from(["", " ", " # why", "\t"]))
+def test_property_a_document_end_marker_before_more_keys_is_fm005_at_it(before, after, tail):
+    """Property: wherever `...` stands before more keys, the error is at its line, column 1."""
+    from vaultsync.vault.note import parse_text
+
+    note = parse_text(P, "\n".join(["---", *before, "..." + tail, *after, "---", "Body", ""]))
+    assert [(d.line, d.col, f"{d.code} {d.message}") for d in note.diagnostics] == \
+        [(len(before) + 2, 1, DOCUMENT_END)]

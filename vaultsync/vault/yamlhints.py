@@ -47,6 +47,9 @@ def _fix(key: str, value: str) -> str:
     return f"{key}: {quote(value)}"
 
 
+_DOCUMENT_END = re.compile(r"\.\.\.(?:[ \t]|$)")  # YAML's document end marker, alone or before a comment
+
+
 def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) -> tuple[int, int, str]:
     """(line, col, message) for a YAML error at 0-based ``line``/``col`` of YAML ``lines``."""
     problem = str(exc.problem or "")
@@ -66,6 +69,10 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
             return directive, 0, (f"{pair[0]}: a key starting with '%' reads as a YAML directive — quote it: "
                                   f"{quote(pair[0])}: {pair[1]}")
         return directive, 0, f"'{text}' is a YAML directive, which frontmatter cannot hold — delete the line"
+    end = next((i for i, text in enumerate(lines[:line + 1]) if _DOCUMENT_END.match(text)), None)
+    if end is not None:  # `...` ends the document: YAML then wants `---` (a second document), not more keys
+        return end, 0, ("'...' ends the YAML document, but the frontmatter goes on after it — delete the line "
+                        "(the frontmatter ends at its closing '---')")
     long_key = next(((i, m) for i, text in enumerate(lines[:line + 1]) for m in _ANY_KEY.finditer(text)
                      if len(m.group(1)) > _KEY_MAX and (m.start() == 0 or text[:m.start()].count("{")
                                                          > text[:m.start()].count("}"))), None)
