@@ -30,6 +30,7 @@ from vaultsync.vault.yamlload import YamlProblem, load_yaml, yaml_positions
 MAX_NOTE_BYTES = 20 * 1024 * 1024
 _BOM = "\ufeff"
 _YAML_LINE_BREAKS = re.compile("[\u2028\u2029\x85]")  # line breaks to YAML, not to editors
+_BLOCK_ITEM = re.compile(r"-[ \t]+(?:[!&]\S*[ \t]+)*[|>]")  # a list item's "- |", "- !!str >-"
 _KINDS = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "true or false"}  # FM011
 
 
@@ -111,6 +112,10 @@ class Note:
             dash = lines[start].rfind("-", 0, col - 1)
             if dash >= 0 and not lines[start][dash + 1:col - 1].strip():
                 key_col = dash + 1
+            elif not lines[start][:col - 1].strip():  # a block scalar's text: its "- |" stands on a line above
+                head = next((i for i in range(start - 1, -1, -1) if lines[i].strip()), start)
+                items = list(_BLOCK_ITEM.finditer(lines[head]))
+                key_col = items[-1].start() + 1 if items else key_col
         for i in range(start, len(lines)):
             text = lines[i]
             if i > start and text.strip() and len(text) - len(text.lstrip(" ")) <= key_col - 1 \

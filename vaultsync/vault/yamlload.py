@@ -283,7 +283,7 @@ def _index_positions(
     seen = set() if seen is None else seen
     alias = _alias_at(lines, after) if id(node) in seen and lines is not None and after is not None else None
     seen.add(id(node))
-    positions[path] = alias[0] if alias else (start.line, start.column)
+    positions[path] = alias[0] if alias else _content_start(node, lines) or (start.line, start.column)
     if alias is None and isinstance(node, yaml.MappingNode):
         for k, v in node.value:
             child = path + (str(k.value),)
@@ -298,6 +298,17 @@ def _index_positions(
             and start.line == node.end_mark.line < len(lines):
         raw[path] = lines[start.line][start.column:node.end_mark.column]
     return alias[1] if alias else (node.end_mark.line, node.end_mark.column)
+
+
+def _content_start(node: yaml.Node, lines: list[str] | None) -> tuple[int, int] | None:
+    """Where a block scalar's (``key: |``) text starts, its first line with text at its indentation: a
+    message about the value stands there, not at the ``|`` or ``>``. None for any other node."""
+    if lines is None or not isinstance(node, yaml.ScalarNode) or node.style not in ("|", ">"):
+        return None
+    for i in range(node.start_mark.line + 1, min(node.end_mark.line + 1, len(lines))):
+        if lines[i].strip():
+            return i, len(lines[i]) - len(lines[i].lstrip(" "))
+    return None
 
 
 _ALIAS = re.compile(r"(?:^|(?<=[\s,\[{:-]))\*[^\s,\[\]{}]+")  # `*name` where a value starts
