@@ -41,8 +41,8 @@ def _untrack_advice(path: str, ignored: bool) -> str:
 
 def shell_word(text: str) -> str:
     """``text`` quoted for a POSIX shell so that it survives :func:`vaultsync.diagnostics.visible`: in
-    ``$'…'`` (bash, zsh) when it holds a character that the message writes as an escape (a line break,
+    ``$'…'`` (bash, zsh) when it holds a character that the message writes as an escape (a line break, a tab,
     U+00A0), which ``$'…'`` reads back; else as :func:`shlex.quote` does."""
-    if all(ch.isprintable() or ch == "\t" for ch in text):
+    if text.isprintable():
         return shlex.quote(text)
     return "$'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
