@@ -52,9 +52,53 @@ def test_a_refused_search_section_leaves_the_index_and_search_working(vault, has
     assert text.code == 0 and "using the default search settings" in text.out and NOTE in text.out
 
 
-@pytest.mark.parametrize("section", ["index:\n  embedder: bogus\n", "vault: 3\n"])
+@pytest.mark.parametrize("section, said", [
+    ("checks:\n  expired: warn\n", "checks.expired: 'warn' is not one of: error, warning, off — did you mean 'warning'?"),
+    ("checks:\n  empty_link: 3\n", "checks.empty_link: "),
+    ("checks:\n  timezone: ''\n", "checks.timezone: should not be empty"),
+    ("checks:\n  expird: warning\n", "checks: unknown key 'expird' — did you mean 'expired'?"),
+    ("review:\n  max_age_days: {rule: 0}\n", "review.max_age_days.rule: 0 must be at least 1"),
+    ("review: [rule]\n", "review: expected a mapping, got a list"),
+    ("checks:\n  expired: warn\nreview:\n  max_age_days: {adr: -1}\nsearch:\n  rerank: bogus\n", "review.max_age_days.adr"),
+])
+def test_a_refused_section_no_index_is_built_from_leaves_the_index_working(vault, hashed_models, section, said):
+    """The check's severities and time zone and the review ages shape no index either (ADR-0129): a typo landed
+    with ``--no-verify`` froze every sync, so a note committed after it could not be found."""
+    vault.write(".vaultsync.yaml", CONFIG + section)
+    vault.commit("c", "--no-verify")
+    vault.write(NOTE, adr("ADR-0001", title="Idempotency keys on payment calls", body="Retries reuse the key.\n"))
+    vault.commit("after the typo", "--no-verify")
+    check = vault.check()
+    assert check.code == 1 and said in check.err, check.err
+    synced = run_cli(["sync", "--wait", "60"], vault.root)
+    assert synced.code == 0 and "Traceback" not in synced.err and said in synced.err, synced.err
+    status = run_cli(["status"], vault.root)
+    assert status.code == 0 and "up to date" in status.out and said in status.out, status.out
+    found = run_cli(["search", "idempotency keys", "--no-daemon", "--format", "json"], vault.root)
+    data = json.loads(found.out)
+    assert found.code == 0 and data["hits"][0]["path"] == NOTE, found.err
+    sections = {w.split(" CF002 ", 1)[1].split(":")[0].split(".")[0] for w in data["warnings"] if "CF002" in w}
+    assert sections and all(f"using the default {name} settings" in " ".join(data["warnings"]) for name in sections)
+
+
+@pytest.mark.parametrize("zone", ["Mars/Olympus", "Europe/Berln", "../../etc/passwd"])
+def test_a_committed_unknown_time_zone_is_said_and_search_goes_on(vault, hashed_models, zone):
+    """The schema cannot know zone names: ``check`` refuses it (CF002) and search used to exit on it."""
+    vault.write(".vaultsync.yaml", CONFIG + f"checks:\n  timezone: '{zone}'\n")
+    vault.write(NOTE, adr("ADR-0001", title="Idempotency keys on payment calls", body="Retries reuse the key.\n"))
+    vault.commit("c", "--no-verify")
+    assert vault.check().code == 1 and "CF002" in vault.check().err
+    assert run_cli(["sync", "--wait", "60"], vault.root).code == 0
+    for fmt in ("json", "text"):
+        found = run_cli(["search", "idempotency keys", "--no-daemon", "--format", fmt], vault.root)
+        assert found.code == 0 and NOTE in found.out and "Traceback" not in found.err, found.err
+        assert "unknown time zone" in found.out + found.err and "using the local time zone" in found.out + found.err
+
+
+@pytest.mark.parametrize("section", ["index:\n  embedder: bogus\n", "vault: 3\n", "checks:\n  expired: warn\nvault: 3\n"])
 def test_a_refused_value_outside_search_still_stops_the_sync(vault, hashed_models, section):
-    """Only ``search:`` is left out: a section that shapes the index is never guessed at."""
+    """Only sections no index is built from are left out: one that shapes the index is never guessed at,
+    whatever else is refused beside it."""
     vault.write(".vaultsync.yaml", CONFIG.replace("vault: docs\n", "") + section + ("vault: docs\n" if "vault" not in section else ""))
     vault.write(NOTE, adr("ADR-0001"))
     vault.commit("c", "--no-verify")

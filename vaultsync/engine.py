@@ -158,13 +158,17 @@ def open_vector_table(lance_dir: Path, name: str, dim: int, version: int) -> Any
 def options_for(config: Config, **overrides: Any) -> SearchOptions:
     """Search options: config ``search:`` section, then explicit overrides. TTLs are judged against
     today's date in the checks' time zone (``checks.timezone``, else local), as ``vaultsync check`` does."""
-    from vaultsync.vault.clock import local_today, zone
-    from vaultsync.vault.schema_words import ignored_search
+    from vaultsync.vault.clock import today_in, zone
+    from vaultsync.vault.schema_words import ignored_setting
 
     values = {k: v for k, v in config.search.items() if k != "rerank"}
-    values.setdefault("today", local_today(config))
-    values.setdefault("zone", zone(config))
-    said = tuple(map(ignored_search, config.ignored))  # ADR-0119
+    said = tuple(map(ignored_setting, config.ignored))  # ADR-0119
+    try:
+        tz = zone(config)
+    except ValueError as exc:  # a committed unknown zone: `check` refuses it (CF002); search says so and goes on
+        tz, said = zone(None), (*said, f"{exc} — using the local time zone")
+    values.setdefault("today", today_in(tz))
+    values.setdefault("zone", tz)
     refused = config.refused[0].render() if config.refused else ""
     return SearchOptions.from_config(values, **{**overrides, "config_warnings": said, "config_refused": refused})
 

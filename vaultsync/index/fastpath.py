@@ -56,7 +56,7 @@ def config_at(repo: pygit2.Repository, tree: pygit2.Tree | None) -> tuple[Config
     from vaultsync.vault.config import load_config, read_committed_schemas
 
     text = config_text_at(repo, tree)
-    config = load_config(workdir(repo), text, lenient_search=True)  # search: shapes no index
+    config = load_config(workdir(repo), text, lenient=True)  # sections no index is built from are left out where refused
 
     def kind(path: str) -> str | None:  # a schema only the working tree holds is missing: as a rebuild sees it
         entry = tree[path] if tree is not None and path in tree else None

@@ -27,7 +27,7 @@ from vaultsync.index.progress import describe, eta_seconds, read_progress
 from vaultsync.index.sqlite_store import SqliteStore
 from vaultsync.index.state import read_state
 from vaultsync.vault.config import Config, ConfigError
-from vaultsync.vault.schema_words import ignored_search
+from vaultsync.vault.schema_words import ignored_setting
 
 
 def collect(repo: Any) -> dict[str, Any]:
@@ -92,7 +92,7 @@ def collect(repo: Any) -> dict[str, Any]:
                               f"{', ' + owner.hook if owner.hook else ''}) was killed before it finished{kept}; "
                               "the next sync resumes")
     info["last_status"] = state.get("last_status")
-    said = [*map(ignored_search, config.ignored), *(state.get("warnings") or [])]  # type: ignore[misc]
+    said = [*map(ignored_setting, config.ignored), *(state.get("warnings") or [])]  # type: ignore[misc]
     info["warnings"] = list(dict.fromkeys(said))  # the last sync's report says the ignored ones too
     setting = hooks_path_setting(repo)  # one `git config` run for every hook looked at below
     folder = hooks_dir(repo, setting or "")

@@ -73,7 +73,7 @@ class WarmSearch:
         """HEAD's ``.vaultsync.yaml``, parsed again only when its text changed."""
         text = config_text_at(repo, head_tree(repo))
         if self._config is None or self._config[0] != text:
-            self._config = (text, load_config(Path(repo.workdir or repo.path), text, lenient_search=True))
+            self._config = (text, load_config(Path(repo.workdir or repo.path), text, lenient=True))
         return self._config[1]
 
     def _searcher(self, repo: pygit2.Repository, config: Any, rerank: str | None) -> Searcher | None:

@@ -21,7 +21,7 @@ from typing import Any
 from vaultsync.diagnostics import Diagnostic, shown
 from vaultsync.resources import data_dir, model_names
 from vaultsync.vault.glob import compile_glob
-from vaultsync.vault.schema_words import branch_errors, dotted, expected_shape, yaml_shape
+from vaultsync.vault.schema_words import branch_errors, dotted, expected_shape, section_of, yaml_shape
 from vaultsync.vault.yamlload import YamlProblem, load_yaml
 
 CONFIG_NAME = ".vaultsync.yaml"
@@ -66,7 +66,7 @@ class Config:
     schema_texts: dict[str, str] = field(default_factory=dict)  # repo schema files read from a snapshot
     from_snapshot: bool = False  # the schemas come from a commit or the staged index: none from the disk
     schema_problems: dict[str, str] = field(default_factory=dict)  # schema path → why the snapshot's is no file
-    ignored: list[Diagnostic] = field(default_factory=list)  # a refused search: section, left out (load_config)
+    ignored: list[Diagnostic] = field(default_factory=list)  # refused sections left out (load_config lenient)
     refused: list[Diagnostic] = field(default_factory=list)  # the committed config, refused: these are defaults
 
     def in_vault(self, path: str) -> bool:
@@ -246,16 +246,20 @@ def misnamed_config(names: Iterable[str]) -> ConfigError | None:
     return None
 
 
-def load_config(root: Path, text: str | None = None, lenient_search: bool = False) -> Config:
+# sections no index is built from: search settings, the check's severities and time zone, review ages
+INDEX_FREE_SECTIONS = ("search", "checks", "review")
+
+
+def load_config(root: Path, text: str | None = None, lenient: bool = False) -> Config:
     """Load and validate ``<root>/.vaultsync.yaml``.
 
     Args:
         root: repository root.
         text: the file's content if already read (e.g. from the git index).
-        lenient_search: a ``search:`` section the schema refuses, where nothing else is wrong, is left out
-            (its diagnostics in ``Config.ignored``) instead of raised: it shapes no index, so a sync builds
-            one and search runs with its default settings (``vaultsync check`` still refuses it; the
-            values only the search options judge are left out by :func:`vaultsync.engine.options_for`).
+        lenient: sections of :data:`INDEX_FREE_SECTIONS` the schema refuses, where nothing else is wrong,
+            are left out (their diagnostics in ``Config.ignored``) instead of raised: they shape no index, so
+            a sync builds one and search runs with their defaults (``vaultsync check`` still refuses them;
+            the values only the search options judge are left out by :func:`vaultsync.engine.options_for`).
     Raises:
         ConfigError: YAML or schema error, located in the config file.
     """
@@ -324,8 +328,8 @@ def load_config(root: Path, text: str | None = None, lenient_search: bool = Fals
         if not err.validator == "additionalProperties":
             problems.append(Diagnostic(CONFIG_NAME, line + 1, col + 1, "CF002", f"{field_name}: {message}"))
     ignored: list[Diagnostic] = []
-    if problems and lenient_search and all(d.message.startswith(("search.", "search:")) for d in problems):
-        data, ignored, problems = {k: v for k, v in data.items() if k != "search"}, problems, []
+    if problems and lenient and all(section_of(d) in INDEX_FREE_SECTIONS for d in problems):
+        data, ignored, problems = {k: v for k, v in data.items() if k not in map(section_of, problems)}, problems, []
     if problems:  # the rest reads values the schema has vouched for
         raise ConfigError(refused + problems)
     problems = refused

@@ -47,9 +47,15 @@ def yaml_shape(value: Any) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-def ignored_search(diagnostic: Diagnostic) -> str:
-    """A warning for a committed ``search:`` value left out (``Config.ignored``; ADR-0119)."""
-    return f"{diagnostic.render()} — using the default search settings"
+def section_of(diagnostic: Diagnostic) -> str:
+    """The top-level config section a CF002 names (``search`` for ``search.rerank: …``)."""
+    return diagnostic.message.split(":", 1)[0].split(".", 1)[0]
+
+
+def ignored_setting(diagnostic: Diagnostic) -> str:
+    """A warning for a committed value left out of a section no index is built from (``Config.ignored``;
+    ADR-0119, ADR-0129): ``… — using the default search settings``."""
+    return f"{diagnostic.render()} — using the default {section_of(diagnostic)} settings"
 
 
 def branch_errors(err: jsonschema.ValidationError) -> list[jsonschema.ValidationError]:
