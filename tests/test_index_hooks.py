@@ -198,7 +198,8 @@ def test_gh10_lancedb_unavailable_keeps_search_current(hooked):
     wait_indexed(hooked.root)
     lance = hooked.root / ".git/vaultsync/lance"
     shutil.rmtree(lance)
-    lance.write_text("not a directory")  # LanceDB cannot be opened
+    (hooked.root / ".git/elsewhere").write_text("not a directory")
+    lance.symlink_to(hooked.root / ".git/elsewhere")  # LanceDB cannot be opened (a user's link stays)
     hooked.write("docs/b.md", "# b\nThe brontosaurus note.\n")
     assert hooked.commit("b").returncode == 0
     info = _wait_error(hooked.root)

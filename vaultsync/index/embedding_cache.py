@@ -5,9 +5,9 @@ rename, not in another worktree; a build appends each batch as it is computed (A
 ADR-0080). Beside it, the primary embedder's block rows by chunk (ADR-0121).
 
 A cache is never needed: a table of another schema, or one that fails to open, to read or to write, is
-made again empty, and where that fails too (an unwritable folder, a file in its place), lookups find
-nothing and writes are dropped, so the sync encodes instead (ADR-0121); the sync warns once
-(:func:`take_problems`).
+made again empty (a file in its folder's place is removed), and where that fails too (an unwritable
+folder), lookups find nothing and writes are dropped, so the sync encodes instead (ADR-0121); the sync
+warns once (:func:`take_problems`).
 """
 
 from __future__ import annotations

@@ -79,8 +79,16 @@ def connect(path: Path) -> Any:
     if _SESSION is None:
         _SESSION = lancedb.Session(index_cache_size_bytes=INDEX_CACHE_BYTES,
                                    metadata_cache_size_bytes=METADATA_CACHE_BYTES)
+    clear_way(path)
     path.mkdir(parents=True, exist_ok=True)
     return lancedb.connect(str(_addressable(path)), session=_SESSION)
+
+
+def clear_way(folder: Path) -> None:
+    """Remove a regular file where ``folder``, a derived cache's folder, belongs (a stray write or copy): the
+    folder is made afresh and the sync refills it. A symlink is the user's choice and stays."""
+    if folder.is_file() and not folder.is_symlink():
+        folder.unlink()
 
 
 def _addressable(path: Path) -> Path:
@@ -139,6 +147,7 @@ def open_table(db: Any, path: Path, name: str, schema: pa.Schema) -> tuple[Any, 
     ``created`` is True when this call made an empty table: none existed, or the one there had
     another schema or could not be read (it is dropped).
     """
+    clear_way(path / f"{name}.lance")
     try:
         table = db.open_table(name)
     except ValueError:  # not there yet, or a folder of its name that holds no table
