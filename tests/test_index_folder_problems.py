@@ -4,8 +4,12 @@ and LanceDB files in temporary folders; embedders hashed)."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -41,3 +45,51 @@ def test_a_file_where_a_derived_folder_belongs_is_replaced_by_the_next_sync(vaul
     info = _status(vault.root)
     assert info["up_to_date"] and not info["lancedb_behind"] and not info["last_error"], info
     assert vault.git("status", "--porcelain").stdout == ""  # the notes are untouched
+
+
+def test_status_says_a_file_where_the_index_folder_belongs(vault, hashed_models):
+    index = _synced(vault)
+    shutil.rmtree(index)
+    index.write_text("a stray file")
+    info = _status(vault.root)
+    assert f"the index folder {index} is not a folder" in info["write_problem"], info
+    assert "warning     the index folder" in run_cli(["status"], vault.root).out
+
+
+def test_status_says_a_read_only_index_folder_is_not_writable(vault, hashed_models):
+    """Made read-only by a bind mount in a user namespace (root too); where that is not allowed, skipped."""
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare")
+    index = _synced(vault)
+    script = ("mount --bind .git/vaultsync .git/vaultsync && mount -o remount,ro,bind .git/vaultsync || exit 77; "
+              f"{sys.executable} -m vaultsync status --json")
+    res = subprocess.run(["unshare", "-rm", "bash", "-c", script], cwd=vault.root, capture_output=True, text=True)
+    if res.returncode == 77:
+        pytest.skip(f"no read-only bind mount here: {res.stderr.strip()[:200]}")
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    info = json.loads(res.stdout)
+    said = f"the index folder {index} is not writable: {os.strerror(errno.EROFS)}"
+    assert info["write_problem"].startswith(said), info
+    assert info["up_to_date"]  # the index itself still holds HEAD
+
+
+def test_status_says_a_full_disk_and_the_hooks_sync_records_why_it_failed(vault, hashed_models, monkeypatch):
+    index = _synced(vault)
+    vault.write("docs/new.md", "# new\nA note about ospreys.\n")
+    vault.commit("new")
+    full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def no_space(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(index / "index.sqlite"))
+
+    monkeypatch.setattr("vaultsync.index.sync.sync", no_space)
+    hook = run_cli(["sync", "--hook", "post-commit"], vault.root)
+    assert hook.code == 0  # a hook never fails git
+    with monkeypatch.context() as m:
+        m.setattr("vaultsync.index.layout.os.fsync", lambda fd: (_ for _ in ()).throw(full))
+        info = _status(vault.root)
+    said = os.strerror(errno.ENOSPC)
+    assert info["write_problem"].startswith(f"the index folder {index} is not writable: {said}"), info
+    assert info["last_error"] == f"cannot write {index / 'index.sqlite'}: {said}", info
+    assert not list(index.glob(".write-probe-*"))  # the probe leaves nothing behind
+    assert "write_problem" not in _status(vault.root)  # space again: nothing to say

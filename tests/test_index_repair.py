@@ -477,7 +477,7 @@ def test_a_full_disk_during_an_index_transaction_reports_the_full_disk(tmp_path)
     command says so as an environment error (exit 1), not an internal one."""
     import sqlite3
 
-    from vaultsync.cli.main import _environment_error
+    from vaultsync.cli.common import environment_error as _environment_error
     from vaultsync.index.sqlite_store import _Transaction
 
     db = sqlite3.connect(tmp_path / "x.sqlite", isolation_level=None)

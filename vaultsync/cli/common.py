@@ -36,3 +36,27 @@ def committed_config(repo: pygit2.Repository) -> Config:
         for diagnostic in exc.diagnostics:
             print(f"vaultsync: warning: {diagnostic.render()} — using the default settings", file=sys.stderr)
         return Config(refused=list(exc.diagnostics))
+
+
+def environment_error(exc: Exception) -> str | None:
+    """What to tell the user about an error of the disk or the index files (a full or read-only disk,
+    a folder where the index file belongs), or None for anything else (an internal error)."""
+    import errno
+    import sqlite3
+
+    seen: Exception | None = exc
+    for _ in range(8):  # the error itself, or one it was raised from or while handling
+        if seen is None:
+            return None
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES,
+                                                       errno.EPERM, errno.ENOTDIR, errno.EEXIST, errno.EISDIR):
+            return f"cannot write {seen.filename}: {seen.strerror}" if seen.filename else f"{seen.strerror}"
+        if isinstance(seen, sqlite3.OperationalError) and str(seen) in ("database or disk is full",):
+            return f"the disk is full ({seen}): free some space, then run `vaultsync sync`"
+        if isinstance(seen, sqlite3.OperationalError) and str(seen) in ("disk I/O error", "unable to open database file"):
+            return f"cannot read the index ({seen}): `vaultsync index --rebuild` builds it again"
+        if "No space left on device" in str(seen):  # LanceDB's (Rust) I/O errors arrive as RuntimeError
+            return "the disk is full (No space left on device): free some space, then run `vaultsync sync`"
+        seen = seen.__cause__ or seen.__context__  # type: ignore[assignment]
+    return None
+

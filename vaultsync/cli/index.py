@@ -32,9 +32,11 @@ def run(args: argparse.Namespace) -> int:
         print(exc, file=sys.stderr)
         return 1
     except OSError as exc:
-        if not exc.filename:
+        from vaultsync.cli.common import environment_error
+
+        if (said := environment_error(exc)) is None:
             raise
-        print(f"vaultsync index: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
+        print(f"vaultsync index: error: {said}", file=sys.stderr)
         return 1  # a file where the index folder should be, a read-only or full disk: as `sync` says it
     if report.status == "busy":
         print("vaultsync index: another sync holds the lock; try again", file=sys.stderr)

@@ -161,7 +161,9 @@ def main(argv: list[str] | None = None) -> int:
             return _missing_extra(args.command, exc)
         if os.environ.get("VAULTSYNC_DEBUG"):
             raise
-        if (said := _environment_error(exc)) is not None:  # the machine's problem, not ours: no crash report
+        from vaultsync.cli.common import environment_error
+
+        if (said := environment_error(exc)) is not None:  # the machine's problem, not ours: no crash report
             print(f"vaultsync {args.command}: error: {said}", file=sys.stderr)
             return 1
         from vaultsync.logs import CRASH_EXIT, write_crash_report
@@ -175,27 +177,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-
-
-def _environment_error(exc: Exception) -> str | None:
-    """What to tell the user about an error of the disk or the index files (a full or read-only disk,
-    a folder where the index file belongs), or None for anything else (an internal error)."""
-    import errno
-    import sqlite3
-
-    seen: Exception | None = exc
-    for _ in range(8):  # the error itself, or one it was raised from or while handling
-        if seen is None:
-            return None
-        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES,
-                                                       errno.EPERM):
-            return f"cannot write {seen.filename}: {seen.strerror}" if seen.filename else f"{seen.strerror}"
-        if isinstance(seen, sqlite3.OperationalError) and str(seen) in ("database or disk is full",):
-            return f"the disk is full ({seen}): free some space, then run `vaultsync sync`"
-        if isinstance(seen, sqlite3.OperationalError) and str(seen) in ("disk I/O error", "unable to open database file"):
-            return f"cannot read the index ({seen}): `vaultsync index --rebuild` builds it again"
-        if "No space left on device" in str(seen):  # LanceDB's (Rust) I/O errors arrive as RuntimeError
-            return "the disk is full (No space left on device): free some space, then run `vaultsync sync`"
-        seen = seen.__cause__ or seen.__context__  # type: ignore[assignment]
-    return None
-

@@ -81,12 +81,15 @@ def run(args: argparse.Namespace) -> int:
             print(exc if not hook_mode else f"vaultsync sync: error: {said}", file=sys.stderr)
             _record_error(exc, said)
             return 0 if hook_mode else 1
-        if not hook_mode and isinstance(exc, OSError) and exc.filename:  # a read-only or full index folder
-            print(f"vaultsync sync: error: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
-            return 1
-        if not hook_mode:
+        from vaultsync.cli.common import environment_error
+
+        if (said := environment_error(exc)) is not None:  # a read-only or full index folder: said in its words
+            print(f"vaultsync sync: error: {said}", file=sys.stderr)
+            if not hook_mode:
+                return 1
+        elif not hook_mode:
             raise
-        _record_error(exc)
+        _record_error(exc, said)
         return 0
 
 

@@ -10,6 +10,8 @@ linked worktrees and branches share embeddings.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,3 +73,26 @@ def common_git_dir(repo: pygit2.Repository) -> Path:
 def layout_for(repo: pygit2.Repository, config: Config | None = None) -> IndexLayout:
     """The index layout of ``repo``'s current worktree (``config`` is accepted for symmetry, unused)."""
     return IndexLayout(dir=(Path(repo.path) / "vaultsync").resolve(), common=common_git_dir(repo) / "vaultsync")
+
+
+def write_problem(folder: Path) -> str | None:
+    """Why the index folder ``folder`` cannot be written (a file in its place, a read-only folder, a full
+    disk), or None: a byte written to a new file there, and flushed to disk, must come back without error.
+    An absent folder is None (a first sync makes it)."""
+    if not folder.exists():
+        return None
+    if not folder.is_dir():
+        return f"the index folder {folder} is not a folder (a file is in its place): remove it, then run " \
+               "`vaultsync sync`"
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-probe-")
+        try:
+            os.write(fd, b"\0")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as exc:
+        return f"the index folder {folder} is not writable: {exc.strerror or exc}; syncs fail until it is " \
+               "(free some space or fix its permissions, then run `vaultsync sync`)"
+    return None

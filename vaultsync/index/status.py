@@ -21,7 +21,7 @@ from vaultsync.index.hooks import (
     hooks_path_setting,
     installed_hooks,
 )
-from vaultsync.index.layout import layout_for
+from vaultsync.index.layout import layout_for, write_problem
 from vaultsync.index.lock import is_alive, read_owner
 from vaultsync.index.progress import describe, eta_seconds, read_progress
 from vaultsync.index.sqlite_store import SqliteStore
@@ -78,6 +78,8 @@ def collect(repo: Any) -> dict[str, Any]:
         why = "a sync stopped before it finished (last error below)" if stopped else \
             "the index files changed since the last sync wrote them (not by vaultsync)"
         info.setdefault("index_problem", f"{why}; the next sync checks them and rebuilds a damaged index")
+    if problem := write_problem(layout.dir):  # a read-only or full disk: the hooks' syncs fail, unrecorded
+        info["write_problem"] = problem
     info["up_to_date"] = info["indexed_commit"] == head and head is not None and not info["unread"] \
         and "index_problem" not in info
     info["sync_running"] = alive
