@@ -93,3 +93,33 @@ def test_status_says_a_full_disk_and_the_hooks_sync_records_why_it_failed(vault,
     assert info["last_error"] == f"cannot write {index / 'index.sqlite'}: {said}", info
     assert not list(index.glob(".write-probe-*"))  # the probe leaves nothing behind
     assert "write_problem" not in _status(vault.root)  # space again: nothing to say
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
+def test_status_says_a_damaged_index_file_and_how_to_repair_it_and_a_hooks_sync_does(vault, hashed_models, damage):
+    index = _synced(vault)
+    sqlite = index / "index.sqlite"
+    for suffix in ("-wal", "-shm"):
+        Path(f"{sqlite}{suffix}").unlink(missing_ok=True)
+    data = sqlite.read_bytes()
+    sqlite.write_bytes({"garbage": os.urandom(len(data)), "truncated": data[:len(data) // 3], "empty": b""}[damage])
+    info = _status(vault.root)
+    assert info["index_damaged"] and f"the index file {sqlite} is damaged (" in info["index_problem"], info
+    assert "`vaultsync index --rebuild`" in info["index_problem"] and not info["up_to_date"]
+    text = run_cli(["status"], vault.root).out
+    assert "(damaged)" in text and "NEEDS A REBUILD" in text and "(none)" not in text, text
+    assert run_cli(["sync", "--hook", "post-commit"], vault.root).code == 0
+    info = _status(vault.root)
+    assert info["up_to_date"] and info["notes"] == 3 and "index_problem" not in info, info
+
+
+def test_status_says_a_folder_where_the_index_file_belongs(vault, hashed_models):
+    sqlite = _synced(vault) / "index.sqlite"
+    for path in sqlite.parent.glob("index.sqlite*"):
+        path.unlink()
+    (sqlite / "something").mkdir(parents=True)
+    info = _status(vault.root)
+    assert info["index_problem"] == f"the index file {sqlite} is a folder: remove it, then run `vaultsync sync`"
+    assert run_cli(["sync", "--hook", "post-commit"], vault.root).code == 0
+    assert _status(vault.root)["last_error"] == f"cannot write {sqlite}: {os.strerror(errno.EISDIR)}"
+    assert (sqlite / "something").is_dir()  # not vaultsync's to delete

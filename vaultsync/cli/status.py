@@ -30,8 +30,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(info, indent=2))
         return 0
     head = info["head"][:10] if info["head"] else "(no commits)"
-    indexed = (info["indexed_commit"] or "(none)")[:10]
-    state = "up to date" if info["up_to_date"] else _direction(repo, info["indexed_commit"], info["head"]) \
+    indexed = (info["indexed_commit"] or ("(damaged)" if info.get("index_damaged") else "(none)"))[:10]
+    state = "up to date" if info["up_to_date"] else "NEEDS A REBUILD (the warning below says how)" \
+        if info.get("index_damaged") else _direction(repo, info["indexed_commit"], info["head"]) \
         if info["indexed_commit"] != info["head"] \
         else f"INCOMPLETE ({len(info['unread'])} note(s) not read)" if info["unread"] \
         else "NEEDS A SYNC (the warning below says why)" if info.get("index_problem") else "nothing to index yet"

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultsync.git import head_commit_id, head_tree, workdir
+from vaultsync.index.damage import is_damage
 from vaultsync.index.fastpath import as_left, config_at, config_blob_id, config_key, lance_tables_present
 from vaultsync.index.format import SCHEMA_FINGERPRINT
 from vaultsync.index.hooks import (
@@ -40,7 +41,9 @@ def collect(repo: Any) -> dict[str, Any]:
     head = head_commit_id(repo)
     info: dict[str, Any] = {"repository": str(workdir(repo)), "index_dir": str(layout.dir), "head": head}
     meta: dict[str, str] = {}
-    if layout.sqlite.exists():
+    if layout.sqlite.is_dir():  # not ours to delete: said, as `sync` says it
+        info["index_problem"] = f"the index file {layout.sqlite} is a folder: remove it, then run `vaultsync sync`"
+    elif layout.sqlite.exists():
         store = SqliteStore(layout.sqlite, readonly=True)
         try:
             meta = store.meta()
@@ -48,7 +51,13 @@ def collect(repo: Any) -> dict[str, Any]:
             with contextlib.suppress(sqlite3.OperationalError):  # an index of an older schema has no such table
                 info["token_vectors"] = store.db.execute("SELECT count(*) FROM tokens").fetchone()[0]  # ADR-0117
         except sqlite3.DatabaseError as exc:  # being created by a first sync, or damaged
-            info["index_problem"] = f"index not readable ({exc}); the next sync repairs it"
+            owner = read_owner(layout.lock)
+            if is_damage(exc) and not (owner is not None and is_alive(owner)):
+                info["index_damaged"] = True
+                info["index_problem"] = f"the index file {layout.sqlite} is damaged ({exc}): the next sync " \
+                                        "repairs it (rebuilt from HEAD), or run `vaultsync index --rebuild`"
+            else:
+                info["index_problem"] = f"index not readable ({exc}); the next sync repairs it"
             with contextlib.suppress(OSError):  # a read-only index folder: status still reports
                 layout.dirty.touch()  # so the next sync does not stop at the fast path (ADR-0046)
         finally:
