@@ -123,3 +123,16 @@ def test_status_says_a_folder_where_the_index_file_belongs(vault, hashed_models)
     assert run_cli(["sync", "--hook", "post-commit"], vault.root).code == 0
     assert _status(vault.root)["last_error"] == f"cannot write {sqlite}: {os.strerror(errno.EISDIR)}"
     assert (sqlite / "something").is_dir()  # not vaultsync's to delete
+
+
+def test_status_of_a_bare_repository_names_it_not_its_parent_folder(vault, hashed_models, tmp_path):
+    _synced(vault)
+    bare = tmp_path / "served.git"
+    vault.git("clone", "-q", "--bare", str(vault.root), str(bare))
+    assert run_cli(["sync", "--quiet"], bare).code == 0  # HEAD's commit is indexed from git alone
+    info = _status(bare)
+    assert info["repository"] == str(bare.resolve()) and info["bare"] and info["up_to_date"], info
+    assert "no commit or checkout hooks" in info["hooks_problem"]
+    text = run_cli(["status"], bare).out
+    assert f"repository  {bare.resolve()} (bare: HEAD's commit is indexed; no working tree)" in text, text
+    assert not _status(vault.root)["bare"]

@@ -38,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
         else "NEEDS A SYNC (the warning below says why)" if info.get("index_problem") else "nothing to index yet"
     if info["sync_running"]:
         state += f" (a sync is running, pid {info['sync_pid']})"
-    print(f"repository  {info['repository']}")
+    print(f"repository  {info['repository']}" + (" (bare: HEAD's commit is indexed; no working tree)"
+                                                  if info["bare"] else ""))
     print(f"index       {info['index_dir']}")
     print(f"indexed     {indexed}   HEAD {head}   {state}")
     if "notes" in info:

@@ -39,7 +39,8 @@ def collect(repo: Any) -> dict[str, Any]:
         config = Config()
     layout = layout_for(repo, config)
     head = head_commit_id(repo)
-    info: dict[str, Any] = {"repository": str(workdir(repo)), "index_dir": str(layout.dir), "head": head}
+    info: dict[str, Any] = {"repository": str(Path(repo.path).resolve() if repo.is_bare else workdir(repo)),
+                            "bare": repo.is_bare, "index_dir": str(layout.dir), "head": head}
     meta: dict[str, str] = {}
     if layout.sqlite.is_dir():  # not ours to delete: said, as `sync` says it
         info["index_problem"] = f"the index file {layout.sqlite} is a folder: remove it, then run `vaultsync sync`"
@@ -113,7 +114,10 @@ def collect(repo: Any) -> dict[str, Any]:
     info["merge_check_hook"] = check_hook(repo, "pre-merge-commit", folder)
     info["check_configured"] = check_configured(repo)
     missing = [h for h in REQUIRED_HOOKS if h not in present]
-    if setting and missing:
+    if repo.is_bare:  # no commit, merge or checkout happens here: nothing runs the hooks
+        info["hooks_problem"] = "a bare repository runs no commit or checkout hooks: run `vaultsync sync` after " \
+                                "each push (a post-receive hook can)"
+    elif setting and missing:
         info["hooks_problem"] = f"hooks not active: core.hooksPath={setting} (unset it or chain our hooks from there)"
     elif missing:
         info["hooks_problem"] = "git hooks not installed (run `vaultsync install`)"
