@@ -136,3 +136,36 @@ def test_status_of_a_bare_repository_names_it_not_its_parent_folder(vault, hashe
     text = run_cli(["status"], bare).out
     assert f"repository  {bare.resolve()} (bare: HEAD's commit is indexed; no working tree)" in text, text
     assert not _status(vault.root)["bare"]
+
+
+@pytest.mark.parametrize("command", [["models", "build"], ["search", "kestrel1", "--no-daemon"], ["index", "--rebuild"]])
+def test_a_cache_dir_that_is_a_file_is_a_one_line_error(vault, monkeypatch, tmp_path, command):
+    from conftest import hash_embedders
+
+    with monkeypatch.context() as m:
+        hash_embedders(m)
+        _synced(vault)
+    cache = tmp_path / "cache-file"
+    cache.write_text("not a folder")
+    monkeypatch.setenv("VAULTSYNC_CACHE_DIR", str(cache))
+    res = run_cli(command, vault.root)
+    said = f"vaultsync {command[0]}: error: VAULTSYNC_CACHE_DIR={cache}: not a folder (a file is in its place)\n"
+    assert res.code == 1 and res.err.endswith(said) and "internal error" not in res.err, res.err
+    assert not (vault.root / ".git/vaultsync/crash.log").exists()
+    assert cache.read_text() == "not a folder"
+
+
+def test_a_read_only_cache_dir_is_a_one_line_error(vault, tmp_path):
+    """Made read-only by a bind mount in a user namespace (root too); where that is not allowed, skipped."""
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    script = (f"mount --bind {cache} {cache} && mount -o remount,ro,bind {cache} || exit 77; "
+              f"{sys.executable} -m vaultsync models build")
+    res = subprocess.run(["unshare", "-rm", "bash", "-c", script], cwd=vault.root, capture_output=True, text=True,
+                         env={**os.environ, "VAULTSYNC_CACHE_DIR": str(cache)})
+    if res.returncode == 77:
+        pytest.skip(f"no read-only bind mount here: {res.stderr.strip()[:200]}")
+    said = f"vaultsync models: error: VAULTSYNC_CACHE_DIR={cache}: {os.strerror(errno.EROFS)}\n"
+    assert res.returncode == 1 and res.stderr.endswith(said), res.stderr

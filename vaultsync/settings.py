@@ -68,6 +68,23 @@ def cache_root(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     return Path.home() / ".cache" / "vaultsync"
 
 
+def cache_problem(exc: OSError) -> str | None:
+    """One line for ``exc`` when it is about a path in the user cache (:func:`cache_root`: a file where the
+    folder belongs, an unwritable or full folder), naming the setting that chose the folder; None for any
+    other path."""
+    if not isinstance(exc.filename, (str, bytes, os.PathLike)):
+        return None
+    root = cache_root()
+    if not Path(os.path.abspath(os.fsdecode(exc.filename))).is_relative_to(os.path.abspath(root)):
+        return None
+    why = "not a folder (a file is in its place)" if root.exists() and not root.is_dir() else exc.strerror or str(exc)
+    if os.environ.get("VAULTSYNC_CACHE_DIR"):
+        return f"VAULTSYNC_CACHE_DIR={root}: {why}"
+    if user_settings().cache_dir:
+        return f"models.cache_dir={root} (in {settings_path()}): {why}"
+    return f"the model cache {root}: {why} (VAULTSYNC_CACHE_DIR chooses another folder)"
+
+
 def _read(path: Path) -> dict[str, object]:
     import yaml
 

@@ -44,10 +44,14 @@ def environment_error(exc: Exception) -> str | None:
     import errno
     import sqlite3
 
+    from vaultsync.settings import cache_problem
+
     seen: Exception | None = exc
     for _ in range(8):  # the error itself, or one it was raised from or while handling
         if seen is None:
             return None
+        if isinstance(seen, OSError) and (said := cache_problem(seen)) is not None:  # the user's model cache
+            return said
         if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES,
                                                        errno.EPERM, errno.ENOTDIR, errno.EEXIST, errno.EISDIR):
             return f"cannot write {seen.filename}: {seen.strerror}" if seen.filename else f"{seen.strerror}"
@@ -59,4 +63,3 @@ def environment_error(exc: Exception) -> str | None:
             return "the disk is full (No space left on device): free some space, then run `vaultsync sync`"
         seen = seen.__cause__ or seen.__context__  # type: ignore[assignment]
     return None
-
