@@ -87,12 +87,16 @@ def test_a_committed_unknown_time_zone_is_said_and_search_goes_on(vault, hashed_
     vault.write(".vaultsync.yaml", CONFIG + f"checks:\n  timezone: '{zone}'\n")
     vault.write(NOTE, adr("ADR-0001", title="Idempotency keys on payment calls", body="Retries reuse the key.\n"))
     vault.commit("c", "--no-verify")
+    said = "unknown time zone"
     assert vault.check().code == 1 and "CF002" in vault.check().err
-    assert run_cli(["sync", "--wait", "60"], vault.root).code == 0
+    synced = run_cli(["sync", "--wait", "60"], vault.root)
+    assert synced.code == 0 and said in synced.err and "judged in this machine's zone" in synced.err, synced.err
+    status = run_cli(["status", "--json"], vault.root)
+    assert any(said in w for w in json.loads(status.out)["warnings"]), status.out
     for fmt in ("json", "text"):
         found = run_cli(["search", "idempotency keys", "--no-daemon", "--format", fmt], vault.root)
         assert found.code == 0 and NOTE in found.out and "Traceback" not in found.err, found.err
-        assert "unknown time zone" in found.out + found.err and "using the local time zone" in found.out + found.err
+        assert said in found.out + found.err and "judged in this machine's zone" in found.out + found.err
 
 
 @pytest.mark.parametrize("section", ["index:\n  embedder: bogus\n", "vault: 3\n", "checks:\n  expired: warn\nvault: 3\n"])

@@ -158,15 +158,12 @@ def open_vector_table(lance_dir: Path, name: str, dim: int, version: int) -> Any
 def options_for(config: Config, **overrides: Any) -> SearchOptions:
     """Search options: config ``search:`` section, then explicit overrides. TTLs are judged against
     today's date in the checks' time zone (``checks.timezone``, else local), as ``vaultsync check`` does."""
-    from vaultsync.vault.clock import today_in, zone
-    from vaultsync.vault.schema_words import ignored_setting
+    from vaultsync.index.fastpath import config_warnings
+    from vaultsync.vault.clock import today_in, zone_or_local
 
     values = {k: v for k, v in config.search.items() if k != "rerank"}
-    said = tuple(map(ignored_setting, config.ignored))  # ADR-0119
-    try:
-        tz = zone(config)
-    except ValueError as exc:  # a committed unknown zone: `check` refuses it (CF002); search says so and goes on
-        tz, said = zone(None), (*said, f"{exc} — using the local time zone")
+    tz = zone_or_local(config)  # a committed unknown zone: `check` refuses it (CF002); search says so, goes on
+    said = tuple(config_warnings(config))
     values.setdefault("today", today_in(tz))
     values.setdefault("zone", tz)
     refused = config.refused[0].render() if config.refused else ""

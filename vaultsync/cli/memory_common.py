@@ -36,15 +36,11 @@ def run_memory(command: str, action: Callable[[Workspace], int], commit: bool = 
 
 def _warn_unknown_zone(command: str, ws: Workspace) -> None:
     """Say on stderr that dates are judged in this machine's zone where ``checks.timezone`` names no known
-    zone (``check`` refuses it, CF002; ``search`` stops on it)."""
-    from vaultsync.diagnostics import visible
-    from vaultsync.vault.clock import zone
+    zone (``check`` refuses it, CF002)."""
+    from vaultsync.vault.clock import zone_warning
 
-    try:
-        zone(ws.config)
-    except ValueError as exc:
-        print(f"vaultsync {command}: warning: {visible(str(exc))}; dates are judged in this machine's zone",
-              file=sys.stderr)
+    if (said := zone_warning(ws.config)) is not None:
+        print(f"vaultsync {command}: warning: {said}", file=sys.stderr)
 
 
 def parse_sets(values: list[str] | None) -> dict[str, Any]:

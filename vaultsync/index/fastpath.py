@@ -56,7 +56,7 @@ def config_at(repo: pygit2.Repository, tree: pygit2.Tree | None) -> tuple[Config
     from vaultsync.vault.config import load_config, read_committed_schemas
 
     text = config_text_at(repo, tree)
-    config = load_config(workdir(repo), text, lenient=True)  # sections no index is built from are left out where refused
+    config = load_config(workdir(repo), text, lenient=True)  # ADR-0119, ADR-0129
 
     def kind(path: str) -> str | None:  # a schema only the working tree holds is missing: as a rebuild sees it
         entry = tree[path] if tree is not None and path in tree else None
@@ -66,6 +66,16 @@ def config_at(repo: pygit2.Repository, tree: pygit2.Tree | None) -> tuple[Config
 
     read_committed_schemas(config, kind, lambda path: read_blob(repo, tree[path].id))  # type: ignore[index]
     return config, text + "".join(f"\n# schema {k}\n{v}" for k, v in sorted(config.schema_texts.items()))
+
+
+def config_warnings(config: Config) -> list[str]:
+    """What a committed config left to its defaults, one warning each (the sync's report, status and every
+    search say them): refused values of sections no index is built from (ADR-0119, ADR-0129) and an
+    unknown ``checks.timezone``."""
+    from vaultsync.vault.clock import zone_warning
+    from vaultsync.vault.schema_words import ignored_setting
+
+    return [*map(ignored_setting, config.ignored), *filter(None, [zone_warning(config)])]
 
 
 def config_hash(config_text: str) -> str:

@@ -12,7 +12,14 @@ from typing import Any
 
 from vaultsync.git import head_commit_id, head_tree, workdir
 from vaultsync.index.damage import is_damage
-from vaultsync.index.fastpath import as_left, config_at, config_blob_id, config_key, lance_tables_present
+from vaultsync.index.fastpath import (
+    as_left,
+    config_at,
+    config_blob_id,
+    config_key,
+    config_warnings,
+    lance_tables_present,
+)
 from vaultsync.index.format import SCHEMA_FINGERPRINT
 from vaultsync.index.hooks import (
     REQUIRED_HOOKS,
@@ -28,7 +35,6 @@ from vaultsync.index.progress import describe, eta_seconds, read_progress
 from vaultsync.index.sqlite_store import SqliteStore
 from vaultsync.index.state import read_state
 from vaultsync.vault.config import Config, ConfigError
-from vaultsync.vault.schema_words import ignored_setting
 
 
 def collect(repo: Any) -> dict[str, Any]:
@@ -104,7 +110,7 @@ def collect(repo: Any) -> dict[str, Any]:
                               f"{', ' + owner.hook if owner.hook else ''}) was killed before it finished{kept}; "
                               "the next sync resumes")
     info["last_status"] = state.get("last_status")
-    said = [*map(ignored_setting, config.ignored), *(state.get("warnings") or [])]  # type: ignore[misc]
+    said = [*config_warnings(config), *(state.get("warnings") or [])]  # type: ignore[misc]
     info["warnings"] = list(dict.fromkeys(said))  # the last sync's report says the ignored ones too
     setting = hooks_path_setting(repo)  # one `git config` run for every hook looked at below
     folder = hooks_dir(repo, setting or "")

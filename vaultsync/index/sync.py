@@ -49,7 +49,14 @@ from vaultsync.index.embedding import (
     update_lance,
     vectors_for,
 )
-from vaultsync.index.fastpath import config_at, config_blob_id, config_hash, config_key, lance_tables_present
+from vaultsync.index.fastpath import (
+    config_at,
+    config_blob_id,
+    config_hash,
+    config_key,
+    config_warnings,
+    lance_tables_present,
+)
 from vaultsync.index.format import DEFAULT_TARGET_TOKENS
 from vaultsync.index.layout import IndexLayout, layout_for
 from vaultsync.index.lock import SyncLock
@@ -62,7 +69,6 @@ from vaultsync.vault.fields import note_aliases
 from vaultsync.vault.lifecycle_fields import FILTER_OF
 from vaultsync.vault.note import parse_note
 from vaultsync.vault.resolve import LinkIndex
-from vaultsync.vault.schema_words import ignored_setting
 from vaultsync.vault.vault import is_note_path, link_names
 
 
@@ -212,7 +218,7 @@ def _sync_once(repo: pygit2.Repository, layout: IndexLayout, embedder_factory: E
         report = SyncReport("updated", commit)
         snapshot = TreeSnapshot(repo, tree)
         head_notes, report.warnings = vault_notes(snapshot, config)
-        report.warnings[:0] = map(ignored_setting, config.ignored)  # ADR-0119
+        report.warnings[:0] = config_warnings(config)
         indexed = store.paths()
         full = meta.get("config_hash") != chash
         changed, removed, renamed = note_changes(repo, meta.get("indexed_tree"), tree, head_notes, indexed, full)

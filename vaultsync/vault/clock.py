@@ -15,6 +15,7 @@ import functools
 import os
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from vaultsync.diagnostics import visible
 from vaultsync.vault.config import Config
 
 
@@ -55,6 +56,17 @@ def zone_or_local(config: Config | None) -> dt.tzinfo | None:
         return zone(config)
     except ValueError:
         return zone(None)
+
+
+def zone_warning(config: Config | None) -> str | None:
+    """``…: unknown time zone 'X' (…); dates are judged in this machine's zone`` where ``checks.timezone``
+    names no known zone (``check`` refuses it, CF002; sync, status, search and the memory commands go on in
+    the local zone and say this), else None."""
+    try:
+        zone(config)
+    except ValueError as exc:
+        return f"{visible(str(exc))}; dates are judged in this machine's zone"
+    return None
 
 
 def today_in(tz: dt.tzinfo | None) -> dt.date:
