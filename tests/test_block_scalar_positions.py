@@ -45,3 +45,27 @@ def test_property_a_block_scalar_is_placed_at_its_first_line_of_text(indicator, 
     path = ("m", "k") if nested else ("k",)
     assert positions[path] == (head.count("\n") + blanks, len(pad) + indent)
     assert load_yaml(text).positions[path] == positions[path]
+
+
+@pytest.mark.parametrize("indicator", ["|", ">", "|-", ">+"])
+@pytest.mark.parametrize("blanks", [0, 1, 3])
+@pytest.mark.parametrize("nested, listed", [(False, False), (True, False), (False, True)])
+def test_an_empty_block_scalar_stays_at_its_indicator(indicator, blanks, nested, listed):
+    """A block scalar with no text ends on the next key's line: the value's position is its indicator, never
+    that next line (LC001 for `status: |` stood at the key after it, VC001 for `- |` at the next item)."""
+    pad = "  " if nested else ""
+    head = ("m:\n" if nested else "") + (f"{pad}k:\n{pad}  - {indicator}\n" if listed else f"{pad}k: {indicator}\n")
+    text = head + "\n" * blanks + (f"{pad}  - next\n" if listed else f"{pad}next: x\n")
+    load_yaml(text)  # valid: an empty text
+    positions, _, _ = yaml_positions(text)
+    path = (("m",) if nested else ()) + (("k", 0) if listed else ("k",))
+    row = head.count("\n") - 1
+    assert positions[path] == (row, head.split("\n")[row].index(indicator[0]))
+
+
+def test_an_empty_block_status_is_reported_on_its_own_line(vault):
+    vault.write(P, adr("ADR-0001", extra="").replace("status: accepted\n", "status: |\n\n"))
+    lines = (vault.root / P).read_text().split("\n")
+    row = lines.index("status: |") + 1
+    found = [x for x in vault.check().lines if " status:" in x or "status" in x.split(" ", 2)[-1][:12]]
+    assert found and all(x.startswith(f"{P}:{row}:") for x in found), (found, row)

@@ -375,7 +375,7 @@ def test_pa001_for_a_scratch_file_git_already_ignores_says_so(vault, rule):
 
 
 @pytest.mark.parametrize("name", ["nb\u00a0sp.md", "nl\nx.md", "*.md", "it's $(x) `y`.md", ":!x.md", "back\\slash\u200b.md",
-                                  "tab\tx.md", "-rf.md", "ünï 日本.md"])
+                                  "tab\tx.md", "-rf.md", "ünï 日本.md", "c\u3164d.md", "braille\u2800.md"])
 def test_the_pa001_command_untracks_exactly_that_file_from_any_folder(vault, name):
     """The advice is pasted into a shell, often from a subfolder: it must name that one file, whatever its
     name holds (a glob, pathspec magic, quotes, a line break or a character the message writes as an escape)."""

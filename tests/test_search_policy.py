@@ -3,6 +3,8 @@ and the --type/--tag/--scope filters, over a real index of a small vault."""
 
 from __future__ import annotations
 
+import ast
+
 import sqlite3
 import unicodedata
 
@@ -212,6 +214,7 @@ def test_property_a_query_of_ascii_symbols_says_which_characters_it_ignores(text
     ("\u093e \u0301", "combining marks (U+0301, U+093E) with no letter to sit on"),  # Devanagari vowel sign
     ("\u05b4", "a combining mark (U+05B4) with no letter to sit on"),  # a Hebrew point
     (": \u0301", "punctuation, ASCII symbols and a combining mark (U+0301) with no letter to sit on"),
+    ("\U0001d165", "a combining mark (U+1D165) with no letter to sit on"),  # musical symbol stem, past the BMP
 ])
 def test_a_lone_combining_mark_is_not_called_punctuation(query, what):
     """`vaultsync search "\u0301"` was refused as "punctuation and ASCII symbols alone": U+0301 is an accent
@@ -225,6 +228,8 @@ def test_a_lone_combining_mark_is_not_called_punctuation(query, what):
     assert f"holds no word: {what} would match notes by chance" in message and "punctuation and" not in \
         message.replace("punctuation, ASCII", ""), message
     assert all(unicodedata.category(ch)[0] != "M" for ch in message)
+    shown = message.split(" holds no word")[0].removeprefix("query ")
+    assert ast.literal_eval(shown) == unicodedata.normalize("NFKC", query).strip()  # the escapes read back as the query (\U0001d165, not \u1d165)
 
 
 @settings(max_examples=150, deadline=None)

@@ -383,6 +383,15 @@ def test_a_document_end_marker_that_ends_nothing_early_is_no_error(vault, rows):
     assert vault.check().lines == []
 
 
+@pytest.mark.parametrize("rows", [["title: [unclosed", "..."], ["title: {a: 1", "...", "# only a comment"],
+                                  ["title: 'open", "...", ""]])
+def test_a_document_end_marker_after_the_real_mistake_is_not_blamed(vault, rows):
+    """Nothing follows the `...`: the error is the bracket or quote left open, not the marker."""
+    vault.write(P, "\n".join(["---", *rows, "---", "Body", ""]))
+    lines = vault.check().lines
+    assert lines and all("'...' ends the YAML document" not in line for line in lines), lines
+
+
 @settings(max_examples=80, deadline=None)
 @given(before=st.lists(st.sampled_from(["a: 1", "b: [x, y]", "c:\n  - d", "k: 1  # note", "e: 'q'", "n: |\n  x\n  ..."]),
                        max_size=4).map(lambda rows: "\n".join(rows).split("\n") if rows else []),

@@ -20,7 +20,7 @@ def _fm007(text: str) -> list[tuple[int, str]]:
     ("~", "null", "null"), ("null", "Null", "null"), ("NULL", "~", "null"), ("0x1", "1", "1"), ("1", "+1", "1"),
     ("true", "True", "true"), ("false", "FALSE", "false"), ("yes", "true", "true"), ("off", "false", "false"),
     ("1", "1.0", "1"), ("010", "8", "8"), ("10", "1_0", "10"), (".nan", ".NaN", ".nan"), ("1.0e+3", "1000", "1000.0"),
-    ("!!int 7", "7.0", "7"),
+    ("!!int 7", "7.0", "7"), (".inf", ".Inf", ".inf"), ("-.inf", "-.INF", "-.inf"),
 ])
 @pytest.mark.parametrize("where", ["top", "nested", "flow"])
 def test_keys_equal_as_yaml_values_are_duplicates(first, second, shown, where):

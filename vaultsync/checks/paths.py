@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 
-from vaultsync.diagnostics import Diagnostic
+from vaultsync.diagnostics import Diagnostic, visible
 from vaultsync.git import is_ignored, is_valid_utf8_path, printable_path
 from vaultsync.gitopen import open_repo
 from vaultsync.vault.vault import Vault
@@ -42,7 +42,7 @@ def _untrack_advice(path: str, ignored: bool) -> str:
 def shell_word(text: str) -> str:
     """``text`` quoted for a POSIX shell so that it survives :func:`vaultsync.diagnostics.visible`: in
     ``$'…'`` (bash, zsh) when it holds a character that the message writes as an escape (a line break, a tab,
-    U+00A0), which ``$'…'`` reads back; else as :func:`shlex.quote` does."""
-    if text.isprintable():
+    U+00A0, a Hangul filler drawn blank), which ``$'…'`` reads back; else as :func:`shlex.quote` does."""
+    if visible(text) == text:
         return shlex.quote(text)
     return "$'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"

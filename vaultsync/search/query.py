@@ -76,7 +76,8 @@ def _what(text: str) -> str:
 
 def _shown(text: str) -> str:
     """``repr(text)`` with each combining mark written as an escape: alone, it would sit on the quote."""
-    return "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch)[0] == "M" else ch for ch in repr(text))
+    return "".join((f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+                   if unicodedata.category(ch)[0] == "M" else ch for ch in repr(text))
 
 
 def parse_query(raw: str) -> Query:

@@ -70,7 +70,8 @@ def explain(exc: yaml.MarkedYAMLError, lines: list[str], line: int, col: int) ->
                                   f"{quote(pair[0])}: {pair[1]}")
         return directive, 0, f"'{text}' is a YAML directive, which frontmatter cannot hold — delete the line"
     end = next((i for i, text in enumerate(lines[:line + 1]) if _DOCUMENT_END.match(text)), None)
-    if end is not None:  # `...` ends the document: YAML then wants `---` (a second document), not more keys
+    if end is not None and any(t.strip() and not t.lstrip().startswith("#") for t in lines[end + 1:]):
+        # `...` ends the document: YAML then wants `---` (a second document), not more keys
         return end, 0, ("'...' ends the YAML document, but the frontmatter goes on after it — delete the line "
                         "(the frontmatter ends at its closing '---')")
     long_key = next(((i, m) for i, text in enumerate(lines[:line + 1]) for m in _ANY_KEY.finditer(text)

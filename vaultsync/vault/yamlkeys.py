@@ -47,7 +47,10 @@ def _shown(loaded: Any) -> str:
     """A :func:`loaded_key` as YAML writes it: ``null``, ``.nan``, ``true``, ``1``."""
     if not isinstance(loaded, tuple):
         return ".nan" if loaded is _NAN else "null"
-    return str(loaded[1]).lower() if loaded[0] == "bool" else str(loaded[1])
+    value = loaded[1]
+    if isinstance(value, float) and math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    return str(value).lower() if loaded[0] == "bool" else str(value)
 
 
 def repeated(seen: dict[Any, yaml.Node], key_node: yaml.ScalarNode) -> YamlProblem | None:

@@ -302,8 +302,10 @@ def _index_positions(
 
 def _content_start(node: yaml.Node, lines: list[str] | None) -> tuple[int, int] | None:
     """Where a block scalar's (``key: |``) text starts, its first line with text at its indentation: a
-    message about the value stands there, not at the ``|`` or ``>``. None for any other node."""
-    if lines is None or not isinstance(node, yaml.ScalarNode) or node.style not in ("|", ">"):
+    message about the value stands there, not at the ``|`` or ``>``. None for any other node, and for one
+    with no text (its end mark lies on the next key's line: the indicator is where it is)."""
+    if lines is None or not isinstance(node, yaml.ScalarNode) or node.style not in ("|", ">") \
+            or not node.value.strip():
         return None
     for i in range(node.start_mark.line + 1, min(node.end_mark.line + 1, len(lines))):
         if lines[i].strip():
