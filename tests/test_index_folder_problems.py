@@ -47,6 +47,20 @@ def test_a_file_where_a_derived_folder_belongs_is_replaced_by_the_next_sync(vaul
     assert vault.git("status", "--porcelain").stdout == ""  # the notes are untouched
 
 
+def test_a_symlink_to_a_file_where_the_lance_folder_belongs_is_said_and_left(vault, hashed_models, tmp_path):
+    """The link is the user's: never removed, and the sync says what it is, not mkdir's "File exists"."""
+    index = _synced(vault)
+    shutil.rmtree(index / "lance")
+    (tmp_path / "elsewhere").write_text("the user's file\n")
+    (index / "lance").symlink_to(tmp_path / "elsewhere")
+    vault.write("docs/new.md", "# new\nA note about ospreys.\n")
+    vault.commit("new")
+    res = run_cli(["sync", "--quiet"], vault.root)
+    assert res.code == 1 and "Traceback" not in res.err, res.err
+    assert f"{index / 'lance'}: a symbolic link to a file, where a folder belongs" in res.err, res.err
+    assert (index / "lance").is_symlink() and (tmp_path / "elsewhere").read_text() == "the user's file\n"
+
+
 def test_status_says_a_file_where_the_index_folder_belongs(vault, hashed_models):
     index = _synced(vault)
     shutil.rmtree(index)

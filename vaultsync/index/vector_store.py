@@ -22,6 +22,7 @@ past it the sync builds an IVF_SQ index once (IX-06) and search queries this tab
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import math
 import os
 import warnings
@@ -86,7 +87,15 @@ def connect(path: Path) -> Any:
 
 def clear_way(folder: Path) -> None:
     """Remove a regular file where ``folder``, a derived cache's folder, belongs (a stray write or copy): the
-    folder is made afresh and the sync refills it. A symlink is the user's choice and stays."""
+    folder is made afresh and the sync refills it. A symlink is the user's choice and stays.
+
+    Raises:
+        NotADirectoryError: ``folder`` is a symlink to something that is no folder (said as such, not as
+            mkdir's "File exists").
+    """
+    if folder.is_symlink() and folder.exists() and not folder.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "a symbolic link to a file, where a folder belongs: remove the "
+                                 "link or point it at a folder", str(folder))
     if folder.is_file() and not folder.is_symlink():
         folder.unlink()
 
