@@ -259,6 +259,30 @@ def test_gh08_hooks_committed_with_the_repository_run_on_a_machine_without_the_i
     assert memsearch_installed(vault.root, "quillwort") == "docs/away.md"
 
 
+def test_status_says_when_the_hooks_could_not_start_vaultsync(vault, model_env, tmp_path):
+    """The shim's interpreter is gone and PATH's python3 has no vaultsync: the hook's sync never starts, so
+    it records no error, and status said only "behind". It now names the log's line and the remedy."""
+    bare = shutil.which("python3", path="/usr/bin:/bin")
+    probe = subprocess.run([bare or "python3", "-c", "import vaultsync"], cwd=tmp_path, capture_output=True,
+                           env={"PATH": "/usr/bin:/bin"})
+    if bare is None or probe.returncode == 0:
+        pytest.skip("no python3 without vaultsync on this machine")
+    vault.write(".vaultsync.yaml", "vault: docs\n")
+    assert run_cli(["install", "--no-alias"], vault.root).code == 0
+    shim = vault.root / ".git" / "hooks" / "post-commit"
+    shim.write_text(shim.read_text().replace(sys.executable, "/nonexistent/venv/bin/python"))
+    vault.write("docs/a.md", "# a\nThe lost interpreter.\n")
+    assert vault.commit("a", env={"PATH": "/usr/bin:/bin", "PYTHONPATH": ""}).returncode == 0
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and "No module named" not in _log(vault.root):
+        time.sleep(0.2)
+    info = status(vault.root)
+    assert "could not start vaultsync (" in info.get("hook_failed", "") and "No module named" in info["hook_failed"]
+    assert "warning     the git hooks could not start vaultsync" in run_cli(["status"], vault.root).out
+    assert run_cli(["sync", "--quiet"], vault.root).code == 0  # a sync run by hand mends it: said no more
+    assert "hook_failed" not in status(vault.root)
+
+
 def test_install_says_nothing_of_committing_hooks_kept_in_the_git_folder(vault, tmp_path):
     vault.git("config", "core.hooksPath", str(tmp_path / "outside"))
     res = run_cli(["install", "--hooks-path", "--no-alias"], vault.root)

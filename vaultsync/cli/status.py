@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning     {unread_warning(info['unread'])}")
     if info.get("lancedb_behind") and not info["sync_running"]:  # a running sync fills it last: no damage
         print("warning     LanceDB (embedding cache, vector table) is behind; the next sync repairs it")
-    for problem in ("write_problem", "index_problem", "hooks_problem"):
+    for problem in ("write_problem", "index_problem", "hooks_problem", "hook_failed"):
         if info.get(problem):
             print(f"warning     {info[problem]}")
     for warning in info["warnings"]:

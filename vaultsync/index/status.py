@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+from vaultsync.diagnostics import terminal_safe
 from vaultsync.git import head_commit_id, head_tree, workdir
 from vaultsync.index.damage import is_damage
 from vaultsync.index.fastpath import (
@@ -96,6 +98,8 @@ def collect(repo: Any) -> dict[str, Any]:
         info.setdefault("index_problem", f"{why}; the next sync checks them and rebuilds a damaged index")
     if problem := write_problem(layout.dir):  # a read-only or full disk: the hooks' syncs fail, unrecorded
         info["write_problem"] = problem
+    if not alive and info["indexed_commit"] != head and (said := hook_start_failure(layout.log, layout.verified)):
+        info["hook_failed"] = said
     info["up_to_date"] = info["indexed_commit"] == head and head is not None and not info["unread"] \
         and "index_problem" not in info
     info["sync_running"] = alive
@@ -150,3 +154,28 @@ def _mtime(path: Path) -> float:
         return path.stat().st_mtime
     except OSError:
         return 0.0
+
+
+# what the shell or Python write to the hook's log when the hook's interpreter cannot run vaultsync at all
+_START_FAILURES = re.compile(r"No module named '?vaultsync|setsid: failed to execute|"
+                             r"python[\w.]*: (?:not found|No such file or directory)")
+
+
+def hook_start_failure(log: Path, synced: Path) -> str | None:
+    """Why the git hooks' syncs never started, from the last line of their log (``hook.log``) when it was
+    written after the last sync's files (``synced``): the interpreter a hook names is gone, or has no
+    vaultsync (a hooks folder committed from another machine, a deleted virtualenv). Such a sync records
+    no error, so status would say only "behind". None when the log says nothing of the kind."""
+    try:
+        if log.stat().st_mtime <= _mtime(synced):
+            return None
+        with log.open("rb") as f:
+            f.seek(max(0, log.stat().st_size - 4096))
+            last = next((line for line in reversed(f.read().decode("utf-8", "replace").splitlines()) if line.strip()), "")
+    except OSError:
+        return None
+    if not _START_FAILURES.search(last):
+        return None
+    return (f"the git hooks could not start vaultsync ({terminal_safe(last.strip())[:200]}): run `vaultsync "
+            f"install` again from an environment that has vaultsync, or set VAULTSYNC_PYTHON (log: {log})")
+
