@@ -134,6 +134,10 @@ def test_tools_have_schemas_and_descriptions(vault: Vault) -> None:
     tools, templates = with_server(vault.root, body)[0]
     by_name = {t.name: t for t in tools}
     assert set(by_name) == {"search", "get", "write", "supersede", "promote", "review"}
+    from vaultsync.cli.main import COMMANDS
+
+    listed = COMMANDS["mcp"][1].rsplit(": ", 1)[1].split(", ")  # `vaultsync --help` names every tool
+    assert sorted(listed) == sorted(by_name), listed
     for t in tools:
         assert t.description and t.input_schema["type"] == "object"
     props = by_name["search"].input_schema["properties"]
@@ -404,6 +408,29 @@ def test_review_renews_an_expired_note_only_with_a_new_expires(make_vault) -> No
     assert "expired on 2021-01-01" in alone and "`expires`" in alone and unchanged
     assert "expected a date as YYYY-MM-DD, got '2027-02-30'" in bad and "goes with `confirm`" in lone
     assert f'+expires: "{later}"' in renewed["diff"] and renewed["still_hidden"] is None
+    assert renewed["still_queued"] == []  # renewed: nothing left to settle
+
+
+@pytest.mark.parametrize("extra, kind, said", [
+    ("confidence: 0.35\n", "low_confidence", "confidence 0.35 is below the search threshold 0.5"),
+    ('expires: "{soon}"\n', "expiring", "expires in 3 day(s)"),
+    ('expires: "{soon}"\nconfidence: 0.2\n', "expiring", "expires in 3 day(s)"),
+])
+def test_review_confirm_says_what_stays_queued_as_the_cli_does(make_vault, extra, kind, said) -> None:  # type: ignore[no-untyped-def]
+    """MCP `review confirm` of a low-confidence rule answered `still_hidden: null` and nothing more, while
+    search went on hiding it (the CLI said "stays in the queue (low_confidence)")."""
+    soon = (TODAY + dt.timedelta(days=3)).isoformat()
+    v = make_vault({".vaultsync.yaml": CONFIG})
+    v.write("docs/rules/RULE-0001.md", note("RULE-0001", "rule", "Unsure", "x", status="active",
+                                            extra=extra.format(soon=soon)))
+    v.commit("planted")
+
+    async def body(s: ClientSession) -> Any:
+        return await call(s, "review", confirm="RULE-0001")
+
+    confirmed = with_server(v.root, body)[0]
+    assert confirmed["still_hidden"] is None
+    assert any(item["kind"] == kind and said in item["reason"] for item in confirmed["still_queued"]), confirmed
 
 
 def test_a_retried_write_is_refused_while_its_twin_is_uncommitted(repo: Vault) -> None:

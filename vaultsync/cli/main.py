@@ -33,7 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "supersede": ("vaultsync.cli.supersede", "mark that one note replaces another (both sides, checked)"),
     "promote": ("vaultsync.cli.promote", "turn a scratch note into a permanent note of a type"),
     "review": ("vaultsync.cli.review", "list the notes due for revalidation; --confirm one"),
-    "mcp": ("vaultsync.cli.mcp", "run the MCP server (stdio) for coding agents: search, get, write, supersede, review"),
+    "mcp": ("vaultsync.cli.mcp", "run the MCP server (stdio) for coding agents: search, get, write, supersede, promote, review"),
     "publish": ("vaultsync.cli.publish", "sync the index to HEAD and upload its snapshot to the team's object store"),
     "pull": ("vaultsync.cli.pull", "start the local index from the nearest published snapshot, then sync"),
 }

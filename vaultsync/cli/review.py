@@ -59,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
             print(diff or f"{path}: last_validated is already today", end="" if diff else "\n")
             if caveat:
                 print(f"vaultsync review: {visible(caveat)}", file=sys.stderr)  # it quotes a committed field
-            for item in review.queue(ws.vault(), args.days):  # what a review of the note does not settle
-                if item.path == path and not caveat:
+            for item in review.still_queued(ws.vault(), path, args.days):
+                if not caveat:
                     print(f"vaultsync review: {path} stays in the queue ({item.kind}): {visible(item.reason)}",
                           file=sys.stderr)
             return 0

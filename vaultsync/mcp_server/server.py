@@ -296,7 +296,9 @@ def build_server(root: Path) -> MCPServer:
     @server.tool(description="The revalidation queue, most important first: notes expiring soon, not validated "
                              "for longer than their type allows, below the search confidence threshold, or "
                              "superseded but still linked from active notes. With `confirm`, record that a note "
-                             "still holds (last_validated: today; with `expires`, renew it too) and return the diff.")
+                             "still holds (last_validated: today; with `expires`, renew it too) and return the diff, "
+                             "why search still hides it when superseded, and what stays queued (`still_queued`: "
+                             "low confidence, which search also hides; an expiry still near).")
     def review(
         days: Annotated[int, Field(strict=True, ge=0, description="queue notes expiring within this many days")] = 14,
         confirm: Annotated[str | None, Field(description="memory_id of a note a person confirmed")] = None,
@@ -311,7 +313,9 @@ def build_server(root: Path) -> MCPServer:
             raise ToolError(f"expires: expected a date as YYYY-MM-DD, got {shown(expires)}")
         if confirm is not None:  # `""` names no note: refused, not read as "list the queue"
             path, diff, caveat = _call(lambda: review_queue.confirm(ws, confirm, day))
-            return {"confirmed": path, "diff": diff, "still_hidden": caveat or None}
+            left = review_queue.still_queued(ws.vault(), path, days)
+            return {"confirmed": path, "diff": diff, "still_hidden": caveat or None,
+                    "still_queued": [{"kind": item.kind, "reason": item.reason} for item in left]}
         return json.loads(review_queue.render(_call(lambda: review_queue.queue(ws.vault(), days)), "json"))
 
     @server.resource("vault://notes", name="notes", mime_type="application/json",

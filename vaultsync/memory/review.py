@@ -211,6 +211,12 @@ def confirm(ws: Workspace, ref: str, expires: dt.date | None = None) -> tuple[st
     return path, "".join(diff), caveat
 
 
+def still_queued(vault: Vault, path: str, days: int = DEFAULT_DAYS) -> list[ReviewItem]:
+    """What confirming ``path`` does not settle: its items left in the queue (an ``expires`` still near, a
+    confidence under the search threshold, which search goes on hiding, a successor still linked)."""
+    return [item for item in queue(vault, days) if item.path == path]
+
+
 def _still_hidden(vault: Vault, path: str) -> str:
     """Why search goes on hiding a confirmed note (``""``: it does not): confirming records a review, it
     does not undo a supersession (MADR's ``status: superseded by X`` too). A note past ``expires`` is
