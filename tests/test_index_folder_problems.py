@@ -47,17 +47,19 @@ def test_a_file_where_a_derived_folder_belongs_is_replaced_by_the_next_sync(vaul
     assert vault.git("status", "--porcelain").stdout == ""  # the notes are untouched
 
 
-def test_a_symlink_to_a_file_where_the_lance_folder_belongs_is_said_and_left(vault, hashed_models, tmp_path):
+@pytest.mark.parametrize("dangling", [False, True])
+def test_a_symlink_to_a_file_where_the_lance_folder_belongs_is_said_and_left(vault, hashed_models, tmp_path, dangling):
     """The link is the user's: never removed, and the sync says what it is, not mkdir's "File exists"."""
     index = _synced(vault)
     shutil.rmtree(index / "lance")
     (tmp_path / "elsewhere").write_text("the user's file\n")
-    (index / "lance").symlink_to(tmp_path / "elsewhere")
+    (index / "lance").symlink_to(tmp_path / ("gone" if dangling else "elsewhere"))
     vault.write("docs/new.md", "# new\nA note about ospreys.\n")
     vault.commit("new")
     res = run_cli(["sync", "--quiet"], vault.root)
     assert res.code == 1 and "Traceback" not in res.err, res.err
-    assert f"{index / 'lance'}: a symbolic link to a file, where a folder belongs" in res.err, res.err
+    what = "nothing (a dangling link)" if dangling else "a file"
+    assert f"{index / 'lance'}: a symbolic link to {what}, where a folder belongs" in res.err, res.err
     assert (index / "lance").is_symlink() and (tmp_path / "elsewhere").read_text() == "the user's file\n"
 
 
@@ -183,3 +185,30 @@ def test_a_read_only_cache_dir_is_a_one_line_error(vault, tmp_path):
         pytest.skip(f"no read-only bind mount here: {res.stderr.strip()[:200]}")
     said = f"vaultsync models: error: VAULTSYNC_CACHE_DIR={cache}: {os.strerror(errno.EROFS)}\n"
     assert res.returncode == 1 and res.stderr.endswith(said), res.stderr
+
+
+@pytest.mark.parametrize("last, said", [
+    ("/usr/bin/python3: No module named vaultsync", True),
+    ("sh: 1: python3: not found", True),
+    (".git/hooks/post-commit: 44: /gone/venv/bin/python: not found", True),
+    ("bash: /gone/venv/bin/python3.11: No such file or directory", True),
+    ("setsid: failed to execute /gone/venv/bin/python: No such file or directory", True),
+    ("vaultsync sync: error: cannot write /x/.git/vaultsync/index.sqlite: No such file or directory", False),
+    ("vaultsync sync: warning: docs/python.md: not found in HEAD", False),
+    ("indexed 1a2b3c: +1 ~0 -0", False),
+])
+def test_only_a_hook_that_could_not_start_vaultsync_is_said(tmp_path, last, said):
+    """The shells' and Python's own words for a missing interpreter or package, not a sync's error about a file
+    (which the sync records itself), and only when the log is newer than the last sync."""
+    import os
+
+    from vaultsync.index.status import hook_start_failure
+
+    synced, log = tmp_path / "verified", tmp_path / "hook.log"
+    synced.write_text("")
+    log.write_text(f"earlier line\n{last}\n\n")
+    os.utime(synced, (1_000, 1_000))
+    assert (hook_start_failure(log, synced) is not None) == said
+    os.utime(log, (500, 500))  # written before the last sync: that sync ran, whatever the log says
+    assert hook_start_failure(log, synced) is None
+

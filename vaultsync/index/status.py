@@ -158,7 +158,7 @@ def _mtime(path: Path) -> float:
 
 # what the shell or Python write to the hook's log when the hook's interpreter cannot run vaultsync at all
 _START_FAILURES = re.compile(r"No module named '?vaultsync|setsid: failed to execute|"
-                             r"python[\w.]*: (?:not found|No such file or directory)")
+                             r"(?:^|[\s/])python[\d.]*: (?:not found|No such file or directory)")
 
 
 def hook_start_failure(log: Path, synced: Path) -> str | None:

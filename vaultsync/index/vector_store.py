@@ -90,11 +90,12 @@ def clear_way(folder: Path) -> None:
     folder is made afresh and the sync refills it. A symlink is the user's choice and stays.
 
     Raises:
-        NotADirectoryError: ``folder`` is a symlink to something that is no folder (said as such, not as
-            mkdir's "File exists").
+        NotADirectoryError: ``folder`` is a symlink to a file or to nothing (said as such, not as mkdir's
+            "File exists").
     """
-    if folder.is_symlink() and folder.exists() and not folder.is_dir():
-        raise NotADirectoryError(errno.ENOTDIR, "a symbolic link to a file, where a folder belongs: remove the "
+    if folder.is_symlink() and not folder.is_dir():
+        what = "a file" if folder.exists() else "nothing (a dangling link)"
+        raise NotADirectoryError(errno.ENOTDIR, f"a symbolic link to {what}, where a folder belongs: remove the "
                                  "link or point it at a folder", str(folder))
     if folder.is_file() and not folder.is_symlink():
         folder.unlink()
